@@ -1,0 +1,190 @@
+use std::path::PathBuf;
+
+use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
+
+/// A registry of namespaced, reusable skills (collections of tools) for AI agents.
+#[derive(Debug, Parser)]
+#[command(name = "agents", version, about, propagate_version = true)]
+pub struct Args {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct GlobalArgs {
+    /// Database URL (`sqlite:///abs/path.db`, `sqlite://relative.db`, `postgres://…`)
+    #[arg(long, global = true, value_name = "URL")]
+    pub database_url: Option<String>,
+    /// Config file (default `~/.cleveragents/config.toml`)
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Output format
+    #[arg(long, global = true, value_enum)]
+    pub format: Option<Format>,
+    /// More logging on stderr (`-vv` for debug)
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+impl GlobalArgs {
+    pub fn format_or_table(&self) -> Format {
+        self.format.unwrap_or(Format::Table)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+    Yaml,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Register, inspect and resolve skills
+    #[command(subcommand)]
+    Skill(SkillCommand),
+    /// Manage the tool catalogue
+    #[command(subcommand)]
+    Tool(ToolCommand),
+    /// Manage cached MCP server tool lists
+    #[command(subcommand)]
+    Mcp(McpCommand),
+    /// Validate plans
+    #[command(subcommand)]
+    Plan(PlanCommand),
+    /// Show the resolved configuration
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Database maintenance: migrations, status, export and import
+    #[command(subcommand)]
+    Db(DbCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SkillCommand {
+    /// Register the skills defined in YAML files (each file is one transaction)
+    Add {
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
+    /// Replace existing skill definitions from YAML files
+    Update {
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
+    /// Show one skill's definition
+    Get { name: String },
+    /// List skills, sorted by name
+    List {
+        /// Only skills in this namespace
+        #[arg(long, value_name = "NS")]
+        namespace: Option<String>,
+    },
+    /// Remove a skill and its items
+    Remove { name: String },
+    /// Show a skill's flattened tool set and capability summary
+    Tools {
+        name: String,
+        /// Re-scan Agent Skills folders and re-query this skill's MCP servers first
+        #[arg(long)]
+        refresh: bool,
+    },
+    /// Check that skills resolve: includes, cycles, overrides, tool refs
+    Validate {
+        #[arg(required = true, value_name = "NAME")]
+        names: Vec<String>,
+    },
+    /// Discover Agent Skills folders and register their tools
+    Discover {
+        /// Comma-separated directories (overrides config and environment)
+        #[arg(long, value_name = "PATHS")]
+        paths: Option<String>,
+        /// What to do when a discovered name is already taken
+        #[arg(long, value_enum, default_value = "skip")]
+        on_conflict: ConflictArg,
+    },
+    /// Validate SKILL.md folders without registering anything
+    Lint {
+        #[arg(required = true, value_name = "PATH")]
+        paths: Vec<PathBuf>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ConflictArg {
+    Skip,
+    Error,
+    Replace,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ToolCommand {
+    /// Register custom tools defined in YAML files
+    Add {
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// Overwrite catalogue tools with the same name
+        #[arg(long)]
+        replace: bool,
+    },
+    /// List builtin and catalogue tools
+    List {
+        /// Only tools of this source
+        #[arg(long, value_enum)]
+        source: Option<SourceArg>,
+    },
+    /// Show one tool
+    Get { name: String },
+    /// Remove a catalogue tool
+    Remove { name: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SourceArg {
+    Builtin,
+    #[value(name = "agent_skills")]
+    AgentSkills,
+    Mcp,
+    Custom,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Re-query MCP servers and replace their cached tools (all known servers by default)
+    Refresh { servers: Vec<String> },
+    /// List known MCP servers and their cache state
+    List,
+    /// Show the cached tools of one server
+    Tools { server: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PlanCommand {
+    /// Validate a plan file (`skills: [...]` in YAML or JSON)
+    Validate { file: PathBuf },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print every setting with where its value came from
+    Show,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DbCommand {
+    /// Apply pending migrations (opening the database does this too)
+    Migrate,
+    /// Backend, schema version and row counts
+    Status,
+    /// Write all skills and catalogue tools as YAML
+    Export {
+        /// Write here instead of stdout
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Load skills and tools from an export (one transaction)
+    Import { file: PathBuf },
+}

@@ -1,0 +1,24 @@
+use std::process::ExitCode;
+
+use crate::cli::{ConfigCommand, Format, GlobalArgs};
+use crate::context::settings;
+use crate::output::{self, Failure};
+
+pub fn run(global: &GlobalArgs, command: ConfigCommand) -> Result<ExitCode, Failure> {
+    let format = global.format_or_table();
+    match command {
+        ConfigCommand::Show => {
+            output::supported(format, &[Format::Table, Format::Json], "config show")?;
+            let settings = settings(global, None)?;
+            for warning in &settings.warnings {
+                output::warn(format, warning);
+            }
+            if format == Format::Json {
+                output::json(&settings)?;
+            } else {
+                output::raw(&settings.to_string())?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

@@ -1,0 +1,84 @@
+use std::process::ExitCode;
+
+use agents_definition::{export_to_yaml, parse_export};
+use agents_registry::Store;
+use serde_json::json;
+
+use crate::cli::{DbCommand, Format, GlobalArgs};
+use crate::commands::read_text;
+use crate::context::Context;
+use crate::output::{self, Failure};
+
+pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Failure> {
+    let ctx = Context::open(global).await?;
+    match command {
+        DbCommand::Migrate | DbCommand::Status => {
+            output::supported(ctx.format, &[Format::Table, Format::Json], "db status")?;
+            let status = ctx.service.store().status().await?;
+            if ctx.format == Format::Json {
+                output::json(&status)?;
+            } else {
+                output::line(format!("backend:        {}", status.backend))?;
+                output::line(format!("location:       {}", status.location))?;
+                output::line(format!(
+                    "schema version: {} (this build supports {})",
+                    status.schema_version, status.supported_version
+                ))?;
+                output::line(format!("skills:         {}", status.skills))?;
+                output::line(format!("skill items:    {}", status.skill_items))?;
+                output::line(format!("tools:          {}", status.tools))?;
+            }
+        }
+        DbCommand::Export { output: target } => {
+            let skills = ctx.service.store().all_skills().await?;
+            let tools = ctx.service.store().list_tools(None).await?;
+            let text = export_to_yaml(&skills, &tools)?;
+            match target {
+                Some(path) => {
+                    write_atomically(&path, &text)?;
+                    let message = format!(
+                        "exported {} skill(s) and {} tool(s) to {}",
+                        skills.len(),
+                        tools.len(),
+                        path.display()
+                    );
+                    if ctx.format == Format::Json {
+                        output::json(&json!({"skills": skills.len(), "tools": tools.len(), "file": path}))?;
+                    } else {
+                        output::line(message)?;
+                    }
+                }
+                None => output::raw(&text)?,
+            }
+        }
+        DbCommand::Import { file } => {
+            let text = read_text(&file)?;
+            let (skills, tools) = parse_export(&text, &file.display().to_string())?;
+            ctx.service.import(&skills, &tools).await?;
+            if ctx.format == Format::Json {
+                output::json(&json!({"skills": skills.len(), "tools": tools.len()}))?;
+            } else {
+                output::line(format!(
+                    "imported {} skill(s) and {} tool(s) from {}",
+                    skills.len(),
+                    tools.len(),
+                    file.display()
+                ))?;
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes next to the target and renames, so an interrupted export never
+/// leaves a truncated file behind.
+fn write_atomically(path: &std::path::Path, text: &str) -> Result<(), Failure> {
+    let shown = path.display();
+    let temp = path.with_extension("partial");
+    std::fs::write(&temp, text)
+        .and_then(|()| std::fs::rename(&temp, path))
+        .map_err(|err| {
+            let _ = std::fs::remove_file(&temp);
+            Failure::new("io", format!("cannot write `{shown}`: {err}"))
+        })
+}

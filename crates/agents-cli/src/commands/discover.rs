@@ -1,0 +1,122 @@
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use agents_core::SkillName;
+use agents_registry::{ConflictStrategy, DiscoveryResult, Progress};
+
+use crate::cli::{ConflictArg, Format};
+use crate::commands::mcp;
+use crate::context::Context;
+use crate::output::{self, Failure};
+
+fn strategy(arg: ConflictArg) -> ConflictStrategy {
+    match arg {
+        ConflictArg::Skip => ConflictStrategy::Skip,
+        ConflictArg::Error => ConflictStrategy::Error,
+        ConflictArg::Replace => ConflictStrategy::Replace,
+    }
+}
+
+/// A progress bar on stderr, only for people at a terminal.
+fn progress_bar(format: Format) -> (Option<Progress>, Option<indicatif::ProgressBar>) {
+    use std::io::IsTerminal;
+    if format == Format::Json || !std::io::stderr().is_terminal() {
+        return (None, None);
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("discovering {bar:30} {pos}/{len} folders")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let handle = bar.clone();
+    let progress: Progress = Arc::new(move |done, total| {
+        handle.set_length(total as u64);
+        handle.set_position(done as u64);
+    });
+    (Some(progress), Some(bar))
+}
+
+/// `agents skill discover`: a full re-scan of the configured (or given)
+/// paths, replacing the agent-skill tools in the catalogue.
+pub async fn discover(ctx: &Context, paths: Option<String>, on_conflict: ConflictArg) -> Result<ExitCode, Failure> {
+    output::supported(ctx.format, &[Format::Table, Format::Json], "skill discover")?;
+    let dirs = match paths {
+        Some(raw) => crate::context::settings_with_paths(ctx, raw)?,
+        None => ctx.settings.agent_skills_paths.value.clone(),
+    };
+    let result = refresh(ctx, &dirs, strategy(on_conflict)).await?;
+    if ctx.format == Format::Json {
+        output::json(&result)?;
+    } else {
+        print_result(ctx, &result)?;
+    }
+    Ok(if result.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+async fn refresh(ctx: &Context, dirs: &[PathBuf], strategy: ConflictStrategy) -> Result<DiscoveryResult, Failure> {
+    let (progress, bar) = progress_bar(ctx.format);
+    let result = ctx.service.refresh_agent_skills(dirs, strategy, progress).await;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let result = result?;
+    for warning in &result.warnings {
+        output::warn(ctx.format, warning);
+    }
+    Ok(result)
+}
+
+fn print_result(ctx: &Context, result: &DiscoveryResult) -> Result<(), Failure> {
+    for conflict in &result.conflicts {
+        output::warn(ctx.format, &conflict.to_string());
+    }
+    for error in &result.errors {
+        output::report_error(ctx.format, &Failure::new("invalid_skill_md", error.to_string()));
+    }
+    output::line(format!(
+        "discovered {} agent skill(s), {} conflict(s), {} folder(s) with errors",
+        result.discovered.len(),
+        result.conflicts.len(),
+        result.errors.len()
+    ))?;
+    for tool in &result.discovered {
+        let path = tool.source_metadata.get("path").and_then(|p| p.as_str()).unwrap_or("");
+        output::line(format!("  {}  {path}", tool.name))?;
+    }
+    Ok(())
+}
+
+/// Before `agents skill tools`: refresh when asked, or discover once when
+/// nothing was ever discovered.
+pub async fn prepare_for_tools(ctx: &Context, name: &SkillName, refresh_all: bool) -> Result<(), Failure> {
+    let dirs = ctx.settings.agent_skills_paths.value.clone();
+    if refresh_all || !ctx.service.agent_skills_discovered().await? {
+        let result = refresh(ctx, &dirs, ConflictStrategy::Skip).await?;
+        for conflict in &result.conflicts {
+            output::warn(ctx.format, &conflict.to_string());
+        }
+        for error in &result.errors {
+            output::warn(ctx.format, &error.to_string());
+        }
+    }
+    if refresh_all {
+        let outcomes = mcp::with_ctrl_c(ctx.service.refresh_mcp_for_skill(name, &mcp::fetch_options(ctx))).await??;
+        for outcome in outcomes.iter().filter(|o| o.error.is_some()) {
+            mcp::report_failure(ctx, outcome);
+        }
+    }
+    Ok(())
+}
+
+/// `agents skill lint`: validation only, no database.
+pub fn lint(format: Format, paths: &[PathBuf]) -> Result<ExitCode, Failure> {
+    output::supported(format, &[Format::Table, Format::Json], "skill lint")?;
+    let report = agents_discovery::lint(paths);
+    if format == Format::Json {
+        output::json(&report)?;
+    } else {
+        output::raw(&report.to_string())?;
+    }
+    Ok(if report.is_ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

@@ -1,0 +1,72 @@
+//! One module per command group; each turns parsed arguments into calls on
+//! the registry and hands results to `output`.
+
+mod config;
+mod db;
+mod discover;
+mod mcp;
+mod plan;
+mod skill;
+mod tool;
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use crate::cli::{Args, Command};
+use crate::context::Context;
+use crate::output::Failure;
+
+pub async fn run(args: Args) -> Result<ExitCode, Failure> {
+    let Args { global, command } = args;
+    match command {
+        Command::Skill(command) => skill::run(&global, command).await,
+        Command::Tool(command) => {
+            let ctx = Context::open(&global).await?;
+            tool::run(&ctx, command).await
+        }
+        Command::Plan(command) => {
+            let ctx = Context::open(&global).await?;
+            plan::run(&ctx, command).await
+        }
+        Command::Db(command) => db::run(&global, command).await,
+        Command::Mcp(command) => {
+            let ctx = Context::open(&global).await?;
+            mcp::run(&ctx, command).await
+        }
+        Command::Config(command) => config::run(&global, command),
+    }
+}
+
+/// Largest definition file we read: far above any real file, small enough
+/// that a mistaken `agents skill add /dev/zero` cannot eat the machine.
+const MAX_DEFINITION_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Reads a UTF-8 text file, with errors that name it.
+pub fn read_text(path: &Path) -> Result<String, Failure> {
+    use std::io::Read;
+    let shown = path.display();
+    let file = std::fs::File::open(path)
+        .map_err(|err| Failure::new("io", format!("cannot read `{shown}`: {err}")))?;
+    if file.metadata().map(|m| m.is_dir()).unwrap_or(false) {
+        return Err(Failure::new("io", format!("cannot read `{shown}`: it is a directory")));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_DEFINITION_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| Failure::new("io", format!("cannot read `{shown}`: {err}")))?;
+    if bytes.len() as u64 > MAX_DEFINITION_BYTES {
+        return Err(Failure::new(
+            "io",
+            format!("`{shown}` is larger than {} MiB", MAX_DEFINITION_BYTES / 1024 / 1024),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|err| {
+        let valid = err.utf8_error().valid_up_to();
+        let before = &err.as_bytes()[..valid];
+        let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+        Failure::new(
+            "invalid_definition",
+            format!("{shown}:{line}: file is not valid UTF-8 (byte offset {valid})"),
+        )
+    })
+}

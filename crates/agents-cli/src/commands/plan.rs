@@ -1,0 +1,47 @@
+use std::process::ExitCode;
+
+use agents_core::Plan;
+use agents_definition::parse_plan;
+use serde_json::json;
+
+use crate::cli::{Format, PlanCommand};
+use crate::commands::read_text;
+use crate::context::Context;
+use crate::output::{self, Failure};
+
+pub async fn run(ctx: &Context, command: PlanCommand) -> Result<ExitCode, Failure> {
+    match command {
+        PlanCommand::Validate { file } => {
+            let text = read_text(&file)?;
+            let plan = parse_plan(&text, &file.display().to_string())?;
+            report(ctx, &plan).await
+        }
+    }
+}
+
+/// Validates `plan`, printing every error and warning; exit 1 on any error.
+pub async fn report(ctx: &Context, plan: &Plan) -> Result<ExitCode, Failure> {
+    output::supported(ctx.format, &[Format::Table, Format::Json], "validate")?;
+    let report = ctx.service.validate_plan(plan).await?;
+    if ctx.format == Format::Json {
+        output::json(&json!({
+            "ok": report.is_ok(),
+            "skills": plan.skills,
+            "errors": report.errors,
+            "warnings": report.warnings,
+        }))?;
+    } else {
+        for warning in &report.warnings {
+            output::warn(ctx.format, warning);
+        }
+        for error in &report.errors {
+            output::line(format!("error: {error}"))?;
+        }
+        if report.is_ok() {
+            output::line(format!("ok: {} skill(s) resolve", plan.skills.len()))?;
+        } else {
+            output::line(format!("{} error(s)", report.errors.len()))?;
+        }
+    }
+    Ok(if report.is_ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

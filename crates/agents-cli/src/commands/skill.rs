@@ -1,0 +1,250 @@
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use agents_core::{ResolvedToolEntry, SkillName};
+use agents_definition::{parse_skills, skill_to_json, skills_to_yaml};
+use serde_json::{Value, json};
+
+use crate::cli::{Format, GlobalArgs, SkillCommand};
+use crate::commands::read_text;
+use crate::context::Context;
+use crate::output::{self, Failure};
+
+pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode, Failure> {
+    let format = global.format_or_table();
+    match command {
+        SkillCommand::Lint { paths } => return super::discover::lint(format, &paths),
+        SkillCommand::Add { .. }
+        | SkillCommand::Update { .. }
+        | SkillCommand::Get { .. }
+        | SkillCommand::List { .. }
+        | SkillCommand::Remove { .. }
+        | SkillCommand::Tools { .. }
+        | SkillCommand::Validate { .. }
+        | SkillCommand::Discover { .. } => {}
+    }
+    let ctx = Context::open(global).await?;
+    match command {
+        SkillCommand::Add { files } => write_files(&ctx, &files, Mode::Add).await,
+        SkillCommand::Update { files } => write_files(&ctx, &files, Mode::Update).await,
+        SkillCommand::Get { name } => get(&ctx, &name).await,
+        SkillCommand::List { namespace } => list(&ctx, namespace.as_deref()).await,
+        SkillCommand::Remove { name } => remove(&ctx, &name).await,
+        SkillCommand::Tools { name, refresh } => tools(&ctx, &name, refresh).await,
+        SkillCommand::Validate { names } => {
+            let plan = agents_core::Plan { skills: names };
+            super::plan::report(&ctx, &plan).await
+        }
+        SkillCommand::Discover { paths, on_conflict } => {
+            super::discover::discover(&ctx, paths, on_conflict).await
+        }
+        SkillCommand::Lint { .. } => Ok(ExitCode::SUCCESS),
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Add,
+    Update,
+}
+
+/// Each file is one transaction; files are reported one by one and the exit
+/// code is 1 if any failed.
+async fn write_files(ctx: &Context, files: &[PathBuf], mode: Mode) -> Result<ExitCode, Failure> {
+    output::supported(ctx.format, &[Format::Table, Format::Json], "skill add")?;
+    let mut results = Vec::new();
+    let mut failed = false;
+    for file in files {
+        let outcome = write_file(ctx, file, mode).await;
+        let shown = file.display().to_string();
+        match outcome {
+            Ok(names) => {
+                if ctx.format == Format::Table {
+                    let verb = if mode == Mode::Add { "added" } else { "updated" };
+                    output::line(format!(
+                        "{verb} {} skill{} from {shown}: {}",
+                        names.len(),
+                        if names.len() == 1 { "" } else { "s" },
+                        preview(&names)
+                    ))?;
+                }
+                results.push(json!({"file": shown, "ok": true, "skills": names}));
+            }
+            Err(failure) => {
+                failed = true;
+                output::report_error(ctx.format, &failure);
+                results.push(json!({"file": shown, "ok": false, "error": {"kind": failure.kind, "message": failure.message}}));
+            }
+        }
+    }
+    if ctx.format == Format::Json {
+        output::json(&results)?;
+    }
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn preview(names: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let mut text = names.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+    if names.len() > SHOWN {
+        text.push_str(&format!(", … ({} more)", names.len() - SHOWN));
+    }
+    text
+}
+
+async fn write_file(ctx: &Context, file: &std::path::Path, mode: Mode) -> Result<Vec<String>, Failure> {
+    let text = read_text(file)?;
+    let shown = file.display().to_string();
+    let mut skills = parse_skills(&text, &shown)?;
+    if skills.is_empty() {
+        return Err(Failure::new("invalid_definition", format!("{shown}: no skill definitions found")));
+    }
+    let in_file = |failure: Failure| Failure::new(failure.kind, format!("{shown}: {}", failure.message));
+    match mode {
+        Mode::Add => {
+            ctx.service.add_skills(&skills).await.map_err(|e| in_file(e.into()))?;
+        }
+        Mode::Update => {
+            // Read the current revision so a concurrent writer's change is a
+            // conflict, not a silent overwrite.
+            for skill in &mut skills {
+                let current = ctx.service.get_skill(&skill.name).await.map_err(|e| in_file(e.into()))?;
+                skill.updated_at = current.updated_at;
+            }
+            ctx.service.update_skills(&skills).await.map_err(|e| in_file(e.into()))?;
+        }
+    }
+    Ok(skills.into_iter().map(|s| s.name.to_string()).collect())
+}
+
+async fn get(ctx: &Context, name: &str) -> Result<ExitCode, Failure> {
+    let name = SkillName::new(name)?;
+    let skill = ctx.service.get_skill(&name).await?;
+    match ctx.format {
+        Format::Json => output::json(&skill_to_json(&skill))?,
+        Format::Yaml | Format::Table => output::raw(&skills_to_yaml(std::slice::from_ref(&skill))?)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn list(ctx: &Context, namespace: Option<&str>) -> Result<ExitCode, Failure> {
+    output::supported(ctx.format, &[Format::Table, Format::Json], "skill list")?;
+    let skills = ctx.service.list_skills(namespace).await?;
+    if ctx.format == Format::Json {
+        let rows: Vec<Value> = skills
+            .iter()
+            .map(|s| {
+                json!({
+                    "name": s.name, "namespace": s.namespace, "short_name": s.short_name,
+                    "description": s.description, "version": s.version, "items": s.items,
+                    "updated_at": s.updated_at,
+                })
+            })
+            .collect();
+        return output::json(&rows).map(|()| ExitCode::SUCCESS);
+    }
+    if skills.is_empty() {
+        output::line("no skills registered")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rows = skills
+        .iter()
+        .map(|s| {
+            [
+                s.name.to_string(),
+                s.version.clone().unwrap_or_default(),
+                s.items.to_string(),
+                s.description.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    output::table(["NAME", "VERSION", "ITEMS", "DESCRIPTION"], rows)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn remove(ctx: &Context, name: &str) -> Result<ExitCode, Failure> {
+    let name = SkillName::new(name)?;
+    ctx.service.remove_skill(&name).await?;
+    if ctx.format == Format::Json {
+        output::json(&json!({"removed": name}))?;
+    } else {
+        output::line(format!("removed {name}"))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn tools(ctx: &Context, name: &str, refresh: bool) -> Result<ExitCode, Failure> {
+    output::supported(ctx.format, &[Format::Table, Format::Json], "skill tools")?;
+    let name = SkillName::new(name)?;
+    super::discover::prepare_for_tools(ctx, &name, refresh).await?;
+    let set = ctx.service.tools(&name).await?;
+    for warning in &set.warnings {
+        output::warn(ctx.format, warning);
+    }
+    if ctx.format == Format::Json {
+        let tools: Vec<Value> = set.entries.iter().map(entry_json).collect();
+        output::json(&json!({
+            "skill": name,
+            "tools": tools,
+            "summary": set.summary,
+            "warnings": set.warnings,
+        }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rows = set
+        .entries
+        .iter()
+        .map(|e| {
+            [
+                e.name.clone(),
+                e.tool.as_ref().map_or("?".to_owned(), |t| t.source.to_string()),
+                e.source_skill.to_string(),
+                if e.overrides.is_empty() { String::new() } else { Value::Object(e.overrides.clone()).to_string() },
+                e.tool.as_ref().map(|t| t.description.clone()).unwrap_or_default(),
+            ]
+        })
+        .collect();
+    output::table(["TOOL", "SOURCE", "FROM SKILL", "OVERRIDES", "DESCRIPTION"], rows)?;
+    let s = set.summary;
+    output::line(format!(
+        "{} tools: {} read-only, {} write, {} checkpointable inline; side effects: {}; {} MCP source(s), {} agent skill source(s)",
+        s.total_tools, s.read_only_tools, s.write_tools, s.checkpointable_tools,
+        if s.has_side_effects { "yes" } else { "no" }, s.mcp_sources, s.agent_skill_sources
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One entry of `agents skill tools --format json`.
+pub fn entry_json(entry: &ResolvedToolEntry) -> Value {
+    let tool = entry.tool.as_ref();
+    let mut object = json!({
+        "name": entry.name,
+        "source": tool.map(|t| t.source),
+        "source_skill": entry.source_skill,
+        "is_inline": entry.is_inline,
+        "kind": entry.kind,
+        "overrides": entry.overrides,
+        "include_path": entry.include_path,
+        "description": tool.map(|t| t.description.clone()),
+        "input_schema": tool.and_then(|t| t.input_schema.clone()),
+    });
+    if let (Some(tool), Value::Object(fields)) = (tool, &mut object) {
+        if let Some(schema) = &tool.output_schema {
+            fields.insert("output_schema".into(), schema.clone());
+        }
+        if !tool.source_metadata.is_empty() {
+            fields.insert("source_metadata".into(), Value::Object(tool.source_metadata.clone()));
+        }
+        for (key, flag) in [
+            ("read_only", tool.read_only),
+            ("writes", tool.writes),
+            ("checkpointable", tool.checkpointable),
+            ("side_effects", tool.side_effects),
+        ] {
+            if let Some(flag) = flag {
+                fields.insert(key.into(), Value::Bool(flag));
+            }
+        }
+    }
+    object
+}

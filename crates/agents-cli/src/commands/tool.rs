@@ -1,0 +1,114 @@
+use std::process::ExitCode;
+
+use agents_core::{ToolSource, ToolSpec};
+use agents_definition::{parse_tools, tools_to_yaml};
+use serde_json::{Value, json};
+
+use crate::cli::{Format, SourceArg, ToolCommand};
+use crate::commands::read_text;
+use crate::context::Context;
+use crate::output::{self, Failure};
+
+pub async fn run(ctx: &Context, command: ToolCommand) -> Result<ExitCode, Failure> {
+    match command {
+        ToolCommand::Add { files, replace } => add(ctx, &files, replace).await,
+        ToolCommand::List { source } => list(ctx, source.map(to_source)).await,
+        ToolCommand::Get { name } => {
+            let tool = ctx.service.get_tool(&name).await?;
+            match ctx.format {
+                Format::Json => output::json(&tool_json(&tool))?,
+                Format::Yaml | Format::Table => {
+                    output::raw(&tools_to_yaml(std::slice::from_ref(&tool))?)?;
+                    if ctx.format == Format::Table {
+                        output::line(format!("# source: {}", tool.source))?;
+                    }
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ToolCommand::Remove { name } => {
+            ctx.service.remove_tool(&name).await?;
+            if ctx.format == Format::Json {
+                output::json(&json!({"removed": name}))?;
+            } else {
+                output::line(format!("removed {name}"))?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+pub fn to_source(arg: SourceArg) -> ToolSource {
+    match arg {
+        SourceArg::Builtin => ToolSource::Builtin,
+        SourceArg::AgentSkills => ToolSource::AgentSkills,
+        SourceArg::Mcp => ToolSource::Mcp,
+        SourceArg::Custom => ToolSource::Custom,
+    }
+}
+
+async fn add(ctx: &Context, files: &[std::path::PathBuf], replace: bool) -> Result<ExitCode, Failure> {
+    output::supported(ctx.format, &[Format::Table, Format::Json], "tool add")?;
+    let mut failed = false;
+    let mut results = Vec::new();
+    for file in files {
+        let shown = file.display().to_string();
+        let outcome: Result<Vec<String>, Failure> = async {
+            let text = read_text(file)?;
+            let mut tools = parse_tools(&text, &shown)?;
+            if tools.is_empty() {
+                return Err(Failure::new("invalid_definition", format!("{shown}: no tool definitions found")));
+            }
+            let absolute = std::path::absolute(file).unwrap_or_else(|_| file.clone());
+            for tool in &mut tools {
+                tool.source_metadata
+                    .insert("file".into(), Value::String(absolute.display().to_string()));
+            }
+            ctx.service
+                .add_tools(&tools, replace)
+                .await
+                .map_err(|e| {
+                    let f: Failure = e.into();
+                    Failure::new(f.kind, format!("{shown}: {}", f.message))
+                })?;
+            Ok(tools.into_iter().map(|t| t.name).collect())
+        }
+        .await;
+        match outcome {
+            Ok(names) => {
+                if ctx.format == Format::Table {
+                    output::line(format!("added {} tool(s) from {shown}: {}", names.len(), names.join(", ")))?;
+                }
+                results.push(json!({"file": shown, "ok": true, "tools": names}));
+            }
+            Err(failure) => {
+                failed = true;
+                output::report_error(ctx.format, &failure);
+                results.push(json!({"file": shown, "ok": false, "error": {"kind": failure.kind, "message": failure.message}}));
+            }
+        }
+    }
+    if ctx.format == Format::Json {
+        output::json(&results)?;
+    }
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+async fn list(ctx: &Context, source: Option<ToolSource>) -> Result<ExitCode, Failure> {
+    output::supported(ctx.format, &[Format::Table, Format::Json], "tool list")?;
+    let tools = ctx.service.list_tools(source).await?;
+    if ctx.format == Format::Json {
+        let rows: Vec<Value> = tools.iter().map(tool_json).collect();
+        return output::json(&rows).map(|()| ExitCode::SUCCESS);
+    }
+    let rows = tools
+        .iter()
+        .map(|t| [t.name.clone(), t.source.to_string(), t.description.clone()])
+        .collect();
+    output::table(["NAME", "SOURCE", "DESCRIPTION"], rows)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn tool_json(tool: &ToolSpec) -> Value {
+    serde_json::to_value(tool).unwrap_or(Value::Null)
+}

@@ -1,0 +1,70 @@
+//! Settings → store → registry service: everything a command needs, built
+//! in one place so every command resolves settings the same way.
+
+use std::path::PathBuf;
+
+use agents_config::{CliOverrides, Settings};
+use agents_core::ToolRegistry;
+use agents_registry::{SkillRegistryService, builtin_tools};
+use agents_store::{AnyStore, DatabaseUrl};
+
+use crate::cli::{Format, GlobalArgs};
+use crate::output::Failure;
+
+pub struct Context {
+    pub format: Format,
+    pub settings: Settings,
+    pub service: SkillRegistryService<AnyStore>,
+}
+
+pub fn home_dir() -> Result<PathBuf, Failure> {
+    std::env::home_dir().ok_or_else(|| {
+        Failure::new("config", "cannot find the home directory: set `HOME`")
+    })
+}
+
+/// Resolves settings: flag > environment > config file > default.
+pub fn settings(global: &GlobalArgs, agent_skills_paths: Option<String>) -> Result<Settings, Failure> {
+    let overrides = CliOverrides {
+        config: global.config.clone(),
+        database_url: global.database_url.clone(),
+        agent_skills_paths,
+        mcp_timeout_s: None,
+    };
+    let env = |name: &str| std::env::var(name).ok();
+    agents_config::resolve(&overrides, &env, &home_dir()?)
+        .map_err(|err| Failure::new("config", err.to_string()))
+}
+
+impl Context {
+    pub async fn open(global: &GlobalArgs) -> Result<Self, Failure> {
+        Self::open_with(global, None).await
+    }
+
+    pub async fn open_with(global: &GlobalArgs, agent_skills_paths: Option<String>) -> Result<Self, Failure> {
+        let format = global.format_or_table();
+        let settings = settings(global, agent_skills_paths)?;
+        let url = match &settings.database_url.value {
+            Some(raw) => DatabaseUrl::parse(raw)?,
+            None => DatabaseUrl::Sqlite(agents_store::default_sqlite_path(&settings.home)),
+        };
+        let store = agents_store::open(&url).await?;
+        let mut builtins = ToolRegistry::new();
+        for tool in builtin_tools() {
+            builtins
+                .register(tool, false)
+                .map_err(|err| Failure::new("internal", err.to_string()))?;
+        }
+        let service = SkillRegistryService::new(store, settings.home.clone())
+            .with_builtins(builtins)
+            .with_mcp_servers(settings.mcp_servers.clone());
+        Ok(Self { format, settings, service })
+    }
+}
+
+/// The directories of a `--paths` flag, expanded like the configured ones.
+pub fn settings_with_paths(ctx: &Context, raw: String) -> Result<Vec<PathBuf>, Failure> {
+    let env = |name: &str| std::env::var(name).ok();
+    agents_config::parse_paths(&raw, &ctx.settings.home, &env)
+        .map_err(|err| Failure::new("config", err.to_string()))
+}

@@ -1,0 +1,156 @@
+//! Everything the CLI writes: results on stdout, warnings and errors on
+//! stderr, tables for people and JSON/YAML for scripts.
+
+use std::io::Write;
+
+use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use serde::Serialize;
+use serde_json::json;
+
+use crate::cli::Format;
+
+/// A command failure: what kind (stable, for scripts) and what to tell people.
+#[derive(Debug)]
+pub struct Failure {
+    pub kind: String,
+    pub message: String,
+    pub usage: bool,
+}
+
+impl Failure {
+    pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            kind: kind.into(),
+            message: message.into(),
+            usage: false,
+        }
+    }
+
+    /// A problem with how the command was called: exit code 2.
+    pub fn usage(message: impl Into<String>) -> Self {
+        Self {
+            kind: "usage".into(),
+            message: message.into(),
+            usage: true,
+        }
+    }
+
+    pub fn io(err: std::io::Error) -> Self {
+        Self::new("io", err.to_string())
+    }
+
+    pub fn exit_code(&self) -> u8 {
+        if self.usage { 2 } else { 1 }
+    }
+}
+
+impl From<agents_registry::ServiceError> for Failure {
+    fn from(err: agents_registry::ServiceError) -> Self {
+        Self::new(err.kind(), err.to_string())
+    }
+}
+
+impl From<agents_store::StoreError> for Failure {
+    fn from(err: agents_store::StoreError) -> Self {
+        Self::new(err.kind(), err.to_string())
+    }
+}
+
+impl From<agents_definition::DefinitionError> for Failure {
+    fn from(err: agents_definition::DefinitionError) -> Self {
+        Self::new("invalid_definition", err.to_string())
+    }
+}
+
+impl From<agents_core::InvalidSkillName> for Failure {
+    fn from(err: agents_core::InvalidSkillName) -> Self {
+        Self::new("invalid_skill_name", err.to_string())
+    }
+}
+
+/// Prints `failure` to stderr: `error: …` for people, one JSON object for
+/// scripts.
+pub fn report_error(format: Format, failure: &Failure) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = if format == Format::Json {
+        writeln!(
+            stderr,
+            "{}",
+            json!({"error": {"kind": failure.kind, "message": failure.message}})
+        )
+    } else {
+        writeln!(stderr, "error: {}", failure.message)
+    };
+}
+
+/// Prints a warning to stderr (as JSON in JSON mode).
+pub fn warn(format: Format, message: &str) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = if format == Format::Json {
+        writeln!(stderr, "{}", json!({"warning": {"message": message}}))
+    } else {
+        writeln!(stderr, "warning: {message}")
+    };
+}
+
+/// Prints a line for people on stdout.
+pub fn line(text: impl AsRef<str>) -> Result<(), Failure> {
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{}", text.as_ref()).map_err(broken_pipe)
+}
+
+/// Prints `value` as pretty JSON on stdout.
+pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<(), Failure> {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|err| Failure::new("internal", format!("cannot encode JSON: {err}")))?;
+    line(text)
+}
+
+/// Prints text as is (YAML output already ends with a newline).
+pub fn raw(text: &str) -> Result<(), Failure> {
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes()).map_err(broken_pipe)?;
+    stdout.flush().map_err(broken_pipe)
+}
+
+/// A table with a header row, fitted to the terminal.
+pub fn table<const N: usize>(header: [&str; N], rows: Vec<[String; N]>) -> Result<(), Failure> {
+    let mut table = Table::new();
+    table
+        .load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(header);
+    for row in rows {
+        table.add_row(row);
+    }
+    line(table.to_string())
+}
+
+fn broken_pipe(err: std::io::Error) -> Failure {
+    Failure::new("io", format!("cannot write output: {err}"))
+}
+
+/// Refuses formats a command does not support, as a usage error.
+pub fn supported(format: Format, allowed: &[Format], command: &str) -> Result<(), Failure> {
+    if allowed.contains(&format) {
+        Ok(())
+    } else {
+        let names: Vec<String> = allowed
+            .iter()
+            .map(|f| format!("`{}`", format_name(*f)))
+            .collect();
+        Err(Failure::usage(format!(
+            "`{command}` does not support `--format {}`; use {}",
+            format_name(format),
+            names.join(" or ")
+        )))
+    }
+}
+
+pub fn format_name(format: Format) -> &'static str {
+    match format {
+        Format::Table => "table",
+        Format::Json => "json",
+        Format::Yaml => "yaml",
+    }
+}

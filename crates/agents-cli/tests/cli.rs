@@ -1,0 +1,10 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The `agents` binary end to end: real processes, a real SQLite file in a
+//! temp dir, `HOME` pointed at a temp dir so nothing touches the real one.
+
+mod support;
+
+mod db;
+mod discover;
+mod skill;
+mod tool;

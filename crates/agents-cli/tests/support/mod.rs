@@ -1,0 +1,212 @@
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// A sandbox: its own HOME, database file and working directory.
+pub struct Sandbox {
+    pub dir: TempDir,
+}
+
+impl Sandbox {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        Self { dir }
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    pub fn db_path(&self) -> PathBuf {
+        self.dir.path().join("registry.db")
+    }
+
+    pub fn db_url(&self) -> String {
+        format!("sqlite://{}", self.db_path().display())
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Writes `text` to `name` inside the sandbox and returns its path.
+    pub fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.path(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// `agents` with the sandbox's HOME and database, run in the sandbox.
+    pub fn cmd(&self) -> Command {
+        let mut cmd = Command::cargo_bin("agents").unwrap();
+        cmd.current_dir(self.dir.path())
+            .env("HOME", self.home())
+            .env("CLEVERAGENTS_DATABASE_URL", self.db_url())
+            .env_remove("CLEVERAGENTS_CONFIG")
+            .env_remove("CLEVERAGENTS_SKILLS_AGENT_SKILLS_PATHS")
+            .env_remove("CLEVERAGENTS_MCP_TIMEOUT_S")
+            .env_remove("CLEVERAGENTS_LOG");
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Run {
+        Run::from(self.cmd().args(args).output().unwrap(), self)
+    }
+
+    /// Count rows with the sqlite3-free route: the binary's own JSON output.
+    pub fn sql_count(&self, table: &str) -> i64 {
+        let out = std::process::Command::new("sqlite3")
+            .arg(self.db_path())
+            .arg(format!("SELECT COUNT(*) FROM {table}"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().trim().parse().unwrap()
+    }
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(output: Output, sandbox: &Sandbox) -> Self {
+        let clean = |bytes: Vec<u8>| {
+            String::from_utf8(bytes)
+                .unwrap()
+                .replace(&sandbox.dir.path().display().to_string(), "[SANDBOX]")
+        };
+        Self {
+            code: output.status.code().unwrap_or(-1),
+            stdout: clean(output.stdout),
+            stderr: clean(output.stderr),
+        }
+    }
+
+    pub fn ok(self) -> Self {
+        assert_eq!(self.code, 0, "stdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        self
+    }
+
+    pub fn fails(self, code: i32) -> Self {
+        assert_eq!(self.code, code, "stdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        self
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+    }
+
+    pub fn stderr_json(&self) -> Value {
+        serde_json::from_str(self.stderr.lines().last().unwrap_or(""))
+            .unwrap_or_else(|e| panic!("stderr is not JSON ({e}):\n{}", self.stderr))
+    }
+}
+
+/// The repo's `examples/` folder.
+pub fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// Replaces timestamps so snapshots are stable.
+pub fn redact_times(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        // 2026-12-02T14:03:00.123456Z
+        if i + 27 <= bytes.len() && is_stamp(&text[i..i + 27]) {
+            out.push_str("[TIMESTAMP]");
+            i += 27;
+        } else {
+            out.push(text[i..].chars().next().unwrap());
+            i += text[i..].chars().next().unwrap().len_utf8();
+        }
+    }
+    out
+}
+
+fn is_stamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 27
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b[10] == b'T'
+        && b[13] == b':'
+        && b[16] == b':'
+        && b[19] == b'.'
+        && b[26] == b'Z'
+        && s.chars().enumerate().all(|(i, c)| matches!(i, 4 | 7 | 10 | 13 | 16 | 19 | 26) || c.is_ascii_digit())
+}
+
+/// A fresh PostgreSQL database for one test, dropped afterwards; `None` (with
+/// a visible notice) when no server is configured outside CI.
+pub struct PgDatabase {
+    admin: String,
+    pub name: String,
+    pub url: String,
+}
+
+impl PgDatabase {
+    pub fn create(test: &str) -> Option<Self> {
+        let Ok(admin) = std::env::var("AGENTS_TEST_POSTGRES_URL") else {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "AGENTS_TEST_POSTGRES_URL must be set in CI (scripts/test.sh starts PostgreSQL)"
+            );
+            eprintln!("SKIPPED (no AGENTS_TEST_POSTGRES_URL): {test}");
+            return None;
+        };
+        let name = format!("cli_{}_{}", test, std::process::id());
+        psql(&admin, &format!("DROP DATABASE IF EXISTS {name}"));
+        psql(&admin, &format!("CREATE DATABASE {name}"));
+        let url = with_database(&admin, &name);
+        Some(Self { admin, name, url })
+    }
+
+    pub fn query(&self, sql: &str) -> String {
+        psql(&self.url, sql)
+    }
+}
+
+impl Drop for PgDatabase {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("psql")
+            .args(["-X", "-q", "-t", "-A", &self.admin, "-c", &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name)])
+            .output();
+    }
+}
+
+fn psql(url: &str, sql: &str) -> String {
+    let out = std::process::Command::new("psql")
+        .args(["-X", "-q", "-t", "-A", url, "-c", sql])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "psql {sql}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// Replaces the database name in a `postgres://…/db?…` URL.
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (url, None),
+    };
+    let scheme_end = base.find("://").map_or(0, |i| i + 3);
+    let path_start = base[scheme_end..].find('/').map(|i| i + scheme_end);
+    let host = path_start.map_or(base, |i| &base[..i]);
+    match query {
+        Some(query) => format!("{host}/{name}?{query}"),
+        None => format!("{host}/{name}"),
+    }
+}

@@ -1,0 +1,160 @@
+//! `config.toml`: its shape, and errors pointing into it.
+
+use std::fmt;
+use std::ops::Range;
+use std::path::Path;
+
+use indexmap::IndexMap;
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::ConfigError;
+
+/// Config files larger than this are refused: a config is a few lines.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileConfig {
+    #[serde(default)]
+    pub database: DatabaseTable,
+    #[serde(default)]
+    pub skills: SkillsTable,
+    #[serde(default)]
+    pub mcp: McpTable,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DatabaseTable {
+    pub url: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SkillsTable {
+    pub agent_skills_paths: Option<Spanned<PathList>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct McpTable {
+    pub timeout_s: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub servers: IndexMap<String, Spanned<ServerTable>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ServerTable {
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: IndexMap<String, String>,
+    pub cwd: Option<String>,
+    pub url: Option<String>,
+    #[serde(default)]
+    pub headers: IndexMap<String, String>,
+    pub tools: Option<Vec<String>>,
+    pub timeout_s: Option<Spanned<i64>>,
+}
+
+/// `agent_skills_paths`: the documented comma-separated string, or a TOML
+/// array of strings.
+#[derive(Debug)]
+pub(crate) enum PathList {
+    Joined(String),
+    Items(Vec<String>),
+}
+
+impl<'de> Deserialize<'de> for PathList {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ListVisitor;
+        impl<'de> Visitor<'de> for ListVisitor {
+            type Value = PathList;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a comma-separated string or an array of strings")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<PathList, E> {
+                Ok(PathList::Joined(v.to_owned()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<PathList, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element::<String>()? {
+                    items.push(item);
+                }
+                Ok(PathList::Items(items))
+            }
+        }
+        deserializer.deserialize_any(ListVisitor)
+    }
+}
+
+/// Reads and parses `path`; `Ok(None)` when it does not exist.
+pub(crate) fn load(path: &Path) -> Result<Option<(String, FileConfig)>, ConfigError> {
+    let read_error = |source: std::io::Error| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(read_error(err)),
+    };
+    if !meta.is_file() {
+        return Err(ConfigError::NotAFile {
+            path: path.to_path_buf(),
+        });
+    }
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(ConfigError::TooLarge {
+            path: path.to_path_buf(),
+            limit: MAX_CONFIG_BYTES,
+        });
+    }
+    let bytes = std::fs::read(path).map_err(read_error)?;
+    let text = String::from_utf8(bytes).map_err(|err| {
+        let at = err.utf8_error().valid_up_to();
+        located(path, "", at..at + 1, "config file is not valid UTF-8".into())
+    })?;
+    let config = toml::from_str::<FileConfig>(&text).map_err(|err| {
+        let span = err.span().unwrap_or(0..0);
+        located(path, &text, span, err.message().trim_end().to_owned())
+    })?;
+    Ok(Some((text, config)))
+}
+
+/// An error at `span` of `text`: `file:line:column: message`, then the line
+/// with a caret under the span.
+pub(crate) fn located(path: &Path, text: &str, span: Range<usize>, message: String) -> ConfigError {
+    let start = floor_char_boundary(text, span.start.min(text.len()));
+    let line_start = text[..start].rfind('\n').map_or(0, |at| at + 1);
+    let line_end = text[start..].find('\n').map_or(text.len(), |at| start + at);
+    let line_text = text[line_start..line_end].trim_end_matches('\r');
+    let line = text[..start].matches('\n').count() + 1;
+    let column = text[line_start..start].chars().count() + 1;
+    let end = floor_char_boundary(text, span.end.clamp(start, line_start + line_text.len()));
+    let width = text[start..end].chars().count().max(1);
+    let gutter = " ".repeat(line.to_string().len());
+    let snippet = format!(
+        "{gutter} |\n{line} | {line_text}\n{gutter} | {}{}",
+        " ".repeat(column - 1),
+        "^".repeat(width)
+    );
+    ConfigError::File {
+        path: path.to_path_buf(),
+        line,
+        column,
+        message,
+        snippet,
+    }
+}
+
+fn floor_char_boundary(text: &str, mut index: usize) -> usize {
+    while index > 0 && !text.is_char_boundary(index) {
+        index -= 1;
+    }
+    index
+}

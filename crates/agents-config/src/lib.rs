@@ -1,0 +1,526 @@
+//! Settings of the `agents` program, resolved in one place with one rule:
+//! command-line flag > environment variable > config file > default. Each
+//! resolved value remembers where it came from ([`Origin`]), so
+//! `agents config show` can say why a value is what it is.
+//!
+//! The config file is `~/.cleveragents/config.toml` unless `--config FILE`
+//! or `CLEVERAGENTS_CONFIG` names another; a missing default file is fine, a
+//! missing named one is an error. Unknown keys and wrong types are errors
+//! pointing at the file, line and column.
+//!
+//! This crate reads the config file and checks whether configured
+//! directories exist, but it reads the environment only through the function
+//! its caller passes, and never prints.
+
+mod expand;
+mod file;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use agents_core::{McpSource, Skill, SkillItem, SkillName};
+use indexmap::IndexMap;
+use serde::{Serialize, Serializer};
+
+pub use expand::expand_path;
+use file::{FileConfig, PathList, located};
+
+/// One environment variable the program reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct EnvVar {
+    /// The variable, e.g. `CLEVERAGENTS_DATABASE_URL`.
+    pub name: &'static str,
+    /// The setting it overrides, e.g. `database.url`.
+    pub key: &'static str,
+    /// What it is for.
+    pub description: &'static str,
+}
+
+/// Names the config file instead of `~/.cleveragents/config.toml`.
+pub const ENV_CONFIG: &str = "CLEVERAGENTS_CONFIG";
+/// Overrides `database.url`.
+pub const ENV_DATABASE_URL: &str = "CLEVERAGENTS_DATABASE_URL";
+/// Overrides `skills.agent_skills_paths`.
+pub const ENV_AGENT_SKILLS_PATHS: &str = "CLEVERAGENTS_SKILLS_AGENT_SKILLS_PATHS";
+/// Overrides `mcp.timeout_s`.
+pub const ENV_MCP_TIMEOUT_S: &str = "CLEVERAGENTS_MCP_TIMEOUT_S";
+
+/// Every environment variable read, declared once. An empty value counts as
+/// unset.
+pub const ENV_VARS: &[EnvVar] = &[
+    EnvVar {
+        name: ENV_CONFIG,
+        key: "config",
+        description: "config file to read instead of `~/.cleveragents/config.toml`",
+    },
+    EnvVar {
+        name: ENV_DATABASE_URL,
+        key: "database.url",
+        description: "database URL: `sqlite://PATH` or `postgres://...` (default: `~/.cleveragents/cleveragents.db`)",
+    },
+    EnvVar {
+        name: ENV_AGENT_SKILLS_PATHS,
+        key: "skills.agent_skills_paths",
+        description: "comma-separated directories scanned for Agent Skills folders (default: `~/.cleveragents/agent_skills`)",
+    },
+    EnvVar {
+        name: ENV_MCP_TIMEOUT_S,
+        key: "mcp.timeout_s",
+        description: "seconds to wait for an MCP server, at least 1 (default: 30)",
+    },
+];
+
+/// The config file, relative to the home directory.
+pub const DEFAULT_CONFIG_FILE: &str = ".cleveragents/config.toml";
+/// `skills.agent_skills_paths` when nothing sets it.
+pub const DEFAULT_AGENT_SKILLS_PATHS: &str = "~/.cleveragents/agent_skills";
+/// `mcp.timeout_s` when nothing sets it.
+pub const DEFAULT_MCP_TIMEOUT_S: u64 = 30;
+
+/// Where a resolved value came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Origin {
+    /// A command-line flag.
+    Flag,
+    /// An environment variable.
+    Env {
+        /// Its name.
+        var: &'static str,
+    },
+    /// The config file.
+    File {
+        /// The file.
+        path: PathBuf,
+        /// The line of the value.
+        line: usize,
+    },
+    /// Nothing set it.
+    Default,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Flag => f.write_str("command-line flag"),
+            Self::Env { var } => write!(f, "environment variable `{var}`"),
+            Self::File { path, line } => write!(f, "`{}:{line}`", path.display()),
+            Self::Default => f.write_str("default"),
+        }
+    }
+}
+
+/// A resolved value and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Setting<T> {
+    /// The value.
+    pub value: T,
+    /// Where it came from.
+    pub origin: Origin,
+}
+
+impl<T> Setting<T> {
+    fn new(value: T, origin: Origin) -> Self {
+        Self { value, origin }
+    }
+}
+
+/// Values given on the command line; `None` means "not given".
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CliOverrides {
+    /// `--config FILE`.
+    pub config: Option<PathBuf>,
+    /// The database URL flag.
+    pub database_url: Option<String>,
+    /// Comma-separated Agent Skills directories.
+    pub agent_skills_paths: Option<String>,
+    /// MCP timeout in seconds.
+    pub mcp_timeout_s: Option<u64>,
+}
+
+/// Every setting, resolved.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Settings {
+    /// The config file consulted (whether or not it exists).
+    pub config_file: Setting<PathBuf>,
+    /// Whether `config_file` existed and was read.
+    pub config_file_loaded: bool,
+    /// `database.url`; `None` lets the store pick `~/.cleveragents/cleveragents.db`.
+    /// Any password is masked in `Display` and JSON.
+    #[serde(serialize_with = "serialize_database_url")]
+    pub database_url: Setting<Option<String>>,
+    /// `skills.agent_skills_paths`, expanded, empty entries dropped.
+    pub agent_skills_paths: Setting<Vec<PathBuf>>,
+    /// `mcp.timeout_s`.
+    pub mcp_timeout_s: Setting<u64>,
+    /// `[mcp.servers.NAME]`, validated, in file order.
+    pub mcp_servers: IndexMap<String, McpSource>,
+    /// Problems that do not stop the program, e.g. a configured directory
+    /// that does not exist.
+    pub warnings: Vec<String>,
+    /// The home directory `~` expanded to.
+    pub home: PathBuf,
+}
+
+/// Why settings cannot be resolved.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The config file exists but cannot be read.
+    #[error("cannot read config file `{}`: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The config file is a directory or another non-file.
+    #[error("config file `{}` is not a regular file", path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+    },
+    /// The config file is unreasonably large.
+    #[error("config file `{}` is larger than {limit} bytes", path.display())]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The limit.
+        limit: u64,
+    },
+    /// A config file named by `--config` or `CLEVERAGENTS_CONFIG` is missing.
+    #[error("config file `{}` (from {origin}) does not exist", path.display())]
+    MissingFile {
+        /// The file.
+        path: PathBuf,
+        /// Who named it.
+        origin: Origin,
+    },
+    /// A problem at a place in the config file.
+    #[error("{}:{line}:{column}: {message}\n{snippet}", path.display())]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column, in characters.
+        column: usize,
+        /// What is wrong.
+        message: String,
+        /// The line with a caret under the problem.
+        snippet: String,
+    },
+    /// A value from a flag or the environment is invalid.
+    #[error("invalid `{key}` from {origin}: {message}")]
+    Invalid {
+        /// The setting.
+        key: &'static str,
+        /// Where the value came from.
+        origin: Origin,
+        /// What was expected.
+        message: String,
+    },
+    /// A path could not be expanded.
+    #[error("cannot expand `{raw}`: {message}")]
+    Expand {
+        /// The path as written.
+        raw: String,
+        /// Why.
+        message: String,
+    },
+}
+
+/// The process environment, for callers that want it (the CLI).
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// Splits a comma-separated list of directories, drops empty entries and
+/// expands each with [`expand_path`].
+pub fn parse_paths(raw: &str, home: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Vec<PathBuf>, ConfigError> {
+    raw.split(',')
+        .map(str::trim)
+        .filter(|entry| !entry.is_empty())
+        .map(|entry| expand_path(entry, home, env))
+        .collect()
+}
+
+/// Resolves every setting: flag > environment > config file > default.
+///
+/// `env` is how the environment is read (the CLI passes [`process_env`],
+/// tests pass a map); an empty value counts as unset. `home` is what `~`
+/// means. Relative paths in the config file are relative to its folder;
+/// relative paths from a flag or the environment are left relative.
+pub fn resolve(cli: &CliOverrides, env: &dyn Fn(&str) -> Option<String>, home: &Path) -> Result<Settings, ConfigError> {
+    let env_value = |name: &str| env(name).filter(|value| !value.is_empty());
+    let mut warnings = Vec::new();
+
+    let config_file = if let Some(path) = &cli.config {
+        let path = match path.to_str() {
+            Some(raw) => expand_path(raw, home, env)?,
+            None => path.clone(),
+        };
+        Setting::new(path, Origin::Flag)
+    } else if let Some(raw) = env_value(ENV_CONFIG) {
+        let path = expand_path(&raw, home, env)?;
+        Setting::new(path, Origin::Env { var: ENV_CONFIG })
+    } else {
+        Setting::new(home.join(DEFAULT_CONFIG_FILE), Origin::Default)
+    };
+    let loaded = file::load(&config_file.value)?;
+    if loaded.is_none() && config_file.origin != Origin::Default {
+        return Err(ConfigError::MissingFile {
+            path: config_file.value.clone(),
+            origin: config_file.origin.clone(),
+        });
+    }
+    let config_file_loaded = loaded.is_some();
+    let (text, file) = loaded.unwrap_or_default();
+    let path = config_file.value.as_path();
+    let at = |span: std::ops::Range<usize>, message: String| located(path, &text, span, message);
+    let file_origin = |span: std::ops::Range<usize>| Origin::File {
+        path: path.to_path_buf(),
+        line: text[..span.start.min(text.len())].matches('\n').count() + 1,
+    };
+    let FileConfig { database, skills, mcp } = file;
+
+    let database_url = if let Some(url) = &cli.database_url {
+        Setting::new(Some(url.clone()), Origin::Flag)
+    } else if let Some(url) = env_value(ENV_DATABASE_URL) {
+        Setting::new(Some(url), Origin::Env { var: ENV_DATABASE_URL })
+    } else if let Some(url) = database.url {
+        let origin = file_origin(url.span());
+        Setting::new(Some(url.into_inner()), origin)
+    } else {
+        Setting::new(None, Origin::Default)
+    };
+
+    let agent_skills_paths = if let Some(raw) = &cli.agent_skills_paths {
+        Setting::new(parse_paths(raw, home, env)?, Origin::Flag)
+    } else if let Some(raw) = env_value(ENV_AGENT_SKILLS_PATHS) {
+        let origin = Origin::Env {
+            var: ENV_AGENT_SKILLS_PATHS,
+        };
+        let paths = parse_paths(&raw, home, env).map_err(|err| ConfigError::Invalid {
+            key: "skills.agent_skills_paths",
+            origin: origin.clone(),
+            message: err.to_string(),
+        })?;
+        Setting::new(paths, origin)
+    } else if let Some(list) = skills.agent_skills_paths {
+        let span = list.span();
+        let base = path.parent().unwrap_or(Path::new(""));
+        let entries = match list.into_inner() {
+            PathList::Joined(raw) => raw.split(',').map(|entry| entry.trim().to_owned()).collect(),
+            PathList::Items(items) => items,
+        };
+        let mut paths = Vec::new();
+        for entry in entries.iter().map(|entry| entry.trim()).filter(|entry| !entry.is_empty()) {
+            let expanded = expand_path(entry, home, env).map_err(|err| at(span.clone(), err.to_string()))?;
+            paths.push(base.join(expanded));
+        }
+        Setting::new(paths, file_origin(span))
+    } else {
+        Setting::new(parse_paths(DEFAULT_AGENT_SKILLS_PATHS, home, env)?, Origin::Default)
+    };
+    for dir in &agent_skills_paths.value {
+        match std::fs::metadata(dir) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => warnings.push(format!(
+                "agent skills path `{}` (from {}) is not a directory",
+                dir.display(),
+                agent_skills_paths.origin
+            )),
+            Err(_) => warnings.push(format!(
+                "agent skills path `{}` (from {}) does not exist",
+                dir.display(),
+                agent_skills_paths.origin
+            )),
+        }
+    }
+
+    let timeout_rule = "expected whole seconds, at least 1";
+    let mcp_timeout_s = if let Some(seconds) = cli.mcp_timeout_s {
+        if seconds == 0 {
+            return Err(ConfigError::Invalid {
+                key: "mcp.timeout_s",
+                origin: Origin::Flag,
+                message: format!("{timeout_rule}, got `0`"),
+            });
+        }
+        Setting::new(seconds, Origin::Flag)
+    } else if let Some(raw) = env_value(ENV_MCP_TIMEOUT_S) {
+        let origin = Origin::Env { var: ENV_MCP_TIMEOUT_S };
+        match raw.trim().parse::<u64>() {
+            Ok(seconds) if seconds >= 1 => Setting::new(seconds, origin),
+            _ => {
+                return Err(ConfigError::Invalid {
+                    key: "mcp.timeout_s",
+                    origin,
+                    message: format!("{timeout_rule}, got `{raw}`"),
+                });
+            }
+        }
+    } else if let Some(seconds) = mcp.timeout_s {
+        let span = seconds.span();
+        let value = positive_seconds(*seconds.get_ref()).ok_or_else(|| {
+            at(span.clone(), format!("`mcp.timeout_s`: {timeout_rule}, got `{}`", seconds.get_ref()))
+        })?;
+        Setting::new(value, file_origin(span))
+    } else {
+        Setting::new(DEFAULT_MCP_TIMEOUT_S, Origin::Default)
+    };
+
+    let mut mcp_servers = IndexMap::new();
+    for (name, table) in mcp.servers {
+        let span = table.span();
+        let table = table.into_inner();
+        let timeout_s = match table.timeout_s {
+            None => None,
+            Some(seconds) => Some(positive_seconds(*seconds.get_ref()).ok_or_else(|| {
+                at(
+                    seconds.span(),
+                    format!("mcp server `{name}`: `timeout_s`: {timeout_rule}, got `{}`", seconds.get_ref()),
+                )
+            })?),
+        };
+        let source = McpSource {
+            server: name.clone(),
+            command: table.command,
+            args: table.args,
+            env: table.env,
+            cwd: table.cwd,
+            url: table.url,
+            headers: table.headers,
+            tools: table.tools,
+            timeout_s,
+        };
+        let problems = server_problems(&source);
+        if !problems.is_empty() {
+            return Err(at(span, format!("mcp server `{name}`: {}", problems.join("; "))));
+        }
+        mcp_servers.insert(name, source);
+    }
+
+    Ok(Settings {
+        config_file_loaded,
+        config_file,
+        database_url,
+        agent_skills_paths,
+        mcp_timeout_s,
+        mcp_servers,
+        warnings,
+        home: home.to_path_buf(),
+    })
+}
+
+fn positive_seconds(seconds: i64) -> Option<u64> {
+    u64::try_from(seconds).ok().filter(|&s| s >= 1)
+}
+
+/// The rules `Skill::validate` applies to MCP sources, plus: a configured
+/// server must say how to reach it.
+fn server_problems(source: &McpSource) -> Vec<String> {
+    let mut problems = Vec::new();
+    if source.is_reference() {
+        problems.push("needs `command` (a stdio server) or `url` (a streamable-HTTP server)".to_owned());
+    }
+    // A one-item skill reuses the core's checks instead of copying them.
+    if let Ok(name) = SkillName::new("config/mcp_servers") {
+        let mut skill = Skill::new(name);
+        skill.items.push(SkillItem::McpSource(source.clone()));
+        if let Err(invalid) = skill.validate() {
+            for problem in invalid {
+                let field = problem
+                    .field
+                    .strip_prefix("mcp_sources[0]")
+                    .map(|rest| rest.trim_start_matches('.'))
+                    .unwrap_or(&problem.field);
+                if field.is_empty() {
+                    problems.push(problem.message);
+                } else {
+                    problems.push(format!("`{field}`: {}", problem.message));
+                }
+            }
+        }
+    }
+    problems
+}
+
+/// `scheme://user:password@host` → `scheme://user:***@host`.
+pub fn mask_database_url(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_owned();
+    };
+    let authority_start = scheme_end + 3;
+    let authority_end = url[authority_start..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |at| authority_start + at);
+    let authority = &url[authority_start..authority_end];
+    let Some(at) = authority.rfind('@') else {
+        return url.to_owned();
+    };
+    let Some(colon) = authority[..at].find(':') else {
+        return url.to_owned();
+    };
+    format!(
+        "{}{}:***{}",
+        &url[..authority_start],
+        &authority[..colon],
+        &url[authority_start + at..]
+    )
+}
+
+fn serialize_database_url<S: Serializer>(setting: &Setting<Option<String>>, serializer: S) -> Result<S::Ok, S::Error> {
+    Setting::new(setting.value.as_deref().map(mask_database_url), setting.origin.clone()).serialize(serializer)
+}
+
+impl fmt::Display for Settings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let row = |f: &mut fmt::Formatter<'_>, key: &str, value: &str, origin: &Origin| {
+            writeln!(f, "{key:<27} {value}  ({origin})")
+        };
+        let file = if self.config_file_loaded {
+            self.config_file.value.display().to_string()
+        } else {
+            format!("{} (not found)", self.config_file.value.display())
+        };
+        row(f, "config file", &file, &self.config_file.origin)?;
+        let url = match &self.database_url.value {
+            Some(url) => mask_database_url(url),
+            None => "(store default: ~/.cleveragents/cleveragents.db)".to_owned(),
+        };
+        row(f, "database.url", &url, &self.database_url.origin)?;
+        let paths = if self.agent_skills_paths.value.is_empty() {
+            "(none)".to_owned()
+        } else {
+            self.agent_skills_paths
+                .value
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        row(f, "skills.agent_skills_paths", &paths, &self.agent_skills_paths.origin)?;
+        row(f, "mcp.timeout_s", &self.mcp_timeout_s.value.to_string(), &self.mcp_timeout_s.origin)?;
+        if self.mcp_servers.is_empty() {
+            write!(f, "{:<27} (none)", "mcp.servers")?;
+        } else {
+            write!(f, "mcp.servers")?;
+            for (name, server) in &self.mcp_servers {
+                let how = match (&server.command, &server.url) {
+                    (Some(command), _) => format!("stdio: {command}"),
+                    (None, Some(url)) => format!("http: {url}"),
+                    (None, None) => "(no transport)".to_owned(),
+                };
+                write!(f, "\n  {name:<25} {how}")?;
+            }
+        }
+        writeln!(f)?;
+        writeln!(f)?;
+        write!(f, "environment variables (flag > environment > config file > default):")?;
+        for var in ENV_VARS {
+            write!(f, "\n  {:<40} {}", var.name, var.key)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,29 @@
+//! The pure core of the skill registry: the skill and tool model, name rules,
+//! the in-memory tool registry, the flattening resolver, the capability summary
+//! and plan validation.
+//!
+//! Nothing in this crate performs I/O, reads the clock or the environment, or is
+//! async. Storage, discovery, MCP and the CLI build on top of it; it must never
+//! depend on any of them.
+
+mod name;
+mod plan;
+mod registry;
+mod resolve;
+mod skill;
+mod summary;
+mod tool;
+
+pub use name::{InvalidSkillName, SKILL_NAME_PATTERN, SkillName};
+pub use plan::{Plan, PlanReport, validate_plan};
+pub use registry::{RegistryError, ToolRegistry};
+pub use resolve::{
+    IncludePath, NON_OVERRIDABLE_FIELDS, Resolution, ResolveError, ResolveWarning, ResolvedToolEntry, SkillResolver, SkillSource, ToolLookup,
+    entry_names,
+};
+pub use skill::{
+    AgentSource, Include, InlineTool, InvalidSkill, ItemKind, McpSource, Overrides, Skill,
+    SkillItem, ValueMap,
+};
+pub use summary::{SkillCapabilitySummary, compute_capability_summary};
+pub use tool::{InvalidTool, ToolSource, ToolSpec, check_schema, validate_tool_name};

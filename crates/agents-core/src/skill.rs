@@ -1,0 +1,471 @@
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::name::SkillName;
+use crate::tool::{check_schema, validate_tool_name};
+
+/// A JSON object: metadata, or the fields of one override.
+pub type ValueMap = serde_json::Map<String, Value>;
+
+/// Skill-level overrides: tool (entry) name → fields to merge into that entry.
+pub type Overrides = IndexMap<String, ValueMap>;
+
+const MAX_VERSION: usize = 50;
+const MAX_ITEM_NAME: usize = 500;
+
+/// A registered (or about to be registered) skill definition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Skill {
+    /// The unique `namespace/short_name`.
+    pub name: SkillName,
+    /// Free text for people.
+    pub description: Option<String>,
+    /// Optional version string, at most 50 characters.
+    pub version: Option<String>,
+    /// Any JSON-compatible map the author wants to keep.
+    pub metadata: ValueMap,
+    /// Skill-level overrides, keyed by the entry name they apply to.
+    pub overrides: Overrides,
+    /// The skill's components in their stable `item_order`.
+    pub items: Vec<SkillItem>,
+    /// ISO-8601 UTC, set by the store.
+    pub created_at: Option<String>,
+    /// ISO-8601 UTC, set by the store; also the optimistic-concurrency token.
+    pub updated_at: Option<String>,
+}
+
+/// One ordered component of a skill, as stored in `skill_items`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "item_type", rename_all = "snake_case")]
+pub enum SkillItem {
+    /// A named tool in the tool registry.
+    ToolRef {
+        /// The tool's registry name, e.g. `builtin/read_file`.
+        name: String,
+    },
+    /// Recursive inclusion of another skill.
+    Include(Include),
+    /// An anonymous tool defined inline.
+    InlineTool(InlineTool),
+    /// Tools served by an MCP server.
+    McpSource(McpSource),
+    /// An Agent Skills Standard folder.
+    AgentSource(AgentSource),
+}
+
+/// The `item_type` discriminator of a [`SkillItem`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemKind {
+    /// `tool_ref`
+    ToolRef,
+    /// `include`
+    Include,
+    /// `inline_tool`
+    InlineTool,
+    /// `mcp_source`
+    McpSource,
+    /// `agent_source`
+    AgentSource,
+}
+
+/// An include item with its per-include overrides.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Include {
+    /// The included skill.
+    pub skill: SkillName,
+    /// Fields shallow-merged onto every entry the included skill contributes.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub overrides: ValueMap,
+}
+
+/// An anonymous tool defined inside a skill.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InlineTool {
+    /// What the tool does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The tool only reads.
+    #[serde(default)]
+    pub read_only: bool,
+    /// The tool writes.
+    #[serde(default)]
+    pub writes: bool,
+    /// The tool's effects can be checkpointed.
+    #[serde(default)]
+    pub checkpointable: bool,
+    /// The tool has side effects; `None` means "same as `writes`".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub side_effects: Option<bool>,
+    /// JSON Schema of the input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_schema: Option<Value>,
+    /// JSON Schema of the output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+}
+
+impl InlineTool {
+    /// Whether the tool has side effects, defaulting to `writes`.
+    pub fn has_side_effects(&self) -> bool {
+        self.side_effects.unwrap_or(self.writes)
+    }
+}
+
+/// Where an MCP server's tools come from. With neither `command` nor `url`, the
+/// item refers to a server defined in the configuration under the same name.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpSource {
+    /// Server name, used in entry names `mcp:{server}/{tool}`.
+    pub server: String,
+    /// Program of a stdio server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Arguments of a stdio server.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Environment of a stdio server; `${VAR}` is kept as written.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub env: IndexMap<String, String>,
+    /// Working directory of a stdio server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Endpoint of a streamable-HTTP server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// HTTP headers; `${VAR}` is kept as written.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub headers: IndexMap<String, String>,
+    /// Optional allow-list of the server's tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    /// Seconds to wait for the server; the configured default when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<u64>,
+}
+
+impl McpSource {
+    /// True when the item only names a server defined in the configuration.
+    pub fn is_reference(&self) -> bool {
+        self.command.is_none() && self.url.is_none()
+    }
+}
+
+/// An Agent Skills Standard folder, with the path as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentSource {
+    /// Folder holding a `SKILL.md`; `~` is expanded when resolved, not stored.
+    pub path: String,
+}
+
+/// A skill definition that breaks a rule other than the name pattern.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("skill `{skill}`: {field}: {message}")]
+pub struct InvalidSkill {
+    /// The skill.
+    pub skill: String,
+    /// The offending field, e.g. `inline_tools[2].input_schema`.
+    pub field: String,
+    /// What was expected.
+    pub message: String,
+}
+
+impl SkillItem {
+    /// The `item_type` of this item.
+    pub fn kind(&self) -> ItemKind {
+        match self {
+            Self::ToolRef { .. } => ItemKind::ToolRef,
+            Self::Include(_) => ItemKind::Include,
+            Self::InlineTool(_) => ItemKind::InlineTool,
+            Self::McpSource(_) => ItemKind::McpSource,
+            Self::AgentSource(_) => ItemKind::AgentSource,
+        }
+    }
+}
+
+impl ItemKind {
+    /// The discriminator as stored in `skill_items.item_type`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ToolRef => "tool_ref",
+            Self::Include => "include",
+            Self::InlineTool => "inline_tool",
+            Self::McpSource => "mcp_source",
+            Self::AgentSource => "agent_source",
+        }
+    }
+
+    /// Parses a stored discriminator.
+    pub fn parse(raw: &str) -> Option<Self> {
+        Some(match raw {
+            "tool_ref" => Self::ToolRef,
+            "include" => Self::Include,
+            "inline_tool" => Self::InlineTool,
+            "mcp_source" => Self::McpSource,
+            "agent_source" => Self::AgentSource,
+            _ => return None,
+        })
+    }
+}
+
+impl Skill {
+    /// A skill with no items, description or metadata.
+    pub fn new(name: SkillName) -> Self {
+        Self {
+            name,
+            description: None,
+            version: None,
+            metadata: ValueMap::new(),
+            overrides: Overrides::new(),
+            items: Vec::new(),
+            created_at: None,
+            updated_at: None,
+        }
+    }
+
+    /// The namespace part of the name.
+    pub fn namespace(&self) -> &str {
+        self.name.namespace()
+    }
+
+    /// The short-name part of the name.
+    pub fn short_name(&self) -> &str {
+        self.name.short_name()
+    }
+
+    /// Items of one kind, in order.
+    pub fn items_of(&self, kind: ItemKind) -> impl Iterator<Item = &SkillItem> {
+        self.items.iter().filter(move |item| item.kind() == kind)
+    }
+
+    /// The skills this one includes, in order.
+    pub fn includes(&self) -> impl Iterator<Item = &Include> {
+        self.items.iter().filter_map(|item| match item {
+            SkillItem::Include(include) => Some(include),
+            _ => None,
+        })
+    }
+
+    /// Name of the `index`-th inline tool (0-based within this skill).
+    pub fn inline_tool_name(&self, index: usize) -> String {
+        format!("{}/_anon_{index}", self.name)
+    }
+
+    /// The name stored in `skill_items.item_name` for the item at `position`.
+    pub fn item_name(&self, position: usize) -> String {
+        match &self.items[position] {
+            SkillItem::ToolRef { name } => name.clone(),
+            SkillItem::Include(include) => include.skill.to_string(),
+            SkillItem::InlineTool(_) => {
+                let index = self.items[..position]
+                    .iter()
+                    .filter(|item| item.kind() == ItemKind::InlineTool)
+                    .count();
+                self.inline_tool_name(index)
+            }
+            SkillItem::McpSource(source) => source.server.clone(),
+            SkillItem::AgentSource(source) => source.path.clone(),
+        }
+    }
+
+    /// Checks every rule beyond the name pattern: lengths, tool names, schemas,
+    /// MCP connection fields. Returns all problems, not just the first.
+    pub fn validate(&self) -> Result<(), Vec<InvalidSkill>> {
+        let mut problems = Vec::new();
+        let mut fail = |field: String, message: String| {
+            problems.push(InvalidSkill {
+                skill: self.name.to_string(),
+                field,
+                message,
+            });
+        };
+        if let Some(version) = &self.version
+            && version.chars().count() > MAX_VERSION {
+                fail(
+                    "version".into(),
+                    format!("at most {MAX_VERSION} characters are allowed"),
+                );
+            }
+        for name in self.overrides.keys() {
+            if name.is_empty() {
+                fail("overrides".into(), "tool name must not be empty".into());
+            }
+        }
+        let (mut tools, mut includes, mut inline, mut mcp, mut agent) = (0, 0, 0, 0, 0);
+        for item in &self.items {
+            match item {
+                SkillItem::ToolRef { name } => {
+                    if let Err(err) = validate_tool_name(name) {
+                        fail(format!("tools[{tools}]"), err.message);
+                    }
+                    tools += 1;
+                }
+                SkillItem::Include(_) => includes += 1,
+                SkillItem::InlineTool(tool) => {
+                    for (label, schema) in [
+                        ("input_schema", &tool.input_schema),
+                        ("output_schema", &tool.output_schema),
+                    ] {
+                        if let Some(schema) = schema
+                            && let Err(message) = check_schema(schema) {
+                                fail(format!("inline_tools[{inline}].{label}"), message);
+                            }
+                    }
+                    inline += 1;
+                }
+                SkillItem::McpSource(source) => {
+                    let field = format!("mcp_sources[{mcp}]");
+                    if let Err(message) = validate_server_name(&source.server) {
+                        fail(format!("{field}.server"), message);
+                    }
+                    if source.command.is_some() && source.url.is_some() {
+                        fail(
+                            field.clone(),
+                            "give either `command` (stdio) or `url` (streamable HTTP), not both"
+                                .into(),
+                        );
+                    }
+                    if source.url.is_none() && !source.headers.is_empty() {
+                        fail(
+                            format!("{field}.headers"),
+                            "headers need a `url` server".into(),
+                        );
+                    }
+                    if source.command.is_none()
+                        && (!source.args.is_empty()
+                            || !source.env.is_empty()
+                            || source.cwd.is_some())
+                    {
+                        fail(
+                            field.clone(),
+                            "`args`, `env` and `cwd` need a `command` server".into(),
+                        );
+                    }
+                    if let Some(url) = &source.url
+                        && !(url.starts_with("http://") || url.starts_with("https://")) {
+                            fail(
+                                format!("{field}.url"),
+                                format!("expected an `http://` or `https://` URL, got `{url}`"),
+                            );
+                        }
+                    if source.timeout_s == Some(0) {
+                        fail(
+                            format!("{field}.timeout_s"),
+                            "must be at least 1 second".into(),
+                        );
+                    }
+                    mcp += 1;
+                }
+                SkillItem::AgentSource(source) => {
+                    if source.path.trim().is_empty() {
+                        fail(
+                            format!("agent_sources[{agent}].path"),
+                            "must not be empty".into(),
+                        );
+                    }
+                    agent += 1;
+                }
+            }
+        }
+        let _ = includes;
+        for position in 0..self.items.len() {
+            let name = self.item_name(position);
+            if name.chars().count() > MAX_ITEM_NAME {
+                fail(
+                    format!("items[{position}]"),
+                    format!("item name is longer than {MAX_ITEM_NAME} characters"),
+                );
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems)
+        }
+    }
+}
+
+/// MCP server names become part of tool names (`mcp:{server}/{tool}`), so they
+/// are kept to a conservative alphabet.
+pub(crate) fn validate_server_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 100
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "server name `{name}` must be 1-100 characters of letters, digits, `_`, `-` or `.`"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skill(items: Vec<SkillItem>) -> Skill {
+        let mut skill = Skill::new(SkillName::new("local/s").unwrap());
+        skill.items = items;
+        skill
+    }
+
+    #[test]
+    fn inline_item_names_count_within_the_skill() {
+        let s = skill(vec![
+            SkillItem::ToolRef { name: "a/b".into() },
+            SkillItem::InlineTool(InlineTool::default()),
+            SkillItem::InlineTool(InlineTool::default()),
+        ]);
+        assert_eq!(s.item_name(1), "local/s/_anon_0");
+        assert_eq!(s.item_name(2), "local/s/_anon_1");
+    }
+
+    #[test]
+    fn side_effects_default_to_writes() {
+        let mut tool = InlineTool {
+            writes: true,
+            ..InlineTool::default()
+        };
+        assert!(tool.has_side_effects());
+        tool.side_effects = Some(false);
+        assert!(!tool.has_side_effects());
+    }
+
+    #[test]
+    fn validation_reports_every_problem_with_its_field() {
+        let mut s = skill(vec![
+            SkillItem::ToolRef { name: "".into() },
+            SkillItem::InlineTool(InlineTool {
+                input_schema: Some(serde_json::json!({"type": 5})),
+                ..InlineTool::default()
+            }),
+            SkillItem::McpSource(McpSource {
+                server: "bad name".into(),
+                command: Some("x".into()),
+                url: Some("ftp://x".into()),
+                ..McpSource::default()
+            }),
+        ]);
+        s.version = Some("v".repeat(51));
+        let problems = s.validate().unwrap_err();
+        let fields: Vec<_> = problems.iter().map(|p| p.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "version",
+                "tools[0]",
+                "inline_tools[0].input_schema",
+                "mcp_sources[0].server",
+                "mcp_sources[0]",
+                "mcp_sources[0].url"
+            ]
+        );
+    }
+}

@@ -1,0 +1,214 @@
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::skill::ValueMap;
+
+const MAX_TOOL_NAME: usize = 500;
+
+/// Where a tool came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolSource {
+    /// Shipped with the host program.
+    Builtin,
+    /// Discovered from an Agent Skills folder (`SKILL.md`).
+    AgentSkills,
+    /// Reported by an MCP server.
+    Mcp,
+    /// Defined by a user in YAML (and inline tools).
+    Custom,
+}
+
+impl ToolSource {
+    /// Every source, in display order.
+    pub const ALL: [ToolSource; 4] = [Self::Builtin, Self::AgentSkills, Self::Mcp, Self::Custom];
+
+    /// The name used in storage, JSON and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Builtin => "builtin",
+            Self::AgentSkills => "agent_skills",
+            Self::Mcp => "mcp",
+            Self::Custom => "custom",
+        }
+    }
+}
+
+impl fmt::Display for ToolSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ToolSource {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|source| source.as_str() == s)
+            .ok_or_else(|| {
+                format!("unknown tool source `{s}`: expected `builtin`, `agent_skills`, `mcp` or `custom`")
+            })
+    }
+}
+
+/// A tool known to the tool registry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// Namespaced name, e.g. `builtin/read_file` or `mcp:github/create_issue`.
+    pub name: String,
+    /// What the tool does.
+    #[serde(default)]
+    pub description: String,
+    /// JSON Schema of the input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_schema: Option<Value>,
+    /// JSON Schema of the output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// Where it came from.
+    pub source: ToolSource,
+    /// Origin details: path, server, fetch time, ...
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub source_metadata: ValueMap,
+    /// The tool only reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+    /// The tool writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writes: Option<bool>,
+    /// The tool's effects can be checkpointed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpointable: Option<bool>,
+    /// The tool has side effects.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub side_effects: Option<bool>,
+}
+
+impl ToolSpec {
+    /// A tool with just a name, description and source.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, source: ToolSource) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            input_schema: None,
+            output_schema: None,
+            source,
+            source_metadata: ValueMap::new(),
+            read_only: None,
+            writes: None,
+            checkpointable: None,
+            side_effects: None,
+        }
+    }
+
+    /// Checks the name and both schemas.
+    pub fn validate(&self) -> Result<(), InvalidTool> {
+        validate_tool_name(&self.name)?;
+        for (field, schema) in [
+            ("input_schema", &self.input_schema),
+            ("output_schema", &self.output_schema),
+        ] {
+            if let Some(schema) = schema {
+                check_schema(schema).map_err(|message| InvalidTool {
+                    name: self.name.clone(),
+                    message: format!("{field}: {message}"),
+                })?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A tool definition that breaks a rule.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid tool `{name}`: {message}")]
+pub struct InvalidTool {
+    /// The tool's name as given.
+    pub name: String,
+    /// What was expected.
+    pub message: String,
+}
+
+/// Tool names are free-form but must fit `skill_items.item_name` and be
+/// printable on one line.
+pub fn validate_tool_name(name: &str) -> Result<(), InvalidTool> {
+    let fail = |message: String| InvalidTool {
+        name: name.to_owned(),
+        message,
+    };
+    if name.is_empty() {
+        return Err(fail("tool name must not be empty".into()));
+    }
+    if name.chars().count() > MAX_TOOL_NAME {
+        return Err(fail(format!(
+            "tool name is longer than {MAX_TOOL_NAME} characters"
+        )));
+    }
+    if name.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(fail(
+            "tool name must not contain whitespace or control characters".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that `schema` is a JSON Schema object valid against its meta-schema
+/// (the draft named by `$schema`, 2020-12 when absent).
+pub fn check_schema(schema: &Value) -> Result<(), String> {
+    if !schema.is_object() {
+        return Err(format!(
+            "expected a JSON Schema object, got {}",
+            json_kind(schema)
+        ));
+    }
+    jsonschema::meta::validate(schema)
+        .map_err(|err| format!("not a valid JSON Schema: {err}"))
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn schemas_are_checked_against_the_meta_schema() {
+        assert!(check_schema(&json!({"type": "object", "properties": {"q": {"type": "string"}}})).is_ok());
+        let err = check_schema(&json!({"type": "objekt"})).unwrap_err();
+        assert!(err.starts_with("not a valid JSON Schema"), "{err}");
+        assert_eq!(
+            check_schema(&json!("object")).unwrap_err(),
+            "expected a JSON Schema object, got a string"
+        );
+    }
+
+    #[test]
+    fn tool_names_are_checked() {
+        assert!(validate_tool_name("mcp:github/create_issue").is_ok());
+        assert!(validate_tool_name("").is_err());
+        assert!(validate_tool_name("a b").is_err());
+        assert!(validate_tool_name(&"x".repeat(501)).is_err());
+    }
+
+    #[test]
+    fn sources_parse_and_print() {
+        for source in ToolSource::ALL {
+            assert_eq!(source.as_str().parse::<ToolSource>().unwrap(), source);
+        }
+        assert!("web".parse::<ToolSource>().is_err());
+    }
+}

@@ -1,0 +1,422 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Behaviour of the resolver, summary and plan validation, rule by rule.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use agents_core::*;
+use serde_json::{Value, json};
+
+fn name(s: &str) -> SkillName {
+    SkillName::new(s).unwrap()
+}
+
+fn map(value: Value) -> ValueMap {
+    value.as_object().unwrap().clone()
+}
+
+/// A tiny builder: `skill("a/x").tools(["t1"]).include("a/y")`.
+struct B(Skill);
+fn skill(n: &str) -> B {
+    B(Skill::new(name(n)))
+}
+impl B {
+    fn tools<const N: usize>(mut self, tools: [&str; N]) -> Self {
+        for t in tools {
+            self.0.items.push(SkillItem::ToolRef { name: t.into() });
+        }
+        self
+    }
+    fn include(self, n: &str) -> Self {
+        self.include_with(n, json!({}))
+    }
+    fn include_with(mut self, n: &str, overrides: Value) -> Self {
+        self.0.items.push(SkillItem::Include(Include {
+            skill: name(n),
+            overrides: map(overrides),
+        }));
+        self
+    }
+    fn inline(mut self, tool: InlineTool) -> Self {
+        self.0.items.push(SkillItem::InlineTool(tool));
+        self
+    }
+    fn mcp(mut self, server: &str, allow: Option<Vec<&str>>) -> Self {
+        self.0.items.push(SkillItem::McpSource(McpSource {
+            server: server.into(),
+            tools: allow.map(|a| a.into_iter().map(String::from).collect()),
+            ..McpSource::default()
+        }));
+        self
+    }
+    fn agent(mut self, path: &str) -> Self {
+        self.0.items.push(SkillItem::AgentSource(AgentSource { path: path.into() }));
+        self
+    }
+    fn override_(mut self, tool: &str, fields: Value) -> Self {
+        self.0.overrides.insert(tool.into(), map(fields));
+        self
+    }
+}
+
+fn set(skills: Vec<B>) -> HashMap<SkillName, Skill> {
+    skills.into_iter().map(|b| (b.0.name.clone(), b.0)).collect()
+}
+
+fn tools(names: &[&str]) -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    for n in names {
+        registry.register(ToolSpec::new(*n, format!("{n} tool"), ToolSource::Builtin), false).unwrap();
+    }
+    registry
+}
+
+fn resolve(skills: &HashMap<SkillName, Skill>, registry: &ToolRegistry, root: &str) -> Result<Resolution, ResolveError> {
+    SkillResolver::new(skills, registry).resolve(&name(root))
+}
+
+fn names(resolution: &Resolution) -> Vec<&str> {
+    resolution.entries.iter().map(|e| e.name.as_str()).collect()
+}
+
+#[test]
+fn includes_are_resolved_depth_first_before_own_tools() {
+    let skills = set(vec![
+        skill("l/root").tools(["r1", "r2"]).include("l/a").include("l/b"),
+        skill("l/a").tools(["a1"]).include("l/c"),
+        skill("l/b").tools(["b1"]),
+        skill("l/c").tools(["c1"]),
+    ]);
+    let r = resolve(&skills, &ToolRegistry::new(), "l/root").unwrap();
+    assert_eq!(names(&r), ["c1", "a1", "b1", "r1", "r2"]);
+    let c1 = &r.entries[0];
+    assert_eq!(c1.source_skill, name("l/c"));
+    let path: Vec<_> = c1.include_path.skills().into_iter().map(|s| s.as_str()).collect();
+    assert_eq!(path, ["l/root", "l/a", "l/c"]);
+}
+
+#[test]
+fn own_items_come_in_spec_order_tool_refs_inline_mcp_agent() {
+    let mut registry = tools(&["t"]);
+    let mut mcp = ToolSpec::new("mcp:gh/create_issue", "Create", ToolSource::Mcp);
+    mcp.source_metadata = map(json!({"server": "gh"}));
+    registry.register(mcp, false).unwrap();
+    // Items interleaved on purpose: kind order must win over item order.
+    let skills = set(vec![skill("l/root")
+        .agent("/skills/pdf")
+        .mcp("gh", None)
+        .inline(InlineTool::default())
+        .tools(["t"])
+        .inline(InlineTool::default())]);
+    let r = resolve(&skills, &registry, "l/root").unwrap();
+    assert_eq!(
+        names(&r),
+        ["t", "l/root/_anon_0", "l/root/_anon_1", "mcp:gh/create_issue", "agent_skill:/skills/pdf"]
+    );
+    assert!(r.entries[1].is_inline && !r.entries[0].is_inline);
+    assert_eq!(r.entries[1].tool.as_ref().unwrap().source, ToolSource::Custom);
+    assert_eq!(r.entries[3].kind, ItemKind::McpSource);
+    // The agent skill is unknown to the lookup: kept, without a spec.
+    assert!(r.entries[4].tool.is_none());
+}
+
+#[test]
+fn duplicates_keep_first_position_and_last_metadata() {
+    let skills = set(vec![
+        skill("l/root").include("l/a").include_with("l/b", json!({"via": "b"})).tools(["x"]),
+        skill("l/a").tools(["shared", "a1"]).override_("shared", json!({"from": "a"})),
+        skill("l/b").tools(["b1", "shared"]).override_("shared", json!({"from": "b"})),
+    ]);
+    let r = resolve(&skills, &tools(&["shared", "a1", "b1", "x"]), "l/root").unwrap();
+    assert_eq!(names(&r), ["shared", "a1", "b1", "x"]);
+    let shared = &r.entries[0];
+    assert_eq!(shared.source_skill, name("l/b"));
+    assert_eq!(shared.overrides, map(json!({"from": "b", "via": "b"})));
+    assert_eq!(shared.include_path.to_string(), "l/root -> l/b");
+}
+
+#[test]
+fn last_occurrence_wins_through_diamonds_with_different_paths() {
+    // root -> [left -> base, right -> base]; base's entry last occurs via right.
+    let skills = set(vec![
+        skill("l/root").include_with("l/left", json!({"side": "left"})).include_with("l/right", json!({"side": "right"})),
+        skill("l/left").include("l/base"),
+        skill("l/right").include("l/base"),
+        skill("l/base").tools(["t"]),
+    ]);
+    let r = resolve(&skills, &tools(&["t"]), "l/root").unwrap();
+    assert_eq!(r.entries.len(), 1);
+    assert_eq!(r.entries[0].overrides, map(json!({"side": "right"})));
+    assert_eq!(r.entries[0].include_path.to_string(), "l/root -> l/right -> l/base");
+}
+
+#[test]
+fn skill_level_overrides_apply_to_own_matching_entries_only() {
+    let skills = set(vec![
+        skill("l/root").tools(["t1"]).include("l/a").override_("t1", json!({"timeout_s": 10})).override_("a1", json!({"x": 1})),
+        skill("l/a").tools(["a1"]),
+    ]);
+    let r = resolve(&skills, &tools(&["t1", "a1"]), "l/root").unwrap();
+    assert_eq!(r.entries[0].name, "a1");
+    assert!(r.entries[0].overrides.is_empty(), "root's override must not reach a1 of l/a");
+    assert_eq!(r.entries[1].overrides, map(json!({"timeout_s": 10})));
+    assert!(r.warnings.contains(&ResolveWarning::UnmatchedOverride { skill: name("l/root"), target: "a1".into() }));
+}
+
+#[test]
+fn include_overrides_shallow_merge_and_outer_beats_inner() {
+    let skills = set(vec![
+        skill("l/root").include_with("l/mid", json!({"approval": "required", "level": "outer"})),
+        skill("l/mid").include_with("l/leaf", json!({"level": "inner", "keep": true})).tools(["m"]),
+        skill("l/leaf").tools(["t"]).override_("t", json!({"timeout_s": 5, "level": "own", "nested": {"a": 1}})),
+    ]);
+    let r = resolve(&skills, &tools(&["t", "m"]), "l/root").unwrap();
+    let t = &r.entries[0];
+    assert_eq!(
+        t.overrides,
+        map(json!({"timeout_s": 5, "level": "outer", "nested": {"a": 1}, "keep": true, "approval": "required"}))
+    );
+    // Every entry the include contributes gets the include's overrides.
+    assert_eq!(r.entries[1].overrides, map(json!({"approval": "required", "level": "outer"})));
+}
+
+#[test]
+fn non_overridable_fields_are_refused_with_skill_and_include_path() {
+    let skills = set(vec![
+        skill("l/root").include("l/a"),
+        skill("l/a").include_with("l/b", json!({"source_skill": "x", "is_inline": true})),
+        skill("l/b").tools(["t"]),
+    ]);
+    let err = resolve(&skills, &tools(&["t"]), "l/root").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Non-overridable field(s) 'source_skill', 'is_inline' in overrides from skill 'l/a' (include path: l/root -> l/a -> l/b)"
+    );
+    let skills = set(vec![skill("l/root").tools(["t"]).override_("t", json!({"name": "other"}))]);
+    let err = resolve(&skills, &tools(&["t"]), "l/root").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Non-overridable field(s) 'name' in overrides from skill 'l/root' (include path: l/root)"
+    );
+}
+
+#[test]
+fn missing_includes_name_the_declaring_skill_and_path() {
+    let skills = set(vec![skill("l/root").include("l/a"), skill("l/a").include("l/ghost")]);
+    let err = resolve(&skills, &ToolRegistry::new(), "l/root").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Skill 'l/a': Included skill 'l/ghost' not found (include path: l/root -> l/a)"
+    );
+}
+
+#[test]
+fn cycles_are_reported_with_the_full_cycle() {
+    let skills = set(vec![
+        skill("l/root").include("l/a"),
+        skill("l/a").include("l/b"),
+        skill("l/b").include("l/c"),
+        skill("l/c").include("l/a"),
+    ]);
+    let err = resolve(&skills, &ToolRegistry::new(), "l/root").unwrap_err();
+    assert_eq!(err.to_string(), "Cycle detected in skill includes: l/a -> l/b -> l/c -> l/a");
+    let skills = set(vec![skill("l/self").include("l/self")]);
+    let err = resolve(&skills, &ToolRegistry::new(), "l/self").unwrap_err();
+    assert_eq!(err.to_string(), "Cycle detected in skill includes: l/self -> l/self");
+}
+
+#[test]
+fn check_collects_every_problem() {
+    let skills = set(vec![
+        skill("l/root").include("l/x").include("l/y").override_("t", json!({"name": 1})),
+        skill("l/x").include("l/x"),
+    ]);
+    let errors = SkillResolver::new(&skills, &ToolRegistry::new()).check(&name("l/root"));
+    assert_eq!(errors.len(), 3, "{errors:?}");
+}
+
+#[test]
+fn diamond_lattice_of_forty_layers_is_linear() {
+    // Each layer has two skills that both include both skills of the next layer:
+    // 2^40 paths, 80 skills.
+    let mut skills = Vec::new();
+    for layer in 0..40 {
+        for side in ["l", "r"] {
+            let mut b = skill(&format!("d/{side}{layer}")).tools([format!("t{layer}{side}").as_str()].map(|s| Box::leak(s.to_owned().into_boxed_str()) as &str));
+            if layer < 39 {
+                b = b.include(&format!("d/l{}", layer + 1)).include(&format!("d/r{}", layer + 1));
+            }
+            skills.push(b);
+        }
+    }
+    skills.push(skill("d/root").include("d/l0").include("d/r0"));
+    let skills = set(skills);
+    let started = Instant::now();
+    let r = resolve(&skills, &ToolRegistry::new(), "d/root").unwrap();
+    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    assert_eq!(r.entries.len(), 80);
+    assert_eq!(r.entries[0].name, "t39l");
+    assert_eq!(r.entries.last().unwrap().name, "t0r");
+}
+
+#[test]
+fn ten_thousand_deep_chain_does_not_overflow_the_stack() {
+    let depth = 10_000;
+    let mut skills = Vec::new();
+    for i in 0..depth {
+        let mut b = skill(&format!("c/s{i}"));
+        b.0.items.push(SkillItem::ToolRef { name: format!("t{i}") });
+        if i + 1 < depth {
+            b = b.include(&format!("c/s{}", i + 1));
+        }
+        skills.push(b);
+    }
+    let skills = set(skills);
+    let started = Instant::now();
+    let r = resolve(&skills, &ToolRegistry::new(), "c/s0").unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    assert_eq!(r.entries.len(), depth);
+    assert_eq!(r.entries[0].name, format!("t{}", depth - 1));
+    assert_eq!(r.entries[0].include_path.len(), depth);
+    // A cycle at the bottom of the deep chain is still found, iteratively.
+    let mut skills = skills;
+    let last = name(&format!("c/s{}", depth - 1));
+    skills.get_mut(&last).unwrap().items.push(SkillItem::Include(Include { skill: name("c/s0"), overrides: ValueMap::new() }));
+    let err = resolve(&skills, &ToolRegistry::new(), "c/s0").unwrap_err();
+    assert!(matches!(err, ResolveError::Cycle { ref cycle } if cycle.len() == depth + 1));
+}
+
+#[test]
+fn mcp_entries_use_cached_tools_allow_list_and_warn() {
+    let mut registry = ToolRegistry::new();
+    for t in ["create_issue", "list_issues", "delete_repo"] {
+        let mut spec = ToolSpec::new(format!("mcp:gh/{t}"), t, ToolSource::Mcp);
+        spec.source_metadata = map(json!({"server": "gh"}));
+        registry.register(spec, false).unwrap();
+    }
+    let skills = set(vec![
+        skill("l/root").mcp("gh", Some(vec!["create_issue", "list_issues", "nope"])).mcp("never", Some(vec!["x"])),
+    ]);
+    let r = resolve(&skills, &registry, "l/root").unwrap();
+    assert_eq!(names(&r), ["mcp:gh/create_issue", "mcp:gh/list_issues", "mcp:never/x"]);
+    assert!(r.entries[2].tool.is_none());
+    assert!(r.warnings.contains(&ResolveWarning::McpToolMissing { skill: name("l/root"), server: "gh".into(), tool: "nope".into() }));
+    assert!(r.warnings.contains(&ResolveWarning::McpNotCached { skill: name("l/root"), server: "never".into() }));
+}
+
+#[test]
+fn capability_summary_counts_inline_tools_and_root_sources() {
+    let skills = set(vec![
+        skill("l/root")
+            .include("l/child")
+            .inline(InlineTool { read_only: true, ..InlineTool::default() })
+            .inline(InlineTool { writes: true, checkpointable: true, ..InlineTool::default() })
+            .mcp("gh", Some(vec!["a"]))
+            .agent("/p")
+            .tools(["t"]),
+        skill("l/child").inline(InlineTool { writes: true, side_effects: Some(false), ..InlineTool::default() }).mcp("other", None).agent("/q"),
+    ]);
+    let r = resolve(&skills, &tools(&["t"]), "l/root").unwrap();
+    let summary = compute_capability_summary(&skills[&name("l/root")], &r.entries);
+    assert_eq!(
+        summary,
+        SkillCapabilitySummary {
+            total_tools: 7,
+            read_only_tools: 1,
+            write_tools: 2,
+            checkpointable_tools: 1,
+            has_side_effects: true,
+            mcp_sources: 1,
+            agent_skill_sources: 1,
+        }
+    );
+    let quiet = set(vec![skill("l/q").inline(InlineTool { writes: true, side_effects: Some(false), ..InlineTool::default() })]);
+    let r = resolve(&quiet, &ToolRegistry::new(), "l/q").unwrap();
+    assert!(!compute_capability_summary(&quiet[&name("l/q")], &r.entries).has_side_effects);
+}
+
+#[test]
+fn validate_plan_reports_all_errors_and_warnings() {
+    let skills = set(vec![
+        skill("l/ok").tools(["t"]),
+        skill("l/broken").include("l/ghost").tools(["unknown"]),
+        skill("l/loop").include("l/loop2"),
+        skill("l/loop2").include("l/loop"),
+        skill("l/forbidden").tools(["t"]).override_("t", json!({"is_inline": false})).override_("zzz", json!({"a": 1})),
+    ]);
+    let registry = tools(&["t"]);
+    let plan = Plan { skills: vec!["l/ok".into(), "l/missing".into(), "l/broken".into(), "l/loop".into(), "l/forbidden".into(), "bad name".into()] };
+    let report = validate_plan(&plan, &skills, Some(&registry));
+    assert_eq!(
+        report.errors,
+        [
+            "Skill 'l/missing' referenced in plan is not registered",
+            "Skill 'l/broken': Included skill 'l/ghost' not found (include path: l/broken)",
+            "Skill 'l/broken': Tool 'unknown' is not registered",
+            "Skill 'l/loop': Cycle detected in skill includes: l/loop -> l/loop2 -> l/loop",
+            "Non-overridable field(s) 'is_inline' in overrides from skill 'l/forbidden' (include path: l/forbidden)",
+            "Plan: invalid skill name `bad name`: expected `namespace/short_name` matching `^[a-zA-Z0-9_-]+/[a-zA-Z0-9_-]+$`",
+        ]
+    );
+    assert_eq!(report.warnings, ["Skill 'l/forbidden': override for 'zzz' matches no tool of the skill"]);
+    // Without a tool registry, tool refs are not checked.
+    let report = validate_plan(&Plan { skills: vec!["l/broken".into()] }, &skills, None);
+    assert_eq!(report.errors.len(), 1);
+    assert!(validate_plan(&Plan { skills: vec!["l/ok".into()] }, &skills, Some(&registry)).is_ok());
+}
+
+#[allow(clippy::needless_range_loop)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Naive reference: expand the full depth-first sequence, then dedup.
+    fn naive(skills: &HashMap<SkillName, Skill>, root: &SkillName) -> Vec<(String, SkillName)> {
+        fn expand(skills: &HashMap<SkillName, Skill>, s: &SkillName, out: &mut Vec<(String, SkillName)>) {
+            let skill = &skills[s];
+            for inc in skill.includes() {
+                expand(skills, &inc.skill, out);
+            }
+            for item in &skill.items {
+                if let SkillItem::ToolRef { name } = item {
+                    out.push((name.clone(), s.clone()));
+                }
+            }
+        }
+        let mut all = Vec::new();
+        expand(skills, root, &mut all);
+        let mut order: Vec<String> = Vec::new();
+        let mut last: HashMap<String, SkillName> = HashMap::new();
+        for (n, s) in all {
+            if !order.contains(&n) {
+                order.push(n.clone());
+            }
+            last.insert(n, s);
+        }
+        order.into_iter().map(|n| { let s = last[&n].clone(); (n, s) }).collect()
+    }
+
+    proptest! {
+        #[test]
+        fn matches_naive_expansion_on_random_dags(edges in proptest::collection::vec((0usize..8, 0usize..8), 0..20), tool_sets in proptest::collection::vec(proptest::collection::vec(0usize..6, 0..4), 8)) {
+            let mut skills = HashMap::new();
+            for i in 0..8 {
+                let mut s = Skill::new(name(&format!("p/s{i}")));
+                for (from, to) in &edges {
+                    // Only forward edges: a DAG.
+                    if *from == i && to > from {
+                        s.items.push(SkillItem::Include(Include { skill: name(&format!("p/s{to}")), overrides: ValueMap::new() }));
+                    }
+                }
+                for t in &tool_sets[i] {
+                    s.items.push(SkillItem::ToolRef { name: format!("t{t}") });
+                }
+                skills.insert(s.name.clone(), s);
+            }
+            let root = name("p/s0");
+            let r = SkillResolver::new(&skills, &ToolRegistry::new()).resolve(&root).unwrap();
+            let got: Vec<(String, SkillName)> = r.entries.iter().map(|e| (e.name.clone(), e.source_skill.clone())).collect();
+            prop_assert_eq!(got, naive(&skills, &root));
+        }
+    }
+}

@@ -1,0 +1,383 @@
+use std::fmt;
+
+use agents_core::{
+    AgentSource, Include, InlineTool, McpSource, Overrides, Skill, SkillItem, SkillName, ValueMap,
+};
+use serde::de::{self, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+use crate::{DefinitionError, documents};
+
+/// One skill document, exactly the keys users may write.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SkillDocument {
+    name: SkillName,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    version: Option<String>,
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    metadata: ValueMap,
+    #[serde(default, skip_serializing_if = "Overrides::is_empty")]
+    overrides: Overrides,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    includes: Vec<IncludeDocument>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    inline_tools: Vec<InlineTool>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    mcp_sources: Vec<McpSource>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    agent_sources: Vec<AgentSource>,
+}
+
+/// `- local/base` (short form) or `- skill: local/base` with `overrides`.
+#[derive(Debug)]
+struct IncludeDocument(Include);
+
+impl Serialize for IncludeDocument {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.0.overrides.is_empty() {
+            self.0.skill.serialize(serializer)
+        } else {
+            self.0.serialize(serializer)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for IncludeDocument {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct IncludeVisitor;
+        impl<'de> Visitor<'de> for IncludeVisitor {
+            type Value = IncludeDocument;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a skill name or a map with `skill` and optional `overrides`")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                let skill = SkillName::new(v).map_err(E::custom)?;
+                Ok(IncludeDocument(Include {
+                    skill,
+                    overrides: ValueMap::new(),
+                }))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut skill: Option<SkillName> = None;
+                let mut overrides: Option<ValueMap> = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "skill" if skill.is_none() => skill = Some(map.next_value()?),
+                        "overrides" if overrides.is_none() => overrides = Some(map.next_value()?),
+                        "skill" | "overrides" => {
+                            return Err(de::Error::custom(format!("duplicate field `{key}`")));
+                        }
+                        other => {
+                            return Err(de::Error::unknown_field(other, &["skill", "overrides"]));
+                        }
+                    }
+                }
+                let skill = skill.ok_or_else(|| de::Error::missing_field("skill"))?;
+                Ok(IncludeDocument(Include {
+                    skill,
+                    overrides: overrides.unwrap_or_default(),
+                }))
+            }
+        }
+        deserializer.deserialize_any(IncludeVisitor)
+    }
+}
+
+impl SkillDocument {
+    pub(crate) fn into_skill(self) -> Skill {
+        let mut skill = Skill::new(self.name);
+        skill.description = self.description;
+        skill.version = self.version;
+        skill.metadata = self.metadata;
+        skill.overrides = self.overrides;
+        let items = &mut skill.items;
+        items.extend(self.tools.into_iter().map(|name| SkillItem::ToolRef { name }));
+        items.extend(self.includes.into_iter().map(|i| SkillItem::Include(i.0)));
+        items.extend(self.inline_tools.into_iter().map(SkillItem::InlineTool));
+        items.extend(self.mcp_sources.into_iter().map(SkillItem::McpSource));
+        items.extend(self.agent_sources.into_iter().map(SkillItem::AgentSource));
+        skill
+    }
+
+    pub(crate) fn from_skill(skill: &Skill) -> Self {
+        let mut document = Self {
+            name: skill.name.clone(),
+            description: skill.description.clone(),
+            version: skill.version.clone(),
+            metadata: skill.metadata.clone(),
+            overrides: skill.overrides.clone(),
+            tools: Vec::new(),
+            includes: Vec::new(),
+            inline_tools: Vec::new(),
+            mcp_sources: Vec::new(),
+            agent_sources: Vec::new(),
+        };
+        for item in &skill.items {
+            match item {
+                SkillItem::ToolRef { name } => document.tools.push(name.clone()),
+                SkillItem::Include(include) => {
+                    document.includes.push(IncludeDocument(include.clone()));
+                }
+                SkillItem::InlineTool(tool) => document.inline_tools.push(tool.clone()),
+                SkillItem::McpSource(source) => document.mcp_sources.push(source.clone()),
+                SkillItem::AgentSource(source) => document.agent_sources.push(source.clone()),
+            }
+        }
+        document
+    }
+}
+
+/// Parses every skill in `text` (one document, or a `---` stream), labelled
+/// `file` in errors. Rejects unknown keys, invalid names, invalid schemas and
+/// a name defined twice in the same stream.
+///
+/// Items are ordered by kind (tools, includes, inline tools, MCP sources,
+/// agent sources), each kind in the order written.
+pub fn parse_skills(text: &str, file: &str) -> Result<Vec<Skill>, DefinitionError> {
+    let parsed: Vec<(usize, SkillDocument)> = documents(text, file)?;
+    let mut skills: Vec<Skill> = Vec::with_capacity(parsed.len());
+    let mut seen = std::collections::HashSet::with_capacity(parsed.len());
+    for (number, document) in parsed {
+        let skill = document.into_skill();
+        if let Err(problems) = skill.validate() {
+            let message = problems
+                .iter()
+                .map(|p| format!("{}: {}", p.field, p.message))
+                .collect::<Vec<_>>()
+                .join("; ");
+            return Err(DefinitionError::at_document(
+                file,
+                number,
+                skill.name.as_str(),
+                message,
+            ));
+        }
+        if !seen.insert(skill.name.clone()) {
+            return Err(DefinitionError::at_document(
+                file,
+                number,
+                skill.name.as_str(),
+                "skill is defined more than once in this file",
+            ));
+        }
+        skills.push(skill);
+    }
+    Ok(skills)
+}
+
+/// Prints skills as a YAML stream that [`parse_skills`] reads back identically.
+pub fn skills_to_yaml(skills: &[Skill]) -> Result<String, DefinitionError> {
+    let mut out = String::new();
+    for (index, skill) in skills.iter().enumerate() {
+        if index > 0 {
+            out.push_str("---\n");
+        }
+        let text = yaml_serde::to_string(&SkillDocument::from_skill(skill)).map_err(|err| {
+            DefinitionError::at_document("<output>", index + 1, skill.name.as_str(), err.to_string())
+        })?;
+        out.push_str(&text);
+    }
+    Ok(out)
+}
+
+/// The definition keys plus `namespace`, `short_name`, `created_at` and
+/// `updated_at`, for `--format json`.
+pub fn skill_to_json(skill: &Skill) -> Value {
+    let mut object = ValueMap::new();
+    object.insert("name".into(), Value::String(skill.name.to_string()));
+    object.insert("namespace".into(), Value::String(skill.namespace().into()));
+    object.insert("short_name".into(), Value::String(skill.short_name().into()));
+    let document = SkillDocument::from_skill(skill);
+    let full = serde_json::to_value(&document).unwrap_or(Value::Null);
+    if let Value::Object(fields) = full {
+        for (key, value) in fields {
+            if key != "name" {
+                object.insert(key, value);
+            }
+        }
+    }
+    for key in ["description", "version"] {
+        object.entry(key).or_insert(Value::Null);
+    }
+    for key in ["metadata", "overrides"] {
+        object.entry(key).or_insert_with(|| Value::Object(ValueMap::new()));
+    }
+    for key in ["tools", "includes", "inline_tools", "mcp_sources", "agent_sources"] {
+        object.entry(key).or_insert_with(|| Value::Array(Vec::new()));
+    }
+    let stamp = |s: &Option<String>| s.clone().map_or(Value::Null, Value::String);
+    object.insert("created_at".into(), stamp(&skill.created_at));
+    object.insert("updated_at".into(), stamp(&skill.updated_at));
+    Value::Object(object)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FULL: &str = r#"
+name: local/code-tools            # required
+description: Read and edit code
+version: "1.2.0"
+metadata: {owner: platform-team}
+overrides:
+  builtin/read_file: {timeout_s: 10}
+tools: [builtin/read_file, builtin/grep]
+includes:
+  - local/base-tools
+  - skill: local/git-tools
+    overrides: {approval: required}
+inline_tools:
+  - description: Run the formatter
+    read_only: false
+    writes: true
+    checkpointable: true
+    side_effects: true
+    input_schema: {type: object, properties: {path: {type: string}}}
+    output_schema: {type: object}
+mcp_sources:
+  - server: github
+    command: npx
+    args: ["-y", "@modelcontextprotocol/server-github"]
+    env: {GITHUB_TOKEN: "${GITHUB_TOKEN}"}
+    tools: [create_issue, list_issues]
+agent_sources:
+  - path: ~/.cleveragents/agent_skills/pdf-processing
+"#;
+
+    fn error(text: &str) -> DefinitionError {
+        parse_skills(text, "s.yaml").unwrap_err()
+    }
+
+    #[test]
+    fn parses_the_full_example_in_kind_order() {
+        let skills = parse_skills(FULL, "s.yaml").unwrap();
+        assert_eq!(skills.len(), 1);
+        let skill = &skills[0];
+        assert_eq!(skill.name.as_str(), "local/code-tools");
+        assert_eq!(skill.version.as_deref(), Some("1.2.0"));
+        let kinds: Vec<_> = skill.items.iter().map(|i| i.kind().as_str()).collect();
+        assert_eq!(
+            kinds,
+            ["tool_ref", "tool_ref", "include", "include", "inline_tool", "mcp_source", "agent_source"]
+        );
+        let SkillItem::Include(include) = &skill.items[3] else { panic!() };
+        assert_eq!(include.skill.as_str(), "local/git-tools");
+        assert_eq!(include.overrides["approval"], "required");
+        let SkillItem::McpSource(mcp) = &skill.items[5] else { panic!() };
+        assert_eq!(mcp.env["GITHUB_TOKEN"], "${GITHUB_TOKEN}");
+        assert_eq!(skill.overrides["builtin/read_file"]["timeout_s"], 10);
+    }
+
+    #[test]
+    fn yaml_round_trip_is_identical() {
+        let skills = parse_skills(FULL, "s.yaml").unwrap();
+        let yaml = skills_to_yaml(&skills).unwrap();
+        assert_eq!(parse_skills(&yaml, "out.yaml").unwrap(), skills);
+    }
+
+    #[test]
+    fn multi_document_streams_hold_several_skills() {
+        let skills = parse_skills("---\nname: a/one\n---\nname: a/two\n---\n", "s.yaml").unwrap();
+        let names: Vec<_> = skills.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["a/one", "a/two"]);
+    }
+
+    #[test]
+    fn unknown_keys_point_at_line_and_column() {
+        let err = error("name: a/b\ntoolz: [x]\n");
+        assert_eq!((err.line, err.column), (Some(2), Some(1)));
+        assert!(err.message.starts_with("unknown field `toolz`, expected one of"), "{}", err.message);
+        let shown = err.to_string();
+        assert!(shown.starts_with("s.yaml:2:1: unknown field `toolz`"), "{shown}");
+        assert!(shown.contains("2 | toolz: [x]\n  | ^"), "{shown}");
+    }
+
+    #[test]
+    fn unknown_keys_inside_items_are_errors_too() {
+        let err = error("name: a/b\ninline_tools:\n  - descripton: x\n");
+        assert_eq!(err.line, Some(3));
+        assert!(err.message.contains("unknown field `descripton`"), "{}", err.message);
+        let err = error("name: a/b\nincludes:\n  - skill: a/c\n    overides: {}\n");
+        assert!(err.message.contains("unknown field `overides`"), "{}", err.message);
+        let err = error("name: a/b\nmcp_sources:\n  - server: s\n    comand: x\n");
+        assert!(err.message.contains("unknown field `comand`"), "{}", err.message);
+    }
+
+    #[test]
+    fn errors_in_later_documents_name_the_document_and_absolute_line() {
+        let err = error("name: a/one\n---\nname: a/two\nbogus: 1\n");
+        assert_eq!(err.document, Some(2));
+        assert_eq!(err.line, Some(4));
+    }
+
+    #[test]
+    fn invalid_names_are_rejected_with_the_rule() {
+        let err = error("name: not-namespaced\n");
+        assert!(err.message.contains("invalid skill name `not-namespaced`"), "{}", err.message);
+        assert_eq!(err.line, Some(1));
+        let err = error("name: a/b\nincludes: [bad name]\n");
+        assert!(err.message.contains("invalid skill name `bad name`"), "{}", err.message);
+    }
+
+    #[test]
+    fn missing_name_and_wrong_types_are_reported() {
+        assert!(error("description: x\n").message.contains("missing field `name`"));
+        let err = error("name: a/b\ntools: builtin/x\n");
+        assert!(err.message.contains("invalid type"), "{}", err.message);
+        // Unquoted scalars keep their text: `1.10` stays `1.10`, not `1.1`.
+        let skill = parse_skills("name: a/b\nversion: 1.10\n", "s.yaml").unwrap().remove(0);
+        assert_eq!(skill.version.as_deref(), Some("1.10"));
+        let err = error("- a\n- b\n");
+        assert!(err.message.contains("invalid type"), "{}", err.message);
+    }
+
+    #[test]
+    fn syntax_errors_point_at_the_line() {
+        let err = error("name: a/b\ntools: [x\n");
+        assert!(err.line.is_some(), "{err}");
+    }
+
+    #[test]
+    fn semantic_errors_name_the_skill_and_field() {
+        let err = error("name: a/b\ninline_tools:\n  - input_schema: {type: 7}\n");
+        assert_eq!(err.subject.as_deref(), Some("a/b"));
+        assert!(err.message.starts_with("inline_tools[0].input_schema: not a valid JSON Schema"), "{}", err.message);
+        let err = error("name: a/b\n---\nname: a/b\n");
+        assert_eq!(err.document, Some(2));
+        assert!(err.message.contains("more than once"));
+    }
+
+    #[test]
+    fn alias_bombs_and_deep_nesting_fail_fast() {
+        let mut bomb = String::from("a: &a [\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\"]\n");
+        for i in 0..9 {
+            let prev = if i == 0 { "a".to_string() } else { format!("l{}", i - 1) };
+            bomb.push_str(&format!(
+                "l{i}: &l{i} [*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev}]\n"
+            ));
+        }
+        bomb.push_str("name: a/b\nmetadata: {x: *l8}\n");
+        let started = std::time::Instant::now();
+        assert!(parse_skills(&bomb, "bomb.yaml").is_err());
+        assert!(started.elapsed().as_secs() < 5);
+        let deep = format!("name: a/b\nmetadata: {{x: {}{}}}\n", "[".repeat(10_000), "]".repeat(10_000));
+        assert!(parse_skills(&deep, "deep.yaml").is_err());
+    }
+
+    #[test]
+    fn json_view_has_every_key() {
+        let skill = parse_skills("name: a/b\n", "s.yaml").unwrap().remove(0);
+        let json = skill_to_json(&skill);
+        for key in ["name", "namespace", "short_name", "description", "version", "metadata", "overrides", "tools", "includes", "inline_tools", "mcp_sources", "agent_sources", "created_at", "updated_at"] {
+            assert!(json.get(key).is_some(), "{key}");
+        }
+        assert_eq!(json["namespace"], "a");
+    }
+}

@@ -1,0 +1,117 @@
+use agents_core::{ToolSource, ToolSpec, ValueMap};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{DefinitionError, documents};
+
+/// A custom tool definition as users write it.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct ToolDocument {
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    input_schema: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    output_schema: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    read_only: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    writes: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    checkpointable: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    side_effects: Option<bool>,
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    metadata: ValueMap,
+}
+
+/// Parses custom tool definitions (one document or a `---` stream). Each tool
+/// gets source `custom`; `metadata` becomes its `source_metadata`, to which
+/// the caller may add the file path.
+pub fn parse_tools(text: &str, file: &str) -> Result<Vec<ToolSpec>, DefinitionError> {
+    let parsed: Vec<(usize, ToolDocument)> = documents(text, file)?;
+    let mut tools: Vec<ToolSpec> = Vec::with_capacity(parsed.len());
+    for (number, document) in parsed {
+        let tool = ToolSpec {
+            name: document.name,
+            description: document.description,
+            input_schema: document.input_schema,
+            output_schema: document.output_schema,
+            source: ToolSource::Custom,
+            source_metadata: document.metadata,
+            read_only: document.read_only,
+            writes: document.writes,
+            checkpointable: document.checkpointable,
+            side_effects: document.side_effects.or(document.writes),
+        };
+        if let Err(err) = tool.validate() {
+            return Err(DefinitionError::at_document(file, number, &tool.name, err.message));
+        }
+        if tools.iter().any(|t| t.name == tool.name) {
+            return Err(DefinitionError::at_document(
+                file,
+                number,
+                &tool.name,
+                "tool is defined more than once in this file",
+            ));
+        }
+        tools.push(tool);
+    }
+    Ok(tools)
+}
+
+/// Prints tools in the definition format (source metadata as `metadata`).
+pub fn tools_to_yaml(tools: &[ToolSpec]) -> Result<String, DefinitionError> {
+    let mut out = String::new();
+    for (index, tool) in tools.iter().enumerate() {
+        if index > 0 {
+            out.push_str("---\n");
+        }
+        let document = ToolDocument {
+            name: tool.name.clone(),
+            description: tool.description.clone(),
+            input_schema: tool.input_schema.clone(),
+            output_schema: tool.output_schema.clone(),
+            read_only: tool.read_only,
+            writes: tool.writes,
+            checkpointable: tool.checkpointable,
+            side_effects: tool.side_effects,
+            metadata: tool.source_metadata.clone(),
+        };
+        let text = yaml_serde::to_string(&document).map_err(|err| {
+            DefinitionError::at_document("<output>", index + 1, &tool.name, err.to_string())
+        })?;
+        out.push_str(&text);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_tools_with_schemas() {
+        let tools = parse_tools(
+            "name: custom/deploy\ndescription: Deploy\nwrites: true\ninput_schema: {type: object}\n---\nname: custom/b\n",
+            "t.yaml",
+        )
+        .unwrap();
+        assert_eq!(tools.len(), 2);
+        assert_eq!(tools[0].source, ToolSource::Custom);
+        assert_eq!(tools[0].side_effects, Some(true));
+        assert_eq!(parse_tools(&tools_to_yaml(&tools).unwrap(), "o").unwrap(), tools);
+    }
+
+    #[test]
+    fn rejects_bad_tools() {
+        let err = parse_tools("name: x\nsource: builtin\n", "t.yaml").unwrap_err();
+        assert!(err.message.contains("unknown field `source`"), "{err}");
+        let err = parse_tools("name: x\ninput_schema: {type: nope}\n", "t.yaml").unwrap_err();
+        assert!(err.to_string().contains("`x`: input_schema: not a valid JSON Schema"), "{err}");
+        let err = parse_tools("name: ''\n", "t.yaml").unwrap_err();
+        assert!(err.message.contains("must not be empty"), "{err}");
+    }
+}

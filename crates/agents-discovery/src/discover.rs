@@ -1,0 +1,254 @@
+//! The discovery algorithm (spec steps 1-5, registration left to the caller)
+//! and conflict handling.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use agents_core::{ToolSource, ToolSpec};
+use serde::{Deserialize, Serialize};
+
+use crate::folder::FolderError;
+use crate::scan::{self, Dedup, ProgressFn};
+
+/// What to do when a discovered name is already taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConflictStrategy {
+    /// Keep the existing tool; the conflict is recorded (default).
+    #[default]
+    Skip,
+    /// Fail, naming both origins.
+    Error,
+    /// Register the discovered tool in place of the existing one.
+    Replace,
+}
+
+impl ConflictStrategy {
+    /// The name used on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Skip => "skip",
+            Self::Error => "error",
+            Self::Replace => "replace",
+        }
+    }
+}
+
+impl fmt::Display for ConflictStrategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ConflictStrategy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [Self::Skip, Self::Error, Self::Replace]
+            .into_iter()
+            .find(|strategy| strategy.as_str() == s)
+            .ok_or_else(|| format!("unknown conflict strategy `{s}`: expected `skip`, `error` or `replace`"))
+    }
+}
+
+/// A tool already registered under some name, as the caller knows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExistingTool {
+    /// Its registry name, e.g. `agent_skills/pdf`.
+    pub name: String,
+    /// Its source.
+    pub source: ToolSource,
+    /// Where it came from: a folder path, a server, a file.
+    pub origin: String,
+}
+
+/// How a conflict was settled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConflictResolution {
+    /// The existing tool (or the folder found first) was kept.
+    Skipped,
+    /// The discovered tool replaces the existing one.
+    Replaced,
+    /// Strategy `error`: discovery failed.
+    Failed,
+}
+
+/// A discovered name that was already taken.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiscoveryConflict {
+    /// The tool name, `agent_skills/<name>`.
+    pub name: String,
+    /// Source of the tool that had the name first.
+    pub existing_source: ToolSource,
+    /// Origin of the tool that had the name first.
+    pub existing_origin: String,
+    /// Realpath of the folder that wants the name.
+    pub new_path: PathBuf,
+    /// What happened.
+    pub resolution: ConflictResolution,
+}
+
+impl fmt::Display for DiscoveryConflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "agent skill `{}` at `{}` conflicts with the {} tool from `{}`",
+            self.name,
+            self.new_path.display(),
+            self.existing_source,
+            self.existing_origin
+        )?;
+        match self.resolution {
+            ConflictResolution::Skipped => f.write_str(": kept the existing one"),
+            ConflictResolution::Replaced => f.write_str(": replaced it"),
+            ConflictResolution::Failed => Ok(()),
+        }
+    }
+}
+
+/// What one discovery run found.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct DiscoveryResult {
+    /// Tools to register, in configured-path order, then folder name.
+    pub discovered: Vec<ToolSpec>,
+    /// Names that were already taken, and how each was settled.
+    pub conflicts: Vec<DiscoveryConflict>,
+    /// Folders that failed validation, with all their problems.
+    pub errors: Vec<FolderError>,
+    /// Missing paths, unreadable entries, duplicate links, `SKILL.md` warnings.
+    pub warnings: Vec<String>,
+}
+
+/// Discovery could not complete.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DiscoveryError {
+    /// Strategy `error` and at least one name was taken.
+    #[error("{}", conflicts_message(.0))]
+    Conflicts(Vec<DiscoveryConflict>),
+}
+
+fn conflicts_message(conflicts: &[DiscoveryConflict]) -> String {
+    let mut message = format!(
+        "{} agent skill name conflict(s) with conflict strategy `error`:",
+        conflicts.len()
+    );
+    for conflict in conflicts {
+        message.push_str(&format!("\n  {conflict}"));
+    }
+    message
+}
+
+/// Scans each directory of `paths` for immediate subfolders holding a
+/// `SKILL.md` (hidden entries skipped, symlinks followed once), parses them in
+/// parallel and returns the tools in a deterministic order.
+///
+/// `existing` is asked about each discovered name (`agent_skills/<name>`). An
+/// existing agent-skill tool whose origin is the same realpath is the same
+/// skill seen again, not a conflict. Two folders with the same name under
+/// different paths: the first configured path wins under `skip` and
+/// `replace`, and both are named under `error`.
+pub fn discover(
+    paths: &[PathBuf],
+    existing: &dyn Fn(&str) -> Option<ExistingTool>,
+    strategy: ConflictStrategy,
+    progress: Option<ProgressFn<'_>>,
+) -> Result<DiscoveryResult, DiscoveryError> {
+    let mut result = DiscoveryResult::default();
+    let mut candidates = Vec::new();
+    let mut dedup = Dedup::default();
+    let mut scanned: HashMap<PathBuf, &Path> = HashMap::new();
+    for dir in paths {
+        match std::fs::metadata(dir) {
+            Err(_) => {
+                result
+                    .warnings
+                    .push(format!("agent skills path `{}` does not exist", dir.display()));
+                continue;
+            }
+            Ok(meta) if !meta.is_dir() => {
+                result
+                    .warnings
+                    .push(format!("agent skills path `{}` is not a directory", dir.display()));
+                continue;
+            }
+            Ok(_) => {}
+        }
+        if let Ok(real) = std::fs::canonicalize(dir) {
+            if let Some(first) = scanned.get(&real) {
+                result.warnings.push(format!(
+                    "agent skills path `{}` is the same directory as `{}`: scanned once",
+                    dir.display(),
+                    first.display()
+                ));
+                continue;
+            }
+            scanned.insert(real, dir);
+        }
+        for folder in scan::skill_folders(dir, &mut result.warnings) {
+            match dedup.add(folder, &mut result.warnings) {
+                Ok(Some(candidate)) => candidates.push(candidate),
+                Ok(None) => {}
+                Err(err) => result.errors.push(err),
+            }
+        }
+    }
+
+    let loaded = scan::load_all(&candidates, progress);
+    let mut first_seen: HashMap<String, PathBuf> = HashMap::new();
+    for (candidate, outcome) in candidates.iter().zip(loaded) {
+        let skill = match outcome {
+            Ok(skill) => skill,
+            Err(err) => {
+                result.errors.push(err);
+                continue;
+            }
+        };
+        result.warnings.extend(skill.warnings.iter().map(ToString::to_string));
+        let name = skill.tool.name.clone();
+        let path = candidate.realpath.clone();
+        let conflict = |source, origin, resolution| DiscoveryConflict {
+            name: name.clone(),
+            existing_source: source,
+            existing_origin: origin,
+            new_path: path.clone(),
+            resolution,
+        };
+        if let Some(first) = first_seen.get(&name) {
+            let resolution = if strategy == ConflictStrategy::Error {
+                ConflictResolution::Failed
+            } else {
+                ConflictResolution::Skipped
+            };
+            let origin = first.to_string_lossy().into_owned();
+            result
+                .conflicts
+                .push(conflict(ToolSource::AgentSkills, origin, resolution));
+            continue;
+        }
+        first_seen.insert(name.clone(), path.clone());
+        if let Some(taken) = existing(&name) {
+            let same_folder = taken.source == ToolSource::AgentSkills
+                && Path::new(&taken.origin) == path.as_path();
+            if !same_folder {
+                let resolution = match strategy {
+                    ConflictStrategy::Skip => ConflictResolution::Skipped,
+                    ConflictStrategy::Error => ConflictResolution::Failed,
+                    ConflictStrategy::Replace => ConflictResolution::Replaced,
+                };
+                result
+                    .conflicts
+                    .push(conflict(taken.source, taken.origin, resolution));
+                if resolution != ConflictResolution::Replaced {
+                    continue;
+                }
+            }
+        }
+        result.discovered.push(skill.tool);
+    }
+    if strategy == ConflictStrategy::Error && !result.conflicts.is_empty() {
+        return Err(DiscoveryError::Conflicts(result.conflicts));
+    }
+    Ok(result)
+}

@@ -1,0 +1,127 @@
+//! One skill folder → one `ToolSpec`.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use agents_core::{ToolSource, ToolSpec, ValueMap};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::skill_md::{self, Rule, SKILL_MD, SkillDoc, SkillMdError};
+
+/// Discovered tools are registered as `agent_skills/<name>`.
+pub const TOOL_NAMESPACE: &str = "agent_skills";
+
+/// A skill folder that cannot be loaded, with every problem found in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FolderError {
+    /// The folder as it was found (not resolved).
+    pub folder: PathBuf,
+    /// Each problem with its file, line and rule.
+    pub problems: Vec<SkillMdError>,
+}
+
+impl fmt::Display for FolderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.problems.as_slice() {
+            [one] => write!(f, "{one}"),
+            problems => {
+                write!(
+                    f,
+                    "skill folder `{}` has {} problems:",
+                    self.folder.display(),
+                    problems.len()
+                )?;
+                for problem in problems {
+                    write!(f, "\n  {problem}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl std::error::Error for FolderError {}
+
+/// A loaded skill folder: its tool and the warnings that did not stop it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LoadedSkill {
+    /// The tool to register.
+    pub tool: ToolSpec,
+    /// Unknown fields, a byte order mark, coerced metadata values.
+    pub warnings: Vec<SkillMdError>,
+}
+
+/// Loads the skill in `folder` (which holds a `SKILL.md`) as a tool named
+/// `agent_skills/<name>`. The folder's name as given (a symlink's own name)
+/// must equal `name`; `source_metadata.path` is the folder's realpath.
+pub fn load_folder(folder: &Path) -> Result<ToolSpec, FolderError> {
+    load_skill(folder).map(|loaded| loaded.tool)
+}
+
+/// [`load_folder`], keeping the warnings.
+pub fn load_skill(folder: &Path) -> Result<LoadedSkill, FolderError> {
+    let fail = |message: String| FolderError {
+        folder: folder.to_path_buf(),
+        problems: vec![SkillMdError::new(folder, None, Rule::Path, message)],
+    };
+    let realpath = std::fs::canonicalize(folder).map_err(|err| fail(format!("cannot resolve folder: {err}")))?;
+    if !realpath.is_dir() {
+        return Err(fail("not a directory".into()));
+    }
+    // `.` and `..` have no name of their own: use the resolved one.
+    let named = if folder.file_name().is_some() { folder } else { realpath.as_path() };
+    load_resolved(named, &realpath)
+}
+
+/// Loads a folder whose realpath is already known (discovery resolves every
+/// candidate first to drop duplicates).
+pub(crate) fn load_resolved(folder: &Path, realpath: &Path) -> Result<LoadedSkill, FolderError> {
+    let file = folder.join(SKILL_MD);
+    let folder_name = folder.file_name().map(|name| name.to_string_lossy().into_owned());
+    let errors = |problems| FolderError {
+        folder: folder.to_path_buf(),
+        problems,
+    };
+    let bytes = skill_md::read_capped(&file).map_err(|err| errors(vec![err]))?;
+    let doc = skill_md::parse_with_folder(&file, &bytes, folder_name.as_deref()).map_err(errors)?;
+    Ok(to_tool(doc, realpath))
+}
+
+fn to_tool(doc: SkillDoc, realpath: &Path) -> LoadedSkill {
+    let mut tool = ToolSpec::new(
+        format!("{TOOL_NAMESPACE}/{}", doc.name),
+        doc.description,
+        ToolSource::AgentSkills,
+    );
+    tool.input_schema = doc.input_schema;
+    tool.output_schema = doc.output_schema;
+    let mut meta = ValueMap::new();
+    meta.insert("path".into(), Value::String(realpath.to_string_lossy().into_owned()));
+    meta.insert(
+        "skill_md".into(),
+        Value::String(realpath.join(SKILL_MD).to_string_lossy().into_owned()),
+    );
+    if let Some(license) = doc.license {
+        meta.insert("license".into(), Value::String(license));
+    }
+    if let Some(compatibility) = doc.compatibility {
+        meta.insert("compatibility".into(), Value::String(compatibility));
+    }
+    if !doc.metadata.is_empty() {
+        let map = doc
+            .metadata
+            .into_iter()
+            .map(|(key, value)| (key, Value::String(value)))
+            .collect();
+        meta.insert("metadata".into(), Value::Object(map));
+    }
+    if let Some(allowed) = doc.allowed_tools {
+        meta.insert("allowed-tools".into(), Value::String(allowed));
+    }
+    tool.source_metadata = meta;
+    LoadedSkill {
+        tool,
+        warnings: doc.warnings,
+    }
+}

@@ -1,0 +1,42 @@
+//! Agent Skills discovery: finding folders that hold a `SKILL.md`, parsing
+//! and validating their YAML front-matter against the Agent Skills standard,
+//! and turning each into an `agent_skills/<name>` [`ToolSpec`](agents_core::ToolSpec),
+//! with conflict handling against tools that already exist.
+//!
+//! This crate reads the filesystem but stores nothing: registering the
+//! result (and refreshing it in one transaction) belongs to the registry
+//! service. It never prints; the CLI shows [`DiscoveryResult`] and
+//! [`LintReport`].
+//!
+//! Decisions where the standard leaves room:
+//! - `name` is ASCII: `a-z`, `0-9` and `-`, because it becomes part of a tool
+//!   name and a folder name on every platform.
+//! - Unknown top-level fields (`version`, `user-invocable`, ... that some
+//!   agents add) are warnings, not errors: the skill still loads.
+//! - A UTF-8 byte order mark is accepted with a warning; CRLF line ends are
+//!   accepted; non-UTF-8 is an error.
+//! - `allowed-tools` may be a string or a list of strings (joined with
+//!   spaces); `metadata` numbers and booleans are kept as text, with a warning.
+//! - YAML anchors and aliases work, but the expanded front-matter is charged
+//!   against a fixed budget, so alias bombs fail fast; nesting is limited to
+//!   128 levels; files over 1 MiB are refused unread.
+
+mod discover;
+mod folder;
+mod lint;
+mod scan;
+mod skill_md;
+mod yaml;
+
+pub use discover::{
+    ConflictResolution, ConflictStrategy, DiscoveryConflict, DiscoveryError, DiscoveryResult,
+    ExistingTool, discover,
+};
+pub use folder::{FolderError, LoadedSkill, TOOL_NAMESPACE, load_folder, load_skill};
+pub use lint::{LintReport, LintedFolder, lint};
+pub use scan::ProgressFn;
+pub use skill_md::{
+    EXTENSION_FIELDS, MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS,
+    MAX_SKILL_MD_BYTES, Rule, SKILL_MD, STANDARD_FIELDS, SkillDoc, SkillMdError, parse_skill_md,
+    read_skill_md,
+};

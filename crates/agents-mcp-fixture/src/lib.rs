@@ -1,0 +1,588 @@
+//! A small MCP server whose behaviour is chosen on the command line, used by the
+//! `agents-mcp` tests to exercise the client against well-behaved and broken
+//! servers over stdio and streamable HTTP (loopback only).
+//!
+//! ```text
+//! agents-mcp-fixture [--http 127.0.0.1:PORT] [--pid-file PATH] [--grandchild]
+//!                    [--echo-env VAR] [--echo-header NAME] MODE [ARGS...]
+//! ```
+//!
+//! Modes:
+//! - `normal`: a few tools with real input/output schemas and annotations;
+//! - `paginated N PAGE_SIZE`: `N` tools served `PAGE_SIZE` at a time with cursors;
+//! - `slow SECONDS`: like `normal`, but `tools/list` sleeps first;
+//! - `crash`: reads the `initialize` request and exits with status 3;
+//! - `crash-after-init`: answers `initialize`, exits with status 4 on `tools/list`;
+//! - `garbage`: answers every line with lines that are not JSON-RPC;
+//! - `huge N`: `N` tools in a single page;
+//! - `loop-cursor`: every page returns the same `nextCursor`;
+//! - `endless`: every page returns a new `nextCursor`;
+//! - `bad-schema`: one good tool and one whose input schema is not a JSON Schema;
+//! - `list-error`: answers `tools/list` with a JSON-RPC error;
+//! - `no-tools`: does not offer the `tools` capability at all.
+//!
+//! Options:
+//! - `--http ADDR` serves streamable HTTP on a loopback address (port 0 picks a free
+//!   port) and prints `http://ADDR/mcp` on stdout once it is listening; it exits when
+//!   its stdin closes, so a test that dies does not leave it running;
+//! - `--pid-file PATH` writes this process's pid, and with `--grandchild` the pid of
+//!   a `sleep 600` it starts and never waits for, one per line;
+//! - `--echo-env VAR` adds a tool `echo_env` whose description is `$VAR`;
+//! - `--echo-header NAME` adds a tool `echo_header` whose description is the value
+//!   of that HTTP request header.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::process::{ExitCode, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use rmcp::model::{
+    ErrorData, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+
+/// How the server behaves.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mode {
+    /// A few well-formed tools.
+    Normal,
+    /// `total` tools, `page_size` per page.
+    Paginated {
+        /// Number of tools.
+        total: usize,
+        /// Tools per page.
+        page_size: usize,
+    },
+    /// `tools/list` sleeps this long before answering.
+    Slow(Duration),
+    /// Exits before answering `initialize`.
+    Crash,
+    /// Exits on `tools/list`.
+    CrashAfterInit,
+    /// Writes lines that are not JSON-RPC.
+    Garbage,
+    /// This many tools in one page.
+    Huge(usize),
+    /// The same `nextCursor` on every page.
+    LoopCursor,
+    /// A fresh `nextCursor` on every page, forever.
+    Endless,
+    /// A tool whose input schema is not a JSON Schema.
+    BadSchema,
+    /// `tools/list` fails.
+    ListError,
+    /// No `tools` capability.
+    NoTools,
+}
+
+/// Parsed command line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Args {
+    /// Behaviour.
+    pub mode: Mode,
+    /// Serve streamable HTTP here instead of stdio.
+    pub http: Option<SocketAddr>,
+    /// Where to write pids.
+    pub pid_file: Option<String>,
+    /// Start a `sleep 600` grandchild.
+    pub grandchild: bool,
+    /// Environment variable echoed by the `echo_env` tool.
+    pub echo_env: Option<String>,
+    /// HTTP header echoed by the `echo_header` tool.
+    pub echo_header: Option<String>,
+}
+
+const USAGE: &str = "usage: agents-mcp-fixture [--http 127.0.0.1:PORT] [--pid-file PATH] [--grandchild] \
+[--echo-env VAR] [--echo-header NAME] \
+normal|paginated N PAGE_SIZE|slow SECONDS|crash|crash-after-init|garbage|huge N|loop-cursor|endless|bad-schema|\
+list-error|no-tools";
+
+/// Parses the arguments (without the program name).
+pub fn parse_args(args: &[String]) -> Result<Args, String> {
+    let mut http = None;
+    let mut pid_file = None;
+    let mut grandchild = false;
+    let mut echo_env = None;
+    let mut echo_header = None;
+    let mut rest = args.iter();
+    let mut positional = Vec::new();
+    while let Some(arg) = rest.next() {
+        let mut value = |name: &str| {
+            rest.next()
+                .cloned()
+                .ok_or_else(|| format!("`{name}` needs a value"))
+        };
+        match arg.as_str() {
+            "--http" => {
+                let raw = value("--http")?;
+                let addr: SocketAddr = raw
+                    .parse()
+                    .map_err(|err| format!("`--http {raw}`: {err}"))?;
+                if !addr.ip().is_loopback() {
+                    return Err(format!(
+                        "`--http {raw}`: only loopback addresses are allowed"
+                    ));
+                }
+                http = Some(addr);
+            }
+            "--pid-file" => pid_file = Some(value("--pid-file")?),
+            "--grandchild" => grandchild = true,
+            "--echo-env" => echo_env = Some(value("--echo-env")?),
+            "--echo-header" => echo_header = Some(value("--echo-header")?),
+            other if other.starts_with("--") => return Err(format!("unknown option `{other}`")),
+            _ => positional.push(arg.as_str()),
+        }
+    }
+    let number = |raw: Option<&&str>, what: &str| -> Result<u64, String> {
+        let raw = raw.ok_or_else(|| format!("missing {what}"))?;
+        raw.parse()
+            .map_err(|_| format!("{what} must be a number, got `{raw}`"))
+    };
+    let mode = match positional.as_slice() {
+        ["normal"] => Mode::Normal,
+        ["paginated", args @ ..] => {
+            let total = usize::try_from(number(args.first(), "N")?).map_err(|e| e.to_string())?;
+            let page_size =
+                usize::try_from(number(args.get(1), "PAGE_SIZE")?).map_err(|e| e.to_string())?;
+            if page_size == 0 {
+                return Err("PAGE_SIZE must be at least 1".into());
+            }
+            Mode::Paginated { total, page_size }
+        }
+        ["slow", args @ ..] => Mode::Slow(Duration::from_secs(number(args.first(), "SECONDS")?)),
+        ["crash"] => Mode::Crash,
+        ["crash-after-init"] => Mode::CrashAfterInit,
+        ["garbage"] => Mode::Garbage,
+        ["huge", args @ ..] => {
+            Mode::Huge(usize::try_from(number(args.first(), "N")?).map_err(|e| e.to_string())?)
+        }
+        ["loop-cursor"] => Mode::LoopCursor,
+        ["endless"] => Mode::Endless,
+        ["bad-schema"] => Mode::BadSchema,
+        ["list-error"] => Mode::ListError,
+        ["no-tools"] => Mode::NoTools,
+        [] => return Err("missing MODE".into()),
+        other => return Err(format!("unknown mode `{}`", other.join(" "))),
+    };
+    Ok(Args {
+        mode,
+        http,
+        pid_file,
+        grandchild,
+        echo_env,
+        echo_header,
+    })
+}
+
+/// Runs the fixture; the exit code is 2 for usage errors.
+pub fn run(raw_args: Vec<String>) -> ExitCode {
+    let args = match parse_args(&raw_args) {
+        Ok(args) => args,
+        Err(message) => {
+            say_err(&format!("agents-mcp-fixture: {message}\n{USAGE}"));
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            say_err(&format!(
+                "agents-mcp-fixture: cannot start the runtime: {err}"
+            ));
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(serve(args)) {
+        Ok(code) => code,
+        Err(message) => {
+            say_err(&format!("agents-mcp-fixture: {message}"));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn say_err(message: &str) {
+    let _ = writeln!(std::io::stderr(), "{message}");
+}
+
+async fn serve(args: Args) -> Result<ExitCode, String> {
+    let mut pids = vec![std::process::id()];
+    if args.grandchild {
+        // Inherits stdout/stderr like a real wrapper's child (npx -> node) would.
+        let child = std::process::Command::new("sleep")
+            .arg("600")
+            .stdin(Stdio::null())
+            .spawn()
+            .map_err(|err| format!("cannot start the grandchild `sleep 600`: {err}"))?;
+        pids.push(child.id());
+        // Never waited for on purpose: the client must clean it up.
+        std::mem::forget(child);
+    }
+    if let Some(path) = &args.pid_file {
+        let text: String = pids.iter().map(|pid| format!("{pid}\n")).collect();
+        // Written under a temporary name, then renamed, so a reader never sees half a file.
+        let partial = format!("{path}.partial");
+        std::fs::write(&partial, text)
+            .and_then(|()| std::fs::rename(&partial, path))
+            .map_err(|err| format!("cannot write `{path}`: {err}"))?;
+    }
+
+    match (&args.mode, args.http) {
+        (Mode::Crash, _) => crash_before_initialize().await,
+        (Mode::Garbage, _) => answer_garbage().await,
+        (_, Some(addr)) => serve_http(args.clone(), addr).await,
+        (_, None) => {
+            let service = Fixture::new(args)
+                .serve(rmcp::transport::stdio())
+                .await
+                .map_err(|err| format!("initialize failed: {err}"))?;
+            service
+                .waiting()
+                .await
+                .map_err(|err| format!("server task failed: {err}"))?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+async fn crash_before_initialize() -> Result<ExitCode, String> {
+    let mut line = String::new();
+    let _ = BufReader::new(tokio::io::stdin())
+        .read_line(&mut line)
+        .await;
+    say_err("agents-mcp-fixture: crashing on purpose before answering `initialize`");
+    Ok(ExitCode::from(3))
+}
+
+async fn answer_garbage() -> Result<ExitCode, String> {
+    let mut stdout = tokio::io::stdout();
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    while let Ok(Some(_request)) = lines.next_line().await {
+        for n in 0..20 {
+            let text = format!("hello, this is not JSON-RPC (line {n})\n");
+            if stdout.write_all(text.as_bytes()).await.is_err() {
+                return Ok(ExitCode::SUCCESS);
+            }
+        }
+        let _ = stdout.flush().await;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn serve_http(args: Args, addr: SocketAddr) -> Result<ExitCode, String> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|err| format!("cannot listen on {addr}: {err}"))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|err| format!("cannot read the bound address: {err}"))?;
+    let fixture = Fixture::new(args);
+    let service: StreamableHttpService<Fixture, LocalSessionManager> = StreamableHttpService::new(
+        move || Ok(fixture.clone()),
+        Default::default(),
+        StreamableHttpServerConfig::default(),
+    );
+    let mut stdout = tokio::io::stdout();
+    stdout
+        .write_all(format!("http://{bound}/mcp\n").as_bytes())
+        .await
+        .and(stdout.flush().await)
+        .map_err(|err| format!("cannot write the address to stdout: {err}"))?;
+
+    let accept = async move {
+        loop {
+            let Ok((stream, _peer)) = listener.accept().await else {
+                continue;
+            };
+            let service = service.clone();
+            tokio::spawn(async move {
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let service = hyper_util::service::TowerToHyperService::new(service);
+                let _ = hyper_util::server::conn::auto::Builder::new(
+                    hyper_util::rt::TokioExecutor::new(),
+                )
+                .serve_connection(io, service)
+                .await;
+            });
+        }
+    };
+    // The parent holds our stdin; when it goes away, so do we.
+    let stdin_closed = async {
+        let mut sink = Vec::new();
+        let _ = tokio::io::stdin().read_to_end(&mut sink).await;
+    };
+    tokio::select! {
+        () = accept => {}
+        () = stdin_closed => {}
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Debug, Clone)]
+struct Fixture {
+    args: Arc<Args>,
+    pages_served: Arc<AtomicUsize>,
+}
+
+impl Fixture {
+    fn new(args: Args) -> Self {
+        Self {
+            args: Arc::new(args),
+            pages_served: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    fn normal_tools(&self, context: &RequestContext<RoleServer>) -> Vec<Tool> {
+        let mut tools = vec![
+            tool(
+                "add",
+                "Adds two integers",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "a": {"type": "integer", "description": "first addend"},
+                        "b": {"type": "integer", "description": "second addend"}
+                    },
+                    "required": ["a", "b"]
+                }),
+            )
+            .with_raw_output_schema(Arc::new(object(json!({
+                "type": "object",
+                "properties": {"sum": {"type": "integer"}},
+                "required": ["sum"]
+            }))))
+            .with_annotations(ToolAnnotations::new().read_only(true)),
+            tool(
+                "write_note",
+                "Appends a note",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "text": {"type": "string"},
+                        "tags": {"type": "array", "items": {"type": "string"}}
+                    },
+                    "required": ["text"]
+                }),
+            )
+            .with_annotations(ToolAnnotations::new().read_only(false).destructive(false)),
+            tool(
+                "delete_everything",
+                "Deletes every note",
+                json!({"type": "object", "properties": {}}),
+            )
+            .with_annotations(ToolAnnotations::new().destructive(true).idempotent(true)),
+            tool(
+                "cwd",
+                std::env::current_dir()
+                    .map(|dir| dir.display().to_string())
+                    .unwrap_or_default(),
+                json!({"type": "object"}),
+            ),
+        ];
+        if let Some(var) = &self.args.echo_env {
+            let value = std::env::var(var).unwrap_or_else(|_| "<unset>".into());
+            tools.push(tool("echo_env", value, json!({"type": "object"})));
+        }
+        if let Some(name) = &self.args.echo_header {
+            let value = context
+                .extensions
+                .get::<http::request::Parts>()
+                .and_then(|parts| parts.headers.get(name.as_str()))
+                .and_then(|value| value.to_str().ok())
+                .unwrap_or("<missing>")
+                .to_owned();
+            tools.push(tool("echo_header", value, json!({"type": "object"})));
+        }
+        tools
+    }
+}
+
+fn object(value: Value) -> serde_json::Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    }
+}
+
+fn tool(name: &str, description: impl Into<String>, schema: Value) -> Tool {
+    Tool::new(
+        name.to_owned(),
+        description.into(),
+        Arc::new(object(schema)),
+    )
+}
+
+fn page_number(request: &Option<PaginatedRequestParams>) -> Result<usize, ErrorData> {
+    match request.as_ref().and_then(|params| params.cursor.as_deref()) {
+        None => Ok(0),
+        Some(cursor) => cursor
+            .strip_prefix("page-")
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| ErrorData::invalid_params(format!("unknown cursor `{cursor}`"), None)),
+    }
+}
+
+fn page(tools: Vec<Tool>, next_cursor: Option<String>) -> ListToolsResult {
+    let mut result = ListToolsResult::with_all_items(tools);
+    result.next_cursor = next_cursor;
+    result
+}
+
+impl ServerHandler for Fixture {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = match self.args.mode {
+            Mode::NoTools => ServerCapabilities::default(),
+            _ => ServerCapabilities::builder().enable_tools().build(),
+        };
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("agents-mcp-fixture", "1.2.3"))
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let served = self.pages_served.fetch_add(1, Ordering::SeqCst);
+        match &self.args.mode {
+            Mode::ListError => Err(ErrorData::internal_error(
+                "the tool catalogue is unavailable",
+                None,
+            )),
+            Mode::Normal | Mode::Crash | Mode::Garbage | Mode::NoTools => {
+                Ok(page(self.normal_tools(&context), None))
+            }
+            Mode::Slow(delay) => {
+                tokio::time::sleep(*delay).await;
+                Ok(page(self.normal_tools(&context), None))
+            }
+            Mode::CrashAfterInit => {
+                say_err("agents-mcp-fixture: crashing on purpose in `tools/list`");
+                std::process::exit(4);
+            }
+            Mode::Paginated { total, page_size } => {
+                let number = page_number(&request)?;
+                let start = number.saturating_mul(*page_size);
+                let end = start.saturating_add(*page_size).min(*total);
+                let schema = Arc::new(object(json!({
+                    "type": "object",
+                    "properties": {"page": {"type": "integer", "minimum": 0}}
+                })));
+                let tools = (start..end)
+                    .map(|i| {
+                        Tool::new(
+                            format!("tool_{i:04}"),
+                            format!("tool number {i}"),
+                            schema.clone(),
+                        )
+                    })
+                    .collect();
+                let next = (end < *total).then(|| format!("page-{}", number.saturating_add(1)));
+                Ok(page(tools, next))
+            }
+            Mode::Huge(total) => {
+                let schema = Arc::new(object(json!({
+                    "type": "object",
+                    "properties": {"value": {"type": "string"}}
+                })));
+                let tools = (0..*total)
+                    .map(|i| Tool::new(format!("tool_{i:06}"), "one of very many", schema.clone()))
+                    .collect();
+                Ok(page(tools, None))
+            }
+            Mode::LoopCursor => Ok(page(
+                vec![tool(
+                    &format!("loop_{served}"),
+                    "again",
+                    json!({"type": "object"}),
+                )],
+                Some("again".into()),
+            )),
+            Mode::Endless => {
+                let number = page_number(&request)?;
+                Ok(page(
+                    vec![tool(
+                        &format!("endless_{number}"),
+                        "more",
+                        json!({"type": "object"}),
+                    )],
+                    Some(format!("page-{}", number.saturating_add(1))),
+                ))
+            }
+            Mode::BadSchema => Ok(page(
+                vec![
+                    tool("fine", "a valid tool", json!({"type": "object"})),
+                    tool(
+                        "broken",
+                        "its input schema names a type that does not exist",
+                        json!({"type": "objekt", "properties": {"x": {"type": "strin"}}}),
+                    ),
+                ],
+                None,
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(args: &[&str]) -> Vec<String> {
+        args.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn parses_modes_and_options() {
+        let args = parse_args(&strings(&[
+            "--http",
+            "127.0.0.1:0",
+            "--grandchild",
+            "paginated",
+            "10",
+            "3",
+        ]))
+        .unwrap();
+        assert_eq!(
+            args.mode,
+            Mode::Paginated {
+                total: 10,
+                page_size: 3
+            }
+        );
+        assert!(args.grandchild);
+        assert_eq!(args.http, Some("127.0.0.1:0".parse().unwrap()));
+        assert_eq!(
+            parse_args(&strings(&["slow", "2"])).unwrap().mode,
+            Mode::Slow(Duration::from_secs(2))
+        );
+    }
+
+    #[test]
+    fn rejects_non_loopback_and_bad_modes() {
+        assert!(
+            parse_args(&strings(&["--http", "0.0.0.0:1", "normal"]))
+                .unwrap_err()
+                .contains("loopback")
+        );
+        assert!(
+            parse_args(&strings(&["dance"]))
+                .unwrap_err()
+                .contains("unknown mode")
+        );
+        assert!(parse_args(&strings(&["paginated", "3", "0"])).is_err());
+        assert!(parse_args(&strings(&[])).is_err());
+    }
+}

@@ -1,0 +1,155 @@
+//! `${VAR}` expansion for MCP server `env` values and HTTP headers.
+
+/// Why a `${VAR}` reference could not be expanded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VarError {
+    /// The variable is not set.
+    #[error("environment variable `{name}` is not set")]
+    Missing {
+        /// The variable's name.
+        name: String,
+    },
+    /// `${` without a valid name and a closing `}`.
+    #[error("malformed variable reference at byte {offset}: {message}")]
+    Malformed {
+        /// Byte offset of the `$`.
+        offset: usize,
+        /// What was expected.
+        message: String,
+    },
+}
+
+/// Replaces every `${NAME}` in `text` with `lookup(NAME)`.
+///
+/// `NAME` is `[A-Za-z_][A-Za-z0-9_]*`. `$${` stands for a literal `${`; any other
+/// `$` is kept as is. An unset variable or a malformed reference is an error: a
+/// secret silently replaced by nothing would fail later and far less clearly.
+pub fn expand_vars(
+    text: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, VarError> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut offset = 0;
+    while let Some(dollar) = rest.find('$') {
+        out.push_str(&rest[..dollar]);
+        let after = &rest[dollar + 1..];
+        let here = offset + dollar;
+        if let Some(escaped) = after.strip_prefix("${") {
+            out.push_str("${");
+            offset = here + 3;
+            rest = escaped;
+            continue;
+        }
+        let Some(body) = after.strip_prefix('{') else {
+            out.push('$');
+            offset = here + 1;
+            rest = after;
+            continue;
+        };
+        let Some(close) = body.find('}') else {
+            return Err(VarError::Malformed {
+                offset: here,
+                message: "`${` without a closing `}`".into(),
+            });
+        };
+        let name = &body[..close];
+        if !is_var_name(name) {
+            return Err(VarError::Malformed {
+                offset: here,
+                message: format!(
+                    "`${{{name}}}`: expected a name made of letters, digits and `_`, not starting with a digit"
+                ),
+            });
+        }
+        let value = lookup(name).ok_or_else(|| VarError::Missing {
+            name: name.to_owned(),
+        })?;
+        out.push_str(&value);
+        offset = here + 2 + close + 1;
+        rest = &body[close + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn is_var_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(name: &str) -> Option<String> {
+        match name {
+            "TOKEN" => Some("s3cr3t".into()),
+            "EMPTY" => Some(String::new()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn expands_references_and_keeps_other_text() {
+        assert_eq!(
+            expand_vars("Bearer ${TOKEN}", &env).unwrap(),
+            "Bearer s3cr3t"
+        );
+        assert_eq!(
+            expand_vars("${TOKEN}${TOKEN}", &env).unwrap(),
+            "s3cr3ts3cr3t"
+        );
+        assert_eq!(expand_vars("a${EMPTY}b", &env).unwrap(), "ab");
+        assert_eq!(expand_vars("cost: $5 $", &env).unwrap(), "cost: $5 $");
+        assert_eq!(
+            expand_vars("$${TOKEN} is literal", &env).unwrap(),
+            "${TOKEN} is literal"
+        );
+        assert_eq!(
+            expand_vars("héllo ${TOKEN} wörld", &env).unwrap(),
+            "héllo s3cr3t wörld"
+        );
+        assert_eq!(expand_vars("", &env).unwrap(), "");
+    }
+
+    #[test]
+    fn missing_and_malformed_references_are_errors() {
+        assert_eq!(
+            expand_vars("x ${NOPE} y", &env).unwrap_err(),
+            VarError::Missing {
+                name: "NOPE".into()
+            }
+        );
+        let err = expand_vars("ab${TOKEN", &env).unwrap_err();
+        assert!(
+            matches!(err, VarError::Malformed { offset: 2, .. }),
+            "{err:?}"
+        );
+        assert!(matches!(
+            expand_vars("${}", &env),
+            Err(VarError::Malformed { .. })
+        ));
+        assert!(matches!(
+            expand_vars("${1A}", &env),
+            Err(VarError::Malformed { .. })
+        ));
+        assert!(matches!(
+            expand_vars("${A-B}", &env),
+            Err(VarError::Malformed { .. })
+        ));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn text_without_dollars_is_unchanged(text in "[^$]*") {
+            proptest::prop_assert_eq!(expand_vars(&text, &env).unwrap(), text);
+        }
+
+        #[test]
+        fn never_panics(text in ".*") {
+            let _ = expand_vars(&text, &env);
+        }
+    }
+}

@@ -1,0 +1,277 @@
+//! The MCP client of the skill registry: given an `mcp_source`, start or reach the
+//! server (stdio child process or streamable HTTP), run `initialize` and a bounded,
+//! paginated `tools/list`, shut it down, and return its tools as
+//! [`ToolSpec`]s named `mcp:{server}/{tool}` with their real schemas.
+//!
+//! Built on the official Rust SDK (`rmcp`), which stays behind this crate's API.
+//! Caching the catalogue, config references and allow-lists belong to the
+//! registry; this crate only talks to servers.
+//!
+//! Guarantees:
+//! - **Bounded**: the whole fetch (start, `initialize`, every page) is bounded by
+//!   the timeout (the item's `timeout_s`, else [`FetchOptions::timeout`]); one
+//!   message by [`FetchOptions::max_message_bytes`]; the list by [`FetchOptions::max_tools`] and
+//!   [`FetchOptions::max_pages`]; a repeated cursor is an error. The clean
+//!   shutdown after a success adds at most four times [`FetchOptions::shutdown_grace`]
+//!   (usually nothing: servers exit when their stdin closes).
+//! - **No orphans** (Unix): a stdio server runs in its own process group. On
+//!   success its stdin is closed, then it gets SIGTERM, then SIGKILL, each after
+//!   `shutdown_grace`; on any error or timeout the group is SIGKILLed at once; and
+//!   when the fetch future is dropped (e.g. Ctrl-C handled by the caller) the group
+//!   is SIGKILLed from a destructor. Whatever is left of the group (grandchildren
+//!   such as the `node` behind `npx`) is killed in every case. Because the server
+//!   has its own group, a terminal's Ctrl-C does not reach it directly: the
+//!   program must handle SIGINT (e.g. `tokio::signal::ctrl_c`) and drop the future
+//!   rather than die on the default action, which runs no destructors.
+//! - **Secrets**: `${VAR}` in `env` values and `headers` is expanded from
+//!   [`FetchOptions::env`] into a copy when the server is started; the
+//!   [`McpSource`] is never changed, and errors never contain expanded values.
+//!   The child inherits this process's environment, with the item's `env` on top.
+//! - **Faults** are [`McpError`]s naming the server: a program that cannot start,
+//!   exits early (with its last stderr lines), writes non-JSON-RPC to stdout (a few
+//!   banner lines are tolerated, a flood is not), is too slow, lists too much, or an
+//!   HTTP endpoint that refuses connections.
+//! - **Bad tools** (an invalid JSON Schema, a name the catalogue cannot hold, a
+//!   duplicate) do not fail the server: they are left out and reported in
+//!   [`FetchedTools::rejected`], each naming the server and the tool.
+
+mod error;
+mod expand;
+mod http;
+mod list;
+mod process;
+mod session;
+mod source;
+mod stdio;
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agents_core::{McpSource, ToolSpec};
+
+pub use error::McpError;
+pub use expand::{VarError, expand_vars};
+
+/// Default for [`FetchOptions::max_message_bytes`]: rmcp's own stdio line limit
+/// (16 MiB), which a larger value could not raise.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
+
+/// Looks up an environment variable for `${VAR}` expansion.
+pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// How a fetch behaves; [`Default`] reads the process environment.
+#[derive(Clone)]
+pub struct FetchOptions {
+    /// Limit for the whole fetch when the item has no `timeout_s` (default 30 s).
+    pub timeout: Duration,
+    /// More tools than this is an error (default 10 000).
+    pub max_tools: usize,
+    /// More `tools/list` pages than this is an error (default 1 000).
+    pub max_pages: usize,
+    /// Largest single message (a stdio line, an HTTP body or SSE event); more is an
+    /// error (default and, for stdio, maximum [`DEFAULT_MAX_MESSAGE_BYTES`]). rmcp holds a parsed HTTP page
+    /// at roughly 25 times its size; over stdio, pages are counted against
+    /// `max_tools` before rmcp parses them.
+    pub max_message_bytes: usize,
+    /// Each step of the polite shutdown waits this long (default 1 s).
+    pub shutdown_grace: Duration,
+    /// Source of `${VAR}` values.
+    pub env: EnvLookup,
+}
+
+impl Default for FetchOptions {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(30),
+            max_tools: 10_000,
+            max_pages: 1_000,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            shutdown_grace: Duration::from_secs(1),
+            env: Arc::new(|name: &str| std::env::var(name).ok()),
+        }
+    }
+}
+
+impl FetchOptions {
+    /// The same options with another source of `${VAR}` values.
+    pub fn with_env(
+        mut self,
+        lookup: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.env = Arc::new(lookup);
+        self
+    }
+}
+
+impl fmt::Debug for FetchOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FetchOptions")
+            .field("timeout", &self.timeout)
+            .field("max_tools", &self.max_tools)
+            .field("max_pages", &self.max_pages)
+            .field("max_message_bytes", &self.max_message_bytes)
+            .field("shutdown_grace", &self.shutdown_grace)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How the server was reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum McpTransport {
+    /// A child process speaking JSON-RPC on stdin/stdout.
+    Stdio,
+    /// Streamable HTTP.
+    Http,
+}
+
+impl McpTransport {
+    /// `stdio` or `http`, as stored in `source_metadata.transport`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Stdio => "stdio",
+            Self::Http => "http",
+        }
+    }
+}
+
+impl fmt::Display for McpTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the server said about itself in `initialize`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerInfo {
+    /// Implementation name.
+    pub name: String,
+    /// Implementation version.
+    pub version: String,
+    /// Negotiated MCP protocol version.
+    pub protocol_version: String,
+}
+
+/// A tool the server listed but the catalogue cannot hold.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("mcp server `{server}`: tool `{tool}` skipped: {reason}")]
+pub struct RejectedTool {
+    /// Server name.
+    pub server: String,
+    /// The tool's name as the server gave it.
+    pub tool: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+/// The tools one server reported.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FetchedTools {
+    /// Server name (from the item).
+    pub server: String,
+    /// How it was reached.
+    pub transport: McpTransport,
+    /// Its tools, in the server's order, named `mcp:{server}/{tool}`.
+    pub tools: Vec<ToolSpec>,
+    /// Tools left out, with the reason.
+    pub rejected: Vec<RejectedTool>,
+    /// Name and version, when the server reported them.
+    pub server_info: Option<ServerInfo>,
+    /// When the list was fetched (UTC, whole seconds); also in each tool's
+    /// `source_metadata.fetched_at` as RFC 3339.
+    pub fetched_at: time::OffsetDateTime,
+}
+
+/// The result of applying an item's `tools:` allow-list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selection {
+    /// The allowed tools the server has, in the server's order.
+    pub tools: Vec<ToolSpec>,
+    /// Allowed names the server does not have, as written.
+    pub missing: Vec<String>,
+}
+
+impl FetchedTools {
+    /// Keeps the tools named in `allowed` (by the server's name, `create_issue`,
+    /// or the full name, `mcp:github/create_issue`); `None` keeps everything.
+    pub fn select(&self, allowed: Option<&[String]>) -> Selection {
+        let Some(allowed) = allowed else {
+            return Selection {
+                tools: self.tools.clone(),
+                missing: Vec::new(),
+            };
+        };
+        let original = |spec: &ToolSpec| {
+            spec.source_metadata
+                .get("tool")
+                .and_then(|tool| tool.as_str())
+                .map(str::to_owned)
+                .unwrap_or_default()
+        };
+        let wanted = |spec: &ToolSpec, name: &str| name == spec.name || name == original(spec);
+        let tools = self
+            .tools
+            .iter()
+            .filter(|spec| allowed.iter().any(|name| wanted(spec, name)))
+            .cloned()
+            .collect();
+        let missing = allowed
+            .iter()
+            .filter(|name| !self.tools.iter().any(|spec| wanted(spec, name)))
+            .cloned()
+            .collect();
+        Selection { tools, missing }
+    }
+}
+
+/// Starts or reaches the server `source` describes and lists its tools.
+///
+/// The item must be fully specified (`command` or `url`); resolving a reference
+/// to `[mcp.servers.NAME]` is the caller's job. See the crate documentation for
+/// the limits and the cleanup guarantees.
+pub async fn fetch_tools(
+    source: &McpSource,
+    options: &FetchOptions,
+) -> Result<FetchedTools, McpError> {
+    let prepared = source::prepare(source, options)?;
+    let server = source.server.as_str();
+    let started = std::time::Instant::now();
+    let result = match &prepared.launch {
+        source::Launch::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let launch = stdio::StdioLaunch {
+                server,
+                command,
+                args,
+                env,
+                cwd: cwd.as_deref(),
+                timeout: prepared.timeout,
+            };
+            stdio::fetch(launch, options).await
+        }
+        source::Launch::Http { url, headers } => {
+            let launch = http::HttpLaunch {
+                server,
+                url,
+                headers,
+                timeout: prepared.timeout,
+            };
+            http::fetch(launch, options).await
+        }
+    };
+    match &result {
+        Ok(fetched) => tracing::debug!(
+            server,
+            tools = fetched.tools.len(),
+            rejected = fetched.rejected.len(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "fetched mcp tools"
+        ),
+        Err(err) => tracing::debug!(server, error = %err, "mcp fetch failed"),
+    }
+    result
+}

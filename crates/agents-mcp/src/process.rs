@@ -1,0 +1,487 @@
+//! The stdio server's process: started in its own process group, watched, and
+//! always killed — group and all — whichever way the fetch ends.
+
+use std::io;
+use std::pin::Pin;
+use std::process::ExitStatus;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
+use tokio::process::{Child, ChildStderr};
+use tokio::task::JoinHandle;
+
+use crate::error::shorten;
+
+/// Owns the child. Dropping it (the fetch future was dropped, e.g. on Ctrl-C)
+/// SIGKILLs the whole process group while the leader is still unreaped, so the
+/// group id cannot have been reused; tokio's `kill_on_drop` then reaps the leader.
+#[derive(Debug)]
+pub(crate) struct ChildGuard {
+    child: Child,
+    /// The child's pid, which is also its process group id.
+    #[cfg_attr(not(unix), allow(dead_code))]
+    pgid: Option<i32>,
+    finished: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum GroupSignal {
+    Term,
+    Kill,
+}
+
+impl ChildGuard {
+    pub(crate) fn new(child: Child) -> Self {
+        let pgid = child.id().and_then(|pid| i32::try_from(pid).ok());
+        Self {
+            child,
+            pgid,
+            finished: false,
+        }
+    }
+
+    fn signal_group(&self, signal: GroupSignal) {
+        #[cfg(unix)]
+        if let Some(pgid) = self.pgid {
+            use nix::sys::signal::{Signal, killpg};
+            let signal = match signal {
+                GroupSignal::Term => Signal::SIGTERM,
+                GroupSignal::Kill => Signal::SIGKILL,
+            };
+            // ESRCH (nobody left in the group) is the normal case after a clean exit.
+            let _ = killpg(nix::unistd::Pid::from_raw(pgid), signal);
+        }
+        #[cfg(not(unix))]
+        let _ = signal;
+    }
+
+    /// Waits up to `within` for the leader to exit (reaping it).
+    pub(crate) async fn wait(&mut self, within: Duration) -> Option<ExitStatus> {
+        tokio::time::timeout(within, self.child.wait())
+            .await
+            .ok()
+            .and_then(Result::ok)
+    }
+
+    /// Kills the group now and reaps the leader.
+    pub(crate) async fn kill(&mut self) {
+        self.signal_group(GroupSignal::Kill);
+        let _ = self.child.start_kill();
+        let _ = self.wait(Duration::from_secs(2)).await;
+        self.finished = true;
+    }
+
+    /// The MCP stdio shutdown sequence, after stdin has been closed: wait for the
+    /// server to exit, then SIGTERM, then SIGKILL. Whatever is left of its group
+    /// (grandchildren such as the `node` behind `npx`) is killed at the end.
+    pub(crate) async fn shutdown(&mut self, grace: Duration) {
+        if self.wait(grace).await.is_none() {
+            tracing::debug!("mcp server did not exit after stdin closed, sending SIGTERM");
+            self.signal_group(GroupSignal::Term);
+            if self.wait(grace).await.is_none() {
+                tracing::debug!("mcp server ignored SIGTERM, sending SIGKILL");
+                self.signal_group(GroupSignal::Kill);
+                let _ = self.child.start_kill();
+                let _ = self.wait(grace).await;
+            }
+        }
+        // The leader is reaped here; a group id stays reserved while any member
+        // lives, so this cannot hit an unrelated process group.
+        self.signal_group(GroupSignal::Kill);
+        self.finished = true;
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.signal_group(GroupSignal::Kill);
+        }
+    }
+}
+
+/// What the client saw on the server's stdout besides JSON-RPC.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct StdoutReport {
+    pub(crate) garbage_lines: usize,
+    pub(crate) first_garbage: Option<String>,
+    pub(crate) oversized: bool,
+    /// The `tools/list` pages seen so far hold more than the allowed tools.
+    pub(crate) too_many_tools: bool,
+    /// The watcher cut the stream (any of the above, or a flood of garbage).
+    pub(crate) aborted: bool,
+}
+
+/// Non-JSON lines tolerated before giving up (some servers print a banner).
+const GARBAGE_LINES_TOLERATED: usize = 8;
+const SAMPLE_CHARS: usize = 80;
+const SAMPLE_BYTES: usize = 256;
+const READ_CHUNK: usize = 8192;
+
+/// Sits between the server's stdout and rmcp, checking each line before rmcp
+/// may see its end (and so before rmcp parses it):
+/// - rmcp silently skips lines that are not JSON and drops oversized ones, which
+///   would turn a broken server into a silent wait for the timeout;
+/// - rmcp turns a `tools/list` page into typed tools at about 25 times its size
+///   in memory, so the tools in a page are counted first (without building
+///   them) and a page that goes over `max_tools` never reaches it.
+///
+/// In each case the stream is ended with an error and the reason is recorded.
+/// Memory: one line (at most `max_line` bytes) and one read chunk.
+#[derive(Debug)]
+pub(crate) struct WatchedStdout<R> {
+    inner: R,
+    /// The current, unfinished line.
+    line: Vec<u8>,
+    /// Checked bytes not yet handed to rmcp.
+    ready: Vec<u8>,
+    ready_from: usize,
+    max_line: usize,
+    max_tools: usize,
+    tools_seen: usize,
+    report: Arc<Mutex<StdoutReport>>,
+}
+
+impl<R> WatchedStdout<R> {
+    pub(crate) fn new(
+        inner: R,
+        max_line: usize,
+        max_tools: usize,
+    ) -> (Self, Arc<Mutex<StdoutReport>>) {
+        let report = Arc::new(Mutex::new(StdoutReport::default()));
+        let watched = Self {
+            inner,
+            line: Vec::new(),
+            ready: Vec::with_capacity(READ_CHUNK),
+            ready_from: 0,
+            max_line,
+            max_tools,
+            tools_seen: 0,
+            report: report.clone(),
+        };
+        (watched, report)
+    }
+
+    /// Checks `bytes` and appends what may pass to `ready`.
+    fn scan(&mut self, mut bytes: &[u8]) -> io::Result<()> {
+        while !bytes.is_empty() {
+            let newline = bytes.iter().position(|&b| b == b'\n');
+            let part = match newline {
+                Some(at) => &bytes[..at],
+                None => bytes,
+            };
+            // rmcp counts the newline too; stop before it would discard the line.
+            if self.line.len().saturating_add(part.len()) >= self.max_line {
+                self.line = Vec::new();
+                let mut report = lock(&self.report);
+                report.oversized = true;
+                report.aborted = true;
+                return Err(invalid_data(format!(
+                    "message larger than {} bytes",
+                    self.max_line
+                )));
+            }
+            self.line.extend_from_slice(part);
+            self.ready.extend_from_slice(part);
+            match newline {
+                Some(at) => {
+                    self.finish_line()?;
+                    self.ready.push(b'\n');
+                    bytes = &bytes[at + 1..];
+                }
+                None => break,
+            }
+        }
+        Ok(())
+    }
+
+    fn finish_line(&mut self) -> io::Result<()> {
+        let line = std::mem::take(&mut self.line);
+        let result = self.check_line(&line);
+        // Keep the allocation for the next line unless it was a big one.
+        if line.capacity() <= 1 << 20 {
+            self.line = line;
+            self.line.clear();
+        }
+        result
+    }
+
+    fn check_line(&mut self, line: &[u8]) -> io::Result<()> {
+        let body = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+        match body.iter().find(|b| !b.is_ascii_whitespace()) {
+            None => Ok(()),
+            Some(b'{') => {
+                if let Some(count) = count_listed_tools(body) {
+                    self.tools_seen = self.tools_seen.saturating_add(count);
+                    if self.tools_seen > self.max_tools {
+                        let mut report = lock(&self.report);
+                        report.too_many_tools = true;
+                        report.aborted = true;
+                        return Err(invalid_data(format!("more than {} tools", self.max_tools)));
+                    }
+                }
+                Ok(())
+            }
+            Some(b'[') => Ok(()),
+            Some(_) => {
+                let head = &line[..line.len().min(SAMPLE_BYTES)];
+                let sample = shorten(String::from_utf8_lossy(head).trim(), SAMPLE_CHARS);
+                tracing::warn!(line = %sample, "mcp server wrote a non-JSON-RPC line to stdout");
+                let mut report = lock(&self.report);
+                report.garbage_lines += 1;
+                report.first_garbage.get_or_insert(sample);
+                if report.garbage_lines > GARBAGE_LINES_TOLERATED {
+                    report.aborted = true;
+                    return Err(invalid_data("too many lines that are not JSON-RPC".into()));
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+fn invalid_data(message: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, message)
+}
+
+/// The length of `result.tools` when `line` is a response carrying that array,
+/// found without building the tools.
+fn count_listed_tools(line: &[u8]) -> Option<usize> {
+    #[derive(serde::Deserialize)]
+    struct Response {
+        result: Option<ResultBody>,
+    }
+    #[derive(serde::Deserialize)]
+    struct ResultBody {
+        tools: Option<Count>,
+    }
+    struct Count(usize);
+    impl<'de> serde::Deserialize<'de> for Count {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct Counter;
+            impl<'de> serde::de::Visitor<'de> for Counter {
+                type Value = Count;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("an array")
+                }
+                fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                    self,
+                    mut seq: A,
+                ) -> Result<Count, A::Error> {
+                    let mut count = 0usize;
+                    while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                        count += 1;
+                    }
+                    Ok(Count(count))
+                }
+            }
+            deserializer.deserialize_seq(Counter)
+        }
+    }
+    // Cheap pre-filter: most messages are not tool pages.
+    if !contains(line, b"\"tools\"") {
+        return None;
+    }
+    let response: Response = serde_json::from_slice(line).ok()?;
+    Some(response.result?.tools?.0)
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|window| window == needle)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+pub(crate) fn read_report(report: &Mutex<StdoutReport>) -> StdoutReport {
+    lock(report).clone()
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for WatchedStdout<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        loop {
+            if this.ready_from < this.ready.len() {
+                let pending = &this.ready[this.ready_from..];
+                let n = pending.len().min(buf.remaining());
+                buf.put_slice(&pending[..n]);
+                this.ready_from += n;
+                return Poll::Ready(Ok(()));
+            }
+            this.ready.clear();
+            this.ready_from = 0;
+            let mut chunk = [0u8; READ_CHUNK];
+            let mut chunk_buf = ReadBuf::new(&mut chunk);
+            match Pin::new(&mut this.inner).poll_read(cx, &mut chunk_buf) {
+                Poll::Ready(Ok(())) => {
+                    let filled = chunk_buf.filled();
+                    if filled.is_empty() {
+                        return Poll::Ready(Ok(())); // end of stream
+                    }
+                    if let Err(err) = this.scan(filled) {
+                        this.ready.clear();
+                        return Poll::Ready(Err(err));
+                    }
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
+/// The last bytes the server wrote to stderr, for error messages.
+#[derive(Debug)]
+pub(crate) struct StderrTail {
+    tail: Arc<Mutex<Vec<u8>>>,
+    task: JoinHandle<()>,
+}
+
+const STDERR_TAIL_BYTES: usize = 4096;
+
+impl StderrTail {
+    /// Drains `stderr` so the server never blocks on a full pipe, logging it at
+    /// debug level and keeping only the last few KiB.
+    pub(crate) fn spawn(mut stderr: ChildStderr, server: String) -> Self {
+        let tail = Arc::new(Mutex::new(Vec::new()));
+        let keep = tail.clone();
+        let task = tokio::spawn(async move {
+            let mut chunk = vec![0u8; 4096];
+            loop {
+                match stderr.read(&mut chunk).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        let bytes = &chunk[..n];
+                        tracing::debug!(server = %server, stderr = %String::from_utf8_lossy(bytes).trim_end(), "mcp server stderr");
+                        let mut tail = lock(&keep);
+                        tail.extend_from_slice(bytes);
+                        if tail.len() > STDERR_TAIL_BYTES {
+                            let cut = tail.len() - STDERR_TAIL_BYTES;
+                            tail.drain(..cut);
+                        }
+                    }
+                }
+            }
+        });
+        Self { tail, task }
+    }
+
+    /// The last few lines, on one line; waits briefly for the pipe to drain.
+    pub(crate) async fn text(&mut self) -> String {
+        let _ = tokio::time::timeout(Duration::from_millis(300), &mut self.task).await;
+        let bytes = lock(&self.tail).clone();
+        let text = String::from_utf8_lossy(&bytes);
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty())
+            .collect();
+        let last = &lines[lines.len().saturating_sub(3)..];
+        shorten(&last.join(" | "), 500)
+    }
+}
+
+impl Drop for StderrTail {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    fn scan_all(
+        chunks: &[&[u8]],
+        max_line: usize,
+        max_tools: usize,
+    ) -> (io::Result<Vec<u8>>, StdoutReport) {
+        let (mut watched, report) = WatchedStdout::new(tokio::io::empty(), max_line, max_tools);
+        let mut passed = Vec::new();
+        for chunk in chunks {
+            if let Err(err) = watched.scan(chunk) {
+                return (Err(err), read_report(&report));
+            }
+            passed.extend_from_slice(&watched.ready);
+            watched.ready.clear();
+        }
+        (Ok(passed), read_report(&report))
+    }
+
+    #[test]
+    fn json_lines_split_across_reads_pass_unchanged() {
+        let input: &[&[u8]] = &[b"{\"jsonrpc\":", b"\"2.0\"}\n\n  [1]\r\n\xEF\xBB\xBF{}\n"];
+        let (passed, report) = scan_all(input, 1 << 20, 10);
+        assert_eq!(passed.unwrap(), input.concat());
+        assert_eq!(report.garbage_lines, 0);
+    }
+
+    #[test]
+    fn a_banner_is_tolerated_but_a_flood_is_not() {
+        let (result, report) = scan_all(&[b"Server started\n{}\n"], 1 << 20, 10);
+        assert!(result.is_ok());
+        assert_eq!(report.first_garbage.as_deref(), Some("Server started"));
+        let flood = b"nope\n".repeat(GARBAGE_LINES_TOLERATED + 1);
+        let (result, report) = scan_all(&[&flood], 1 << 20, 10);
+        assert!(result.is_err());
+        assert!(report.aborted);
+    }
+
+    #[test]
+    fn oversized_lines_end_the_stream() {
+        let (result, report) = scan_all(&[b"{\"a\":", b"\"0123456789\"}"], 12, 10);
+        assert!(result.is_err());
+        assert!(report.oversized);
+        let (result, _) = scan_all(&[b"{\"a\":1}\n", b"{\"b\":2}\n"], 12, 10);
+        assert!(result.is_ok());
+    }
+
+    #[test]
+    fn tools_are_counted_across_pages_before_rmcp_sees_them() {
+        let page = |n: usize| {
+            let tools: Vec<String> = (0..n)
+                .map(|i| format!("{{\"name\":\"t{i}\",\"inputSchema\":{{}}}}"))
+                .collect();
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{\"tools\":[{}]}}}}\n",
+                tools.join(",")
+            )
+            .into_bytes()
+        };
+        assert_eq!(count_listed_tools(&page(3)), Some(3));
+        assert_eq!(
+            count_listed_tools(br#"{"result":{"capabilities":{"tools":{}}}}"#),
+            None
+        );
+        let (result, report) = scan_all(&[&page(6), &page(4)], 1 << 20, 10);
+        assert!(result.is_ok());
+        assert!(!report.too_many_tools);
+        let (result, report) = scan_all(&[&page(6), &page(5)], 1 << 20, 10);
+        assert!(result.is_err());
+        assert!(report.too_many_tools);
+    }
+
+    #[tokio::test]
+    async fn reads_pass_through_and_errors_end_the_stream() {
+        let input = b"{\"a\":1}\n{\"b\":2}\n".repeat(2000);
+        let (mut watched, _) = WatchedStdout::new(&input[..], 1 << 20, 10);
+        let mut out = Vec::new();
+        watched.read_to_end(&mut out).await.unwrap();
+        assert_eq!(out, input);
+        let garbage = b"garbage\n".repeat(20);
+        let (mut watched, report) = WatchedStdout::new(&garbage[..], 1 << 20, 10);
+        assert!(watched.read_to_end(&mut Vec::new()).await.is_err());
+        assert!(read_report(&report).aborted);
+    }
+}

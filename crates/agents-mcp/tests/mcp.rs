@@ -1,0 +1,685 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The MCP client against real processes: our fixture server (every fault mode,
+//! stdio and HTTP on 127.0.0.1) and, when installed, the third-party
+//! `@modelcontextprotocol/server-everything` (see `scripts/install-mcp-everything.sh`).
+//!
+//! The fixture is the crate `agents-mcp-fixture`, built by `cargo test -p agents-mcp`
+//! as this crate's example of the same name (`CARGO_BIN_EXE_*` only exists for a
+//! package's own binaries); `support::fixture_bin` finds it next to this test binary.
+//! Process checks read `/proc`, so these tests are Linux-only.
+
+#[path = "mcp/everything.rs"]
+mod everything;
+#[path = "mcp/support.rs"]
+mod support;
+
+use std::time::{Duration, Instant};
+
+use agents_core::{McpSource, ToolSource};
+use agents_mcp::{FetchOptions, McpError, McpTransport, fetch_tools};
+use serde_json::json;
+use support::*;
+use time::format_description::well_known::Rfc3339;
+
+fn names(fetched: &agents_mcp::FetchedTools) -> Vec<&str> {
+    fetched
+        .tools
+        .iter()
+        .map(|tool| tool.name.as_str())
+        .collect()
+}
+
+#[tokio::test]
+async fn normal_stdio_fetch_reports_exact_names_schemas_and_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut source = fixture_source("fx", &["normal"]);
+    source.cwd = Some(dir.path().display().to_string());
+    let started = Instant::now();
+    let fetched = fetch_tools(&source, &options(&[])).await.unwrap();
+    eprintln!("stdio fetch from the fixture took {:?}", started.elapsed());
+
+    assert_eq!(fetched.server, "fx");
+    assert_eq!(fetched.transport, McpTransport::Stdio);
+    assert_eq!(
+        names(&fetched),
+        [
+            "mcp:fx/add",
+            "mcp:fx/write_note",
+            "mcp:fx/delete_everything",
+            "mcp:fx/cwd"
+        ]
+    );
+    assert!(fetched.rejected.is_empty());
+    let info = fetched.server_info.as_ref().unwrap();
+    assert_eq!(
+        (info.name.as_str(), info.version.as_str()),
+        ("agents-mcp-fixture", "1.2.3")
+    );
+
+    let add = &fetched.tools[0];
+    assert_eq!(add.description, "Adds two integers");
+    assert_eq!(add.source, ToolSource::Mcp);
+    assert_eq!(
+        add.input_schema,
+        Some(json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "integer", "description": "first addend"},
+                "b": {"type": "integer", "description": "second addend"}
+            },
+            "required": ["a", "b"]
+        }))
+    );
+    assert_eq!(
+        add.output_schema,
+        Some(
+            json!({"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]})
+        )
+    );
+    assert_eq!(
+        (add.read_only, add.writes, add.side_effects),
+        (Some(true), Some(false), Some(false))
+    );
+
+    let metadata = &add.source_metadata;
+    assert_eq!(metadata["server"], "fx");
+    assert_eq!(metadata["transport"], "stdio");
+    assert_eq!(metadata["tool"], "add");
+    assert_eq!(metadata["annotations"], json!({"readOnlyHint": true}));
+    let fetched_at = metadata["fetched_at"].as_str().unwrap();
+    assert!(fetched_at.ends_with('Z'), "{fetched_at}");
+    assert_eq!(
+        time::OffsetDateTime::parse(fetched_at, &Rfc3339).unwrap(),
+        fetched.fetched_at
+    );
+
+    let write = &fetched.tools[1];
+    assert_eq!(
+        (write.read_only, write.writes, write.side_effects),
+        (Some(false), Some(true), Some(true))
+    );
+    let delete = &fetched.tools[2];
+    assert_eq!((delete.read_only, delete.writes), (Some(false), Some(true)));
+    let cwd = &fetched.tools[3];
+    assert_eq!(
+        (cwd.read_only, cwd.writes, cwd.side_effects),
+        (None, None, None)
+    );
+    // The child ran in the item's `cwd`.
+    assert_eq!(
+        std::fs::canonicalize(&cwd.description).unwrap(),
+        std::fs::canonicalize(dir.path()).unwrap()
+    );
+}
+
+#[tokio::test]
+async fn env_is_expanded_into_the_child_and_the_source_is_unchanged() {
+    let mut source = fixture_source("fx", &["--echo-env", "FIXTURE_SECRET", "normal"]);
+    source
+        .env
+        .insert("FIXTURE_SECRET".into(), "${TOKEN}-and-$${LITERAL}".into());
+    let before = source.clone();
+    let fetched = fetch_tools(&source, &options(&[("TOKEN", "s3cr3t")]))
+        .await
+        .unwrap();
+    let echo = fetched
+        .tools
+        .iter()
+        .find(|tool| tool.name == "mcp:fx/echo_env")
+        .unwrap();
+    assert_eq!(echo.description, "s3cr3t-and-${LITERAL}");
+    assert_eq!(source, before, "the item keeps `${{VAR}}` as written");
+}
+
+#[tokio::test]
+async fn a_missing_variable_names_it_and_starts_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pids");
+    let mut source = fixture_source("fx", &["--pid-file", pid_file.to_str().unwrap(), "normal"]);
+    source
+        .env
+        .insert("API_KEY".into(), "${NOT_SET_ANYWHERE}".into());
+    let err = fetch_tools(&source, &options(&[])).await.unwrap_err();
+    assert_eq!(
+        err,
+        McpError::MissingVar {
+            server: "fx".into(),
+            field: "env.API_KEY".into(),
+            var: "NOT_SET_ANYWHERE".into()
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "mcp server `fx`: `env.API_KEY`: environment variable `NOT_SET_ANYWHERE` is not set"
+    );
+    assert!(!pid_file.exists(), "the server must not be started");
+}
+
+#[tokio::test]
+async fn pagination_follows_cursors_in_order() {
+    let fetched = fetch_tools(
+        &fixture_source("pages", &["paginated", "25", "10"]),
+        &options(&[]),
+    )
+    .await
+    .unwrap();
+    let expected: Vec<String> = (0..25).map(|i| format!("mcp:pages/tool_{i:04}")).collect();
+    assert_eq!(names(&fetched), expected);
+    assert_eq!(fetched.tools[24].source_metadata["tool"], "tool_0024");
+}
+
+#[tokio::test]
+async fn a_slow_server_times_out_within_the_item_timeout_and_dies() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pids");
+    let mut source = fixture_source(
+        "slow",
+        &[
+            "--grandchild",
+            "--pid-file",
+            pid_file.to_str().unwrap(),
+            "slow",
+            "60",
+        ],
+    );
+    source.timeout_s = Some(1); // wins over the options' 10 s
+    let started = Instant::now();
+    let err = fetch_tools(&source, &options(&[])).await.unwrap_err();
+    let elapsed = started.elapsed();
+    assert!(
+        matches!(&err, McpError::Timeout { server, stage: "tools/list", timeout, .. }
+            if server == "slow" && *timeout == Duration::from_secs(1)),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string()
+            .starts_with("mcp server `slow`: no answer to `tools/list` within 1 s"),
+        "{err}"
+    );
+    assert!(elapsed < Duration::from_millis(2500), "took {elapsed:?}");
+    let pids = read_pids(&pid_file);
+    assert_eq!(pids.len(), 2);
+    assert_eq!(
+        wait_all_dead(&pids, Duration::from_secs(3)),
+        Vec::<u32>::new(),
+        "server or grandchild survived"
+    );
+}
+
+#[tokio::test]
+async fn a_crash_before_initialize_is_reported_with_status_and_stderr() {
+    let err = fetch_tools(&fixture_source("crashy", &["crash"]), &options(&[]))
+        .await
+        .unwrap_err();
+    match &err {
+        McpError::ExitedEarly {
+            server,
+            status,
+            stage,
+            stderr,
+        } => {
+            assert_eq!(server, "crashy");
+            assert_eq!(status, "exit status: 3");
+            assert_eq!(*stage, "initialize");
+            assert!(stderr.contains("crashing on purpose"), "{stderr}");
+        }
+        other => panic!("expected ExitedEarly, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_crash_during_tools_list_is_reported() {
+    let err = fetch_tools(
+        &fixture_source("crashy", &["crash-after-init"]),
+        &options(&[]),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(&err, McpError::ExitedEarly { status, stage: "tools/list", .. } if status == "exit status: 4"),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_program_that_exits_at_once_is_reported() {
+    let source = McpSource {
+        server: "quitter".into(),
+        command: Some("sh".into()),
+        args: vec!["-c".into(), "echo bye >&2; exit 7".into()],
+        ..McpSource::default()
+    };
+    let err = fetch_tools(&source, &options(&[])).await.unwrap_err();
+    assert!(
+        matches!(&err, McpError::ExitedEarly { status, stderr, .. } if status == "exit status: 7" && stderr == "bye"),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn garbage_on_stdout_is_a_fast_clear_error() {
+    let started = Instant::now();
+    let err = fetch_tools(&fixture_source("noisy", &["garbage"]), &options(&[]))
+        .await
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        started.elapsed()
+    );
+    match &err {
+        McpError::Garbage { server, sample } => {
+            assert_eq!(server, "noisy");
+            assert!(sample.contains("not JSON-RPC"), "{sample}");
+        }
+        other => panic!("expected Garbage, got {other:?}"),
+    }
+    assert!(
+        err.to_string()
+            .starts_with("mcp server `noisy` wrote output that is not JSON-RPC"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_huge_tool_list_is_refused_quickly() {
+    let opts = FetchOptions {
+        max_tools: 10_000,
+        ..options(&[])
+    };
+    let started = Instant::now();
+    let err = fetch_tools(&fixture_source("big", &["huge", "100000"]), &opts)
+        .await
+        .unwrap_err();
+    eprintln!(
+        "100 000 tools refused in {:?}; {}",
+        started.elapsed(),
+        peak_memory()
+    );
+    assert_eq!(
+        err,
+        McpError::TooManyTools {
+            server: "big".into(),
+            limit: 10_000
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "mcp server `big` lists more than 10000 tools"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn an_oversized_message_is_refused() {
+    let opts = FetchOptions {
+        max_tools: 1_000_000,
+        max_message_bytes: 1 << 20,
+        ..options(&[])
+    };
+    let err = fetch_tools(&fixture_source("big", &["huge", "100000"]), &opts)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        McpError::MessageTooLarge {
+            server: "big".into(),
+            limit: 1 << 20
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_huge_tool_list_over_http_is_refused() {
+    let server = start_http_fixture(&["huge", "20000"]);
+    let source = McpSource {
+        server: "big".into(),
+        url: Some(server.url.clone()),
+        ..McpSource::default()
+    };
+    let opts = FetchOptions {
+        max_tools: 10_000,
+        ..options(&[])
+    };
+    let err = fetch_tools(&source, &opts).await.unwrap_err();
+    assert_eq!(
+        err,
+        McpError::TooManyTools {
+            server: "big".into(),
+            limit: 10_000
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_large_tool_list_under_the_limit_is_accepted() {
+    let started = Instant::now();
+    let fetched = fetch_tools(&fixture_source("big", &["huge", "5000"]), &options(&[]))
+        .await
+        .unwrap();
+    eprintln!("5 000 tools fetched and checked in {:?}", started.elapsed());
+    assert_eq!(fetched.tools.len(), 5000);
+    assert_eq!(fetched.tools[4999].name, "mcp:big/tool_004999");
+}
+
+#[tokio::test]
+async fn a_repeated_cursor_is_a_loop() {
+    let err = fetch_tools(&fixture_source("loopy", &["loop-cursor"]), &options(&[]))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        McpError::CursorLoop {
+            server: "loopy".into(),
+            cursor: "again".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn endless_pages_are_bounded() {
+    let opts = FetchOptions {
+        max_pages: 50,
+        ..options(&[])
+    };
+    let err = fetch_tools(&fixture_source("endless", &["endless"]), &opts)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        McpError::TooManyPages {
+            server: "endless".into(),
+            limit: 50
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_tool_with_an_invalid_schema_is_left_out_and_reported() {
+    let fetched = fetch_tools(&fixture_source("bad", &["bad-schema"]), &options(&[]))
+        .await
+        .unwrap();
+    assert_eq!(names(&fetched), ["mcp:bad/fine"]);
+    assert_eq!(fetched.rejected.len(), 1);
+    let rejected = &fetched.rejected[0];
+    assert_eq!(
+        (rejected.server.as_str(), rejected.tool.as_str()),
+        ("bad", "broken")
+    );
+    assert!(
+        rejected.to_string().starts_with(
+            "mcp server `bad`: tool `broken` skipped: `inputSchema`: not a valid JSON Schema"
+        ),
+        "{rejected}"
+    );
+}
+
+#[tokio::test]
+async fn an_error_answer_to_tools_list_is_reported() {
+    let err = fetch_tools(&fixture_source("sad", &["list-error"]), &options(&[]))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, McpError::Protocol { server, stage: "tools/list", message }
+            if server == "sad" && message.contains("the tool catalogue is unavailable")),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_without_the_tools_capability_has_no_tools() {
+    let fetched = fetch_tools(&fixture_source("bare", &["no-tools"]), &options(&[]))
+        .await
+        .unwrap();
+    assert!(fetched.tools.is_empty());
+    assert!(fetched.server_info.is_some());
+}
+
+#[tokio::test]
+async fn the_allow_list_selects_tools_and_reports_unknown_ones() {
+    let fetched = fetch_tools(&fixture_source("fx", &["normal"]), &options(&[]))
+        .await
+        .unwrap();
+    let allowed = [
+        "add".to_string(),
+        "mcp:fx/cwd".to_string(),
+        "nope".to_string(),
+    ];
+    let selection = fetched.select(Some(&allowed));
+    let selected: Vec<&str> = selection
+        .tools
+        .iter()
+        .map(|tool| tool.name.as_str())
+        .collect();
+    assert_eq!(selected, ["mcp:fx/add", "mcp:fx/cwd"]);
+    assert_eq!(selection.missing, ["nope"]);
+    assert_eq!(fetched.select(None).tools.len(), fetched.tools.len());
+}
+
+#[tokio::test]
+async fn a_missing_program_or_directory_cannot_start() {
+    let source = McpSource {
+        server: "ghost".into(),
+        command: Some("agents-mcp-no-such-program".into()),
+        ..McpSource::default()
+    };
+    let err = fetch_tools(&source, &options(&[])).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "mcp server `ghost`: cannot start `agents-mcp-no-such-program`: command not found"
+    );
+
+    let mut source = fixture_source("ghost", &["normal"]);
+    source.cwd = Some("/definitely/not/here".into());
+    let err = fetch_tools(&source, &options(&[])).await.unwrap_err();
+    assert!(
+        err.to_string()
+            .ends_with("working directory `/definitely/not/here` is not a directory"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn sources_that_are_not_fully_specified_are_rejected() {
+    let both = McpSource {
+        server: "x".into(),
+        command: Some("a".into()),
+        url: Some("http://127.0.0.1:1/mcp".into()),
+        ..McpSource::default()
+    };
+    assert!(matches!(
+        fetch_tools(&both, &options(&[])).await,
+        Err(McpError::InvalidSource { .. })
+    ));
+    let reference = McpSource {
+        server: "x".into(),
+        ..McpSource::default()
+    };
+    let err = fetch_tools(&reference, &options(&[])).await.unwrap_err();
+    assert!(
+        err.to_string().contains("neither `command` nor `url`"),
+        "{err}"
+    );
+    let zero = McpSource {
+        timeout_s: Some(0),
+        ..fixture_source("x", &["normal"])
+    };
+    assert!(matches!(
+        fetch_tools(&zero, &options(&[])).await,
+        Err(McpError::InvalidSource { .. })
+    ));
+}
+
+#[tokio::test]
+async fn no_process_survives_a_successful_fetch() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pids");
+    let source = fixture_source(
+        "clean",
+        &[
+            "--grandchild",
+            "--pid-file",
+            pid_file.to_str().unwrap(),
+            "normal",
+        ],
+    );
+    let started = Instant::now();
+    fetch_tools(&source, &options(&[])).await.unwrap();
+    eprintln!(
+        "fetch + shutdown with a grandchild took {:?}",
+        started.elapsed()
+    );
+    let pids = read_pids(&pid_file);
+    assert_eq!(pids.len(), 2);
+    assert_eq!(
+        wait_all_dead(&pids, Duration::from_secs(3)),
+        Vec::<u32>::new(),
+        "server or grandchild survived"
+    );
+}
+
+#[tokio::test]
+async fn no_process_survives_a_dropped_fetch() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pids");
+    let source = fixture_source(
+        "dropped",
+        &[
+            "--grandchild",
+            "--pid-file",
+            pid_file.to_str().unwrap(),
+            "slow",
+            "60",
+        ],
+    );
+    let task = tokio::spawn(async move { fetch_tools(&source, &options(&[])).await });
+    wait_for_file(&pid_file, Duration::from_secs(5)).await;
+    let pids = read_pids(&pid_file);
+    assert!(
+        pids.iter().all(|pid| alive(*pid)),
+        "both processes run before the drop"
+    );
+    // What a Ctrl-C handler that drops the fetch does.
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+    assert_eq!(
+        wait_all_dead(&pids, Duration::from_secs(3)),
+        Vec::<u32>::new(),
+        "server or grandchild survived"
+    );
+}
+
+#[tokio::test]
+async fn http_fetch_sends_expanded_headers() {
+    let server = start_http_fixture(&["--echo-header", "x-fixture-token", "normal"]);
+    let source = McpSource {
+        server: "web".into(),
+        url: Some(server.url.clone()),
+        headers: [("X-Fixture-Token".to_string(), "Bearer ${TOKEN}".to_string())]
+            .into_iter()
+            .collect(),
+        ..McpSource::default()
+    };
+    let before = source.clone();
+    let started = Instant::now();
+    let fetched = fetch_tools(&source, &options(&[("TOKEN", "abc123")]))
+        .await
+        .unwrap();
+    eprintln!("http fetch from the fixture took {:?}", started.elapsed());
+    assert_eq!(fetched.transport, McpTransport::Http);
+    assert_eq!(
+        names(&fetched),
+        [
+            "mcp:web/add",
+            "mcp:web/write_note",
+            "mcp:web/delete_everything",
+            "mcp:web/cwd",
+            "mcp:web/echo_header"
+        ]
+    );
+    assert_eq!(fetched.tools[4].description, "Bearer abc123");
+    assert_eq!(fetched.tools[0].source_metadata["transport"], "http");
+    assert_eq!(
+        fetched.tools[0].input_schema.as_ref().unwrap()["required"],
+        json!(["a", "b"])
+    );
+    assert_eq!(source, before);
+}
+
+#[tokio::test]
+async fn http_pagination_and_missing_header_variable() {
+    let server = start_http_fixture(&["paginated", "7", "3"]);
+    let mut source = McpSource {
+        server: "web".into(),
+        url: Some(server.url.clone()),
+        ..McpSource::default()
+    };
+    let fetched = fetch_tools(&source, &options(&[])).await.unwrap();
+    assert_eq!(fetched.tools.len(), 7);
+
+    source
+        .headers
+        .insert("Authorization".into(), "Bearer ${GONE}".into());
+    let err = fetch_tools(&source, &options(&[])).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "mcp server `web`: `headers.Authorization`: environment variable `GONE` is not set"
+    );
+}
+
+#[tokio::test]
+async fn http_slow_server_times_out() {
+    let server = start_http_fixture(&["slow", "30"]);
+    let source = McpSource {
+        server: "web".into(),
+        url: Some(server.url.clone()),
+        timeout_s: Some(1),
+        ..McpSource::default()
+    };
+    let started = Instant::now();
+    let err = fetch_tools(&source, &options(&[])).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            McpError::Timeout {
+                stage: "tools/list",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn http_connection_refused_is_reported() {
+    let url = format!("http://127.0.0.1:{}/mcp", free_port());
+    let source = McpSource {
+        server: "down".into(),
+        url: Some(url.clone()),
+        ..McpSource::default()
+    };
+    let started = Instant::now();
+    let err = fetch_tools(&source, &options(&[])).await.unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        err,
+        McpError::Connect {
+            server: "down".into(),
+            url,
+            reason: "connection refused".into()
+        }
+    );
+}

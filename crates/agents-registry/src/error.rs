@@ -1,0 +1,62 @@
+use agents_core::{InvalidSkill, RegistryError, ResolveError};
+use agents_store::StoreError;
+
+/// Why a registry operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    /// The store refused or failed (duplicate, not found, conflict, I/O, ...).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A definition breaks a rule beyond what the YAML parser checks.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    InvalidSkill(Vec<InvalidSkill>),
+    /// The skill cannot be flattened.
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
+    /// A tool registration was refused.
+    #[error(transparent)]
+    Tool(#[from] RegistryError),
+    /// Builtin tools live in code, not in the catalogue.
+    #[error("tool `{0}` is builtin and cannot be changed or removed")]
+    BuiltinTool(String),
+    /// The tool is not in the catalogue.
+    #[error("tool `{0}` is not registered")]
+    ToolNotFound(String),
+    /// An `mcp_source` names a server that is neither inline nor configured.
+    #[error(
+        "Skill '{skill}': MCP server '{server}' is not defined (give `command` or `url` in the item, or add `[mcp.servers.{server}]` to config.toml)"
+    )]
+    UnknownMcpServer {
+        /// The skill holding the item.
+        skill: String,
+        /// The unknown server.
+        server: String,
+    },
+    /// Agent Skills discovery failed as a whole (e.g. a conflict under `error`).
+    #[error("{0}")]
+    Discovery(String),
+    /// An MCP server could not be queried.
+    #[error("{0}")]
+    Mcp(String),
+}
+
+impl ServiceError {
+    /// A stable machine-readable kind, used in `--format json` errors.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Store(err) => err.kind(),
+            Self::InvalidSkill(_) => "invalid_skill",
+            Self::Resolve(ResolveError::SkillNotFound { .. }) => "skill_not_found",
+            Self::Resolve(ResolveError::MissingInclude { .. }) => "missing_include",
+            Self::Resolve(ResolveError::Cycle { .. }) => "cycle",
+            Self::Resolve(ResolveError::NonOverridable { .. }) => "non_overridable_field",
+            Self::Tool(RegistryError::DuplicateTool { .. }) => "duplicate_tool",
+            Self::Tool(RegistryError::Invalid(_)) => "invalid_tool",
+            Self::BuiltinTool(_) => "builtin_tool",
+            Self::ToolNotFound(_) => "tool_not_found",
+            Self::UnknownMcpServer { .. } => "unknown_mcp_server",
+            Self::Discovery(_) => "discovery",
+            Self::Mcp(_) => "mcp",
+        }
+    }
+}

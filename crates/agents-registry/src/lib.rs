@@ -1,0 +1,21 @@
+//! The service layer: what the spec calls `SkillRegistryService` and
+//! `SkillRegistry`, gluing the core resolver to a [`Store`], the builtin
+//! tools, Agent Skills discovery and MCP servers.
+//!
+//! It owns policy (what is validated when, which catalogue wins, what a
+//! refresh replaces) but no SQL, no YAML and no printing.
+
+mod builtin;
+mod discovery;
+mod error;
+mod mcp;
+mod service;
+
+pub use agents_store::Store;
+pub use builtin::builtin_tools;
+pub use discovery::Progress;
+pub use agents_discovery::{ConflictStrategy, DiscoveryResult};
+pub use error::ServiceError;
+pub use mcp::{DEFAULT_MCP_TIMEOUT, McpRefresh, McpServerState};
+pub use agents_mcp::FetchOptions;
+pub use service::{SkillRegistryService, ToolSet};

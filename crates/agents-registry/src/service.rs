@@ -1,0 +1,395 @@
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use agents_core::{
+    ItemKind, Plan, PlanReport, ResolveWarning, ResolvedToolEntry, Skill, SkillCapabilitySummary,
+    SkillItem, SkillName, SkillResolver, ToolLookup, ToolRegistry, ToolSource, ToolSpec,
+    compute_capability_summary, validate_plan,
+};
+use agents_store::{SkillSummary, Store, StoreError};
+use indexmap::IndexMap;
+
+use crate::error::ServiceError;
+
+/// A skill's flattened tool set, its capability summary and the warnings
+/// produced on the way (unknown tools, stale MCP caches, ...).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSet {
+    /// The root skill.
+    pub skill: Skill,
+    /// Entries in first-occurrence order.
+    pub entries: Vec<ResolvedToolEntry>,
+    /// The spec's seven-field summary.
+    pub summary: SkillCapabilitySummary,
+    /// Non-fatal problems.
+    pub warnings: Vec<String>,
+}
+
+impl ToolSet {
+    /// The spec's `(entries, summary)` pair.
+    pub fn into_parts(self) -> (Vec<ResolvedToolEntry>, SkillCapabilitySummary) {
+        (self.entries, self.summary)
+    }
+}
+
+/// The skill registry over a store.
+#[derive(Debug)]
+pub struct SkillRegistryService<S> {
+    store: S,
+    builtins: ToolRegistry,
+    mcp_servers: IndexMap<String, agents_core::McpSource>,
+    home: PathBuf,
+}
+
+impl<S: Store> SkillRegistryService<S> {
+    /// A service over `store` with no builtin tools and no configured MCP
+    /// servers; `home` is where `~` in agent source paths points.
+    pub fn new(store: S, home: PathBuf) -> Self {
+        Self {
+            store,
+            builtins: ToolRegistry::new(),
+            mcp_servers: IndexMap::new(),
+            home,
+        }
+    }
+
+    /// Uses `builtins` as the in-code tool registry (source `builtin`).
+    pub fn with_builtins(mut self, builtins: ToolRegistry) -> Self {
+        self.builtins = builtins;
+        self
+    }
+
+    /// MCP servers defined in configuration, by name.
+    pub fn with_mcp_servers(mut self, servers: IndexMap<String, agents_core::McpSource>) -> Self {
+        self.mcp_servers = servers;
+        self
+    }
+
+    /// The underlying store.
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// The in-code builtin tools.
+    pub fn builtins(&self) -> &ToolRegistry {
+        &self.builtins
+    }
+
+    /// The MCP servers defined in configuration.
+    pub fn mcp_servers(&self) -> &IndexMap<String, agents_core::McpSource> {
+        &self.mcp_servers
+    }
+
+    /// Where `~` points.
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    // ----- skills -------------------------------------------------------
+
+    /// Registers one skill.
+    pub async fn add_skill(&self, skill: &Skill) -> Result<Skill, ServiceError> {
+        let mut added = self.add_skills(std::slice::from_ref(skill)).await?;
+        added.pop().ok_or_else(|| StoreError::SkillNotFound(skill.name.clone()).into())
+    }
+
+    /// Registers skills in one transaction: all land or none do.
+    pub async fn add_skills(&self, skills: &[Skill]) -> Result<Vec<Skill>, ServiceError> {
+        validate_all(skills)?;
+        Ok(self.store.add_skills(skills).await?)
+    }
+
+    /// The skill called `name`.
+    pub async fn get_skill(&self, name: &SkillName) -> Result<Skill, ServiceError> {
+        self.store
+            .get_skill(name)
+            .await?
+            .ok_or_else(|| StoreError::SkillNotFound(name.clone()).into())
+    }
+
+    /// Skills sorted by name, optionally in one namespace.
+    pub async fn list_skills(&self, namespace: Option<&str>) -> Result<Vec<SkillSummary>, ServiceError> {
+        Ok(self.store.list_skills(namespace).await?)
+    }
+
+    /// Replaces an existing definition (see [`Store::update_skills`] for the
+    /// optimistic check on `updated_at`).
+    pub async fn update_skill(&self, skill: &Skill) -> Result<Skill, ServiceError> {
+        let mut updated = self.update_skills(std::slice::from_ref(skill)).await?;
+        updated.pop().ok_or_else(|| StoreError::SkillNotFound(skill.name.clone()).into())
+    }
+
+    /// Replaces existing definitions in one transaction.
+    pub async fn update_skills(&self, skills: &[Skill]) -> Result<Vec<Skill>, ServiceError> {
+        validate_all(skills)?;
+        Ok(self.store.update_skills(skills).await?)
+    }
+
+    /// Deletes a skill and its items.
+    pub async fn remove_skill(&self, name: &SkillName) -> Result<(), ServiceError> {
+        if self.store.remove_skill(name).await? {
+            Ok(())
+        } else {
+            Err(StoreError::SkillNotFound(name.clone()).into())
+        }
+    }
+
+    // ----- tool catalogue -----------------------------------------------
+
+    /// Registers custom tools in one transaction. Builtin names are refused;
+    /// `replace` overwrites catalogue tools of the same name.
+    pub async fn add_tools(&self, tools: &[ToolSpec], replace: bool) -> Result<(), ServiceError> {
+        for tool in tools {
+            tool.validate().map_err(agents_core::RegistryError::from)?;
+            if self.builtins.get(&tool.name).is_some() {
+                return Err(ServiceError::BuiltinTool(tool.name.clone()));
+            }
+        }
+        Ok(self.store.put_tools(tools, replace).await?)
+    }
+
+    /// A tool from the builtins or the catalogue.
+    pub async fn get_tool(&self, name: &str) -> Result<ToolSpec, ServiceError> {
+        if let Some(tool) = self.builtins.get(name) {
+            return Ok(tool.clone());
+        }
+        self.store
+            .get_tool(name)
+            .await?
+            .ok_or_else(|| ServiceError::ToolNotFound(name.to_owned()))
+    }
+
+    /// Builtins then catalogue tools (sorted by name), optionally of one source.
+    pub async fn list_tools(&self, source: Option<ToolSource>) -> Result<Vec<ToolSpec>, ServiceError> {
+        let mut tools: Vec<ToolSpec> = self.builtins.list(source).cloned().collect();
+        if source != Some(ToolSource::Builtin) {
+            let stored = self.store.list_tools(source).await?;
+            tools.extend(stored.into_iter().filter(|t| self.builtins.get(&t.name).is_none()));
+        }
+        Ok(tools)
+    }
+
+    /// Removes a catalogue tool.
+    pub async fn remove_tool(&self, name: &str) -> Result<(), ServiceError> {
+        if self.builtins.get(name).is_some() {
+            return Err(ServiceError::BuiltinTool(name.to_owned()));
+        }
+        if self.store.remove_tool(name).await? {
+            Ok(())
+        } else {
+            Err(ServiceError::ToolNotFound(name.to_owned()))
+        }
+    }
+
+    /// Loads an export: catalogue tools (replacing same-named ones), then
+    /// skills in one transaction. Builtin tools in the export are skipped
+    /// because they live in code.
+    pub async fn import(&self, skills: &[Skill], tools: &[ToolSpec]) -> Result<(), ServiceError> {
+        validate_all(skills)?;
+        let tools: Vec<ToolSpec> = tools
+            .iter()
+            .filter(|t| t.source != ToolSource::Builtin)
+            .cloned()
+            .collect();
+        self.store.put_tools(&tools, true).await?;
+        self.store.add_skills(skills).await?;
+        Ok(())
+    }
+
+    // ----- resolution ---------------------------------------------------
+
+    /// Loads `roots` and their include closure, and the catalogue entries the
+    /// closure can refer to, in a bounded number of queries.
+    async fn load(&self, roots: &[SkillName]) -> Result<(HashMap<SkillName, Skill>, Catalog), ServiceError> {
+        let skills: HashMap<SkillName, Skill> = self
+            .store
+            .load_closure(roots)
+            .await?
+            .into_iter()
+            .map(|skill| (skill.name.clone(), skill))
+            .collect();
+        let mut wanted: Vec<String> = Vec::new();
+        let mut has_mcp = false;
+        let mut has_agent = false;
+        for skill in skills.values() {
+            for item in &skill.items {
+                match item {
+                    SkillItem::ToolRef { name } if self.builtins.get(name).is_none() => {
+                        wanted.push(name.clone());
+                    }
+                    SkillItem::McpSource(_) => has_mcp = true,
+                    SkillItem::AgentSource(_) => has_agent = true,
+                    _ => {}
+                }
+            }
+        }
+        wanted.sort();
+        wanted.dedup();
+        let mut catalog = Catalog::default();
+        for tool in self.builtins.list(None) {
+            catalog.insert(tool.clone());
+        }
+        for tool in self.store.get_tools(&wanted).await? {
+            catalog.insert(tool);
+        }
+        if has_mcp {
+            for tool in self.store.list_tools(Some(ToolSource::Mcp)).await? {
+                catalog.insert(tool);
+            }
+        }
+        if has_agent {
+            for tool in self.store.list_tools(Some(ToolSource::AgentSkills)).await? {
+                catalog.insert(tool);
+            }
+            for skill in skills.values() {
+                for item in skill.items_of(ItemKind::AgentSource) {
+                    if let SkillItem::AgentSource(source) = item {
+                        catalog.map_agent_path(&source.path, &self.home);
+                    }
+                }
+            }
+        }
+        Ok((skills, catalog))
+    }
+
+    /// Fails when an `mcp_source` only names a server that is not configured.
+    fn check_mcp_references(&self, skills: &HashMap<SkillName, Skill>) -> Vec<ServiceError> {
+        let mut errors = Vec::new();
+        let mut sorted: Vec<&Skill> = skills.values().collect();
+        sorted.sort_by(|a, b| a.name.cmp(&b.name));
+        for skill in sorted {
+            for item in &skill.items {
+                if let SkillItem::McpSource(source) = item {
+                    if source.is_reference() && !self.mcp_servers.contains_key(&source.server) {
+                        errors.push(ServiceError::UnknownMcpServer {
+                            skill: skill.name.to_string(),
+                            server: source.server.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        errors
+    }
+
+    /// The flattened tool set of `name` with its capability summary.
+    pub async fn tools(&self, name: &SkillName) -> Result<ToolSet, ServiceError> {
+        let (skills, catalog) = self.load(std::slice::from_ref(name)).await?;
+        if let Some(err) = self.check_mcp_references(&skills).into_iter().next() {
+            return Err(err);
+        }
+        let resolution = SkillResolver::new(&skills, &catalog).resolve(name)?;
+        let root = skills
+            .get(name)
+            .ok_or_else(|| StoreError::SkillNotFound(name.clone()))?;
+        let summary = compute_capability_summary(root, &resolution.entries);
+        Ok(ToolSet {
+            skill: root.clone(),
+            entries: resolution.entries,
+            summary,
+            warnings: resolution.warnings.iter().map(ResolveWarning::to_string).collect(),
+        })
+    }
+
+    /// Checks that every skill a plan references is satisfiable; returns all
+    /// problems.
+    pub async fn validate_plan(&self, plan: &Plan) -> Result<PlanReport, ServiceError> {
+        let names: Vec<SkillName> = plan
+            .skills
+            .iter()
+            .filter_map(|raw| SkillName::new(raw).ok())
+            .collect();
+        let (skills, catalog) = self.load(&names).await?;
+        let mut report = validate_plan(plan, &skills, Some(&catalog));
+        for err in self.check_mcp_references(&skills) {
+            report.errors.push(err.to_string());
+        }
+        Ok(report)
+    }
+}
+
+fn validate_all(skills: &[Skill]) -> Result<(), ServiceError> {
+    let problems: Vec<_> = skills
+        .iter()
+        .filter_map(|skill| skill.validate().err())
+        .flatten()
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(ServiceError::InvalidSkill(problems))
+    }
+}
+
+/// The tools a resolution may need, indexed the ways the resolver asks.
+#[derive(Debug, Default)]
+struct Catalog {
+    by_name: HashMap<String, ToolSpec>,
+    mcp: IndexMap<String, Vec<String>>,
+    /// Agent Skill folder realpath → tool name.
+    agent_by_folder: HashMap<String, String>,
+    /// Agent source path as written → tool name.
+    agent_by_written: HashMap<String, String>,
+}
+
+impl Catalog {
+    fn insert(&mut self, tool: ToolSpec) {
+        match tool.source {
+            ToolSource::Mcp => {
+                if let Some(server) = tool.source_metadata.get("server").and_then(|s| s.as_str()) {
+                    let names = self.mcp.entry(server.to_owned()).or_default();
+                    if !names.contains(&tool.name) {
+                        names.push(tool.name.clone());
+                    }
+                }
+            }
+            ToolSource::AgentSkills => {
+                if let Some(path) = tool.source_metadata.get("path").and_then(|s| s.as_str()) {
+                    self.agent_by_folder.insert(path.to_owned(), tool.name.clone());
+                }
+            }
+            ToolSource::Builtin | ToolSource::Custom => {}
+        }
+        self.by_name.insert(tool.name.clone(), tool);
+    }
+
+    fn map_agent_path(&mut self, written: &str, home: &Path) {
+        let expanded = expand_home(written, home);
+        let canonical = std::fs::canonicalize(&expanded).unwrap_or(expanded);
+        if let Some(name) = self.agent_by_folder.get(&canonical.to_string_lossy().into_owned()) {
+            self.agent_by_written.insert(written.to_owned(), name.clone());
+            return;
+        }
+        // A folder outside the configured discovery paths: read it directly so
+        // the entry still shows its real name, description and schemas.
+        if let Ok(tool) = agents_discovery::load_folder(&canonical) {
+            self.agent_by_written.insert(written.to_owned(), tool.name.clone());
+            self.by_name.entry(tool.name.clone()).or_insert(tool);
+        }
+    }
+}
+
+fn expand_home(path: &str, home: &Path) -> PathBuf {
+    match path.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            home.join(rest.trim_start_matches('/'))
+        }
+        _ => PathBuf::from(path),
+    }
+}
+
+impl ToolLookup for Catalog {
+    fn tool(&self, name: &str) -> Option<&ToolSpec> {
+        self.by_name.get(name)
+    }
+
+    fn mcp_tools(&self, server: &str) -> Option<Vec<&ToolSpec>> {
+        let names = self.mcp.get(server)?;
+        Some(names.iter().filter_map(|n| self.by_name.get(n)).collect())
+    }
+
+    fn agent_skill(&self, path: &str) -> Option<&ToolSpec> {
+        let name = self.agent_by_written.get(path)?;
+        self.by_name.get(name)
+    }
+}

@@ -1,0 +1,100 @@
+use agents_core::SkillName;
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// `add` of a name that is taken.
+    #[error("skill `{0}` is already registered")]
+    DuplicateSkill(SkillName),
+    /// `update`/`get` of a name that is not registered.
+    #[error("skill `{0}` is not registered")]
+    SkillNotFound(SkillName),
+    /// Optimistic update lost against another writer.
+    #[error("skill `{name}` was changed by someone else (expected updated_at `{expected}`, found `{found}`); fetch it again and retry")]
+    Conflict {
+        /// The contested skill.
+        name: SkillName,
+        /// The `updated_at` the caller read.
+        expected: String,
+        /// The `updated_at` in the store now.
+        found: String,
+    },
+    /// `put_tools` without replace on a taken name.
+    #[error("tool `{0}` is already registered")]
+    DuplicateTool(String),
+    /// The database was written by a newer build.
+    #[error("database schema version {found} is newer than this build supports ({supported}); upgrade `agents`")]
+    SchemaTooNew {
+        /// Version found in the database.
+        found: i64,
+        /// Newest version this build knows.
+        supported: i64,
+    },
+    /// The URL is not one we can open.
+    #[error("invalid database url `{url}`: {reason}")]
+    InvalidUrl {
+        /// The URL, password removed.
+        url: String,
+        /// What was expected.
+        reason: String,
+    },
+    /// A stored row does not decode (edited by hand, or a bug).
+    #[error("corrupt row in `{table}` for `{key}`: {reason}")]
+    Corrupt {
+        /// Table name.
+        table: &'static str,
+        /// Primary key of the row.
+        key: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A value does not fit its column; checked before writing so every
+    /// backend rejects the same values.
+    #[error("cannot store `{key}`: `{table}.{column}` {reason}")]
+    InvalidValue {
+        /// Table name.
+        table: &'static str,
+        /// Column name.
+        column: &'static str,
+        /// Primary key of the row.
+        key: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The database could not be reached or answered with an error.
+    #[error("{context}: {source}")]
+    Database {
+        /// What we were doing.
+        context: String,
+        /// The driver's error.
+        #[source]
+        source: sqlx::Error,
+    },
+    /// Filesystem trouble (creating the SQLite directory).
+    #[error("{context}: {source}")]
+    Io {
+        /// What we were doing.
+        context: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl StoreError {
+    /// A stable machine-readable kind, used in `--format json` errors.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::DuplicateSkill(_) => "duplicate_skill",
+            Self::SkillNotFound(_) => "skill_not_found",
+            Self::Conflict { .. } => "conflict",
+            Self::DuplicateTool(_) => "duplicate_tool",
+            Self::SchemaTooNew { .. } => "schema_too_new",
+            Self::InvalidUrl { .. } => "invalid_database_url",
+            Self::Corrupt { .. } => "corrupt_data",
+            Self::InvalidValue { .. } => "invalid_value",
+            Self::Database { .. } => "database",
+            Self::Io { .. } => "io",
+        }
+    }
+}

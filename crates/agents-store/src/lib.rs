@@ -1,0 +1,141 @@
+//! Persistent storage for skills and the tool catalogue.
+//!
+//! [`Store`] is the storage contract: it speaks in core types ([`Skill`],
+//! [`ToolSpec`]) and holds no SQL. Each backend implements it in its own
+//! module and owns its own versioned migrations:
+//!
+//! - [`SqliteStore`]: the embedded default (one file, WAL, busy timeout);
+//! - [`PostgresStore`]: the shared store for teams.
+//!
+//! [`open`] picks the backend from a database URL. Every write method is one
+//! transaction: it lands whole or not at all.
+
+mod error;
+mod postgres;
+mod sqlite;
+mod url;
+
+use std::future::Future;
+
+use agents_core::{Skill, SkillName, ToolSource, ToolSpec};
+
+pub use error::StoreError;
+pub use postgres::PostgresStore;
+pub use sqlite::SqliteStore;
+pub use url::{DatabaseUrl, default_sqlite_path};
+
+/// A short row of `agents skill list`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SkillSummary {
+    /// Full name.
+    pub name: SkillName,
+    /// Namespace part.
+    pub namespace: String,
+    /// Short-name part.
+    pub short_name: String,
+    /// Description, if any.
+    pub description: Option<String>,
+    /// Version, if any.
+    pub version: Option<String>,
+    /// Number of items.
+    pub items: u64,
+    /// ISO-8601 UTC.
+    pub updated_at: String,
+}
+
+/// Which tools a [`Store::replace_tool_group`] call replaces: all tools of
+/// `source`, narrowed to one `origin` (an MCP server name) when given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolGroup {
+    /// The source whose tools are replaced.
+    pub source: ToolSource,
+    /// The MCP server (or other origin key) within the source.
+    pub origin: Option<String>,
+}
+
+/// What [`Store::status`] reports.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct StoreStatus {
+    /// `sqlite` or `postgres`.
+    pub backend: &'static str,
+    /// Where the data lives, with any password removed.
+    pub location: String,
+    /// Applied schema version.
+    pub schema_version: i64,
+    /// Newest schema version this build knows.
+    pub supported_version: i64,
+    /// Rows in `skills`.
+    pub skills: u64,
+    /// Rows in `skill_items`.
+    pub skill_items: u64,
+    /// Rows in `tools`.
+    pub tools: u64,
+}
+
+/// The storage contract, implemented once per backend.
+///
+/// Timestamps are the store's business: `created_at` is set on add and kept
+/// on update, `updated_at` is set on every write and is strictly increasing
+/// per skill, so it doubles as the optimistic-concurrency token.
+pub trait Store: Send + Sync {
+    /// Adds all `skills` in one transaction. Fails with
+    /// [`StoreError::DuplicateSkill`] (naming the first taken name, also a name
+    /// repeated within `skills`) and then stores none of them. Returns the
+    /// skills as stored (with timestamps).
+    fn add_skills(&self, skills: &[Skill]) -> impl Future<Output = Result<Vec<Skill>, StoreError>> + Send;
+
+    /// Replaces existing definitions in one transaction, keeping `created_at`.
+    /// A skill whose `updated_at` is `Some` must still have that `updated_at`
+    /// in the store, otherwise the call fails with [`StoreError::Conflict`];
+    /// `None` means "whatever is there now". A missing skill fails with
+    /// [`StoreError::SkillNotFound`]. Either way nothing is written.
+    fn update_skills(&self, skills: &[Skill]) -> impl Future<Output = Result<Vec<Skill>, StoreError>> + Send;
+
+    /// The skill called `name`, with its items in `item_order`.
+    fn get_skill(&self, name: &SkillName) -> impl Future<Output = Result<Option<Skill>, StoreError>> + Send;
+
+    /// Skills sorted by name, optionally only those in `namespace`.
+    fn list_skills(&self, namespace: Option<&str>) -> impl Future<Output = Result<Vec<SkillSummary>, StoreError>> + Send;
+
+    /// Deletes the skill and (by cascade) its items; false when absent.
+    fn remove_skill(&self, name: &SkillName) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// The given skills and every skill reachable through their includes, in
+    /// a bounded number of queries (not one per skill). Missing names are
+    /// simply absent from the result.
+    fn load_closure(&self, roots: &[SkillName]) -> impl Future<Output = Result<Vec<Skill>, StoreError>> + Send;
+
+    /// Every skill with its items, sorted by name (for export).
+    fn all_skills(&self) -> impl Future<Output = Result<Vec<Skill>, StoreError>> + Send;
+
+    /// Adds tools in one transaction. With `replace` false a taken name fails
+    /// with [`StoreError::DuplicateTool`] and nothing is written.
+    fn put_tools(&self, tools: &[ToolSpec], replace: bool) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The tool called `name`.
+    fn get_tool(&self, name: &str) -> impl Future<Output = Result<Option<ToolSpec>, StoreError>> + Send;
+
+    /// The tools called `names` (those that exist), in one query.
+    fn get_tools(&self, names: &[String]) -> impl Future<Output = Result<Vec<ToolSpec>, StoreError>> + Send;
+
+    /// Tools sorted by name, optionally of one source only.
+    fn list_tools(&self, source: Option<ToolSource>) -> impl Future<Output = Result<Vec<ToolSpec>, StoreError>> + Send;
+
+    /// Deletes a tool; false when absent.
+    fn remove_tool(&self, name: &str) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// In one transaction, deletes every tool of `group` and inserts `tools`
+    /// (which replace same-named tools of any source). Used by discovery
+    /// refresh and MCP refresh so a failure leaves the old catalogue intact.
+    /// Returns how many tools were deleted.
+    fn replace_tool_group(&self, group: &ToolGroup, tools: &[ToolSpec]) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
+    /// A value from the small key/value `registry_meta` table.
+    fn get_meta(&self, key: &str) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
+
+    /// Sets a `registry_meta` value.
+    fn set_meta(&self, key: &str, value: &str) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Backend, schema version and row counts.
+    fn status(&self) -> impl Future<Output = Result<StoreStatus, StoreError>> + Send;
+}

@@ -1,0 +1,205 @@
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use sqlx::postgres::PgConnectOptions;
+
+use crate::StoreError;
+
+const EXPECTED_FORMS: &str = "expected `sqlite:///absolute/path.db`, `sqlite://relative/path.db`, \
+     `sqlite::memory:`, `postgres://user:password@host:port/database` or `postgresql://...`";
+
+/// Where the registry lives, parsed from `--database-url` and friends.
+///
+/// `Display` and `Debug` never show a PostgreSQL password.
+#[derive(Clone, PartialEq, Eq)]
+pub enum DatabaseUrl {
+    /// An SQLite file (absolute once parsed).
+    Sqlite(PathBuf),
+    /// A private in-memory SQLite database (gone when the store is dropped).
+    SqliteMemory,
+    /// A PostgreSQL connection URL, kept as written (`sslmode=` and other
+    /// parameters are passed through to the driver).
+    Postgres(String),
+}
+
+impl DatabaseUrl {
+    /// Parses `raw`; a relative SQLite path is taken relative to the current
+    /// directory.
+    pub fn parse(raw: &str) -> Result<Self, StoreError> {
+        let invalid = |reason: String| StoreError::InvalidUrl {
+            url: redact(raw),
+            reason,
+        };
+        if let Some(rest) = raw.strip_prefix("sqlite:") {
+            if rest == ":memory:" || rest == "//:memory:" {
+                return Ok(Self::SqliteMemory);
+            }
+            let Some(path) = rest.strip_prefix("//") else {
+                return Err(invalid(EXPECTED_FORMS.into()));
+            };
+            if path.is_empty() {
+                return Err(invalid(format!("the file path is empty; {EXPECTED_FORMS}")));
+            }
+            if path.contains('\0') {
+                return Err(invalid("the file path contains a NUL byte".into()));
+            }
+            let absolute = std::path::absolute(path).map_err(|err| {
+                invalid(format!("cannot resolve `{path}` against the current directory: {err}"))
+            })?;
+            return Ok(Self::Sqlite(absolute));
+        }
+        if raw.starts_with("postgres://") || raw.starts_with("postgresql://") {
+            PgConnectOptions::from_str(raw).map_err(|err| invalid(err.to_string()))?;
+            return Ok(Self::Postgres(raw.to_owned()));
+        }
+        Err(invalid(EXPECTED_FORMS.into()))
+    }
+
+    /// `sqlite` or `postgres`.
+    pub fn backend(&self) -> &'static str {
+        match self {
+            Self::Sqlite(_) | Self::SqliteMemory => "sqlite",
+            Self::Postgres(_) => "postgres",
+        }
+    }
+}
+
+impl FromStr for DatabaseUrl {
+    type Err = StoreError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s)
+    }
+}
+
+impl fmt::Display for DatabaseUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Sqlite(path) => write!(f, "sqlite://{}", path.display()),
+            Self::SqliteMemory => f.write_str("sqlite::memory:"),
+            Self::Postgres(url) => f.write_str(&redact(url)),
+        }
+    }
+}
+
+impl fmt::Debug for DatabaseUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DatabaseUrl({self})")
+    }
+}
+
+/// The embedded default: `HOME/.cleveragents/cleveragents.db`.
+pub fn default_sqlite_path(home: &Path) -> PathBuf {
+    home.join(".cleveragents").join("cleveragents.db")
+}
+
+/// `url` with the password of the user-info part and any `password=`
+/// parameter replaced by `***`.
+pub(crate) fn redact(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_owned();
+    };
+    let authority_start = scheme_end + 3;
+    let rest = &url[authority_start..];
+    let authority_len = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..authority_len];
+    let mut out = String::with_capacity(url.len());
+    out.push_str(&url[..authority_start]);
+    match authority.rfind('@') {
+        Some(at) => {
+            let userinfo = &authority[..at];
+            match userinfo.find(':') {
+                Some(colon) => {
+                    out.push_str(&userinfo[..colon]);
+                    out.push_str(":***");
+                }
+                None => out.push_str(userinfo),
+            }
+            out.push_str(&authority[at..]);
+        }
+        None => out.push_str(authority),
+    }
+    let tail = &rest[authority_len..];
+    match tail.find('?') {
+        Some(question) => {
+            out.push_str(&tail[..=question]);
+            let query = &tail[question + 1..];
+            let (query, fragment) = match query.find('#') {
+                Some(hash) => (&query[..hash], &query[hash..]),
+                None => (query, ""),
+            };
+            let params: Vec<String> = query
+                .split('&')
+                .map(|param| match param.split_once('=') {
+                    Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
+                    _ => param.to_owned(),
+                })
+                .collect();
+            out.push_str(&params.join("&"));
+            out.push_str(fragment);
+        }
+        None => out.push_str(tail),
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_forms() {
+        assert_eq!(
+            DatabaseUrl::parse("sqlite:///abs/x.db").unwrap(),
+            DatabaseUrl::Sqlite(PathBuf::from("/abs/x.db"))
+        );
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(
+            DatabaseUrl::parse("sqlite://rel/x.db").unwrap(),
+            DatabaseUrl::Sqlite(cwd.join("rel/x.db"))
+        );
+        assert_eq!(DatabaseUrl::parse("sqlite::memory:").unwrap(), DatabaseUrl::SqliteMemory);
+        assert_eq!(DatabaseUrl::parse("sqlite::memory:").unwrap().backend(), "sqlite");
+        assert_eq!(
+            DatabaseUrl::Sqlite(PathBuf::from("/abs/x.db")).to_string(),
+            "sqlite:///abs/x.db"
+        );
+    }
+
+    #[test]
+    fn postgres_forms_keep_parameters_and_hide_passwords() {
+        let raw = "postgres://alice:s3cret@db.example:5433/registry?sslmode=require";
+        let url = DatabaseUrl::parse(raw).unwrap();
+        assert_eq!(url, DatabaseUrl::Postgres(raw.into()));
+        assert_eq!(url.backend(), "postgres");
+        assert_eq!(url.to_string(), "postgres://alice:***@db.example:5433/registry?sslmode=require");
+        assert!(!format!("{url:?}").contains("s3cret"));
+        let url = DatabaseUrl::parse("postgresql://bob@localhost/db?password=pw&sslmode=disable").unwrap();
+        assert_eq!(url.to_string(), "postgresql://bob@localhost/db?password=***&sslmode=disable");
+        assert_eq!(redact("postgres://h/db"), "postgres://h/db");
+        assert_eq!(redact("postgres://u:p@h"), "postgres://u:***@h");
+    }
+
+    #[test]
+    fn invalid_urls_name_the_expected_forms_without_the_password() {
+        for bad in ["", "mysql://x", "sqlite:", "sqlite://", "sqlite:rel.db", "http://x"] {
+            let err = DatabaseUrl::parse(bad).unwrap_err();
+            assert!(matches!(err, StoreError::InvalidUrl { .. }), "{bad}: {err}");
+            assert!(err.to_string().contains("sqlite:///"), "{bad}: {err}");
+        }
+        let err = DatabaseUrl::parse("postgres://u:hidden@h:notaport/db").unwrap_err();
+        let message = err.to_string();
+        assert!(message.starts_with("invalid database url `postgres://u:***@h:notaport/db`"), "{message}");
+        assert!(!message.contains("hidden"), "{message}");
+        let err = DatabaseUrl::parse("postgres://h/db?sslmode=sometimes").unwrap_err();
+        assert!(matches!(err, StoreError::InvalidUrl { .. }), "{err}");
+    }
+
+    #[test]
+    fn default_path_is_under_home() {
+        assert_eq!(
+            default_sqlite_path(Path::new("/home/u")),
+            PathBuf::from("/home/u/.cleveragents/cleveragents.db")
+        );
+    }
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The whole test suite, with everything it needs: a throwaway PostgreSQL
+# server (TLS on, loopback only) and a real third-party MCP server from npm.
+# Usage: scripts/test.sh [extra cargo test args]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/agents-test.XXXXXX")
+cleanup() {
+    scripts/pg-test-server.sh stop "$work/pg" >/dev/null 2>&1 || true
+    rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+echo "== starting PostgreSQL"
+eval "$(scripts/pg-test-server.sh start "$work/pg")"
+echo "== installing the MCP reference server (npm)"
+AGENTS_TEST_MCP_EVERYTHING=$(scripts/install-mcp-everything.sh)
+export AGENTS_TEST_MCP_EVERYTHING
+
+echo "== cargo test"
+cargo test --workspace --locked "$@"
