@@ -115,10 +115,17 @@ pub fn raw(text: &str) -> Result<(), Failure> {
 
 /// A table with a header row, fitted to the terminal.
 pub fn table<const N: usize>(header: [&str; N], rows: Vec<[String; N]>) -> Result<(), Failure> {
+    use std::io::IsTerminal;
+    let arrangement = if std::io::stdout().is_terminal() {
+        ContentArrangement::Dynamic
+    } else {
+        // Piped output keeps whole lines: no wrapping to a guessed width.
+        ContentArrangement::Disabled
+    };
     let mut table = Table::new();
     table
-        .load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(arrangement)
         .set_header(header);
     for row in rows {
         table.add_row(row);

@@ -10,7 +10,7 @@ use agents_core::{ToolSource, ToolSpec};
 use serde::{Deserialize, Serialize};
 
 use crate::folder::FolderError;
-use crate::scan::{self, Dedup, ProgressFn};
+use crate::scan::{self, Dedup, Probe, ProgressFn};
 
 /// What to do when a discovered name is already taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -156,8 +156,7 @@ pub fn discover(
     progress: Option<ProgressFn<'_>>,
 ) -> Result<DiscoveryResult, DiscoveryError> {
     let mut result = DiscoveryResult::default();
-    let mut candidates = Vec::new();
-    let mut dedup = Dedup::default();
+    let mut folders = Vec::new();
     let mut scanned: HashMap<PathBuf, &Path> = HashMap::new();
     for dir in paths {
         match std::fs::metadata(dir) {
@@ -186,18 +185,24 @@ pub fn discover(
             }
             scanned.insert(real, dir);
         }
-        for folder in scan::skill_folders(dir, &mut result.warnings) {
-            match dedup.add(folder, &mut result.warnings) {
-                Ok(Some(candidate)) => candidates.push(candidate),
-                Ok(None) => {}
-                Err(err) => result.errors.push(err),
-            }
-        }
+        folders.extend(scan::subfolders(dir, &mut result.warnings));
     }
 
-    let loaded = scan::load_all(&candidates, progress);
+    let probes = scan::probe_all(&folders, progress);
+    let mut dedup = Dedup::default();
     let mut first_seen: HashMap<String, PathBuf> = HashMap::new();
-    for (candidate, outcome) in candidates.iter().zip(loaded) {
+    for (folder, probe) in folders.iter().zip(probes) {
+        let (path, outcome) = match probe {
+            Probe::NotASkill => continue,
+            Probe::Unresolved(err) => {
+                result.errors.push(err);
+                continue;
+            }
+            Probe::Skill { realpath, outcome } => (realpath, outcome),
+        };
+        if !dedup.first(folder, &path, &mut result.warnings) {
+            continue;
+        }
         let skill = match outcome {
             Ok(skill) => skill,
             Err(err) => {
@@ -207,7 +212,6 @@ pub fn discover(
         };
         result.warnings.extend(skill.warnings.iter().map(ToString::to_string));
         let name = skill.tool.name.clone();
-        let path = candidate.realpath.clone();
         let conflict = |source, origin, resolution| DiscoveryConflict {
             name: name.clone(),
             existing_source: source,

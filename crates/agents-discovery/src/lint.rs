@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::scan::{self, Candidate, Dedup};
+use crate::scan::{self, Dedup, Probe};
 use crate::skill_md::{Rule, SKILL_MD, SkillMdError};
 
 /// The outcome for one skill folder.
@@ -80,73 +80,115 @@ impl fmt::Display for LintReport {
 /// folder at all, is an error: in an author's CI it is a typo.
 pub fn lint(paths: &[PathBuf]) -> LintReport {
     let mut report = LintReport::default();
-    let mut dedup = Dedup::default();
-    // `Err` holds a path problem, reported in place to keep argument order.
-    let mut planned: Vec<Result<Candidate, LintedFolder>> = Vec::new();
+    let mut folders: Vec<PathBuf> = Vec::new();
+    let mut planned = Vec::new();
     for path in paths {
-        let mut add = |folder: PathBuf, planned: &mut Vec<_>, warnings: &mut Vec<String>| match dedup.add(folder, warnings) {
-            Ok(Some(candidate)) => planned.push(Ok(candidate)),
-            Ok(None) => {}
-            Err(err) => planned.push(Err(failed(&err.folder, err.problems))),
-        };
         let path_error = |message: String| {
-            failed(path, vec![SkillMdError::new(path, None, Rule::Path, message)])
+            Planned::Problem(failed(path, vec![SkillMdError::new(path, None, Rule::Path, message)]))
         };
         let Ok(meta) = std::fs::metadata(path) else {
-            planned.push(Err(path_error("does not exist".into())));
+            planned.push(path_error("does not exist".into()));
             continue;
         };
         if meta.is_file() {
             if path.file_name().is_some_and(|name| name == SKILL_MD) {
-                let folder = path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-                let folder = if folder.as_os_str().is_empty() { PathBuf::from(".") } else { folder };
-                add(resolve_unnamed(folder), &mut planned, &mut report.warnings);
+                let folder = match path.parent() {
+                    Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+                    _ => PathBuf::from("."),
+                };
+                planned.push(Planned::Folder(folders.len()));
+                folders.push(resolve_unnamed(folder));
             } else {
-                planned.push(Err(path_error(format!(
+                planned.push(path_error(format!(
                     "expected a skill folder, a `{SKILL_MD}` file or a folder of skill folders"
-                ))));
+                )));
             }
         } else if std::fs::symlink_metadata(path.join(SKILL_MD)).is_ok() {
-            add(resolve_unnamed(path.clone()), &mut planned, &mut report.warnings);
+            planned.push(Planned::Folder(folders.len()));
+            folders.push(resolve_unnamed(path.clone()));
         } else if meta.is_dir() {
-            let folders = scan::skill_folders(path, &mut report.warnings);
-            if folders.is_empty() {
-                planned.push(Err(path_error(format!(
-                    "no skill folders found: expected subfolders holding a `{SKILL_MD}`"
-                ))));
-            }
-            for folder in folders {
-                add(folder, &mut planned, &mut report.warnings);
-            }
+            let start = folders.len();
+            folders.extend(scan::subfolders(path, &mut report.warnings));
+            planned.push(Planned::Directory {
+                path,
+                range: start..folders.len(),
+            });
         } else {
-            planned.push(Err(path_error("not a file or directory".into())));
+            planned.push(path_error("not a file or directory".into()));
         }
     }
 
-    let candidates: Vec<Candidate> = planned.iter().filter_map(|p| p.as_ref().ok()).cloned().collect();
-    let mut loaded = scan::load_all(&candidates, None).into_iter();
-    for entry in planned {
-        let folder = match entry {
-            Err(folder) => folder,
-            Ok(candidate) => match loaded.next() {
-                Some(Ok(skill)) => LintedFolder {
-                    folder: candidate.folder,
-                    name: skill
-                        .tool
-                        .name
-                        .split_once('/')
-                        .map(|(_, name)| name.to_owned()),
+    let mut probes: Vec<Option<Probe>> = scan::probe_all(&folders, None).into_iter().map(Some).collect();
+    let mut dedup = Dedup::default();
+    for plan in planned {
+        match plan {
+            Planned::Problem(folder) => report.folders.push(folder),
+            Planned::Folder(index) => {
+                if let Some(folder) = outcome(&folders[index], probes[index].take(), &mut dedup, &mut report.warnings) {
+                    report.folders.push(folder);
+                }
+            }
+            Planned::Directory { path, range } => {
+                let mut skills = 0;
+                for index in range {
+                    if matches!(probes[index], Some(Probe::NotASkill) | None) {
+                        continue;
+                    }
+                    skills += 1;
+                    if let Some(folder) = outcome(&folders[index], probes[index].take(), &mut dedup, &mut report.warnings) {
+                        report.folders.push(folder);
+                    }
+                }
+                if skills == 0 {
+                    report.folders.push(failed(
+                        path,
+                        vec![SkillMdError::new(
+                            path,
+                            None,
+                            Rule::Path,
+                            format!("no skill folders found: expected subfolders holding a `{SKILL_MD}`"),
+                        )],
+                    ));
+                }
+            }
+        }
+    }
+    report
+}
+
+enum Planned<'a> {
+    /// The path itself is unusable.
+    Problem(LintedFolder),
+    /// One skill folder, by index.
+    Folder(usize),
+    /// A directory whose subfolders are `range`.
+    Directory { path: &'a Path, range: std::ops::Range<usize> },
+}
+
+/// The report entry for one probed folder; `None` for a duplicate.
+fn outcome(folder: &Path, probe: Option<Probe>, dedup: &mut Dedup, warnings: &mut Vec<String>) -> Option<LintedFolder> {
+    match probe? {
+        Probe::NotASkill => Some(failed(
+            folder,
+            vec![SkillMdError::new(folder, None, Rule::Path, format!("no `{SKILL_MD}` in this folder"))],
+        )),
+        Probe::Unresolved(err) => Some(failed(&err.folder, err.problems)),
+        Probe::Skill { realpath, outcome } => {
+            if !dedup.first(folder, &realpath, warnings) {
+                return None;
+            }
+            Some(match outcome {
+                Ok(skill) => LintedFolder {
+                    folder: folder.to_path_buf(),
+                    name: skill.tool.name.split_once('/').map(|(_, name)| name.to_owned()),
                     ok: true,
                     errors: Vec::new(),
                     warnings: skill.warnings,
                 },
-                Some(Err(err)) => failed(&candidate.folder, err.problems),
-                None => continue,
-            },
-        };
-        report.folders.push(folder);
+                Err(err) => failed(folder, err.problems),
+            })
+        }
     }
-    report
 }
 
 fn failed(folder: &Path, errors: Vec<SkillMdError>) -> LintedFolder {

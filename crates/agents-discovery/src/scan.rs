@@ -12,17 +12,12 @@ use crate::skill_md::{Rule, SKILL_MD, SkillMdError};
 /// Progress callback: (folders done, folders total).
 pub type ProgressFn<'a> = &'a (dyn Fn(usize, usize) + Sync);
 
-/// A folder to load: as found, and resolved.
-#[derive(Clone)]
-pub(crate) struct Candidate {
-    pub folder: PathBuf,
-    pub realpath: PathBuf,
-}
-
-/// The immediate, non-hidden subdirectories of `dir` (symlinks followed)
-/// that hold an entry named `SKILL.md`, sorted by name. Nothing deeper is
-/// visited, so a symlink pointing back up cannot make this loop.
-pub(crate) fn skill_folders(dir: &Path, warnings: &mut Vec<String>) -> Vec<PathBuf> {
+/// The immediate, non-hidden subdirectories of `dir` (symlinks followed),
+/// sorted by name. Nothing deeper is visited, so a symlink pointing back up
+/// cannot make this loop. Whether each holds a `SKILL.md` is checked by
+/// [`probe_all`], in parallel: on slow filesystems the `stat` calls cost as
+/// much as the parsing.
+pub(crate) fn subfolders(dir: &Path, warnings: &mut Vec<String>) -> Vec<PathBuf> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(err) => {
@@ -59,9 +54,7 @@ pub(crate) fn skill_folders(dir: &Path, warnings: &mut Vec<String>) -> Vec<PathB
                 false
             }
         };
-        // `symlink_metadata`: a dangling `SKILL.md` link is reported when
-        // loading, not silently skipped.
-        if is_dir && std::fs::symlink_metadata(path.join(SKILL_MD)).is_ok() {
+        if is_dir {
             found.push((name, path));
         }
     }
@@ -69,49 +62,77 @@ pub(crate) fn skill_folders(dir: &Path, warnings: &mut Vec<String>) -> Vec<PathB
     found.into_iter().map(|(_, path)| path).collect()
 }
 
-/// Drops folders already seen under another path or link.
+/// What one folder turned out to be.
+pub(crate) enum Probe {
+    /// No entry named `SKILL.md`.
+    NotASkill,
+    /// The folder could not be resolved.
+    Unresolved(FolderError),
+    /// A skill folder, loaded or not.
+    Skill {
+        realpath: PathBuf,
+        outcome: Result<LoadedSkill, FolderError>,
+    },
+}
+
+/// Checks and loads every folder on the rayon pool; the output keeps the
+/// input order.
+pub(crate) fn probe_all(folders: &[PathBuf], progress: Option<ProgressFn<'_>>) -> Vec<Probe> {
+    let total = folders.len();
+    if let Some(report) = progress {
+        report(0, total);
+    }
+    let done = AtomicUsize::new(0);
+    folders
+        .par_iter()
+        .map(|folder| {
+            let probe = probe(folder);
+            let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+            if let Some(report) = progress {
+                report(finished, total);
+            }
+            probe
+        })
+        .collect()
+}
+
+fn probe(folder: &Path) -> Probe {
+    // `symlink_metadata`: a dangling `SKILL.md` link is reported when
+    // loading, not silently skipped.
+    if std::fs::symlink_metadata(folder.join(SKILL_MD)).is_err() {
+        return Probe::NotASkill;
+    }
+    match std::fs::canonicalize(folder) {
+        Ok(realpath) => {
+            let outcome = folder::load_resolved(folder, &realpath);
+            Probe::Skill { realpath, outcome }
+        }
+        Err(err) => Probe::Unresolved(FolderError {
+            folder: folder.to_path_buf(),
+            problems: vec![SkillMdError::new(folder, None, Rule::Path, format!("cannot resolve folder: {err}"))],
+        }),
+    }
+}
+
+/// Keeps the first folder seen for each realpath.
 #[derive(Default)]
 pub(crate) struct Dedup {
     seen: HashMap<PathBuf, PathBuf>,
 }
 
 impl Dedup {
-    /// `Ok(None)` for a folder already taken.
-    pub fn add(&mut self, folder: PathBuf, warnings: &mut Vec<String>) -> Result<Option<Candidate>, FolderError> {
-        let realpath = std::fs::canonicalize(&folder).map_err(|err| FolderError {
-            problems: vec![SkillMdError::new(&folder, None, Rule::Path, format!("cannot resolve folder: {err}"))],
-            folder: folder.clone(),
-        })?;
-        if let Some(first) = self.seen.get(&realpath) {
+    /// True the first time `realpath` is seen; later ones add a warning.
+    pub fn first(&mut self, folder: &Path, realpath: &Path, warnings: &mut Vec<String>) -> bool {
+        if let Some(first) = self.seen.get(realpath) {
             warnings.push(format!(
                 "`{}` is the same folder as `{}` (`{}`): loaded once",
                 folder.display(),
                 first.display(),
                 realpath.display()
             ));
-            return Ok(None);
+            return false;
         }
-        self.seen.insert(realpath.clone(), folder.clone());
-        Ok(Some(Candidate { folder, realpath }))
+        self.seen.insert(realpath.to_path_buf(), folder.to_path_buf());
+        true
     }
-}
-
-/// Loads every candidate on the rayon pool; the output keeps the input order.
-pub(crate) fn load_all(candidates: &[Candidate], progress: Option<ProgressFn<'_>>) -> Vec<Result<LoadedSkill, FolderError>> {
-    let total = candidates.len();
-    if let Some(report) = progress {
-        report(0, total);
-    }
-    let done = AtomicUsize::new(0);
-    candidates
-        .par_iter()
-        .map(|candidate| {
-            let loaded = folder::load_resolved(&candidate.folder, &candidate.realpath);
-            let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
-            if let Some(report) = progress {
-                report(finished, total);
-            }
-            loaded
-        })
-        .collect()
 }

@@ -1,5 +1,6 @@
 //! `SKILL.md` front-matter: splitting, parsing and the Agent Skills rules.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::fs::File;
 use std::io::Read;
@@ -37,6 +38,8 @@ pub const EXTENSION_FIELDS: [&str; 2] = ["input_schema", "output_schema"];
 
 /// Longer values are cut in messages so one bad field cannot flood a report.
 const SHOWN_CHARS: usize = 80;
+/// Beyond this many warnings in one file, one summary stands for the rest.
+const MAX_WARNINGS: usize = 20;
 
 /// Which rule a problem breaks; stable, for scripts reading `--format json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -237,6 +240,13 @@ pub(crate) fn parse_with_folder(file: &Path, bytes: &[u8], folder: Option<&str>)
     };
 
     let front = split_front_matter(text).map_err(|(line, message)| one(Some(line), Rule::Fence, message))?;
+    if let Some(offset) = yaml::too_deep(&front.yaml) {
+        let (line, column) = yaml::line_and_column(&front.yaml, offset);
+        return Err(vec![SkillMdError {
+            column: Some(column),
+            ..SkillMdError::new(file, Some(line), Rule::Yaml, yaml::DEPTH_MESSAGE)
+        }]);
+    }
     let value = yaml::parse(&front.yaml).map_err(|problem| {
         let (line, column) = match duplicate_key_position(&front, &problem) {
             Some((line, column)) => (Some(line), Some(column)),
@@ -277,6 +287,13 @@ pub(crate) fn parse_with_folder(file: &Path, bytes: &[u8], folder: Option<&str>)
     let Checker { mut errors, warnings, .. } = checker;
     match doc {
         Some(mut doc) if errors.is_empty() => {
+            let mut warnings = warnings;
+            if warnings.len() > MAX_WARNINGS {
+                let more = warnings.len() - MAX_WARNINGS;
+                let (line, rule) = (warnings[MAX_WARNINGS].line, warnings[MAX_WARNINGS].rule);
+                warnings.truncate(MAX_WARNINGS);
+                warnings.push(SkillMdError::new(file, line, rule, format!("{more} more warnings not shown")));
+            }
             doc.warnings = warnings;
             Ok(doc)
         }
@@ -294,6 +311,9 @@ struct FrontMatter {
     /// Line of the closing fence.
     closing_line: usize,
     body_line: usize,
+    /// First line of each top-level key written in block style; built once
+    /// so that many keys cost linear time.
+    top_keys: HashMap<String, usize>,
 }
 
 fn split_front_matter(text: &str) -> Result<FrontMatter, (usize, String)> {
@@ -311,11 +331,14 @@ fn split_front_matter(text: &str) -> Result<FrontMatter, (usize, String)> {
             let closing_line = index + 2;
             // The opening fence becomes an empty line: YAML line N is file line N.
             let yaml = format!("\n{}", &text[first.len()..offset]);
-            return Ok(FrontMatter {
+            let mut front = FrontMatter {
                 yaml,
                 closing_line,
                 body_line: closing_line + 1,
-            });
+                top_keys: HashMap::new(),
+            };
+            front.top_keys = key_lines(front.lines());
+            return Ok(front);
         }
         offset += line.len();
     }
@@ -325,19 +348,20 @@ fn split_front_matter(text: &str) -> Result<FrontMatter, (usize, String)> {
 impl FrontMatter {
     /// Line of a top-level key written in block style (`key:` at column 1).
     fn key_line(&self, key: &str) -> Option<usize> {
-        self.lines()
-            .find(|(_, line)| starts_with_key(line, key))
-            .map(|(number, _)| number)
+        self.top_keys.get(key).copied()
     }
 
-    /// Line of `child` indented under the top-level `parent`.
-    fn child_line(&self, parent: &str, child: &str) -> Option<usize> {
-        let start = self.key_line(parent)?;
-        self.lines()
+    /// Lines of the keys indented under the top-level `parent`.
+    fn child_lines(&self, parent: &str) -> HashMap<String, usize> {
+        let Some(start) = self.key_line(parent) else {
+            return HashMap::new();
+        };
+        let block = self
+            .lines()
             .skip_while(|(number, _)| *number <= start)
             .take_while(|(_, line)| line.is_empty() || line.starts_with([' ', '\t', '#']))
-            .find(|(_, line)| starts_with_key(line.trim_start(), child))
-            .map(|(number, _)| number)
+            .map(|(number, line)| (number, line.trim_start()));
+        key_lines(block)
     }
 
     fn lines(&self) -> impl Iterator<Item = (usize, &str)> {
@@ -347,6 +371,37 @@ impl FrontMatter {
             .map(|(index, line)| (index + 1, line.trim_end_matches('\r')))
             .take_while(|(number, _)| *number < self.closing_line)
     }
+}
+
+/// The key each `key: value` line starts with (plain, `"quoted"` or
+/// `'quoted'`), first occurrence kept.
+fn key_lines<'a>(lines: impl Iterator<Item = (usize, &'a str)>) -> HashMap<String, usize> {
+    let mut keys = HashMap::new();
+    for (number, line) in lines {
+        if let Some(key) = leading_key(line) {
+            keys.entry(key.to_owned()).or_insert(number);
+        }
+    }
+    keys
+}
+
+fn leading_key(line: &str) -> Option<&str> {
+    let (key, rest) = match line.chars().next()? {
+        quote @ ('"' | '\'') => {
+            let inner = &line[1..];
+            let end = inner.find(quote)?;
+            (&inner[..end], &inner[end + 1..])
+        }
+        ' ' | '\t' | '#' | '-' => return None,
+        _ => {
+            let colon = line
+                .match_indices(':')
+                .map(|(at, _)| at)
+                .find(|&at| line[at + 1..].is_empty() || line[at + 1..].starts_with([' ', '\t']))?;
+            (line[..colon].trim_end(), &line[colon..])
+        }
+    };
+    rest.trim_start_matches([' ', '\t']).starts_with(':').then_some(key)
 }
 
 /// yaml_serde reports a duplicate key at the start of its mapping; point at
@@ -426,19 +481,21 @@ impl Checker<'_> {
     }
 
     fn check(&mut self, mut fields: Map<String, Value>, folder: Option<&str>, body_line: usize) -> Option<SkillDoc> {
-        for key in fields.keys() {
-            if !STANDARD_FIELDS.contains(&key.as_str()) && !EXTENSION_FIELDS.contains(&key.as_str()) {
-                let line = self.line_of(key);
-                self.warnings.push(SkillMdError::new(
-                    self.file,
-                    line,
-                    Rule::UnknownField,
-                    format!(
-                        "unknown field {} ignored: the Agent Skills standard defines `name`, `description`, `license`, `compatibility`, `metadata` and `allowed-tools` (this registry also reads `input_schema` and `output_schema`)",
-                        shown(key)
-                    ),
-                ));
-            }
+        let unknown: Vec<&String> = fields
+            .keys()
+            .filter(|key| !STANDARD_FIELDS.contains(&key.as_str()) && !EXTENSION_FIELDS.contains(&key.as_str()))
+            .collect();
+        for key in unknown {
+            let line = self.line_of(key);
+            self.warnings.push(SkillMdError::new(
+                self.file,
+                line,
+                Rule::UnknownField,
+                format!(
+                    "unknown field {} ignored: the Agent Skills standard defines `name`, `description`, `license`, `compatibility`, `metadata` and `allowed-tools` (this registry also reads `input_schema` and `output_schema`)",
+                    shown(key)
+                ),
+            ));
         }
         let name = self.name(fields.remove("name"), folder);
         let description = self.description(fields.remove("description"));
@@ -598,8 +655,9 @@ impl Checker<'_> {
                 return out;
             }
         };
+        let children = self.front.child_lines("metadata");
         for (key, value) in entries {
-            let line = self.front.child_line("metadata", &key).or_else(|| self.line_of("metadata"));
+            let line = children.get(&key).copied().or_else(|| self.line_of("metadata"));
             let text = match value {
                 Value::String(text) => text,
                 // The standard's reference parser reads every scalar as text;

@@ -201,13 +201,25 @@ impl<S: Store> SkillRegistryService<S> {
     /// Loads `roots` and their include closure, and the catalogue entries the
     /// closure can refer to, in a bounded number of queries.
     async fn load(&self, roots: &[SkillName]) -> Result<(HashMap<SkillName, Skill>, Catalog), ServiceError> {
-        let skills: HashMap<SkillName, Skill> = self
+        let mut skills: HashMap<SkillName, Skill> = self
             .store
             .load_closure(roots)
             .await?
             .into_iter()
             .map(|skill| (skill.name.clone(), skill))
             .collect();
+        // A reference item takes the configured server's allow-list unless it has its own.
+        for skill in skills.values_mut() {
+            for item in &mut skill.items {
+                if let SkillItem::McpSource(source) = item
+                    && source.is_reference()
+                    && source.tools.is_none()
+                    && let Some(configured) = self.mcp_servers.get(&source.server)
+                {
+                    source.tools.clone_from(&configured.tools);
+                }
+            }
+        }
         let mut wanted: Vec<String> = Vec::new();
         let mut has_mcp = false;
         let mut has_agent = false;

@@ -125,11 +125,10 @@ fn check_text(table: &'static str, column: &'static str, key: &str, value: &str,
         key: key.to_owned(),
         reason,
     };
-    if let Some(max) = max {
-        if value.chars().count() > max {
+    if let Some(max) = max
+        && value.chars().count() > max {
             return Err(invalid(format!("is longer than {max} characters")));
         }
-    }
     // PostgreSQL text cannot hold NUL; refusing it everywhere keeps the
     // backends interchangeable.
     if value.contains('\0') {
@@ -278,8 +277,8 @@ pub(crate) fn decode_skills(rows: Vec<SkillRow>, items: Vec<ItemRow>) -> Result<
         .collect()
 }
 
-/// The first name of `names` that occurs twice.
-pub(crate) fn first_repeat<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+/// The first of `names` that occurs twice.
+pub(crate) fn first_repeat<'a, T: Eq + std::hash::Hash + ?Sized>(names: impl IntoIterator<Item = &'a T>) -> Option<&'a T> {
     let mut seen = HashSet::new();
     names.into_iter().find(|name| !seen.insert(*name))
 }

@@ -10,7 +10,10 @@
 //! [`open`] picks the backend from a database URL. Every write method is one
 //! transaction: it lands whole or not at all.
 
+mod any;
+mod codec;
 mod error;
+mod migrate;
 mod postgres;
 mod sqlite;
 mod url;
@@ -19,6 +22,7 @@ use std::future::Future;
 
 use agents_core::{Skill, SkillName, ToolSource, ToolSpec};
 
+pub use any::{AnyStore, open};
 pub use error::StoreError;
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;

@@ -90,7 +90,12 @@ fn print_result(ctx: &Context, result: &DiscoveryResult) -> Result<(), Failure> 
 /// Before `agents skill tools`: refresh when asked, or discover once when
 /// nothing was ever discovered.
 pub async fn prepare_for_tools(ctx: &Context, name: &SkillName, refresh_all: bool) -> Result<(), Failure> {
-    let dirs = ctx.settings.agent_skills_paths.value.clone();
+    let mut dirs = ctx.settings.agent_skills_paths.value.clone();
+    if ctx.settings.agent_skills_paths.origin == agents_config::Origin::Default {
+        // A fresh machine has no `~/.cleveragents/agent_skills`: not worth a warning
+        // on every `skill tools`; `skill discover` and `config show` still say so.
+        dirs.retain(|dir| dir.is_dir());
+    }
     if refresh_all || !ctx.service.agent_skills_discovered().await? {
         let result = refresh(ctx, &dirs, ConflictStrategy::Skip).await?;
         for conflict in &result.conflicts {

@@ -1,7 +1,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use assert_cmd::Command;
+use std::process::Command;
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -45,7 +45,7 @@ impl Sandbox {
 
     /// `agents` with the sandbox's HOME and database, run in the sandbox.
     pub fn cmd(&self) -> Command {
-        let mut cmd = Command::cargo_bin("agents").unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_agents"));
         cmd.current_dir(self.dir.path())
             .env("HOME", self.home())
             .env("CLEVERAGENTS_DATABASE_URL", self.db_url())

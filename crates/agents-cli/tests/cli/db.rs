@@ -58,7 +58,7 @@ fn sigkill_during_a_large_add_leaves_the_database_consistent() {
     sb.run(&["skill", "list"]).ok();
     let mut outcomes = Vec::new();
     for delay_ms in [30u64, 120, 250, 500, 900] {
-        let mut child = sb.cmd().args(["skill", "add", file.to_str().unwrap()]).as_std_mut().spawn().unwrap();
+        let mut child = sb.cmd().args(["skill", "add", file.to_str().unwrap()]).spawn().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(delay_ms));
         let _ = child.kill(); // SIGKILL on Unix
         let status = child.wait().unwrap();
@@ -122,7 +122,7 @@ fn sigkill_during_a_large_add_on_postgres_leaves_nothing_half_written() {
     sb.run(&["--database-url", &pg.url, "skill", "list"]).ok();
     let mut saw_absent = false;
     for delay_ms in [50u64, 200, 400, 800, 1500] {
-        let mut child = sb.cmd().args(["--database-url", &pg.url, "skill", "add", file.to_str().unwrap()]).as_std_mut().spawn().unwrap();
+        let mut child = sb.cmd().args(["--database-url", &pg.url, "skill", "add", file.to_str().unwrap()]).spawn().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(delay_ms));
         let _ = child.kill();
         let _ = child.wait();

@@ -201,7 +201,7 @@ fn two_processes_adding_at_once_both_land() {
     let b = sb.write("b.yaml", &text_b);
     let mut children: Vec<_> = [a, b]
         .iter()
-        .map(|f| sb.cmd().args(["skill", "add", f.to_str().unwrap()]).as_std_mut().spawn().unwrap())
+        .map(|f| sb.cmd().args(["skill", "add", f.to_str().unwrap()]).spawn().unwrap())
         .collect();
     for child in &mut children {
         assert!(child.wait().unwrap().success());

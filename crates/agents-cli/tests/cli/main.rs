@@ -8,3 +8,4 @@ mod db;
 mod discover;
 mod skill;
 mod tool;
+mod mcp;
