@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/agents-test.XXXXXX")
+# The server runs as an unprivileged user when we are root: it must reach its data dir.
+chmod 755 "$work"
 cleanup() {
     scripts/pg-test-server.sh stop "$work/pg" >/dev/null 2>&1 || true
     rm -rf "$work"

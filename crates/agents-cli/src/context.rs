@@ -18,13 +18,15 @@ pub struct Context {
 }
 
 pub fn home_dir() -> Result<PathBuf, Failure> {
-    std::env::home_dir().ok_or_else(|| {
-        Failure::new("config", "cannot find the home directory: set `HOME`")
-    })
+    std::env::home_dir()
+        .ok_or_else(|| Failure::new("config", "cannot find the home directory: set `HOME`"))
 }
 
 /// Resolves settings: flag > environment > config file > default.
-pub fn settings(global: &GlobalArgs, agent_skills_paths: Option<String>) -> Result<Settings, Failure> {
+pub fn settings(
+    global: &GlobalArgs,
+    agent_skills_paths: Option<String>,
+) -> Result<Settings, Failure> {
     let overrides = CliOverrides {
         config: global.config.clone(),
         database_url: global.database_url.clone(),
@@ -41,7 +43,10 @@ impl Context {
         Self::open_with(global, None).await
     }
 
-    pub async fn open_with(global: &GlobalArgs, agent_skills_paths: Option<String>) -> Result<Self, Failure> {
+    pub async fn open_with(
+        global: &GlobalArgs,
+        agent_skills_paths: Option<String>,
+    ) -> Result<Self, Failure> {
         let format = global.format_or_table();
         let settings = settings(global, agent_skills_paths)?;
         let url = match &settings.database_url.value {
@@ -58,7 +63,11 @@ impl Context {
         let service = SkillRegistryService::new(store, settings.home.clone())
             .with_builtins(builtins)
             .with_mcp_servers(settings.mcp_servers.clone());
-        Ok(Self { format, settings, service })
+        Ok(Self {
+            format,
+            settings,
+            service,
+        })
     }
 }
 

@@ -7,7 +7,11 @@ use crate::ConfigError;
 /// Expands a leading `~` (alone or before `/`) to `home`, and `$VAR` /
 /// `${VAR}` anywhere from `env`. A `$` not followed by a name stays as it is.
 /// An unset variable, an unclosed `${` or `~user` is an error naming `raw`.
-pub fn expand_path(raw: &str, home: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, ConfigError> {
+pub fn expand_path(
+    raw: &str,
+    home: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<PathBuf, ConfigError> {
     let fail = |message: String| ConfigError::Expand {
         raw: raw.to_owned(),
         message,
@@ -37,7 +41,10 @@ fn expand_vars(raw: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String
                 return Err("`${` is not closed by `}`".into());
             };
             let name = &braced[..close];
-            if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) || !name.chars().all(is_name) {
+            if name.is_empty()
+                || name.starts_with(|c: char| c.is_ascii_digit())
+                || !name.chars().all(is_name)
+            {
                 return Err(format!("`${{{name}}}` is not a variable name"));
             }
             (name, &braced[close + 1..])

@@ -5,8 +5,8 @@ use std::ops::Range;
 use std::path::Path;
 
 use indexmap::IndexMap;
-use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use toml::Spanned;
 
 use crate::ConfigError;
@@ -117,7 +117,12 @@ pub(crate) fn load(path: &Path) -> Result<Option<(String, FileConfig)>, ConfigEr
     let bytes = std::fs::read(path).map_err(read_error)?;
     let text = String::from_utf8(bytes).map_err(|err| {
         let at = err.utf8_error().valid_up_to();
-        located(path, "", at..at + 1, "config file is not valid UTF-8".into())
+        located(
+            path,
+            "",
+            at..at + 1,
+            "config file is not valid UTF-8".into(),
+        )
     })?;
     let config = toml::from_str::<FileConfig>(&text).map_err(|err| {
         let span = err.span().unwrap_or(0..0);

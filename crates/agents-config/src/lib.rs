@@ -236,7 +236,11 @@ pub fn process_env(name: &str) -> Option<String> {
 
 /// Splits a comma-separated list of directories, drops empty entries and
 /// expands each with [`expand_path`].
-pub fn parse_paths(raw: &str, home: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Vec<PathBuf>, ConfigError> {
+pub fn parse_paths(
+    raw: &str,
+    home: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<PathBuf>, ConfigError> {
     raw.split(',')
         .map(str::trim)
         .filter(|entry| !entry.is_empty())
@@ -250,7 +254,11 @@ pub fn parse_paths(raw: &str, home: &Path, env: &dyn Fn(&str) -> Option<String>)
 /// tests pass a map); an empty value counts as unset. `home` is what `~`
 /// means. Relative paths in the config file are relative to its folder;
 /// relative paths from a flag or the environment are left relative.
-pub fn resolve(cli: &CliOverrides, env: &dyn Fn(&str) -> Option<String>, home: &Path) -> Result<Settings, ConfigError> {
+pub fn resolve(
+    cli: &CliOverrides,
+    env: &dyn Fn(&str) -> Option<String>,
+    home: &Path,
+) -> Result<Settings, ConfigError> {
     let env_value = |name: &str| env(name).filter(|value| !value.is_empty());
     let mut warnings = Vec::new();
 
@@ -281,12 +289,21 @@ pub fn resolve(cli: &CliOverrides, env: &dyn Fn(&str) -> Option<String>, home: &
         path: path.to_path_buf(),
         line: text[..span.start.min(text.len())].matches('\n').count() + 1,
     };
-    let FileConfig { database, skills, mcp } = file;
+    let FileConfig {
+        database,
+        skills,
+        mcp,
+    } = file;
 
     let database_url = if let Some(url) = &cli.database_url {
         Setting::new(Some(url.clone()), Origin::Flag)
     } else if let Some(url) = env_value(ENV_DATABASE_URL) {
-        Setting::new(Some(url), Origin::Env { var: ENV_DATABASE_URL })
+        Setting::new(
+            Some(url),
+            Origin::Env {
+                var: ENV_DATABASE_URL,
+            },
+        )
     } else if let Some(url) = database.url {
         let origin = file_origin(url.span());
         Setting::new(Some(url.into_inner()), origin)
@@ -310,17 +327,28 @@ pub fn resolve(cli: &CliOverrides, env: &dyn Fn(&str) -> Option<String>, home: &
         let span = list.span();
         let base = path.parent().unwrap_or(Path::new(""));
         let entries = match list.into_inner() {
-            PathList::Joined(raw) => raw.split(',').map(|entry| entry.trim().to_owned()).collect(),
+            PathList::Joined(raw) => raw
+                .split(',')
+                .map(|entry| entry.trim().to_owned())
+                .collect(),
             PathList::Items(items) => items,
         };
         let mut paths = Vec::new();
-        for entry in entries.iter().map(|entry| entry.trim()).filter(|entry| !entry.is_empty()) {
-            let expanded = expand_path(entry, home, env).map_err(|err| at(span.clone(), err.to_string()))?;
+        for entry in entries
+            .iter()
+            .map(|entry| entry.trim())
+            .filter(|entry| !entry.is_empty())
+        {
+            let expanded =
+                expand_path(entry, home, env).map_err(|err| at(span.clone(), err.to_string()))?;
             paths.push(base.join(expanded));
         }
         Setting::new(paths, file_origin(span))
     } else {
-        Setting::new(parse_paths(DEFAULT_AGENT_SKILLS_PATHS, home, env)?, Origin::Default)
+        Setting::new(
+            parse_paths(DEFAULT_AGENT_SKILLS_PATHS, home, env)?,
+            Origin::Default,
+        )
     };
     for dir in &agent_skills_paths.value {
         match std::fs::metadata(dir) {
@@ -349,7 +377,9 @@ pub fn resolve(cli: &CliOverrides, env: &dyn Fn(&str) -> Option<String>, home: &
         }
         Setting::new(seconds, Origin::Flag)
     } else if let Some(raw) = env_value(ENV_MCP_TIMEOUT_S) {
-        let origin = Origin::Env { var: ENV_MCP_TIMEOUT_S };
+        let origin = Origin::Env {
+            var: ENV_MCP_TIMEOUT_S,
+        };
         match raw.trim().parse::<u64>() {
             Ok(seconds) if seconds >= 1 => Setting::new(seconds, origin),
             _ => {
@@ -363,7 +393,13 @@ pub fn resolve(cli: &CliOverrides, env: &dyn Fn(&str) -> Option<String>, home: &
     } else if let Some(seconds) = mcp.timeout_s {
         let span = seconds.span();
         let value = positive_seconds(*seconds.get_ref()).ok_or_else(|| {
-            at(span.clone(), format!("`mcp.timeout_s`: {timeout_rule}, got `{}`", seconds.get_ref()))
+            at(
+                span.clone(),
+                format!(
+                    "`mcp.timeout_s`: {timeout_rule}, got `{}`",
+                    seconds.get_ref()
+                ),
+            )
         })?;
         Setting::new(value, file_origin(span))
     } else {
@@ -379,7 +415,10 @@ pub fn resolve(cli: &CliOverrides, env: &dyn Fn(&str) -> Option<String>, home: &
             Some(seconds) => Some(positive_seconds(*seconds.get_ref()).ok_or_else(|| {
                 at(
                     seconds.span(),
-                    format!("mcp server `{name}`: `timeout_s`: {timeout_rule}, got `{}`", seconds.get_ref()),
+                    format!(
+                        "mcp server `{name}`: `timeout_s`: {timeout_rule}, got `{}`",
+                        seconds.get_ref()
+                    ),
                 )
             })?),
         };
@@ -396,7 +435,10 @@ pub fn resolve(cli: &CliOverrides, env: &dyn Fn(&str) -> Option<String>, home: &
         };
         let problems = server_problems(&source);
         if !problems.is_empty() {
-            return Err(at(span, format!("mcp server `{name}`: {}", problems.join("; "))));
+            return Err(at(
+                span,
+                format!("mcp server `{name}`: {}", problems.join("; ")),
+            ));
         }
         mcp_servers.insert(name, source);
     }
@@ -422,7 +464,9 @@ fn positive_seconds(seconds: i64) -> Option<u64> {
 fn server_problems(source: &McpSource) -> Vec<String> {
     let mut problems = Vec::new();
     if source.is_reference() {
-        problems.push("needs `command` (a stdio server) or `url` (a streamable-HTTP server)".to_owned());
+        problems.push(
+            "needs `command` (a stdio server) or `url` (a streamable-HTTP server)".to_owned(),
+        );
     }
     // A one-item skill reuses the core's checks instead of copying them.
     if let Ok(name) = SkillName::new("config/mcp_servers") {
@@ -470,8 +514,15 @@ pub fn mask_database_url(url: &str) -> String {
     )
 }
 
-fn serialize_database_url<S: Serializer>(setting: &Setting<Option<String>>, serializer: S) -> Result<S::Ok, S::Error> {
-    Setting::new(setting.value.as_deref().map(mask_database_url), setting.origin.clone()).serialize(serializer)
+fn serialize_database_url<S: Serializer>(
+    setting: &Setting<Option<String>>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    Setting::new(
+        setting.value.as_deref().map(mask_database_url),
+        setting.origin.clone(),
+    )
+    .serialize(serializer)
 }
 
 impl fmt::Display for Settings {
@@ -500,8 +551,18 @@ impl fmt::Display for Settings {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        row(f, "skills.agent_skills_paths", &paths, &self.agent_skills_paths.origin)?;
-        row(f, "mcp.timeout_s", &self.mcp_timeout_s.value.to_string(), &self.mcp_timeout_s.origin)?;
+        row(
+            f,
+            "skills.agent_skills_paths",
+            &paths,
+            &self.agent_skills_paths.origin,
+        )?;
+        row(
+            f,
+            "mcp.timeout_s",
+            &self.mcp_timeout_s.value.to_string(),
+            &self.mcp_timeout_s.origin,
+        )?;
         if self.mcp_servers.is_empty() {
             write!(f, "{:<27} (none)", "mcp.servers")?;
         } else {
@@ -517,7 +578,10 @@ impl fmt::Display for Settings {
         }
         writeln!(f)?;
         writeln!(f)?;
-        write!(f, "environment variables (flag > environment > config file > default):")?;
+        write!(
+            f,
+            "environment variables (flag > environment > config file > default):"
+        )?;
         for var in ENV_VARS {
             write!(f, "\n  {:<40} {}", var.name, var.key)?;
         }

@@ -104,20 +104,34 @@ fn database_url_precedence_flag_env_file_default() {
     let mut world = World::new();
     let config = world.write_default_config("[database]\nurl = \"sqlite:///from/file.db\"\n");
     let settings = world.ok(&no_flags());
-    assert_eq!(settings.database_url.value.as_deref(), Some("sqlite:///from/file.db"));
+    assert_eq!(
+        settings.database_url.value.as_deref(),
+        Some("sqlite:///from/file.db")
+    );
     assert_eq!(settings.database_url.origin, file_origin(&config, 2));
 
     world.set(ENV_DATABASE_URL, "sqlite:///from/env.db");
     let settings = world.ok(&no_flags());
-    assert_eq!(settings.database_url.value.as_deref(), Some("sqlite:///from/env.db"));
-    assert_eq!(settings.database_url.origin, Origin::Env { var: ENV_DATABASE_URL });
+    assert_eq!(
+        settings.database_url.value.as_deref(),
+        Some("sqlite:///from/env.db")
+    );
+    assert_eq!(
+        settings.database_url.origin,
+        Origin::Env {
+            var: ENV_DATABASE_URL
+        }
+    );
 
     let flags = CliOverrides {
         database_url: Some("sqlite:///from/flag.db".into()),
         ..no_flags()
     };
     let settings = world.ok(&flags);
-    assert_eq!(settings.database_url.value.as_deref(), Some("sqlite:///from/flag.db"));
+    assert_eq!(
+        settings.database_url.value.as_deref(),
+        Some("sqlite:///from/flag.db")
+    );
     assert_eq!(settings.database_url.origin, Origin::Flag);
 }
 
@@ -137,7 +151,9 @@ fn agent_skills_paths_precedence_flag_env_file_default() {
     assert_eq!(settings.agent_skills_paths.value, [PathBuf::from("/env/a")]);
     assert_eq!(
         settings.agent_skills_paths.origin,
-        Origin::Env { var: ENV_AGENT_SKILLS_PATHS }
+        Origin::Env {
+            var: ENV_AGENT_SKILLS_PATHS
+        }
     );
 
     let flags = CliOverrides {
@@ -163,7 +179,12 @@ fn mcp_timeout_precedence_flag_env_file_default() {
     world.set(ENV_MCP_TIMEOUT_S, "7");
     let settings = world.ok(&no_flags());
     assert_eq!(settings.mcp_timeout_s.value, 7);
-    assert_eq!(settings.mcp_timeout_s.origin, Origin::Env { var: ENV_MCP_TIMEOUT_S });
+    assert_eq!(
+        settings.mcp_timeout_s.origin,
+        Origin::Env {
+            var: ENV_MCP_TIMEOUT_S
+        }
+    );
 
     let flags = CliOverrides {
         mcp_timeout_s: Some(3),
@@ -228,7 +249,8 @@ fn an_empty_environment_variable_counts_as_unset() {
 #[test]
 fn unknown_keys_point_at_line_and_column_with_a_caret() {
     let world = World::new();
-    let config = world.write_default_config("[skills]\nagent_skills_paths = \"/a\"\ncolour = \"red\"\n");
+    let config =
+        world.write_default_config("[skills]\nagent_skills_paths = \"/a\"\ncolour = \"red\"\n");
     assert_eq!(
         world.err(&no_flags()),
         format!(
@@ -250,8 +272,14 @@ fn unknown_keys_point_at_line_and_column_with_a_caret() {
 
     world.write_default_config("[mcp.servers.gh]\ncommand = \"gh\"\n  comand = \"typo\"\n");
     let err = world.err(&no_flags());
-    assert!(err.contains(":3:3: unknown field `comand`, expected one of `command`"), "{err}");
-    assert!(err.ends_with("3 |   comand = \"typo\"\n  |   ^^^^^^"), "{err}");
+    assert!(
+        err.contains(":3:3: unknown field `comand`, expected one of `command`"),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("3 |   comand = \"typo\"\n  |   ^^^^^^"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -266,9 +294,17 @@ fn type_errors_point_at_the_value() {
         )
     );
     world.write_default_config("[database]\nurl = 5\n");
-    assert!(world.err(&no_flags()).contains(":2:7: invalid type: integer `5`, expected a string"));
+    assert!(
+        world
+            .err(&no_flags())
+            .contains(":2:7: invalid type: integer `5`, expected a string")
+    );
     world.write_default_config("[skills\n");
-    assert!(world.err(&no_flags()).contains(":1:8: unclosed table, expected `]`"));
+    assert!(
+        world
+            .err(&no_flags())
+            .contains(":1:8: unclosed table, expected `]`")
+    );
 }
 
 #[test]
@@ -309,7 +345,10 @@ fn a_missing_default_file_is_fine_but_a_named_one_is_an_error() {
     };
     assert_eq!(
         world.err(&flags),
-        format!("config file `{}` (from command-line flag) does not exist", missing.display())
+        format!(
+            "config file `{}` (from command-line flag) does not exist",
+            missing.display()
+        )
     );
     world.set(ENV_CONFIG, missing.to_str().unwrap());
     assert_eq!(
@@ -327,7 +366,10 @@ fn a_directory_as_config_file_is_an_error() {
     std::fs::create_dir_all(world.default_config()).unwrap();
     assert_eq!(
         world.err(&no_flags()),
-        format!("config file `{}` is not a regular file", world.default_config().display())
+        format!(
+            "config file `{}` is not a regular file",
+            world.default_config().display()
+        )
     );
 }
 
@@ -339,7 +381,10 @@ fn the_config_path_itself_expands_tilde_and_variables() {
     world.set(ENV_CONFIG, "~/${CONF_DIR}/alt.toml");
     let settings = world.ok(&no_flags());
     assert_eq!(settings.mcp_timeout_s.value, 11);
-    assert_eq!(settings.config_file.value, world.home().join("conf/alt.toml"));
+    assert_eq!(
+        settings.config_file.value,
+        world.home().join("conf/alt.toml")
+    );
 }
 
 #[test]
@@ -360,16 +405,36 @@ fn tilde_and_variables_expand_in_paths() {
         ("/a~b", "/a~b"),
     ];
     for (raw, expected) in cases {
-        assert_eq!(expand_path(raw, home, &env).unwrap(), PathBuf::from(expected), "{raw}");
+        assert_eq!(
+            expand_path(raw, home, &env).unwrap(),
+            PathBuf::from(expected),
+            "{raw}"
+        );
     }
     let errors = [
-        ("$MISSING/x", "cannot expand `$MISSING/x`: environment variable `MISSING` is not set"),
-        ("${SKILLS", "cannot expand `${SKILLS`: `${` is not closed by `}`"),
-        ("${A-B}", "cannot expand `${A-B}`: `${A-B}` is not a variable name"),
-        ("~bob/skills", "cannot expand `~bob/skills`: `~user` is not supported: write the full path"),
+        (
+            "$MISSING/x",
+            "cannot expand `$MISSING/x`: environment variable `MISSING` is not set",
+        ),
+        (
+            "${SKILLS",
+            "cannot expand `${SKILLS`: `${` is not closed by `}`",
+        ),
+        (
+            "${A-B}",
+            "cannot expand `${A-B}`: `${A-B}` is not a variable name",
+        ),
+        (
+            "~bob/skills",
+            "cannot expand `~bob/skills`: `~user` is not supported: write the full path",
+        ),
     ];
     for (raw, expected) in errors {
-        assert_eq!(expand_path(raw, home, &env).unwrap_err().to_string(), expected, "{raw}");
+        assert_eq!(
+            expand_path(raw, home, &env).unwrap_err().to_string(),
+            expected,
+            "{raw}"
+        );
     }
 }
 
@@ -386,16 +451,18 @@ fn empty_entries_in_path_lists_are_ignored() {
 
     let world = World::new();
     world.write_default_config("[skills]\nagent_skills_paths = \",/x,,\"\n");
-    assert_eq!(world.ok(&no_flags()).agent_skills_paths.value, [PathBuf::from("/x")]);
+    assert_eq!(
+        world.ok(&no_flags()).agent_skills_paths.value,
+        [PathBuf::from("/x")]
+    );
 }
 
 #[test]
 fn file_paths_expand_and_relative_ones_follow_the_config_file() {
     let mut world = World::new();
     world.set("OPT", "/opt");
-    let config = world.write_default_config(
-        "[skills]\nagent_skills_paths = \"~/mine, $OPT/skills, team\"\n",
-    );
+    let config = world
+        .write_default_config("[skills]\nagent_skills_paths = \"~/mine, $OPT/skills, team\"\n");
     let settings = world.ok(&no_flags());
     assert_eq!(
         settings.agent_skills_paths.value,
@@ -439,10 +506,18 @@ fn missing_directories_are_warnings_not_errors() {
     let missing = world.home().join("missing");
     world.set(
         ENV_AGENT_SKILLS_PATHS,
-        &format!("{},{},{}", present.display(), missing.display(), file.display()),
+        &format!(
+            "{},{},{}",
+            present.display(),
+            missing.display(),
+            file.display()
+        ),
     );
     let settings = world.ok(&no_flags());
-    assert_eq!(settings.agent_skills_paths.value, [present, missing.clone(), file.clone()]);
+    assert_eq!(
+        settings.agent_skills_paths.value,
+        [present, missing.clone(), file.clone()]
+    );
     assert_eq!(
         settings.warnings,
         [
@@ -488,7 +563,10 @@ timeout_s = 5
     assert_eq!(github.args, ["--stdio"]);
     assert_eq!(github.env["GITHUB_TOKEN"], "${GITHUB_TOKEN}");
     assert_eq!(github.cwd.as_deref(), Some("~/work"));
-    assert_eq!(github.tools.as_deref(), Some(&["create_issue".to_owned()][..]));
+    assert_eq!(
+        github.tools.as_deref(),
+        Some(&["create_issue".to_owned()][..])
+    );
     assert_eq!(github.timeout_s, None);
     let search = &settings.mcp_servers["search"];
     assert_eq!(search.url.as_deref(), Some("https://search.example/mcp"));
@@ -529,14 +607,18 @@ fn invalid_mcp_servers_point_at_their_table() {
         let config = world.write_default_config(text);
         let err = world.err(&no_flags());
         let expected = format!("{}:{expected}", config.display());
-        assert!(err.starts_with(&expected), "{err}\n---- expected prefix\n{expected}");
+        assert!(
+            err.starts_with(&expected),
+            "{err}\n---- expected prefix\n{expected}"
+        );
     }
 }
 
 #[test]
 fn config_show_json_has_value_and_origin_per_key() {
     let mut world = World::new();
-    let config = world.write_default_config("[database]\nurl = \"postgres://ada:s3cret@db.local:5432/agents\"\n");
+    let config = world
+        .write_default_config("[database]\nurl = \"postgres://ada:s3cret@db.local:5432/agents\"\n");
     world.set(ENV_MCP_TIMEOUT_S, "8");
     let flags = CliOverrides {
         agent_skills_paths: Some("/flag".into()),
@@ -553,26 +635,49 @@ fn config_show_json_has_value_and_origin_per_key() {
         shown["database_url"],
         json!({"value": "postgres://ada:***@db.local:5432/agents", "origin": {"kind": "file", "path": config, "line": 2}})
     );
-    assert_eq!(shown["agent_skills_paths"], json!({"value": ["/flag"], "origin": {"kind": "flag"}}));
+    assert_eq!(
+        shown["agent_skills_paths"],
+        json!({"value": ["/flag"], "origin": {"kind": "flag"}})
+    );
     assert_eq!(
         shown["mcp_timeout_s"],
         json!({"value": 8, "origin": {"kind": "env", "var": "CLEVERAGENTS_MCP_TIMEOUT_S"}})
     );
-    assert_eq!(shown["config_file"], json!({"value": config, "origin": {"kind": "default"}}));
+    assert_eq!(
+        shown["config_file"],
+        json!({"value": config, "origin": {"kind": "default"}})
+    );
     assert_eq!(shown["config_file_loaded"], json!(true));
-    assert_eq!(shown["warnings"], json!(["agent skills path `/flag` (from command-line flag) does not exist"]));
+    assert_eq!(
+        shown["warnings"],
+        json!(["agent skills path `/flag` (from command-line flag) does not exist"])
+    );
 
     let text = settings.to_string();
-    assert!(text.contains("database.url                postgres://ada:***@db.local:5432/agents  (`"), "{text}");
-    assert!(text.contains("mcp.timeout_s               8  (environment variable `CLEVERAGENTS_MCP_TIMEOUT_S`)"), "{text}");
+    assert!(
+        text.contains("database.url                postgres://ada:***@db.local:5432/agents  (`"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "mcp.timeout_s               8  (environment variable `CLEVERAGENTS_MCP_TIMEOUT_S`)"
+        ),
+        "{text}"
+    );
     assert!(!text.contains("s3cret"), "{text}");
 }
 
 #[test]
 fn database_passwords_are_masked_for_display_only() {
-    assert_eq!(mask_database_url("postgres://u:p@h/db"), "postgres://u:***@h/db");
+    assert_eq!(
+        mask_database_url("postgres://u:p@h/db"),
+        "postgres://u:***@h/db"
+    );
     assert_eq!(mask_database_url("postgres://u@h/db"), "postgres://u@h/db");
-    assert_eq!(mask_database_url("sqlite:///tmp/a:b@c.db"), "sqlite:///tmp/a:b@c.db");
+    assert_eq!(
+        mask_database_url("sqlite:///tmp/a:b@c.db"),
+        "sqlite:///tmp/a:b@c.db"
+    );
     assert_eq!(mask_database_url("not a url"), "not a url");
 }
 
@@ -581,7 +686,12 @@ fn every_environment_variable_is_declared_once() {
     let names: Vec<_> = ENV_VARS.iter().map(|var| var.name).collect();
     assert_eq!(
         names,
-        [ENV_CONFIG, ENV_DATABASE_URL, ENV_AGENT_SKILLS_PATHS, ENV_MCP_TIMEOUT_S]
+        [
+            ENV_CONFIG,
+            ENV_DATABASE_URL,
+            ENV_AGENT_SKILLS_PATHS,
+            ENV_MCP_TIMEOUT_S
+        ]
     );
     assert_eq!(
         names,
@@ -593,6 +703,9 @@ fn every_environment_variable_is_declared_once() {
         ]
     );
     for var in ENV_VARS {
-        assert!(!var.description.is_empty() && !var.key.is_empty(), "{var:?}");
+        assert!(
+            !var.description.is_empty() && !var.key.is_empty(),
+            "{var:?}"
+        );
     }
 }

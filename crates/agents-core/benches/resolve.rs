@@ -13,7 +13,10 @@ fn name(s: &str) -> SkillName {
 }
 
 fn include(s: &str) -> SkillItem {
-    SkillItem::Include(Include { skill: name(s), overrides: ValueMap::new() })
+    SkillItem::Include(Include {
+        skill: name(s),
+        overrides: ValueMap::new(),
+    })
 }
 
 fn tool(t: String) -> SkillItem {
@@ -80,9 +83,17 @@ fn bench(c: &mut Criterion) {
     let root = name("d/root");
     let mut group = c.benchmark_group("diamond_lattice_14_layers");
     group.sample_size(10);
-    group.bench_function("naive_expansion_baseline", |b| b.iter(|| black_box(naive(&small, &root))));
+    group.bench_function("naive_expansion_baseline", |b| {
+        b.iter(|| black_box(naive(&small, &root)))
+    });
     group.bench_function("resolver", |b| {
-        b.iter(|| black_box(SkillResolver::new(&small, &registry).resolve(&root).unwrap()))
+        b.iter(|| {
+            black_box(
+                SkillResolver::new(&small, &registry)
+                    .resolve(&root)
+                    .unwrap(),
+            )
+        })
     });
     group.finish();
 

@@ -35,13 +35,12 @@ impl ToolRegistry {
     /// schemas must be valid JSON Schema.
     pub fn register(&mut self, spec: ToolSpec, replace: bool) -> Result<(), RegistryError> {
         spec.validate()?;
-        if !replace
-            && let Some(existing) = self.tools.get(&spec.name) {
-                return Err(RegistryError::DuplicateTool {
-                    name: spec.name,
-                    existing: existing.source,
-                });
-            }
+        if !replace && let Some(existing) = self.tools.get(&spec.name) {
+            return Err(RegistryError::DuplicateTool {
+                name: spec.name,
+                existing: existing.source,
+            });
+        }
         self.tools.insert(spec.name.clone(), spec);
         Ok(())
     }
@@ -93,7 +92,9 @@ mod tests {
     #[test]
     fn duplicate_names_need_replace() {
         let mut registry = ToolRegistry::new();
-        registry.register(tool("builtin/a", ToolSource::Builtin), false).unwrap();
+        registry
+            .register(tool("builtin/a", ToolSource::Builtin), false)
+            .unwrap();
         let err = registry
             .register(tool("builtin/a", ToolSource::Custom), false)
             .unwrap_err();
@@ -101,17 +102,28 @@ mod tests {
             err.to_string(),
             "tool `builtin/a` is already registered (source `builtin`)"
         );
-        registry.register(tool("builtin/a", ToolSource::Custom), true).unwrap();
-        assert_eq!(registry.get("builtin/a").unwrap().source, ToolSource::Custom);
+        registry
+            .register(tool("builtin/a", ToolSource::Custom), true)
+            .unwrap();
+        assert_eq!(
+            registry.get("builtin/a").unwrap().source,
+            ToolSource::Custom
+        );
         assert_eq!(registry.len(), 1);
     }
 
     #[test]
     fn list_filters_by_source_and_remove_works() {
         let mut registry = ToolRegistry::new();
-        registry.register(tool("builtin/a", ToolSource::Builtin), false).unwrap();
-        registry.register(tool("mcp:s/b", ToolSource::Mcp), false).unwrap();
-        registry.register(tool("builtin/c", ToolSource::Builtin), false).unwrap();
+        registry
+            .register(tool("builtin/a", ToolSource::Builtin), false)
+            .unwrap();
+        registry
+            .register(tool("mcp:s/b", ToolSource::Mcp), false)
+            .unwrap();
+        registry
+            .register(tool("builtin/c", ToolSource::Builtin), false)
+            .unwrap();
         let names: Vec<_> = registry
             .list(Some(ToolSource::Builtin))
             .map(|t| t.name.as_str())
@@ -129,7 +141,11 @@ mod tests {
         let mut spec = tool("custom/x", ToolSource::Custom);
         spec.input_schema = Some(json!({"type": 12}));
         let err = registry.register(spec, false).unwrap_err();
-        assert!(err.to_string().contains("input_schema: not a valid JSON Schema"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("input_schema: not a valid JSON Schema"),
+            "{err}"
+        );
         assert!(registry.is_empty());
     }
 }

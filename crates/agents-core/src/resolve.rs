@@ -73,9 +73,8 @@ impl ToolLookup for crate::registry::ToolRegistry {
     }
 
     fn agent_skill(&self, path: &str) -> Option<&ToolSpec> {
-        self.list(Some(ToolSource::AgentSkills)).find(|spec| {
-            spec.source_metadata.get("path").and_then(|p| p.as_str()) == Some(path)
-        })
+        self.list(Some(ToolSource::AgentSkills))
+            .find(|spec| spec.source_metadata.get("path").and_then(|p| p.as_str()) == Some(path))
     }
 }
 
@@ -341,7 +340,11 @@ struct OwnEntry {
     tool: Option<ToolSpec>,
 }
 
-fn own_entries(skill: &Skill, tools: &dyn ToolLookup, warnings: &mut Vec<ResolveWarning>) -> Vec<OwnEntry> {
+fn own_entries(
+    skill: &Skill,
+    tools: &dyn ToolLookup,
+    warnings: &mut Vec<ResolveWarning>,
+) -> Vec<OwnEntry> {
     let mut out = Vec::new();
     for item in &skill.items {
         if let SkillItem::ToolRef { name } = item {
@@ -553,8 +556,10 @@ impl<'a> SkillResolver<'a> {
                         .iter()
                         .position(|f| f.skill.name == include.skill)
                         .unwrap_or(0);
-                    let mut cycle: Vec<SkillName> =
-                        stack[start..].iter().map(|f| f.skill.name.clone()).collect();
+                    let mut cycle: Vec<SkillName> = stack[start..]
+                        .iter()
+                        .map(|f| f.skill.name.clone())
+                        .collect();
                     cycle.push(include.skill.clone());
                     analysis.errors.push(ResolveError::Cycle { cycle });
                     continue;
@@ -621,8 +626,13 @@ impl<'a> SkillResolver<'a> {
         analysis.own.insert(&skill.name, own);
     }
 
-    fn collect_values(&self, root: &SkillName, analysis: &mut Analysis<'a>) -> Vec<ResolvedToolEntry> {
-        let mut winners: HashMap<String, ResolvedToolEntry> = HashMap::with_capacity(analysis.order.len());
+    fn collect_values(
+        &self,
+        root: &SkillName,
+        analysis: &mut Analysis<'a>,
+    ) -> Vec<ResolvedToolEntry> {
+        let mut winners: HashMap<String, ResolvedToolEntry> =
+            HashMap::with_capacity(analysis.order.len());
         let mut visited: HashSet<&SkillName> = HashSet::new();
         let mut stack: Vec<(&'a Skill, IncludePath)> = Vec::new();
         if let Some(skill) = self.skills.skill(root) {
@@ -661,9 +671,10 @@ impl<'a> SkillResolver<'a> {
             }
             for include in skill.includes() {
                 if let Some(child) = self.skills.skill(&include.skill)
-                    && !visited.contains(&child.name) {
-                        stack.push((child, path.child(child.name.clone(), &include.overrides)));
-                    }
+                    && !visited.contains(&child.name)
+                {
+                    stack.push((child, path.child(child.name.clone(), &include.overrides)));
+                }
             }
         }
         analysis

@@ -284,12 +284,13 @@ impl Skill {
             });
         };
         if let Some(version) = &self.version
-            && version.chars().count() > MAX_VERSION {
-                fail(
-                    "version".into(),
-                    format!("at most {MAX_VERSION} characters are allowed"),
-                );
-            }
+            && version.chars().count() > MAX_VERSION
+        {
+            fail(
+                "version".into(),
+                format!("at most {MAX_VERSION} characters are allowed"),
+            );
+        }
         for name in self.overrides.keys() {
             if name.is_empty() {
                 fail("overrides".into(), "tool name must not be empty".into());
@@ -311,9 +312,10 @@ impl Skill {
                         ("output_schema", &tool.output_schema),
                     ] {
                         if let Some(schema) = schema
-                            && let Err(message) = check_schema(schema) {
-                                fail(format!("inline_tools[{inline}].{label}"), message);
-                            }
+                            && let Err(message) = check_schema(schema)
+                        {
+                            fail(format!("inline_tools[{inline}].{label}"), message);
+                        }
                     }
                     inline += 1;
                 }
@@ -346,12 +348,13 @@ impl Skill {
                         );
                     }
                     if let Some(url) = &source.url
-                        && !(url.starts_with("http://") || url.starts_with("https://")) {
-                            fail(
-                                format!("{field}.url"),
-                                format!("expected an `http://` or `https://` URL, got `{url}`"),
-                            );
-                        }
+                        && !(url.starts_with("http://") || url.starts_with("https://"))
+                    {
+                        fail(
+                            format!("{field}.url"),
+                            format!("expected an `http://` or `https://` URL, got `{url}`"),
+                        );
+                    }
                     if source.timeout_s == Some(0) {
                         fail(
                             format!("{field}.timeout_s"),

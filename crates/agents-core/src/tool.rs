@@ -90,7 +90,11 @@ pub struct ToolSpec {
 
 impl ToolSpec {
     /// A tool with just a name, description and source.
-    pub fn new(name: impl Into<String>, description: impl Into<String>, source: ToolSource) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        source: ToolSource,
+    ) -> Self {
         Self {
             name: name.into(),
             description: description.into(),
@@ -165,8 +169,7 @@ pub fn check_schema(schema: &Value) -> Result<(), String> {
             json_kind(schema)
         ));
     }
-    jsonschema::meta::validate(schema)
-        .map_err(|err| format!("not a valid JSON Schema: {err}"))
+    jsonschema::meta::validate(schema).map_err(|err| format!("not a valid JSON Schema: {err}"))
 }
 
 fn json_kind(value: &Value) -> &'static str {
@@ -187,7 +190,10 @@ mod tests {
 
     #[test]
     fn schemas_are_checked_against_the_meta_schema() {
-        assert!(check_schema(&json!({"type": "object", "properties": {"q": {"type": "string"}}})).is_ok());
+        assert!(
+            check_schema(&json!({"type": "object", "properties": {"q": {"type": "string"}}}))
+                .is_ok()
+        );
         let err = check_schema(&json!({"type": "objekt"})).unwrap_err();
         assert!(err.starts_with("not a valid JSON Schema"), "{err}");
         assert_eq!(

@@ -50,7 +50,9 @@ impl B {
         self
     }
     fn agent(mut self, path: &str) -> Self {
-        self.0.items.push(SkillItem::AgentSource(AgentSource { path: path.into() }));
+        self.0
+            .items
+            .push(SkillItem::AgentSource(AgentSource { path: path.into() }));
         self
     }
     fn override_(mut self, tool: &str, fields: Value) -> Self {
@@ -60,18 +62,30 @@ impl B {
 }
 
 fn set(skills: Vec<B>) -> HashMap<SkillName, Skill> {
-    skills.into_iter().map(|b| (b.0.name.clone(), b.0)).collect()
+    skills
+        .into_iter()
+        .map(|b| (b.0.name.clone(), b.0))
+        .collect()
 }
 
 fn tools(names: &[&str]) -> ToolRegistry {
     let mut registry = ToolRegistry::new();
     for n in names {
-        registry.register(ToolSpec::new(*n, format!("{n} tool"), ToolSource::Builtin), false).unwrap();
+        registry
+            .register(
+                ToolSpec::new(*n, format!("{n} tool"), ToolSource::Builtin),
+                false,
+            )
+            .unwrap();
     }
     registry
 }
 
-fn resolve(skills: &HashMap<SkillName, Skill>, registry: &ToolRegistry, root: &str) -> Result<Resolution, ResolveError> {
+fn resolve(
+    skills: &HashMap<SkillName, Skill>,
+    registry: &ToolRegistry,
+    root: &str,
+) -> Result<Resolution, ResolveError> {
     SkillResolver::new(skills, registry).resolve(&name(root))
 }
 
@@ -82,7 +96,10 @@ fn names(resolution: &Resolution) -> Vec<&str> {
 #[test]
 fn includes_are_resolved_depth_first_before_own_tools() {
     let skills = set(vec![
-        skill("l/root").tools(["r1", "r2"]).include("l/a").include("l/b"),
+        skill("l/root")
+            .tools(["r1", "r2"])
+            .include("l/a")
+            .include("l/b"),
         skill("l/a").tools(["a1"]).include("l/c"),
         skill("l/b").tools(["b1"]),
         skill("l/c").tools(["c1"]),
@@ -91,7 +108,12 @@ fn includes_are_resolved_depth_first_before_own_tools() {
     assert_eq!(names(&r), ["c1", "a1", "b1", "r1", "r2"]);
     let c1 = &r.entries[0];
     assert_eq!(c1.source_skill, name("l/c"));
-    let path: Vec<_> = c1.include_path.skills().into_iter().map(|s| s.as_str()).collect();
+    let path: Vec<_> = c1
+        .include_path
+        .skills()
+        .into_iter()
+        .map(|s| s.as_str())
+        .collect();
     assert_eq!(path, ["l/root", "l/a", "l/c"]);
 }
 
@@ -102,19 +124,30 @@ fn own_items_come_in_spec_order_tool_refs_inline_mcp_agent() {
     mcp.source_metadata = map(json!({"server": "gh"}));
     registry.register(mcp, false).unwrap();
     // Items interleaved on purpose: kind order must win over item order.
-    let skills = set(vec![skill("l/root")
-        .agent("/skills/pdf")
-        .mcp("gh", None)
-        .inline(InlineTool::default())
-        .tools(["t"])
-        .inline(InlineTool::default())]);
+    let skills = set(vec![
+        skill("l/root")
+            .agent("/skills/pdf")
+            .mcp("gh", None)
+            .inline(InlineTool::default())
+            .tools(["t"])
+            .inline(InlineTool::default()),
+    ]);
     let r = resolve(&skills, &registry, "l/root").unwrap();
     assert_eq!(
         names(&r),
-        ["t", "l/root/_anon_0", "l/root/_anon_1", "mcp:gh/create_issue", "agent_skill:/skills/pdf"]
+        [
+            "t",
+            "l/root/_anon_0",
+            "l/root/_anon_1",
+            "mcp:gh/create_issue",
+            "agent_skill:/skills/pdf"
+        ]
     );
     assert!(r.entries[1].is_inline && !r.entries[0].is_inline);
-    assert_eq!(r.entries[1].tool.as_ref().unwrap().source, ToolSource::Custom);
+    assert_eq!(
+        r.entries[1].tool.as_ref().unwrap().source,
+        ToolSource::Custom
+    );
     assert_eq!(r.entries[3].kind, ItemKind::McpSource);
     // The agent skill is unknown to the lookup: kept, without a spec.
     assert!(r.entries[4].tool.is_none());
@@ -123,9 +156,16 @@ fn own_items_come_in_spec_order_tool_refs_inline_mcp_agent() {
 #[test]
 fn duplicates_keep_first_position_and_last_metadata() {
     let skills = set(vec![
-        skill("l/root").include("l/a").include_with("l/b", json!({"via": "b"})).tools(["x"]),
-        skill("l/a").tools(["shared", "a1"]).override_("shared", json!({"from": "a"})),
-        skill("l/b").tools(["b1", "shared"]).override_("shared", json!({"from": "b"})),
+        skill("l/root")
+            .include("l/a")
+            .include_with("l/b", json!({"via": "b"}))
+            .tools(["x"]),
+        skill("l/a")
+            .tools(["shared", "a1"])
+            .override_("shared", json!({"from": "a"})),
+        skill("l/b")
+            .tools(["b1", "shared"])
+            .override_("shared", json!({"from": "b"})),
     ]);
     let r = resolve(&skills, &tools(&["shared", "a1", "b1", "x"]), "l/root").unwrap();
     assert_eq!(names(&r), ["shared", "a1", "b1", "x"]);
@@ -139,7 +179,9 @@ fn duplicates_keep_first_position_and_last_metadata() {
 fn last_occurrence_wins_through_diamonds_with_different_paths() {
     // root -> [left -> base, right -> base]; base's entry last occurs via right.
     let skills = set(vec![
-        skill("l/root").include_with("l/left", json!({"side": "left"})).include_with("l/right", json!({"side": "right"})),
+        skill("l/root")
+            .include_with("l/left", json!({"side": "left"}))
+            .include_with("l/right", json!({"side": "right"})),
         skill("l/left").include("l/base"),
         skill("l/right").include("l/base"),
         skill("l/base").tools(["t"]),
@@ -147,37 +189,60 @@ fn last_occurrence_wins_through_diamonds_with_different_paths() {
     let r = resolve(&skills, &tools(&["t"]), "l/root").unwrap();
     assert_eq!(r.entries.len(), 1);
     assert_eq!(r.entries[0].overrides, map(json!({"side": "right"})));
-    assert_eq!(r.entries[0].include_path.to_string(), "l/root -> l/right -> l/base");
+    assert_eq!(
+        r.entries[0].include_path.to_string(),
+        "l/root -> l/right -> l/base"
+    );
 }
 
 #[test]
 fn skill_level_overrides_apply_to_own_matching_entries_only() {
     let skills = set(vec![
-        skill("l/root").tools(["t1"]).include("l/a").override_("t1", json!({"timeout_s": 10})).override_("a1", json!({"x": 1})),
+        skill("l/root")
+            .tools(["t1"])
+            .include("l/a")
+            .override_("t1", json!({"timeout_s": 10}))
+            .override_("a1", json!({"x": 1})),
         skill("l/a").tools(["a1"]),
     ]);
     let r = resolve(&skills, &tools(&["t1", "a1"]), "l/root").unwrap();
     assert_eq!(r.entries[0].name, "a1");
-    assert!(r.entries[0].overrides.is_empty(), "root's override must not reach a1 of l/a");
+    assert!(
+        r.entries[0].overrides.is_empty(),
+        "root's override must not reach a1 of l/a"
+    );
     assert_eq!(r.entries[1].overrides, map(json!({"timeout_s": 10})));
-    assert!(r.warnings.contains(&ResolveWarning::UnmatchedOverride { skill: name("l/root"), target: "a1".into() }));
+    assert!(r.warnings.contains(&ResolveWarning::UnmatchedOverride {
+        skill: name("l/root"),
+        target: "a1".into()
+    }));
 }
 
 #[test]
 fn include_overrides_shallow_merge_and_outer_beats_inner() {
     let skills = set(vec![
         skill("l/root").include_with("l/mid", json!({"approval": "required", "level": "outer"})),
-        skill("l/mid").include_with("l/leaf", json!({"level": "inner", "keep": true})).tools(["m"]),
-        skill("l/leaf").tools(["t"]).override_("t", json!({"timeout_s": 5, "level": "own", "nested": {"a": 1}})),
+        skill("l/mid")
+            .include_with("l/leaf", json!({"level": "inner", "keep": true}))
+            .tools(["m"]),
+        skill("l/leaf").tools(["t"]).override_(
+            "t",
+            json!({"timeout_s": 5, "level": "own", "nested": {"a": 1}}),
+        ),
     ]);
     let r = resolve(&skills, &tools(&["t", "m"]), "l/root").unwrap();
     let t = &r.entries[0];
     assert_eq!(
         t.overrides,
-        map(json!({"timeout_s": 5, "level": "outer", "nested": {"a": 1}, "keep": true, "approval": "required"}))
+        map(
+            json!({"timeout_s": 5, "level": "outer", "nested": {"a": 1}, "keep": true, "approval": "required"})
+        )
     );
     // Every entry the include contributes gets the include's overrides.
-    assert_eq!(r.entries[1].overrides, map(json!({"approval": "required", "level": "outer"})));
+    assert_eq!(
+        r.entries[1].overrides,
+        map(json!({"approval": "required", "level": "outer"}))
+    );
 }
 
 #[test]
@@ -192,7 +257,11 @@ fn non_overridable_fields_are_refused_with_skill_and_include_path() {
         err.to_string(),
         "Non-overridable field(s) 'source_skill', 'is_inline' in overrides from skill 'l/a' (include path: l/root -> l/a -> l/b)"
     );
-    let skills = set(vec![skill("l/root").tools(["t"]).override_("t", json!({"name": "other"}))]);
+    let skills = set(vec![
+        skill("l/root")
+            .tools(["t"])
+            .override_("t", json!({"name": "other"})),
+    ]);
     let err = resolve(&skills, &tools(&["t"]), "l/root").unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -202,7 +271,10 @@ fn non_overridable_fields_are_refused_with_skill_and_include_path() {
 
 #[test]
 fn missing_includes_name_the_declaring_skill_and_path() {
-    let skills = set(vec![skill("l/root").include("l/a"), skill("l/a").include("l/ghost")]);
+    let skills = set(vec![
+        skill("l/root").include("l/a"),
+        skill("l/a").include("l/ghost"),
+    ]);
     let err = resolve(&skills, &ToolRegistry::new(), "l/root").unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -219,16 +291,25 @@ fn cycles_are_reported_with_the_full_cycle() {
         skill("l/c").include("l/a"),
     ]);
     let err = resolve(&skills, &ToolRegistry::new(), "l/root").unwrap_err();
-    assert_eq!(err.to_string(), "Cycle detected in skill includes: l/a -> l/b -> l/c -> l/a");
+    assert_eq!(
+        err.to_string(),
+        "Cycle detected in skill includes: l/a -> l/b -> l/c -> l/a"
+    );
     let skills = set(vec![skill("l/self").include("l/self")]);
     let err = resolve(&skills, &ToolRegistry::new(), "l/self").unwrap_err();
-    assert_eq!(err.to_string(), "Cycle detected in skill includes: l/self -> l/self");
+    assert_eq!(
+        err.to_string(),
+        "Cycle detected in skill includes: l/self -> l/self"
+    );
 }
 
 #[test]
 fn check_collects_every_problem() {
     let skills = set(vec![
-        skill("l/root").include("l/x").include("l/y").override_("t", json!({"name": 1})),
+        skill("l/root")
+            .include("l/x")
+            .include("l/y")
+            .override_("t", json!({"name": 1})),
         skill("l/x").include("l/x"),
     ]);
     let errors = SkillResolver::new(&skills, &ToolRegistry::new()).check(&name("l/root"));
@@ -242,9 +323,14 @@ fn diamond_lattice_of_forty_layers_is_linear() {
     let mut skills = Vec::new();
     for layer in 0..40 {
         for side in ["l", "r"] {
-            let mut b = skill(&format!("d/{side}{layer}")).tools([format!("t{layer}{side}").as_str()].map(|s| Box::leak(s.to_owned().into_boxed_str()) as &str));
+            let mut b = skill(&format!("d/{side}{layer}")).tools(
+                [format!("t{layer}{side}").as_str()]
+                    .map(|s| Box::leak(s.to_owned().into_boxed_str()) as &str),
+            );
             if layer < 39 {
-                b = b.include(&format!("d/l{}", layer + 1)).include(&format!("d/r{}", layer + 1));
+                b = b
+                    .include(&format!("d/l{}", layer + 1))
+                    .include(&format!("d/r{}", layer + 1));
             }
             skills.push(b);
         }
@@ -253,7 +339,11 @@ fn diamond_lattice_of_forty_layers_is_linear() {
     let skills = set(skills);
     let started = Instant::now();
     let r = resolve(&skills, &ToolRegistry::new(), "d/root").unwrap();
-    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(r.entries.len(), 80);
     assert_eq!(r.entries[0].name, "t39l");
     assert_eq!(r.entries.last().unwrap().name, "t0r");
@@ -265,7 +355,9 @@ fn ten_thousand_deep_chain_does_not_overflow_the_stack() {
     let mut skills = Vec::new();
     for i in 0..depth {
         let mut b = skill(&format!("c/s{i}"));
-        b.0.items.push(SkillItem::ToolRef { name: format!("t{i}") });
+        b.0.items.push(SkillItem::ToolRef {
+            name: format!("t{i}"),
+        });
         if i + 1 < depth {
             b = b.include(&format!("c/s{}", i + 1));
         }
@@ -274,14 +366,25 @@ fn ten_thousand_deep_chain_does_not_overflow_the_stack() {
     let skills = set(skills);
     let started = Instant::now();
     let r = resolve(&skills, &ToolRegistry::new(), "c/s0").unwrap();
-    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(r.entries.len(), depth);
     assert_eq!(r.entries[0].name, format!("t{}", depth - 1));
     assert_eq!(r.entries[0].include_path.len(), depth);
     // A cycle at the bottom of the deep chain is still found, iteratively.
     let mut skills = skills;
     let last = name(&format!("c/s{}", depth - 1));
-    skills.get_mut(&last).unwrap().items.push(SkillItem::Include(Include { skill: name("c/s0"), overrides: ValueMap::new() }));
+    skills
+        .get_mut(&last)
+        .unwrap()
+        .items
+        .push(SkillItem::Include(Include {
+            skill: name("c/s0"),
+            overrides: ValueMap::new(),
+        }));
     let err = resolve(&skills, &ToolRegistry::new(), "c/s0").unwrap_err();
     assert!(matches!(err, ResolveError::Cycle { ref cycle } if cycle.len() == depth + 1));
 }
@@ -295,13 +398,25 @@ fn mcp_entries_use_cached_tools_allow_list_and_warn() {
         registry.register(spec, false).unwrap();
     }
     let skills = set(vec![
-        skill("l/root").mcp("gh", Some(vec!["create_issue", "list_issues", "nope"])).mcp("never", Some(vec!["x"])),
+        skill("l/root")
+            .mcp("gh", Some(vec!["create_issue", "list_issues", "nope"]))
+            .mcp("never", Some(vec!["x"])),
     ]);
     let r = resolve(&skills, &registry, "l/root").unwrap();
-    assert_eq!(names(&r), ["mcp:gh/create_issue", "mcp:gh/list_issues", "mcp:never/x"]);
+    assert_eq!(
+        names(&r),
+        ["mcp:gh/create_issue", "mcp:gh/list_issues", "mcp:never/x"]
+    );
     assert!(r.entries[2].tool.is_none());
-    assert!(r.warnings.contains(&ResolveWarning::McpToolMissing { skill: name("l/root"), server: "gh".into(), tool: "nope".into() }));
-    assert!(r.warnings.contains(&ResolveWarning::McpNotCached { skill: name("l/root"), server: "never".into() }));
+    assert!(r.warnings.contains(&ResolveWarning::McpToolMissing {
+        skill: name("l/root"),
+        server: "gh".into(),
+        tool: "nope".into()
+    }));
+    assert!(r.warnings.contains(&ResolveWarning::McpNotCached {
+        skill: name("l/root"),
+        server: "never".into()
+    }));
 }
 
 #[test]
@@ -309,12 +424,26 @@ fn capability_summary_counts_inline_tools_and_root_sources() {
     let skills = set(vec![
         skill("l/root")
             .include("l/child")
-            .inline(InlineTool { read_only: true, ..InlineTool::default() })
-            .inline(InlineTool { writes: true, checkpointable: true, ..InlineTool::default() })
+            .inline(InlineTool {
+                read_only: true,
+                ..InlineTool::default()
+            })
+            .inline(InlineTool {
+                writes: true,
+                checkpointable: true,
+                ..InlineTool::default()
+            })
             .mcp("gh", Some(vec!["a"]))
             .agent("/p")
             .tools(["t"]),
-        skill("l/child").inline(InlineTool { writes: true, side_effects: Some(false), ..InlineTool::default() }).mcp("other", None).agent("/q"),
+        skill("l/child")
+            .inline(InlineTool {
+                writes: true,
+                side_effects: Some(false),
+                ..InlineTool::default()
+            })
+            .mcp("other", None)
+            .agent("/q"),
     ]);
     let r = resolve(&skills, &tools(&["t"]), "l/root").unwrap();
     let summary = compute_capability_summary(&skills[&name("l/root")], &r.entries);
@@ -330,7 +459,11 @@ fn capability_summary_counts_inline_tools_and_root_sources() {
             agent_skill_sources: 1,
         }
     );
-    let quiet = set(vec![skill("l/q").inline(InlineTool { writes: true, side_effects: Some(false), ..InlineTool::default() })]);
+    let quiet = set(vec![skill("l/q").inline(InlineTool {
+        writes: true,
+        side_effects: Some(false),
+        ..InlineTool::default()
+    })]);
     let r = resolve(&quiet, &ToolRegistry::new(), "l/q").unwrap();
     assert!(!compute_capability_summary(&quiet[&name("l/q")], &r.entries).has_side_effects);
 }
@@ -342,10 +475,22 @@ fn validate_plan_reports_all_errors_and_warnings() {
         skill("l/broken").include("l/ghost").tools(["unknown"]),
         skill("l/loop").include("l/loop2"),
         skill("l/loop2").include("l/loop"),
-        skill("l/forbidden").tools(["t"]).override_("t", json!({"is_inline": false})).override_("zzz", json!({"a": 1})),
+        skill("l/forbidden")
+            .tools(["t"])
+            .override_("t", json!({"is_inline": false}))
+            .override_("zzz", json!({"a": 1})),
     ]);
     let registry = tools(&["t"]);
-    let plan = Plan { skills: vec!["l/ok".into(), "l/missing".into(), "l/broken".into(), "l/loop".into(), "l/forbidden".into(), "bad name".into()] };
+    let plan = Plan {
+        skills: vec![
+            "l/ok".into(),
+            "l/missing".into(),
+            "l/broken".into(),
+            "l/loop".into(),
+            "l/forbidden".into(),
+            "bad name".into(),
+        ],
+    };
     let report = validate_plan(&plan, &skills, Some(&registry));
     assert_eq!(
         report.errors,
@@ -358,11 +503,29 @@ fn validate_plan_reports_all_errors_and_warnings() {
             "Plan: invalid skill name `bad name`: expected `namespace/short_name` matching `^[a-zA-Z0-9_-]+/[a-zA-Z0-9_-]+$`",
         ]
     );
-    assert_eq!(report.warnings, ["Skill 'l/forbidden': override for 'zzz' matches no tool of the skill"]);
+    assert_eq!(
+        report.warnings,
+        ["Skill 'l/forbidden': override for 'zzz' matches no tool of the skill"]
+    );
     // Without a tool registry, tool refs are not checked.
-    let report = validate_plan(&Plan { skills: vec!["l/broken".into()] }, &skills, None);
+    let report = validate_plan(
+        &Plan {
+            skills: vec!["l/broken".into()],
+        },
+        &skills,
+        None,
+    );
     assert_eq!(report.errors.len(), 1);
-    assert!(validate_plan(&Plan { skills: vec!["l/ok".into()] }, &skills, Some(&registry)).is_ok());
+    assert!(
+        validate_plan(
+            &Plan {
+                skills: vec!["l/ok".into()]
+            },
+            &skills,
+            Some(&registry)
+        )
+        .is_ok()
+    );
 }
 
 #[allow(clippy::needless_range_loop)]
@@ -372,7 +535,11 @@ mod properties {
 
     /// Naive reference: expand the full depth-first sequence, then dedup.
     fn naive(skills: &HashMap<SkillName, Skill>, root: &SkillName) -> Vec<(String, SkillName)> {
-        fn expand(skills: &HashMap<SkillName, Skill>, s: &SkillName, out: &mut Vec<(String, SkillName)>) {
+        fn expand(
+            skills: &HashMap<SkillName, Skill>,
+            s: &SkillName,
+            out: &mut Vec<(String, SkillName)>,
+        ) {
             let skill = &skills[s];
             for inc in skill.includes() {
                 expand(skills, &inc.skill, out);
@@ -393,7 +560,13 @@ mod properties {
             }
             last.insert(n, s);
         }
-        order.into_iter().map(|n| { let s = last[&n].clone(); (n, s) }).collect()
+        order
+            .into_iter()
+            .map(|n| {
+                let s = last[&n].clone();
+                (n, s)
+            })
+            .collect()
     }
 
     proptest! {

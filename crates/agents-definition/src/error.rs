@@ -39,7 +39,8 @@ impl DefinitionError {
             line,
             column,
             message,
-            source_line: line.and_then(|n| text.lines().nth(n.saturating_sub(1)).map(str::to_owned)),
+            source_line: line
+                .and_then(|n| text.lines().nth(n.saturating_sub(1)).map(str::to_owned)),
         }
     }
 
@@ -119,7 +120,10 @@ mod tests {
 
     #[test]
     fn strips_only_a_trailing_location() {
-        assert_eq!(strip_location("unknown field `x` at line 3 column 5"), "unknown field `x`");
+        assert_eq!(
+            strip_location("unknown field `x` at line 3 column 5"),
+            "unknown field `x`"
+        );
         assert_eq!(strip_location("bad at line one"), "bad at line one");
     }
 }

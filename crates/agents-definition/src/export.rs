@@ -30,7 +30,10 @@ pub fn export_to_yaml(skills: &[Skill], tools: &[ToolSpec]) -> Result<String, De
 }
 
 /// Reads what [`export_to_yaml`] wrote, validating every skill and tool.
-pub fn parse_export(text: &str, file: &str) -> Result<(Vec<Skill>, Vec<ToolSpec>), DefinitionError> {
+pub fn parse_export(
+    text: &str,
+    file: &str,
+) -> Result<(Vec<Skill>, Vec<ToolSpec>), DefinitionError> {
     let export: Export = yaml_serde::from_str(text)
         .map_err(|err| DefinitionError::from_yaml(file, text, None, &err))?;
     if export.format != EXPORT_FORMAT {
@@ -38,15 +41,27 @@ pub fn parse_export(text: &str, file: &str) -> Result<(Vec<Skill>, Vec<ToolSpec>
             file,
             1,
             "export",
-            format!("unsupported export format `{}`, expected `{EXPORT_FORMAT}`", export.format),
+            format!(
+                "unsupported export format `{}`, expected `{EXPORT_FORMAT}`",
+                export.format
+            ),
         ));
     }
     let mut skills = Vec::with_capacity(export.skills.len());
     for document in export.skills {
         let skill = document.into_skill();
         if let Err(problems) = skill.validate() {
-            let message = problems.iter().map(|p| format!("{}: {}", p.field, p.message)).collect::<Vec<_>>().join("; ");
-            return Err(DefinitionError::at_document(file, 1, skill.name.as_str(), message));
+            let message = problems
+                .iter()
+                .map(|p| format!("{}: {}", p.field, p.message))
+                .collect::<Vec<_>>()
+                .join("; ");
+            return Err(DefinitionError::at_document(
+                file,
+                1,
+                skill.name.as_str(),
+                message,
+            ));
         }
         skills.push(skill);
     }
@@ -63,10 +78,19 @@ mod tests {
 
     #[test]
     fn export_round_trips() {
-        let skills = crate::parse_skills("name: a/b\ntools: [x]\n---\nname: a/c\nincludes: [a/b]\n", "s").unwrap();
+        let skills = crate::parse_skills(
+            "name: a/b\ntools: [x]\n---\nname: a/c\nincludes: [a/b]\n",
+            "s",
+        )
+        .unwrap();
         let tools = crate::parse_tools("name: custom/x\ndescription: X\n", "t").unwrap();
         let text = export_to_yaml(&skills, &tools).unwrap();
         assert_eq!(parse_export(&text, "e").unwrap(), (skills, tools));
-        assert!(parse_export("format: other\n", "e").unwrap_err().message.contains("unsupported export format"));
+        assert!(
+            parse_export("format: other\n", "e")
+                .unwrap_err()
+                .message
+                .contains("unsupported export format")
+        );
     }
 }

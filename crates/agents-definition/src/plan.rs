@@ -7,8 +7,18 @@ pub fn parse_plan(text: &str, file: &str) -> Result<Plan, DefinitionError> {
     let mut plans: Vec<(usize, Plan)> = documents(text, file)?;
     match plans.len() {
         1 => Ok(plans.remove(0).1),
-        0 => Err(DefinitionError::at_document(file, 1, "plan", "expected a plan with a `skills` list, found nothing")),
-        n => Err(DefinitionError::at_document(file, 2, "plan", format!("expected one plan, found {n} documents"))),
+        0 => Err(DefinitionError::at_document(
+            file,
+            1,
+            "plan",
+            "expected a plan with a `skills` list, found nothing",
+        )),
+        n => Err(DefinitionError::at_document(
+            file,
+            2,
+            "plan",
+            format!("expected one plan, found {n} documents"),
+        )),
     }
 }
 
@@ -22,7 +32,12 @@ mod tests {
         let yaml = parse_plan("skills:\n  - local/a\n  - local/b\n", "p.yaml").unwrap();
         assert_eq!(json, yaml);
         assert_eq!(json.skills, ["local/a", "local/b"]);
-        assert!(parse_plan("skill: [x]\n", "p.yaml").unwrap_err().message.contains("unknown field"));
+        assert!(
+            parse_plan("skill: [x]\n", "p.yaml")
+                .unwrap_err()
+                .message
+                .contains("unknown field")
+        );
         assert!(parse_plan("", "p.yaml").is_err());
     }
 }

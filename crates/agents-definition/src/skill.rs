@@ -97,7 +97,11 @@ impl SkillDocument {
         skill.metadata = self.metadata;
         skill.overrides = self.overrides;
         let items = &mut skill.items;
-        items.extend(self.tools.into_iter().map(|name| SkillItem::ToolRef { name }));
+        items.extend(
+            self.tools
+                .into_iter()
+                .map(|name| SkillItem::ToolRef { name }),
+        );
         items.extend(self.includes.into_iter().map(|i| SkillItem::Include(i.0)));
         items.extend(self.inline_tools.into_iter().map(SkillItem::InlineTool));
         items.extend(self.mcp_sources.into_iter().map(SkillItem::McpSource));
@@ -179,7 +183,12 @@ pub fn skills_to_yaml(skills: &[Skill]) -> Result<String, DefinitionError> {
             out.push_str("---\n");
         }
         let text = yaml_serde::to_string(&SkillDocument::from_skill(skill)).map_err(|err| {
-            DefinitionError::at_document("<output>", index + 1, skill.name.as_str(), err.to_string())
+            DefinitionError::at_document(
+                "<output>",
+                index + 1,
+                skill.name.as_str(),
+                err.to_string(),
+            )
         })?;
         out.push_str(&text);
     }
@@ -192,7 +201,10 @@ pub fn skill_to_json(skill: &Skill) -> Value {
     let mut object = ValueMap::new();
     object.insert("name".into(), Value::String(skill.name.to_string()));
     object.insert("namespace".into(), Value::String(skill.namespace().into()));
-    object.insert("short_name".into(), Value::String(skill.short_name().into()));
+    object.insert(
+        "short_name".into(),
+        Value::String(skill.short_name().into()),
+    );
     let document = SkillDocument::from_skill(skill);
     let full = serde_json::to_value(&document).unwrap_or(Value::Null);
     if let Value::Object(fields) = full {
@@ -206,10 +218,20 @@ pub fn skill_to_json(skill: &Skill) -> Value {
         object.entry(key).or_insert(Value::Null);
     }
     for key in ["metadata", "overrides"] {
-        object.entry(key).or_insert_with(|| Value::Object(ValueMap::new()));
+        object
+            .entry(key)
+            .or_insert_with(|| Value::Object(ValueMap::new()));
     }
-    for key in ["tools", "includes", "inline_tools", "mcp_sources", "agent_sources"] {
-        object.entry(key).or_insert_with(|| Value::Array(Vec::new()));
+    for key in [
+        "tools",
+        "includes",
+        "inline_tools",
+        "mcp_sources",
+        "agent_sources",
+    ] {
+        object
+            .entry(key)
+            .or_insert_with(|| Value::Array(Vec::new()));
     }
     let stamp = |s: &Option<String>| s.clone().map_or(Value::Null, Value::String);
     object.insert("created_at".into(), stamp(&skill.created_at));
@@ -265,12 +287,24 @@ agent_sources:
         let kinds: Vec<_> = skill.items.iter().map(|i| i.kind().as_str()).collect();
         assert_eq!(
             kinds,
-            ["tool_ref", "tool_ref", "include", "include", "inline_tool", "mcp_source", "agent_source"]
+            [
+                "tool_ref",
+                "tool_ref",
+                "include",
+                "include",
+                "inline_tool",
+                "mcp_source",
+                "agent_source"
+            ]
         );
-        let SkillItem::Include(include) = &skill.items[3] else { panic!() };
+        let SkillItem::Include(include) = &skill.items[3] else {
+            panic!()
+        };
         assert_eq!(include.skill.as_str(), "local/git-tools");
         assert_eq!(include.overrides["approval"], "required");
-        let SkillItem::McpSource(mcp) = &skill.items[5] else { panic!() };
+        let SkillItem::McpSource(mcp) = &skill.items[5] else {
+            panic!()
+        };
         assert_eq!(mcp.env["GITHUB_TOKEN"], "${GITHUB_TOKEN}");
         assert_eq!(skill.overrides["builtin/read_file"]["timeout_s"], 10);
     }
@@ -293,9 +327,17 @@ agent_sources:
     fn unknown_keys_point_at_line_and_column() {
         let err = error("name: a/b\ntoolz: [x]\n");
         assert_eq!((err.line, err.column), (Some(2), Some(1)));
-        assert!(err.message.starts_with("unknown field `toolz`, expected one of"), "{}", err.message);
+        assert!(
+            err.message
+                .starts_with("unknown field `toolz`, expected one of"),
+            "{}",
+            err.message
+        );
         let shown = err.to_string();
-        assert!(shown.starts_with("s.yaml:2:1: unknown field `toolz`"), "{shown}");
+        assert!(
+            shown.starts_with("s.yaml:2:1: unknown field `toolz`"),
+            "{shown}"
+        );
         assert!(shown.contains("2 | toolz: [x]\n  | ^"), "{shown}");
     }
 
@@ -303,11 +345,23 @@ agent_sources:
     fn unknown_keys_inside_items_are_errors_too() {
         let err = error("name: a/b\ninline_tools:\n  - descripton: x\n");
         assert_eq!(err.line, Some(3));
-        assert!(err.message.contains("unknown field `descripton`"), "{}", err.message);
+        assert!(
+            err.message.contains("unknown field `descripton`"),
+            "{}",
+            err.message
+        );
         let err = error("name: a/b\nincludes:\n  - skill: a/c\n    overides: {}\n");
-        assert!(err.message.contains("unknown field `overides`"), "{}", err.message);
+        assert!(
+            err.message.contains("unknown field `overides`"),
+            "{}",
+            err.message
+        );
         let err = error("name: a/b\nmcp_sources:\n  - server: s\n    comand: x\n");
-        assert!(err.message.contains("unknown field `comand`"), "{}", err.message);
+        assert!(
+            err.message.contains("unknown field `comand`"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
@@ -320,19 +374,33 @@ agent_sources:
     #[test]
     fn invalid_names_are_rejected_with_the_rule() {
         let err = error("name: not-namespaced\n");
-        assert!(err.message.contains("invalid skill name `not-namespaced`"), "{}", err.message);
+        assert!(
+            err.message.contains("invalid skill name `not-namespaced`"),
+            "{}",
+            err.message
+        );
         assert_eq!(err.line, Some(1));
         let err = error("name: a/b\nincludes: [bad name]\n");
-        assert!(err.message.contains("invalid skill name `bad name`"), "{}", err.message);
+        assert!(
+            err.message.contains("invalid skill name `bad name`"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
     fn missing_name_and_wrong_types_are_reported() {
-        assert!(error("description: x\n").message.contains("missing field `name`"));
+        assert!(
+            error("description: x\n")
+                .message
+                .contains("missing field `name`")
+        );
         let err = error("name: a/b\ntools: builtin/x\n");
         assert!(err.message.contains("invalid type"), "{}", err.message);
         // Unquoted scalars keep their text: `1.10` stays `1.10`, not `1.1`.
-        let skill = parse_skills("name: a/b\nversion: 1.10\n", "s.yaml").unwrap().remove(0);
+        let skill = parse_skills("name: a/b\nversion: 1.10\n", "s.yaml")
+            .unwrap()
+            .remove(0);
         assert_eq!(skill.version.as_deref(), Some("1.10"));
         let err = error("- a\n- b\n");
         assert!(err.message.contains("invalid type"), "{}", err.message);
@@ -348,7 +416,12 @@ agent_sources:
     fn semantic_errors_name_the_skill_and_field() {
         let err = error("name: a/b\ninline_tools:\n  - input_schema: {type: 7}\n");
         assert_eq!(err.subject.as_deref(), Some("a/b"));
-        assert!(err.message.starts_with("inline_tools[0].input_schema: not a valid JSON Schema"), "{}", err.message);
+        assert!(
+            err.message
+                .starts_with("inline_tools[0].input_schema: not a valid JSON Schema"),
+            "{}",
+            err.message
+        );
         let err = error("name: a/b\n---\nname: a/b\n");
         assert_eq!(err.document, Some(2));
         assert!(err.message.contains("more than once"));
@@ -356,9 +429,14 @@ agent_sources:
 
     #[test]
     fn alias_bombs_and_deep_nesting_fail_fast() {
-        let mut bomb = String::from("a: &a [\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\"]\n");
+        let mut bomb =
+            String::from("a: &a [\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\"]\n");
         for i in 0..9 {
-            let prev = if i == 0 { "a".to_string() } else { format!("l{}", i - 1) };
+            let prev = if i == 0 {
+                "a".to_string()
+            } else {
+                format!("l{}", i - 1)
+            };
             bomb.push_str(&format!(
                 "l{i}: &l{i} [*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev}]\n"
             ));
@@ -367,7 +445,11 @@ agent_sources:
         let started = std::time::Instant::now();
         assert!(parse_skills(&bomb, "bomb.yaml").is_err());
         assert!(started.elapsed().as_secs() < 5);
-        let deep = format!("name: a/b\nmetadata: {{x: {}{}}}\n", "[".repeat(10_000), "]".repeat(10_000));
+        let deep = format!(
+            "name: a/b\nmetadata: {{x: {}{}}}\n",
+            "[".repeat(10_000),
+            "]".repeat(10_000)
+        );
         assert!(parse_skills(&deep, "deep.yaml").is_err());
     }
 
@@ -375,7 +457,22 @@ agent_sources:
     fn json_view_has_every_key() {
         let skill = parse_skills("name: a/b\n", "s.yaml").unwrap().remove(0);
         let json = skill_to_json(&skill);
-        for key in ["name", "namespace", "short_name", "description", "version", "metadata", "overrides", "tools", "includes", "inline_tools", "mcp_sources", "agent_sources", "created_at", "updated_at"] {
+        for key in [
+            "name",
+            "namespace",
+            "short_name",
+            "description",
+            "version",
+            "metadata",
+            "overrides",
+            "tools",
+            "includes",
+            "inline_tools",
+            "mcp_sources",
+            "agent_sources",
+            "created_at",
+            "updated_at",
+        ] {
             assert!(json.get(key).is_some(), "{key}");
         }
         assert_eq!(json["namespace"], "a");

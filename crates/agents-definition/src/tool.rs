@@ -47,7 +47,12 @@ pub fn parse_tools(text: &str, file: &str) -> Result<Vec<ToolSpec>, DefinitionEr
             side_effects: document.side_effects.or(document.writes),
         };
         if let Err(err) = tool.validate() {
-            return Err(DefinitionError::at_document(file, number, &tool.name, err.message));
+            return Err(DefinitionError::at_document(
+                file,
+                number,
+                &tool.name,
+                err.message,
+            ));
         }
         if tools.iter().any(|t| t.name == tool.name) {
             return Err(DefinitionError::at_document(
@@ -102,7 +107,10 @@ mod tests {
         assert_eq!(tools.len(), 2);
         assert_eq!(tools[0].source, ToolSource::Custom);
         assert_eq!(tools[0].side_effects, Some(true));
-        assert_eq!(parse_tools(&tools_to_yaml(&tools).unwrap(), "o").unwrap(), tools);
+        assert_eq!(
+            parse_tools(&tools_to_yaml(&tools).unwrap(), "o").unwrap(),
+            tools
+        );
     }
 
     #[test]
@@ -110,7 +118,11 @@ mod tests {
         let err = parse_tools("name: x\nsource: builtin\n", "t.yaml").unwrap_err();
         assert!(err.message.contains("unknown field `source`"), "{err}");
         let err = parse_tools("name: x\ninput_schema: {type: nope}\n", "t.yaml").unwrap_err();
-        assert!(err.to_string().contains("`x`: input_schema: not a valid JSON Schema"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("`x`: input_schema: not a valid JSON Schema"),
+            "{err}"
+        );
         let err = parse_tools("name: ''\n", "t.yaml").unwrap_err();
         assert!(err.message.contains("must not be empty"), "{err}");
     }

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Discovery of 10,000 generated skill folders: the default (parallel) rayon
 //! pool against a one-thread pool, measured in the same run.
 
@@ -44,7 +45,9 @@ fn bench(c: &mut Criterion) {
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(20));
     group.bench_function("parallel", |b| b.iter(|| run(&paths)));
-    group.bench_function("sequential", |b| b.iter(|| sequential.install(|| run(&paths))));
+    group.bench_function("sequential", |b| {
+        b.iter(|| sequential.install(|| run(&paths)))
+    });
     group.finish();
 
     if !std::env::args().any(|arg| arg == "--test" || arg == "--list") {

@@ -48,7 +48,9 @@ impl FromStr for ConflictStrategy {
         [Self::Skip, Self::Error, Self::Replace]
             .into_iter()
             .find(|strategy| strategy.as_str() == s)
-            .ok_or_else(|| format!("unknown conflict strategy `{s}`: expected `skip`, `error` or `replace`"))
+            .ok_or_else(|| {
+                format!("unknown conflict strategy `{s}`: expected `skip`, `error` or `replace`")
+            })
     }
 }
 
@@ -161,15 +163,17 @@ pub fn discover(
     for dir in paths {
         match std::fs::metadata(dir) {
             Err(_) => {
-                result
-                    .warnings
-                    .push(format!("agent skills path `{}` does not exist", dir.display()));
+                result.warnings.push(format!(
+                    "agent skills path `{}` does not exist",
+                    dir.display()
+                ));
                 continue;
             }
             Ok(meta) if !meta.is_dir() => {
-                result
-                    .warnings
-                    .push(format!("agent skills path `{}` is not a directory", dir.display()));
+                result.warnings.push(format!(
+                    "agent skills path `{}` is not a directory",
+                    dir.display()
+                ));
                 continue;
             }
             Ok(_) => {}
@@ -198,7 +202,7 @@ pub fn discover(
                 result.errors.push(err);
                 continue;
             }
-            Probe::Skill { realpath, outcome } => (realpath, outcome),
+            Probe::Skill { realpath, outcome } => (realpath, *outcome),
         };
         if !dedup.first(folder, &path, &mut result.warnings) {
             continue;
@@ -210,7 +214,9 @@ pub fn discover(
                 continue;
             }
         };
-        result.warnings.extend(skill.warnings.iter().map(ToString::to_string));
+        result
+            .warnings
+            .extend(skill.warnings.iter().map(ToString::to_string));
         let name = skill.tool.name.clone();
         let conflict = |source, origin, resolution| DiscoveryConflict {
             name: name.clone(),

@@ -65,12 +65,17 @@ pub fn load_skill(folder: &Path) -> Result<LoadedSkill, FolderError> {
         folder: folder.to_path_buf(),
         problems: vec![SkillMdError::new(folder, None, Rule::Path, message)],
     };
-    let realpath = std::fs::canonicalize(folder).map_err(|err| fail(format!("cannot resolve folder: {err}")))?;
+    let realpath = std::fs::canonicalize(folder)
+        .map_err(|err| fail(format!("cannot resolve folder: {err}")))?;
     if !realpath.is_dir() {
         return Err(fail("not a directory".into()));
     }
     // `.` and `..` have no name of their own: use the resolved one.
-    let named = if folder.file_name().is_some() { folder } else { realpath.as_path() };
+    let named = if folder.file_name().is_some() {
+        folder
+    } else {
+        realpath.as_path()
+    };
     load_resolved(named, &realpath)
 }
 
@@ -78,7 +83,9 @@ pub fn load_skill(folder: &Path) -> Result<LoadedSkill, FolderError> {
 /// candidate first to drop duplicates).
 pub(crate) fn load_resolved(folder: &Path, realpath: &Path) -> Result<LoadedSkill, FolderError> {
     let file = folder.join(SKILL_MD);
-    let folder_name = folder.file_name().map(|name| name.to_string_lossy().into_owned());
+    let folder_name = folder
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned());
     let errors = |problems| FolderError {
         folder: folder.to_path_buf(),
         problems,
@@ -97,7 +104,10 @@ fn to_tool(doc: SkillDoc, realpath: &Path) -> LoadedSkill {
     tool.input_schema = doc.input_schema;
     tool.output_schema = doc.output_schema;
     let mut meta = ValueMap::new();
-    meta.insert("path".into(), Value::String(realpath.to_string_lossy().into_owned()));
+    meta.insert(
+        "path".into(),
+        Value::String(realpath.to_string_lossy().into_owned()),
+    );
     meta.insert(
         "skill_md".into(),
         Value::String(realpath.join(SKILL_MD).to_string_lossy().into_owned()),

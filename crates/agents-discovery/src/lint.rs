@@ -84,7 +84,10 @@ pub fn lint(paths: &[PathBuf]) -> LintReport {
     let mut planned = Vec::new();
     for path in paths {
         let path_error = |message: String| {
-            Planned::Problem(failed(path, vec![SkillMdError::new(path, None, Rule::Path, message)]))
+            Planned::Problem(failed(
+                path,
+                vec![SkillMdError::new(path, None, Rule::Path, message)],
+            ))
         };
         let Ok(meta) = std::fs::metadata(path) else {
             planned.push(path_error("does not exist".into()));
@@ -118,13 +121,21 @@ pub fn lint(paths: &[PathBuf]) -> LintReport {
         }
     }
 
-    let mut probes: Vec<Option<Probe>> = scan::probe_all(&folders, None).into_iter().map(Some).collect();
+    let mut probes: Vec<Option<Probe>> = scan::probe_all(&folders, None)
+        .into_iter()
+        .map(Some)
+        .collect();
     let mut dedup = Dedup::default();
     for plan in planned {
         match plan {
             Planned::Problem(folder) => report.folders.push(folder),
             Planned::Folder(index) => {
-                if let Some(folder) = outcome(&folders[index], probes[index].take(), &mut dedup, &mut report.warnings) {
+                if let Some(folder) = outcome(
+                    &folders[index],
+                    probes[index].take(),
+                    &mut dedup,
+                    &mut report.warnings,
+                ) {
                     report.folders.push(folder);
                 }
             }
@@ -135,7 +146,12 @@ pub fn lint(paths: &[PathBuf]) -> LintReport {
                         continue;
                     }
                     skills += 1;
-                    if let Some(folder) = outcome(&folders[index], probes[index].take(), &mut dedup, &mut report.warnings) {
+                    if let Some(folder) = outcome(
+                        &folders[index],
+                        probes[index].take(),
+                        &mut dedup,
+                        &mut report.warnings,
+                    ) {
                         report.folders.push(folder);
                     }
                 }
@@ -146,7 +162,9 @@ pub fn lint(paths: &[PathBuf]) -> LintReport {
                             path,
                             None,
                             Rule::Path,
-                            format!("no skill folders found: expected subfolders holding a `{SKILL_MD}`"),
+                            format!(
+                                "no skill folders found: expected subfolders holding a `{SKILL_MD}`"
+                            ),
                         )],
                     ));
                 }
@@ -162,25 +180,42 @@ enum Planned<'a> {
     /// One skill folder, by index.
     Folder(usize),
     /// A directory whose subfolders are `range`.
-    Directory { path: &'a Path, range: std::ops::Range<usize> },
+    Directory {
+        path: &'a Path,
+        range: std::ops::Range<usize>,
+    },
 }
 
 /// The report entry for one probed folder; `None` for a duplicate.
-fn outcome(folder: &Path, probe: Option<Probe>, dedup: &mut Dedup, warnings: &mut Vec<String>) -> Option<LintedFolder> {
+fn outcome(
+    folder: &Path,
+    probe: Option<Probe>,
+    dedup: &mut Dedup,
+    warnings: &mut Vec<String>,
+) -> Option<LintedFolder> {
     match probe? {
         Probe::NotASkill => Some(failed(
             folder,
-            vec![SkillMdError::new(folder, None, Rule::Path, format!("no `{SKILL_MD}` in this folder"))],
+            vec![SkillMdError::new(
+                folder,
+                None,
+                Rule::Path,
+                format!("no `{SKILL_MD}` in this folder"),
+            )],
         )),
         Probe::Unresolved(err) => Some(failed(&err.folder, err.problems)),
         Probe::Skill { realpath, outcome } => {
             if !dedup.first(folder, &realpath, warnings) {
                 return None;
             }
-            Some(match outcome {
+            Some(match *outcome {
                 Ok(skill) => LintedFolder {
                     folder: folder.to_path_buf(),
-                    name: skill.tool.name.split_once('/').map(|(_, name)| name.to_owned()),
+                    name: skill
+                        .tool
+                        .name
+                        .split_once('/')
+                        .map(|(_, name)| name.to_owned()),
                     ok: true,
                     errors: Vec::new(),
                     warnings: skill.warnings,

@@ -21,7 +21,10 @@ pub(crate) fn subfolders(dir: &Path, warnings: &mut Vec<String>) -> Vec<PathBuf>
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(err) => {
-            warnings.push(format!("cannot read agent skills path `{}`: {err}", dir.display()));
+            warnings.push(format!(
+                "cannot read agent skills path `{}`: {err}",
+                dir.display()
+            ));
             return Vec::new();
         }
     };
@@ -30,7 +33,10 @@ pub(crate) fn subfolders(dir: &Path, warnings: &mut Vec<String>) -> Vec<PathBuf>
         let entry = match entry {
             Ok(entry) => entry,
             Err(err) => {
-                warnings.push(format!("cannot read an entry of `{}`: {err}", dir.display()));
+                warnings.push(format!(
+                    "cannot read an entry of `{}`: {err}",
+                    dir.display()
+                ));
                 continue;
             }
         };
@@ -71,7 +77,7 @@ pub(crate) enum Probe {
     /// A skill folder, loaded or not.
     Skill {
         realpath: PathBuf,
-        outcome: Result<LoadedSkill, FolderError>,
+        outcome: Box<Result<LoadedSkill, FolderError>>,
     },
 }
 
@@ -104,12 +110,17 @@ fn probe(folder: &Path) -> Probe {
     }
     match std::fs::canonicalize(folder) {
         Ok(realpath) => {
-            let outcome = folder::load_resolved(folder, &realpath);
+            let outcome = Box::new(folder::load_resolved(folder, &realpath));
             Probe::Skill { realpath, outcome }
         }
         Err(err) => Probe::Unresolved(FolderError {
             folder: folder.to_path_buf(),
-            problems: vec![SkillMdError::new(folder, None, Rule::Path, format!("cannot resolve folder: {err}"))],
+            problems: vec![SkillMdError::new(
+                folder,
+                None,
+                Rule::Path,
+                format!("cannot resolve folder: {err}"),
+            )],
         }),
     }
 }
@@ -132,7 +143,8 @@ impl Dedup {
             ));
             return false;
         }
-        self.seen.insert(realpath.to_path_buf(), folder.to_path_buf());
+        self.seen
+            .insert(realpath.to_path_buf(), folder.to_path_buf());
         true
     }
 }

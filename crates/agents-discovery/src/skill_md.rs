@@ -101,7 +101,12 @@ pub struct SkillMdError {
 }
 
 impl SkillMdError {
-    pub(crate) fn new(file: &Path, line: Option<usize>, rule: Rule, message: impl Into<String>) -> Self {
+    pub(crate) fn new(
+        file: &Path,
+        line: Option<usize>,
+        rule: Rule,
+        message: impl Into<String>,
+    ) -> Self {
         Self {
             file: file.to_path_buf(),
             line,
@@ -182,15 +187,24 @@ pub fn read_skill_md(file: &Path) -> Result<SkillDoc, Vec<SkillMdError>> {
 
 pub(crate) fn read_capped(file: &Path) -> Result<Vec<u8>, SkillMdError> {
     let fail = |rule, message: String| SkillMdError::new(file, None, rule, message);
-    let meta = std::fs::metadata(file).map_err(|err| fail(Rule::Read, format!("cannot read: {err}")))?;
+    let meta =
+        std::fs::metadata(file).map_err(|err| fail(Rule::Read, format!("cannot read: {err}")))?;
     if meta.is_dir() {
-        return Err(fail(Rule::Read, format!("`{SKILL_MD}` is a directory, expected a file")));
+        return Err(fail(
+            Rule::Read,
+            format!("`{SKILL_MD}` is a directory, expected a file"),
+        ));
     }
     // Opening a FIFO or a device could block forever.
     if !meta.is_file() {
         return Err(fail(Rule::Read, "not a regular file".into()));
     }
-    let too_large = || fail(Rule::FileSize, format!("file is larger than {MAX_SKILL_MD_BYTES} bytes (1 MiB)"));
+    let too_large = || {
+        fail(
+            Rule::FileSize,
+            format!("file is larger than {MAX_SKILL_MD_BYTES} bytes (1 MiB)"),
+        )
+    };
     if meta.len() > MAX_SKILL_MD_BYTES {
         return Err(too_large());
     }
@@ -207,18 +221,34 @@ pub(crate) fn read_capped(file: &Path) -> Result<Vec<u8>, SkillMdError> {
     Ok(bytes)
 }
 
-pub(crate) fn parse_with_folder(file: &Path, bytes: &[u8], folder: Option<&str>) -> Result<SkillDoc, Vec<SkillMdError>> {
-    let one = |line: Option<usize>, rule, message: String| vec![SkillMdError::new(file, line, rule, message)];
+pub(crate) fn parse_with_folder(
+    file: &Path,
+    bytes: &[u8],
+    folder: Option<&str>,
+) -> Result<SkillDoc, Vec<SkillMdError>> {
+    let one = |line: Option<usize>, rule, message: String| {
+        vec![SkillMdError::new(file, line, rule, message)]
+    };
     if bytes.len() as u64 > MAX_SKILL_MD_BYTES {
-        return Err(one(None, Rule::FileSize, format!("file is larger than {MAX_SKILL_MD_BYTES} bytes (1 MiB)")));
+        return Err(one(
+            None,
+            Rule::FileSize,
+            format!("file is larger than {MAX_SKILL_MD_BYTES} bytes (1 MiB)"),
+        ));
     }
     let text = match std::str::from_utf8(bytes) {
         Ok(text) => text,
         Err(err) => {
             let valid = &bytes[..err.valid_up_to()];
             let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
-            let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |at| at + 1);
-            let column = String::from_utf8_lossy(&valid[line_start..]).chars().count() + 1;
+            let line_start = valid
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |at| at + 1);
+            let column = String::from_utf8_lossy(&valid[line_start..])
+                .chars()
+                .count()
+                + 1;
             return Err(vec![SkillMdError {
                 column: Some(column),
                 ..SkillMdError::new(file, Some(line), Rule::Encoding, "not valid UTF-8 text")
@@ -239,7 +269,8 @@ pub(crate) fn parse_with_folder(file: &Path, bytes: &[u8], folder: Option<&str>)
         None => text,
     };
 
-    let front = split_front_matter(text).map_err(|(line, message)| one(Some(line), Rule::Fence, message))?;
+    let front = split_front_matter(text)
+        .map_err(|(line, message)| one(Some(line), Rule::Fence, message))?;
     if let Some(offset) = yaml::too_deep(&front.yaml) {
         let (line, column) = yaml::line_and_column(&front.yaml, offset);
         return Err(vec![SkillMdError {
@@ -273,7 +304,10 @@ pub(crate) fn parse_with_folder(file: &Path, bytes: &[u8], folder: Option<&str>)
             return Err(one(
                 Some(2),
                 Rule::FrontMatter,
-                format!("front-matter must be a YAML mapping of fields, got {}", kind(&other)),
+                format!(
+                    "front-matter must be a YAML mapping of fields, got {}",
+                    kind(&other)
+                ),
             ));
         }
     };
@@ -284,7 +318,11 @@ pub(crate) fn parse_with_folder(file: &Path, bytes: &[u8], folder: Option<&str>)
         warnings,
     };
     let doc = checker.check(fields, folder, front.body_line);
-    let Checker { mut errors, warnings, .. } = checker;
+    let Checker {
+        mut errors,
+        warnings,
+        ..
+    } = checker;
     match doc {
         Some(mut doc) if errors.is_empty() => {
             let mut warnings = warnings;
@@ -292,7 +330,12 @@ pub(crate) fn parse_with_folder(file: &Path, bytes: &[u8], folder: Option<&str>)
                 let more = warnings.len() - MAX_WARNINGS;
                 let (line, rule) = (warnings[MAX_WARNINGS].line, warnings[MAX_WARNINGS].rule);
                 warnings.truncate(MAX_WARNINGS);
-                warnings.push(SkillMdError::new(file, line, rule, format!("{more} more warnings not shown")));
+                warnings.push(SkillMdError::new(
+                    file,
+                    line,
+                    rule,
+                    format!("{more} more warnings not shown"),
+                ));
             }
             doc.warnings = warnings;
             Ok(doc)
@@ -320,10 +363,16 @@ fn split_front_matter(text: &str) -> Result<FrontMatter, (usize, String)> {
     let is_fence = |line: &str| line.trim_end_matches(['\n', '\r', ' ', '\t']) == "---";
     let mut lines = text.split_inclusive('\n');
     let Some(first) = lines.next() else {
-        return Err((1, "file is empty, expected front-matter between `---` lines".into()));
+        return Err((
+            1,
+            "file is empty, expected front-matter between `---` lines".into(),
+        ));
     };
     if !is_fence(first) {
-        return Err((1, "expected `---` on the first line to open the front-matter".into()));
+        return Err((
+            1,
+            "expected `---` on the first line to open the front-matter".into(),
+        ));
     }
     let mut offset = first.len();
     for (index, line) in lines.enumerate() {
@@ -342,7 +391,10 @@ fn split_front_matter(text: &str) -> Result<FrontMatter, (usize, String)> {
         }
         offset += line.len();
     }
-    Err((1, "front-matter opened on line 1 is never closed by a `---` line".into()))
+    Err((
+        1,
+        "front-matter opened on line 1 is never closed by a `---` line".into(),
+    ))
 }
 
 impl FrontMatter {
@@ -401,21 +453,33 @@ fn leading_key(line: &str) -> Option<&str> {
             (line[..colon].trim_end(), &line[colon..])
         }
     };
-    rest.trim_start_matches([' ', '\t']).starts_with(':').then_some(key)
+    rest.trim_start_matches([' ', '\t'])
+        .starts_with(':')
+        .then_some(key)
 }
 
 /// yaml_serde reports a duplicate key at the start of its mapping; point at
 /// the second occurrence instead, when it is written in block style.
-fn duplicate_key_position(front: &FrontMatter, problem: &yaml::YamlProblem) -> Option<(usize, usize)> {
-    let key = problem.message.split("duplicate key `").nth(1)?.strip_suffix('`')?;
+fn duplicate_key_position(
+    front: &FrontMatter,
+    problem: &yaml::YamlProblem,
+) -> Option<(usize, usize)> {
+    let key = problem
+        .message
+        .split("duplicate key `")
+        .nth(1)?
+        .strip_suffix('`')?;
     let (start, column) = (problem.line?, problem.column?);
     let indent = column - 1;
     front
         .lines()
         .filter(|(number, _)| *number >= start)
         .filter(|(_, line)| {
-            line.get(..indent).is_some_and(|lead| lead.chars().all(|c| c == ' '))
-                && line.get(indent..).is_some_and(|rest| starts_with_key(rest, key))
+            line.get(..indent)
+                .is_some_and(|lead| lead.chars().all(|c| c == ' '))
+                && line
+                    .get(indent..)
+                    .is_some_and(|rest| starts_with_key(rest, key))
         })
         .nth(1)
         .map(|(number, _)| (number, column))
@@ -477,13 +541,22 @@ impl Checker<'_> {
 
     fn error(&mut self, key: &str, rule: Rule, message: String) {
         let line = self.line_of(key);
-        self.errors.push(SkillMdError::new(self.file, line, rule, message));
+        self.errors
+            .push(SkillMdError::new(self.file, line, rule, message));
     }
 
-    fn check(&mut self, mut fields: Map<String, Value>, folder: Option<&str>, body_line: usize) -> Option<SkillDoc> {
+    fn check(
+        &mut self,
+        mut fields: Map<String, Value>,
+        folder: Option<&str>,
+        body_line: usize,
+    ) -> Option<SkillDoc> {
         let unknown: Vec<&String> = fields
             .keys()
-            .filter(|key| !STANDARD_FIELDS.contains(&key.as_str()) && !EXTENSION_FIELDS.contains(&key.as_str()))
+            .filter(|key| {
+                !STANDARD_FIELDS.contains(&key.as_str())
+                    && !EXTENSION_FIELDS.contains(&key.as_str())
+            })
             .collect();
         for key in unknown {
             let line = self.line_of(key);
@@ -534,7 +607,11 @@ impl Checker<'_> {
             Some(Value::Null) => Some(String::new()),
             Some(Value::String(text)) => Some(text),
             Some(other) => {
-                self.error(key, Rule::FieldType, format!("`{key}` must be a string, got {}", kind(&other)));
+                self.error(
+                    key,
+                    Rule::FieldType,
+                    format!("`{key}` must be a string, got {}", kind(&other)),
+                );
                 None
             }
         }
@@ -546,7 +623,11 @@ impl Checker<'_> {
             Value::Null => None,
             Value::String(text) => Some(text),
             other => {
-                self.error(key, Rule::FieldType, format!("`{key}` must be a string, got {}", kind(&other)));
+                self.error(
+                    key,
+                    Rule::FieldType,
+                    format!("`{key}` must be a string, got {}", kind(&other)),
+                );
                 None
             }
         }
@@ -564,14 +645,23 @@ impl Checker<'_> {
             self.error(
                 "name",
                 Rule::NameLength,
-                format!("name {} is {count} characters, at most {MAX_NAME_CHARS} are allowed", shown(&name)),
+                format!(
+                    "name {} is {count} characters, at most {MAX_NAME_CHARS} are allowed",
+                    shown(&name)
+                ),
             );
         }
-        if !name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
+        if !name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        {
             self.error(
                 "name",
                 Rule::NameFormat,
-                format!("name {} must be lowercase letters, digits and hyphens", shown(&name)),
+                format!(
+                    "name {} must be lowercase letters, digits and hyphens",
+                    shown(&name)
+                ),
             );
         }
         if name.starts_with('-') || name.ends_with('-') {
@@ -594,7 +684,11 @@ impl Checker<'_> {
             self.error(
                 "name",
                 Rule::NameFolder,
-                format!("name {} must equal its folder's name {}", shown(&name), shown(folder)),
+                format!(
+                    "name {} must equal its folder's name {}",
+                    shown(&name),
+                    shown(folder)
+                ),
             );
         }
         (self.errors.len() == before).then_some(name)
@@ -604,7 +698,11 @@ impl Checker<'_> {
         let text = self.required_string("description", value)?;
         let trimmed = text.trim();
         if trimmed.is_empty() {
-            self.error("description", Rule::Description, "`description` must not be empty".into());
+            self.error(
+                "description",
+                Rule::Description,
+                "`description` must not be empty".into(),
+            );
             return None;
         }
         let count = trimmed.chars().count();
@@ -650,14 +748,20 @@ impl Checker<'_> {
                 self.error(
                     "metadata",
                     Rule::Metadata,
-                    format!("`metadata` must be a mapping of strings to strings, got {}", kind(&other)),
+                    format!(
+                        "`metadata` must be a mapping of strings to strings, got {}",
+                        kind(&other)
+                    ),
                 );
                 return out;
             }
         };
         let children = self.front.child_lines("metadata");
         for (key, value) in entries {
-            let line = children.get(&key).copied().or_else(|| self.line_of("metadata"));
+            let line = children
+                .get(&key)
+                .copied()
+                .or_else(|| self.line_of("metadata"));
             let text = match value {
                 Value::String(text) => text,
                 // The standard's reference parser reads every scalar as text;
@@ -681,7 +785,11 @@ impl Checker<'_> {
                         self.file,
                         line,
                         Rule::Metadata,
-                        format!("metadata {} must be a string, got {}", shown(&key), kind(&other)),
+                        format!(
+                            "metadata {} must be a string, got {}",
+                            shown(&key),
+                            kind(&other)
+                        ),
                     ));
                     continue;
                 }

@@ -17,8 +17,7 @@ use serde_json::{Map, Number, Value};
 pub(crate) const BUDGET: usize = 32 << 20;
 const VALUE_COST: usize = 64;
 
-pub(crate) const BUDGET_MESSAGE: &str =
-    "front-matter is too large once YAML aliases are expanded";
+pub(crate) const BUDGET_MESSAGE: &str = "front-matter is too large once YAML aliases are expanded";
 
 /// A YAML problem with its 1-based position in the text that was parsed.
 pub(crate) struct YamlProblem {
@@ -50,8 +49,14 @@ pub(crate) fn parse(text: &str) -> Result<Value, YamlProblem> {
                 }
             }
             for (terse, plain) in [
-                ("repetition limit exceeded", "YAML aliases expand too far (repetition limit exceeded)"),
-                ("recursion limit exceeded", "nested deeper than 128 levels (recursion limit exceeded)"),
+                (
+                    "repetition limit exceeded",
+                    "YAML aliases expand too far (repetition limit exceeded)",
+                ),
+                (
+                    "recursion limit exceeded",
+                    "nested deeper than 128 levels (recursion limit exceeded)",
+                ),
             ] {
                 if message.ends_with(terse) {
                     message.truncate(message.len() - terse.len());
@@ -118,7 +123,10 @@ pub(crate) fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
     }
     let before = &text[..offset];
     let line_start = before.rfind('\n').map_or(0, |at| at + 1);
-    (before.matches('\n').count() + 1, before[line_start..].chars().count() + 1)
+    (
+        before.matches('\n').count() + 1,
+        before[line_start..].chars().count() + 1,
+    )
 }
 
 fn charge<E: de::Error>(budget: &Cell<usize>, extra_bytes: usize) -> Result<(), E> {
@@ -295,11 +303,15 @@ impl<'de> Visitor<'de> for Key<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<String, A::Error> {
-        Err(de::Error::custom("mapping keys must be scalars, got a sequence"))
+        Err(de::Error::custom(
+            "mapping keys must be scalars, got a sequence",
+        ))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<String, A::Error> {
-        Err(de::Error::custom("mapping keys must be scalars, got a mapping"))
+        Err(de::Error::custom(
+            "mapping keys must be scalars, got a mapping",
+        ))
     }
 
     fn visit_enum<A: de::EnumAccess<'de>>(self, _: A) -> Result<String, A::Error> {
@@ -320,13 +332,18 @@ mod tests {
             Ok(v) => v,
             Err(p) => panic!("{}", p.message),
         };
-        assert_eq!(value, serde_json::json!({"a": 1, "b": ["x", true, 1.5], "c": null}));
+        assert_eq!(
+            value,
+            serde_json::json!({"a": 1, "b": ["x", true, 1.5], "c": null})
+        );
         assert!(matches!(parse("\n# only a comment\n"), Ok(Value::Null)));
     }
 
     #[test]
     fn alias_bombs_stop_quickly() {
-        let mut bomb = String::from("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+        let mut bomb = String::from(
+            "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+        );
         let names: Vec<char> = "bcdefghijk".chars().collect();
         let mut previous = 'a';
         for name in names {
@@ -363,7 +380,11 @@ mod tests {
             Ok(_) => panic!("expanded 120 MB"),
             Err(problem) => problem,
         };
-        assert!(problem.message.contains(BUDGET_MESSAGE), "{}", problem.message);
+        assert!(
+            problem.message.contains(BUDGET_MESSAGE),
+            "{}",
+            problem.message
+        );
     }
 
     #[test]
@@ -373,6 +394,10 @@ mod tests {
             Ok(_) => panic!("accepted 10000 levels"),
             Err(problem) => problem,
         };
-        assert!(problem.message.contains("recursion limit exceeded"), "{}", problem.message);
+        assert!(
+            problem.message.contains("recursion limit exceeded"),
+            "{}",
+            problem.message
+        );
     }
 }

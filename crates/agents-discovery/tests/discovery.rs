@@ -53,7 +53,11 @@ fn run(paths: &[PathBuf], strategy: ConflictStrategy) -> DiscoveryResult {
 }
 
 fn names(result: &DiscoveryResult) -> Vec<&str> {
-    result.discovered.iter().map(|tool| tool.name.as_str()).collect()
+    result
+        .discovered
+        .iter()
+        .map(|tool| tool.name.as_str())
+        .collect()
 }
 
 fn path_of(tool: &agents_core::ToolSpec) -> &str {
@@ -91,7 +95,10 @@ output_schema: {type: string}
 "#;
     let doc = parse_skill_md(Path::new("pdf-processing/SKILL.md"), text.as_bytes()).unwrap();
     assert_eq!(doc.name, "pdf-processing");
-    assert_eq!(doc.description, "Extract PDF text, fill forms, merge files. Use when handling PDFs.");
+    assert_eq!(
+        doc.description,
+        "Extract PDF text, fill forms, merge files. Use when handling PDFs."
+    );
     assert_eq!(doc.license.as_deref(), Some("Apache-2.0"));
     assert_eq!(doc.compatibility.as_deref(), Some("Requires poppler-utils"));
     assert_eq!(doc.metadata["author"], "example-org");
@@ -109,16 +116,40 @@ output_schema: {type: string}
 #[test]
 fn name_rules_each_have_their_own_error() {
     let cases: &[(&str, &[&str])] = &[
-        ("Foo", &["SKILL.md:2: name `Foo` must be lowercase letters, digits and hyphens"]),
-        ("foo_bar", &["SKILL.md:2: name `foo_bar` must be lowercase letters, digits and hyphens"]),
-        ("\"foo bar\"", &["SKILL.md:2: name `foo bar` must be lowercase letters, digits and hyphens"]),
-        ("ünïcode", &["SKILL.md:2: name `ünïcode` must be lowercase letters, digits and hyphens"]),
-        ("-foo", &["SKILL.md:2: name `-foo` must not start or end with a hyphen"]),
-        ("foo-", &["SKILL.md:2: name `foo-` must not start or end with a hyphen"]),
-        ("foo--bar", &["SKILL.md:2: name `foo--bar` must not contain consecutive hyphens"]),
+        (
+            "Foo",
+            &["SKILL.md:2: name `Foo` must be lowercase letters, digits and hyphens"],
+        ),
+        (
+            "foo_bar",
+            &["SKILL.md:2: name `foo_bar` must be lowercase letters, digits and hyphens"],
+        ),
+        (
+            "\"foo bar\"",
+            &["SKILL.md:2: name `foo bar` must be lowercase letters, digits and hyphens"],
+        ),
+        (
+            "ünïcode",
+            &["SKILL.md:2: name `ünïcode` must be lowercase letters, digits and hyphens"],
+        ),
+        (
+            "-foo",
+            &["SKILL.md:2: name `-foo` must not start or end with a hyphen"],
+        ),
+        (
+            "foo-",
+            &["SKILL.md:2: name `foo-` must not start or end with a hyphen"],
+        ),
+        (
+            "foo--bar",
+            &["SKILL.md:2: name `foo--bar` must not contain consecutive hyphens"],
+        ),
         ("\"\"", &["SKILL.md:2: `name` must not be empty"]),
         ("", &["SKILL.md:2: `name` must not be empty"]),
-        ("[a]", &["SKILL.md:2: `name` must be a string, got a sequence"]),
+        (
+            "[a]",
+            &["SKILL.md:2: `name` must be a string, got a sequence"],
+        ),
         ("12", &["SKILL.md:2: `name` must be a string, got a number"]),
         (
             "-Bad--",
@@ -130,16 +161,25 @@ fn name_rules_each_have_their_own_error() {
         ),
     ];
     for (name, expected) in cases {
-        assert_eq!(errors(front(&format!("name: {name}\ndescription: d\n"))), *expected, "name {name}");
+        assert_eq!(
+            errors(front(&format!("name: {name}\ndescription: d\n"))),
+            *expected,
+            "name {name}"
+        );
     }
     let long = "a".repeat(65);
     assert_eq!(
         errors(front(&format!("name: {long}\ndescription: d\n"))),
-        [format!("SKILL.md:2: name `{long}` is 65 characters, at most 64 are allowed")]
+        [format!(
+            "SKILL.md:2: name `{long}` is 65 characters, at most 64 are allowed"
+        )]
     );
     for good in ["a", "pdf-processing", "a1-b2-c3", "0a", &"x".repeat(64)] {
-        let doc = parse_skill_md(Path::new("SKILL.md"), front(&format!("name: {good}\ndescription: d\n")).as_bytes())
-            .unwrap_or_else(|err| panic!("{good}: {err:?}"));
+        let doc = parse_skill_md(
+            Path::new("SKILL.md"),
+            front(&format!("name: {good}\ndescription: d\n")).as_bytes(),
+        )
+        .unwrap_or_else(|err| panic!("{good}: {err:?}"));
         assert_eq!(doc.name, *good);
     }
 }
@@ -176,17 +216,30 @@ fn description_rules() {
         errors(front("name: a\ndescription: \"  \"\n")),
         ["SKILL.md:3: `description` must not be empty"]
     );
-    assert_eq!(errors(front("name: a\ndescription:\n")), ["SKILL.md:3: `description` must not be empty"]);
+    assert_eq!(
+        errors(front("name: a\ndescription:\n")),
+        ["SKILL.md:3: `description` must not be empty"]
+    );
     assert_eq!(
         errors(front("name: a\ndescription: {a: b}\n")),
         ["SKILL.md:3: `description` must be a string, got a mapping"]
     );
     let max = "d".repeat(1024);
-    let doc = parse_skill_md(Path::new("SKILL.md"), front(&format!("name: a\ndescription: {max}\n")).as_bytes()).unwrap();
+    let doc = parse_skill_md(
+        Path::new("SKILL.md"),
+        front(&format!("name: a\ndescription: {max}\n")).as_bytes(),
+    )
+    .unwrap();
     assert_eq!(doc.description.chars().count(), 1024);
     // Characters, not bytes: 1024 two-byte characters are allowed.
     let wide = "é".repeat(1024);
-    assert!(parse_skill_md(Path::new("SKILL.md"), front(&format!("name: a\ndescription: {wide}\n")).as_bytes()).is_ok());
+    assert!(
+        parse_skill_md(
+            Path::new("SKILL.md"),
+            front(&format!("name: a\ndescription: {wide}\n")).as_bytes()
+        )
+        .is_ok()
+    );
     assert_eq!(
         errors(front(&format!("name: a\ndescription: {max}x\n"))),
         ["SKILL.md:3: `description` is 1025 characters, at most 1024 are allowed"]
@@ -210,13 +263,20 @@ fn missing_required_fields_are_reported_together() {
 fn compatibility_and_license_rules() {
     let ok = parse_skill_md(
         Path::new("SKILL.md"),
-        front(&format!("name: a\ndescription: d\ncompatibility: {}\nlicense:\n", "c".repeat(500))).as_bytes(),
+        front(&format!(
+            "name: a\ndescription: d\ncompatibility: {}\nlicense:\n",
+            "c".repeat(500)
+        ))
+        .as_bytes(),
     )
     .unwrap();
     assert_eq!(ok.compatibility.unwrap().len(), 500);
     assert_eq!(ok.license, None);
     assert_eq!(
-        errors(front(&format!("name: a\ndescription: d\ncompatibility: {}\n", "c".repeat(501)))),
+        errors(front(&format!(
+            "name: a\ndescription: d\ncompatibility: {}\n",
+            "c".repeat(501)
+        ))),
         ["SKILL.md:4: `compatibility` is 501 characters, at most 500 are allowed"]
     );
     assert_eq!(
@@ -224,7 +284,9 @@ fn compatibility_and_license_rules() {
         ["SKILL.md:4: `compatibility` must not be empty when given"]
     );
     assert_eq!(
-        errors(front("name: a\ndescription: d\nlicense: [MIT]\ncompatibility: 3\n")),
+        errors(front(
+            "name: a\ndescription: d\nlicense: [MIT]\ncompatibility: 3\n"
+        )),
         [
             "SKILL.md:4: `license` must be a string, got a sequence",
             "SKILL.md:5: `compatibility` must be a string, got a number"
@@ -239,7 +301,9 @@ fn metadata_is_a_map_of_strings() {
         ["SKILL.md:4: `metadata` must be a mapping of strings to strings, got a sequence"]
     );
     assert_eq!(
-        errors(front("name: a\ndescription: d\nmetadata:\n  author: ada\n  tags: [a, b]\n  owner: {team: x}\n")),
+        errors(front(
+            "name: a\ndescription: d\nmetadata:\n  author: ada\n  tags: [a, b]\n  owner: {team: x}\n"
+        )),
         [
             "SKILL.md:6: metadata `tags` must be a string, got a sequence",
             "SKILL.md:7: metadata `owner` must be a string, got a mapping"
@@ -267,27 +331,52 @@ fn metadata_is_a_map_of_strings() {
 #[test]
 fn allowed_tools_is_a_string_or_a_list_of_strings() {
     let parse = |value: &str| {
-        parse_skill_md(Path::new("SKILL.md"), front(&format!("name: a\ndescription: d\nallowed-tools: {value}\n")).as_bytes())
+        parse_skill_md(
+            Path::new("SKILL.md"),
+            front(&format!(
+                "name: a\ndescription: d\nallowed-tools: {value}\n"
+            ))
+            .as_bytes(),
+        )
     };
-    assert_eq!(parse("Bash(git:*) Read").unwrap().allowed_tools.as_deref(), Some("Bash(git:*) Read"));
-    assert_eq!(parse("[Bash(git:*), Read]").unwrap().allowed_tools.as_deref(), Some("Bash(git:*) Read"));
+    assert_eq!(
+        parse("Bash(git:*) Read").unwrap().allowed_tools.as_deref(),
+        Some("Bash(git:*) Read")
+    );
+    assert_eq!(
+        parse("[Bash(git:*), Read]")
+            .unwrap()
+            .allowed_tools
+            .as_deref(),
+        Some("Bash(git:*) Read")
+    );
     assert_eq!(parse("[]").unwrap().allowed_tools, None);
     assert_eq!(
-        errors(front("name: a\ndescription: d\nallowed-tools: {Read: yes}\n")),
-        ["SKILL.md:4: `allowed-tools` must be a space-separated string or a list of strings, got a mapping"]
+        errors(front(
+            "name: a\ndescription: d\nallowed-tools: {Read: yes}\n"
+        )),
+        [
+            "SKILL.md:4: `allowed-tools` must be a space-separated string or a list of strings, got a mapping"
+        ]
     );
 }
 
 #[test]
 fn schemas_must_be_json_schemas() {
     assert_eq!(
-        errors(front("name: a\ndescription: d\ninput_schema: [x]\noutput_schema:\n  type: 5\n")),
+        errors(front(
+            "name: a\ndescription: d\ninput_schema: [x]\noutput_schema:\n  type: 5\n"
+        )),
         [
             "SKILL.md:4: `input_schema`: expected a JSON Schema object, got an array",
             "SKILL.md:5: `output_schema`: not a valid JSON Schema: 5 is not valid under any of the schemas listed in the 'anyOf' keyword"
         ]
     );
-    let err = parse_skill_md(Path::new("SKILL.md"), front("name: a\ndescription: d\ninput_schema: [x]\n").as_bytes()).unwrap_err();
+    let err = parse_skill_md(
+        Path::new("SKILL.md"),
+        front("name: a\ndescription: d\ninput_schema: [x]\n").as_bytes(),
+    )
+    .unwrap_err();
     assert_eq!(err[0].rule, Rule::Schema);
 }
 
@@ -320,15 +409,33 @@ fn yaml_errors_point_at_the_line_in_skill_md() {
         err[0].to_string(),
         "SKILL.md:5:1: invalid YAML: did not find expected node content, while parsing a flow node"
     );
-    let err = parse_skill_md(Path::new("SKILL.md"), b"---\nname: a\ndescription: d\n  x: y\n---\n").unwrap_err();
-    assert_eq!(err[0].to_string(), "SKILL.md:4:4: invalid YAML: mapping values are not allowed in this context");
+    let err = parse_skill_md(
+        Path::new("SKILL.md"),
+        b"---\nname: a\ndescription: d\n  x: y\n---\n",
+    )
+    .unwrap_err();
+    assert_eq!(
+        err[0].to_string(),
+        "SKILL.md:4:4: invalid YAML: mapping values are not allowed in this context"
+    );
 }
 
 /// Each file of `tests/fixtures/malformed/` and the errors it must give.
 const MALFORMED: &[(&str, &[&str])] = &[
-    ("bad-allowed-tools.md", &["SKILL.md:4: `allowed-tools` must be a space-separated string or a list of strings, got a sequence with non-string items"]),
-    ("bad-indentation.md", &["SKILL.md:3:14: invalid YAML: mapping values are not allowed in this context"]),
-    ("bad-metadata.md", &["SKILL.md:6: metadata `tags` must be a string, got a sequence"]),
+    (
+        "bad-allowed-tools.md",
+        &[
+            "SKILL.md:4: `allowed-tools` must be a space-separated string or a list of strings, got a sequence with non-string items",
+        ],
+    ),
+    (
+        "bad-indentation.md",
+        &["SKILL.md:3:14: invalid YAML: mapping values are not allowed in this context"],
+    ),
+    (
+        "bad-metadata.md",
+        &["SKILL.md:6: metadata `tags` must be a string, got a sequence"],
+    ),
     (
         "bad-schemas.md",
         &[
@@ -336,36 +443,91 @@ const MALFORMED: &[(&str, &[&str])] = &[
             "SKILL.md:6: `output_schema`: expected a JSON Schema object, got a string",
         ],
     ),
-    ("billion-laughs.md", &["SKILL.md:1: invalid YAML: YAML aliases expand too far (repetition limit exceeded)"]),
-    ("closing-fence-with-text.md", &["SKILL.md:1: front-matter opened on line 1 is never closed by a `---` line"]),
-    ("comment-only-front-matter.md", &["SKILL.md:1: front-matter is empty, expected at least `name` and `description`"]),
-    ("custom-tag.md", &["SKILL.md:2:7: invalid YAML: name: YAML tags such as `!name` are not supported"]),
-    ("duplicate-key.md", &["SKILL.md:4:1: invalid YAML: duplicate key `name`"]),
-    ("empty-front-matter.md", &["SKILL.md:1: front-matter is empty, expected at least `name` and `description`"]),
-    ("fence-not-on-first-line.md", &["SKILL.md:1: expected `---` on the first line to open the front-matter"]),
-    ("indented-opening-fence.md", &["SKILL.md:1: expected `---` on the first line to open the front-matter"]),
-    ("infinite-number.md", &["SKILL.md:4:7: invalid YAML: huge: `.nan` and `.inf` are not supported"]),
+    (
+        "billion-laughs.md",
+        &["SKILL.md:1: invalid YAML: YAML aliases expand too far (repetition limit exceeded)"],
+    ),
+    (
+        "closing-fence-with-text.md",
+        &["SKILL.md:1: front-matter opened on line 1 is never closed by a `---` line"],
+    ),
+    (
+        "comment-only-front-matter.md",
+        &["SKILL.md:1: front-matter is empty, expected at least `name` and `description`"],
+    ),
+    (
+        "custom-tag.md",
+        &["SKILL.md:2:7: invalid YAML: name: YAML tags such as `!name` are not supported"],
+    ),
+    (
+        "duplicate-key.md",
+        &["SKILL.md:4:1: invalid YAML: duplicate key `name`"],
+    ),
+    (
+        "empty-front-matter.md",
+        &["SKILL.md:1: front-matter is empty, expected at least `name` and `description`"],
+    ),
+    (
+        "fence-not-on-first-line.md",
+        &["SKILL.md:1: expected `---` on the first line to open the front-matter"],
+    ),
+    (
+        "indented-opening-fence.md",
+        &["SKILL.md:1: expected `---` on the first line to open the front-matter"],
+    ),
+    (
+        "infinite-number.md",
+        &["SKILL.md:4:7: invalid YAML: huge: `.nan` and `.inf` are not supported"],
+    ),
     (
         "missing-required-fields.md",
-        &["SKILL.md:1: missing required field `name`", "SKILL.md:1: missing required field `description`"],
+        &[
+            "SKILL.md:1: missing required field `name`",
+            "SKILL.md:1: missing required field `description`",
+        ],
     ),
-    ("no-front-matter.md", &["SKILL.md:1: expected `---` on the first line to open the front-matter"]),
-    ("scalar-front-matter.md", &["SKILL.md:2: front-matter must be a YAML mapping of fields, got a string"]),
-    ("sequence-front-matter.md", &["SKILL.md:2: front-matter must be a YAML mapping of fields, got a sequence"]),
+    (
+        "no-front-matter.md",
+        &["SKILL.md:1: expected `---` on the first line to open the front-matter"],
+    ),
+    (
+        "scalar-front-matter.md",
+        &["SKILL.md:2: front-matter must be a YAML mapping of fields, got a string"],
+    ),
+    (
+        "sequence-front-matter.md",
+        &["SKILL.md:2: front-matter must be a YAML mapping of fields, got a sequence"],
+    ),
     (
         "tab-indentation.md",
-        &["SKILL.md:3:1: invalid YAML: found a tab character that violates indentation, while scanning a plain scalar at line 2 column 7"],
+        &[
+            "SKILL.md:3:1: invalid YAML: found a tab character that violates indentation, while scanning a plain scalar at line 2 column 7",
+        ],
     ),
     (
         "unclosed-flow-sequence.md",
-        &["SKILL.md:4:1: invalid YAML: did not find expected ',' or ']', while parsing a flow sequence at line 3 column 14"],
+        &[
+            "SKILL.md:4:1: invalid YAML: did not find expected ',' or ']', while parsing a flow sequence at line 3 column 14",
+        ],
     ),
-    ("unclosed.md", &["SKILL.md:1: front-matter opened on line 1 is never closed by a `---` line"]),
-    ("undefined-alias.md", &["SKILL.md:2:7: invalid YAML: unknown anchor"]),
-    ("uppercase-name.md", &["SKILL.md:2: name `PDF_Tools` must be lowercase letters, digits and hyphens"]),
+    (
+        "unclosed.md",
+        &["SKILL.md:1: front-matter opened on line 1 is never closed by a `---` line"],
+    ),
+    (
+        "undefined-alias.md",
+        &["SKILL.md:2:7: invalid YAML: unknown anchor"],
+    ),
+    (
+        "uppercase-name.md",
+        &["SKILL.md:2: name `PDF_Tools` must be lowercase letters, digits and hyphens"],
+    ),
     (
         "wrong-types.md",
-        &["SKILL.md:2: `name` must be a string, got a sequence", "SKILL.md:3: `description` must be a string, got a number"],
+        &[
+            "SKILL.md:2: `name` must be a string, got a sequence",
+            "SKILL.md:3: `description` must be a string, got a number",
+        ],
     ),
 ];
 
@@ -378,12 +540,19 @@ fn every_malformed_fixture_gives_its_expected_errors() {
         .collect();
     on_disk.sort();
     let listed: Vec<&str> = MALFORMED.iter().map(|(name, _)| *name).collect();
-    assert_eq!(on_disk, listed, "every fixture needs an expectation and vice versa");
+    assert_eq!(
+        on_disk, listed,
+        "every fixture needs an expectation and vice versa"
+    );
     for (file, expected) in MALFORMED {
         let bytes = std::fs::read(dir.join(file)).unwrap();
         let started = Instant::now();
         assert_eq!(errors(&bytes), *expected, "{file}");
-        assert!(started.elapsed() < Duration::from_secs(2), "{file} took {:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{file} took {:?}",
+            started.elapsed()
+        );
     }
 }
 
@@ -404,7 +573,10 @@ fn a_byte_order_mark_is_accepted_with_a_warning() {
     let doc = parse_skill_md(Path::new("SKILL.md"), text.as_bytes()).unwrap();
     assert_eq!(doc.name, "a");
     assert_eq!(
-        doc.warnings.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        doc.warnings
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>(),
         ["SKILL.md:1: byte order mark ignored: save the file as UTF-8 without a BOM"]
     );
 }
@@ -416,26 +588,65 @@ fn crlf_line_ends_are_accepted() {
     assert_eq!(doc.description, "one\ntwo");
     assert_eq!(doc.metadata["k"], "v");
     assert_eq!(doc.body_line, 9);
-    let err = parse_skill_md(Path::new("SKILL.md"), b"---\r\nname: A\r\ndescription: d\r\n---\r\n").unwrap_err();
-    assert_eq!(err[0].to_string(), "SKILL.md:2: name `A` must be lowercase letters, digits and hyphens");
+    let err = parse_skill_md(
+        Path::new("SKILL.md"),
+        b"---\r\nname: A\r\ndescription: d\r\n---\r\n",
+    )
+    .unwrap_err();
+    assert_eq!(
+        err[0].to_string(),
+        "SKILL.md:2: name `A` must be lowercase letters, digits and hyphens"
+    );
 }
 
 #[test]
 fn edge_case_inputs_never_panic() {
     let cases: &[(&[u8], &str)] = &[
-        (b"", "SKILL.md:1: file is empty, expected front-matter between `---` lines"),
-        (b"---", "SKILL.md:1: front-matter opened on line 1 is never closed by a `---` line"),
-        (b"---\n", "SKILL.md:1: front-matter opened on line 1 is never closed by a `---` line"),
-        (b"---\n---", "SKILL.md:1: front-matter is empty, expected at least `name` and `description`"),
-        (b"\r\n\r\n", "SKILL.md:1: expected `---` on the first line to open the front-matter"),
-        (b"---\nname: a\x00\n---\n", "SKILL.md:2:8: invalid YAML: control characters are not allowed"),
-        (b"---\n: \n---\n", "SKILL.md:2:1: invalid YAML: did not find expected key, while parsing a block mapping"),
-        (b"---\n? [a]\n: b\n---\n", "SKILL.md:2:3: invalid YAML: mapping keys must be scalars, got a sequence"),
-        (b"---\nname: a\n---\n---\n", "SKILL.md:1: missing required field `description`"),
+        (
+            b"",
+            "SKILL.md:1: file is empty, expected front-matter between `---` lines",
+        ),
+        (
+            b"---",
+            "SKILL.md:1: front-matter opened on line 1 is never closed by a `---` line",
+        ),
+        (
+            b"---\n",
+            "SKILL.md:1: front-matter opened on line 1 is never closed by a `---` line",
+        ),
+        (
+            b"---\n---",
+            "SKILL.md:1: front-matter is empty, expected at least `name` and `description`",
+        ),
+        (
+            b"\r\n\r\n",
+            "SKILL.md:1: expected `---` on the first line to open the front-matter",
+        ),
+        (
+            b"---\nname: a\x00\n---\n",
+            "SKILL.md:2:8: invalid YAML: control characters are not allowed",
+        ),
+        (
+            b"---\n: \n---\n",
+            "SKILL.md:2:1: invalid YAML: did not find expected key, while parsing a block mapping",
+        ),
+        (
+            b"---\n? [a]\n: b\n---\n",
+            "SKILL.md:2:3: invalid YAML: mapping keys must be scalars, got a sequence",
+        ),
+        (
+            b"---\nname: a\n---\n---\n",
+            "SKILL.md:1: missing required field `description`",
+        ),
     ];
     for (bytes, expected) in cases {
         let got = errors(bytes);
-        assert_eq!(got.first().map(String::as_str), Some(*expected), "{:?}: {got:?}", String::from_utf8_lossy(bytes));
+        assert_eq!(
+            got.first().map(String::as_str),
+            Some(*expected),
+            "{:?}: {got:?}",
+            String::from_utf8_lossy(bytes)
+        );
     }
 }
 
@@ -446,49 +657,90 @@ fn deep_nesting_fails_fast() {
     let depth = MAX_SKILL_MD_BYTES as usize / 2 - 64;
     for (open, close) in [("[", "]"), ("{a: ", "}")] {
         let count = depth / open.len();
-        let text = format!("---\nname: a\ndescription: d\ninput_schema: {}{}\n---\n", open.repeat(count), close.repeat(count));
+        let text = format!(
+            "---\nname: a\ndescription: d\ninput_schema: {}{}\n---\n",
+            open.repeat(count),
+            close.repeat(count)
+        );
         let started = Instant::now();
         let got = errors(&text);
-        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
         let column = 15 + 128 * open.len();
         assert_eq!(
             got,
-            [format!("SKILL.md:4:{column}: invalid YAML: nested deeper than 128 levels (recursion limit exceeded)")]
+            [format!(
+                "SKILL.md:4:{column}: invalid YAML: nested deeper than 128 levels (recursion limit exceeded)"
+            )]
         );
     }
     // Block nesting is cheap for libyaml and stopped by yaml_serde.
-    let text = format!("---\nname: a\ndescription: d\nx:\n{}a\n---\n", "- ".repeat(200_000));
+    let text = format!(
+        "---\nname: a\ndescription: d\nx:\n{}a\n---\n",
+        "- ".repeat(200_000)
+    );
     let started = Instant::now();
     let got = errors(&text);
-    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
-    assert_eq!(got, ["SKILL.md:5:255: invalid YAML: nested deeper than 128 levels (recursion limit exceeded)"]);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        got,
+        ["SKILL.md:5:255: invalid YAML: nested deeper than 128 levels (recursion limit exceeded)"]
+    );
     // Up to 128 levels is fine.
-    let text = format!("---\nname: a\ndescription: d\nx: {}{}\n---\n", "[".repeat(127), "]".repeat(127));
+    let text = format!(
+        "---\nname: a\ndescription: d\nx: {}{}\n---\n",
+        "[".repeat(127),
+        "]".repeat(127)
+    );
     assert!(parse_skill_md(Path::new("SKILL.md"), text.as_bytes()).is_ok());
 }
 
 #[test]
 fn thousands_of_fields_stay_fast_and_warnings_are_capped() {
-    let fields: String = (0..20_000).map(|i| format!("field{i}: &anchor{i} value\n")).collect();
+    let fields: String = (0..20_000)
+        .map(|i| format!("field{i}: &anchor{i} value\n"))
+        .collect();
     let text = format!("---\nname: a\ndescription: d\n{fields}---\n");
     let started = Instant::now();
     let doc = parse_skill_md(Path::new("SKILL.md"), text.as_bytes()).unwrap();
-    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(doc.warnings.len(), 21);
     assert_eq!(doc.warnings[19].line, Some(23));
-    assert_eq!(doc.warnings[20].to_string(), "SKILL.md:24: 19980 more warnings not shown");
+    assert_eq!(
+        doc.warnings[20].to_string(),
+        "SKILL.md:24: 19980 more warnings not shown"
+    );
 }
 
 #[test]
 fn an_alias_to_a_large_string_repeated_hits_the_budget() {
-    let mut text = format!("---\nname: a\ndescription: d\nbig: &big \"{}\"\nmany: [", "x".repeat(700_000));
+    let mut text = format!(
+        "---\nname: a\ndescription: d\nbig: &big \"{}\"\nmany: [",
+        "x".repeat(700_000)
+    );
     text.push_str(&"*big,".repeat(100));
     text.push_str("*big]\n---\n");
     assert!(text.len() < MAX_SKILL_MD_BYTES as usize);
     let started = Instant::now();
     let got = errors(&text);
     assert!(started.elapsed() < Duration::from_secs(2));
-    assert_eq!(got, ["SKILL.md:4:6: invalid YAML: many[46]: front-matter is too large once YAML aliases are expanded"]);
+    assert_eq!(
+        got,
+        [
+            "SKILL.md:4:6: invalid YAML: many[46]: front-matter is too large once YAML aliases are expanded"
+        ]
+    );
 }
 
 #[test]
@@ -502,7 +754,10 @@ fn files_over_one_mebibyte_are_refused() {
     assert_eq!(err.problems[0].rule, Rule::FileSize);
     assert_eq!(
         err.to_string(),
-        format!("{}: file is larger than 1048576 bytes (1 MiB)", folder.join("SKILL.md").display())
+        format!(
+            "{}: file is larger than 1048576 bytes (1 MiB)",
+            folder.join("SKILL.md").display()
+        )
     );
     assert_eq!(
         errors(text.as_bytes()),
@@ -523,7 +778,10 @@ fn a_directory_named_skill_md_is_an_error() {
     let err = load_folder(&folder).unwrap_err();
     assert_eq!(
         err.to_string(),
-        format!("{}: `SKILL.md` is a directory, expected a file", folder.join("SKILL.md").display())
+        format!(
+            "{}: `SKILL.md` is a directory, expected a file",
+            folder.join("SKILL.md").display()
+        )
     );
     let result = run(&[dir.path().to_path_buf()], ConflictStrategy::Skip);
     assert_eq!(result.errors.len(), 1);
@@ -535,20 +793,33 @@ fn a_fifo_named_skill_md_does_not_block() {
     let dir = tempfile::tempdir().unwrap();
     let folder = dir.path().join("pipe");
     std::fs::create_dir_all(&folder).unwrap();
-    let status = std::process::Command::new("mkfifo").arg(folder.join("SKILL.md")).status().unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(folder.join("SKILL.md"))
+        .status()
+        .unwrap();
     assert!(status.success());
     let err = load_folder(&folder).unwrap_err();
-    assert_eq!(err.to_string(), format!("{}: not a regular file", folder.join("SKILL.md").display()));
+    assert_eq!(
+        err.to_string(),
+        format!("{}: not a regular file", folder.join("SKILL.md").display())
+    );
 }
 
 #[test]
 fn read_skill_md_reads_a_file() {
     let dir = tempfile::tempdir().unwrap();
     let folder = good_skill(dir.path(), "reader");
-    assert_eq!(read_skill_md(&folder.join("SKILL.md")).unwrap().name, "reader");
+    assert_eq!(
+        read_skill_md(&folder.join("SKILL.md")).unwrap().name,
+        "reader"
+    );
     let missing = read_skill_md(&dir.path().join("nope/SKILL.md")).unwrap_err();
     assert_eq!(missing[0].rule, Rule::Read);
-    assert!(missing[0].message.starts_with("cannot read: "), "{}", missing[0]);
+    assert!(
+        missing[0].message.starts_with("cannot read: "),
+        "{}",
+        missing[0]
+    );
 }
 
 // ------------------------------------------------------------ one folder
@@ -582,7 +853,10 @@ fn load_folder_builds_the_tool_spec() {
     assert!(tool.validate().is_ok());
 
     let minimal = load_folder(&good_skill(dir.path(), "tiny")).unwrap();
-    assert_eq!(minimal.source_metadata.keys().collect::<Vec<_>>(), ["path", "skill_md"]);
+    assert_eq!(
+        minimal.source_metadata.keys().collect::<Vec<_>>(),
+        ["path", "skill_md"]
+    );
     assert_eq!(minimal.input_schema, None);
 }
 
@@ -600,7 +874,11 @@ fn load_folder_accepts_dot_and_checks_the_resolved_name() {
 #[test]
 fn a_folder_with_many_problems_lists_them_all() {
     let dir = tempfile::tempdir().unwrap();
-    let folder = write_skill(dir.path(), "broken", front("name: Broken--\ndescription: \"\"\ncompatibility: \"\"\n"));
+    let folder = write_skill(
+        dir.path(),
+        "broken",
+        front("name: Broken--\ndescription: \"\"\ncompatibility: \"\"\n"),
+    );
     let err = load_folder(&folder).unwrap_err();
     let file = folder.join("SKILL.md");
     let f = file.display();
@@ -614,7 +892,14 @@ fn a_folder_with_many_problems_lists_them_all() {
     let rules: Vec<Rule> = err.problems.iter().map(|p| p.rule).collect();
     assert_eq!(
         rules,
-        [Rule::NameFormat, Rule::NameFormat, Rule::NameFormat, Rule::NameFolder, Rule::Description, Rule::Compatibility]
+        [
+            Rule::NameFormat,
+            Rule::NameFormat,
+            Rule::NameFormat,
+            Rule::NameFolder,
+            Rule::Description,
+            Rule::Compatibility
+        ]
     );
 }
 
@@ -647,8 +932,14 @@ fn discovery_order_is_path_order_then_folder_name() {
     for _ in 0..3 {
         assert_eq!(run(&paths, ConflictStrategy::Skip), result);
     }
-    let single = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-    assert_eq!(single.install(|| run(&paths, ConflictStrategy::Skip)), result);
+    let single = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    assert_eq!(
+        single.install(|| run(&paths, ConflictStrategy::Skip)),
+        result
+    );
 }
 
 #[test]
@@ -673,12 +964,18 @@ fn partial_success_keeps_the_good_folders() {
     let mismatch = write_skill(dir.path(), "folder-name", skill_text("other-name", "d"));
     good_skill(dir.path(), "good-two");
     let result = run(&[dir.path().to_path_buf()], ConflictStrategy::Skip);
-    assert_eq!(names(&result), ["agent_skills/good-one", "agent_skills/good-two"]);
+    assert_eq!(
+        names(&result),
+        ["agent_skills/good-one", "agent_skills/good-two"]
+    );
     assert_eq!(result.errors.len(), 2);
     assert_eq!(result.errors[0].folder, bad);
     assert_eq!(
         result.errors[0].to_string(),
-        format!("{}:1: expected `---` on the first line to open the front-matter", bad.join("SKILL.md").display())
+        format!(
+            "{}:1: expected `---` on the first line to open the front-matter",
+            bad.join("SKILL.md").display()
+        )
     );
     assert_eq!(result.errors[1].folder, mismatch);
     assert_eq!(result.errors[1].problems[0].rule, Rule::NameFolder);
@@ -691,7 +988,15 @@ fn missing_or_unusable_paths_are_warnings() {
     let missing = dir.path().join("missing");
     let file = dir.path().join("plain-file");
     std::fs::write(&file, "x").unwrap();
-    let result = run(&[missing.clone(), dir.path().to_path_buf(), file.clone(), dir.path().to_path_buf()], ConflictStrategy::Skip);
+    let result = run(
+        &[
+            missing.clone(),
+            dir.path().to_path_buf(),
+            file.clone(),
+            dir.path().to_path_buf(),
+        ],
+        ConflictStrategy::Skip,
+    );
     assert_eq!(names(&result), ["agent_skills/present"]);
     assert_eq!(
         result.warnings,
@@ -711,12 +1016,19 @@ fn missing_or_unusable_paths_are_warnings() {
 #[test]
 fn skill_md_warnings_reach_the_result() {
     let dir = tempfile::tempdir().unwrap();
-    let folder = write_skill(dir.path(), "extra", front("name: extra\ndescription: d\nversion: 1\n"));
+    let folder = write_skill(
+        dir.path(),
+        "extra",
+        front("name: extra\ndescription: d\nversion: 1\n"),
+    );
     let result = run(&[dir.path().to_path_buf()], ConflictStrategy::Skip);
     assert_eq!(names(&result), ["agent_skills/extra"]);
     assert_eq!(result.warnings.len(), 1);
     assert!(
-        result.warnings[0].starts_with(&format!("{}:4: unknown field `version` ignored", folder.join("SKILL.md").display())),
+        result.warnings[0].starts_with(&format!(
+            "{}:4: unknown field `version` ignored",
+            folder.join("SKILL.md").display()
+        )),
         "{:?}",
         result.warnings
     );
@@ -758,8 +1070,14 @@ fn conflict_with_an_existing_tool_under_each_strategy() {
     );
 
     let replace = discover(&paths, &existing, ConflictStrategy::Replace, None).unwrap();
-    assert_eq!(names(&replace), ["agent_skills/free", "agent_skills/read-file"]);
-    assert_eq!(replace.conflicts[0].resolution, ConflictResolution::Replaced);
+    assert_eq!(
+        names(&replace),
+        ["agent_skills/free", "agent_skills/read-file"]
+    );
+    assert_eq!(
+        replace.conflicts[0].resolution,
+        ConflictResolution::Replaced
+    );
     assert!(replace.conflicts[0].to_string().ends_with(": replaced it"));
 
     let err = discover(&paths, &existing, ConflictStrategy::Error, None).unwrap_err();
@@ -786,7 +1104,13 @@ fn the_same_folder_seen_again_is_not_a_conflict() {
             origin: realpath.to_string_lossy().into_owned(),
         })
     };
-    let result = discover(&[dir.path().to_path_buf()], &previous, ConflictStrategy::Error, None).unwrap();
+    let result = discover(
+        &[dir.path().to_path_buf()],
+        &previous,
+        ConflictStrategy::Error,
+        None,
+    )
+    .unwrap();
     assert_eq!(names(&result), ["agent_skills/again"]);
     assert!(result.conflicts.is_empty());
 
@@ -798,7 +1122,13 @@ fn the_same_folder_seen_again_is_not_a_conflict() {
             origin: "/some/other/again".to_owned(),
         })
     };
-    let result = discover(&[dir.path().to_path_buf()], &elsewhere, ConflictStrategy::Skip, None).unwrap();
+    let result = discover(
+        &[dir.path().to_path_buf()],
+        &elsewhere,
+        ConflictStrategy::Skip,
+        None,
+    )
+    .unwrap();
     assert!(result.discovered.is_empty());
     assert_eq!(result.conflicts[0].existing_origin, "/some/other/again");
 }
@@ -814,8 +1144,15 @@ fn duplicate_names_across_paths_first_configured_path_wins() {
 
     for strategy in [ConflictStrategy::Skip, ConflictStrategy::Replace] {
         let result = run(&paths, strategy);
-        assert_eq!(names(&result), ["agent_skills/shared", "agent_skills/only-second"], "{strategy}");
-        assert_eq!(path_of(&result.discovered[0]), real(&winner).to_str().unwrap());
+        assert_eq!(
+            names(&result),
+            ["agent_skills/shared", "agent_skills/only-second"],
+            "{strategy}"
+        );
+        assert_eq!(
+            path_of(&result.discovered[0]),
+            real(&winner).to_str().unwrap()
+        );
         assert_eq!(result.conflicts.len(), 1);
         let conflict = &result.conflicts[0];
         assert_eq!(conflict.existing_source, ToolSource::AgentSkills);
@@ -825,11 +1162,22 @@ fn duplicate_names_across_paths_first_configured_path_wins() {
     }
 
     // Reversing the paths reverses the winner.
-    let reversed = run(&[second.path().to_path_buf(), first.path().to_path_buf()], ConflictStrategy::Skip);
-    assert_eq!(names(&reversed), ["agent_skills/only-second", "agent_skills/shared"]);
-    assert_eq!(path_of(&reversed.discovered[1]), real(&loser).to_str().unwrap());
+    let reversed = run(
+        &[second.path().to_path_buf(), first.path().to_path_buf()],
+        ConflictStrategy::Skip,
+    );
+    assert_eq!(
+        names(&reversed),
+        ["agent_skills/only-second", "agent_skills/shared"]
+    );
+    assert_eq!(
+        path_of(&reversed.discovered[1]),
+        real(&loser).to_str().unwrap()
+    );
 
-    let err = discover(&paths, &nothing_exists, ConflictStrategy::Error, None).unwrap_err().to_string();
+    let err = discover(&paths, &nothing_exists, ConflictStrategy::Error, None)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains(&real(&winner).display().to_string()), "{err}");
     assert!(err.contains(&real(&loser).display().to_string()), "{err}");
 }
@@ -842,9 +1190,15 @@ fn symlinked_folders_record_the_realpath_and_load_once() {
     symlink(&target, skills.path().join("linked")).unwrap();
     // A second link to the same folder, and the folder itself on another path.
     symlink(&target, skills.path().join("linked-again")).unwrap();
-    let result = run(&[skills.path().to_path_buf(), store.path().to_path_buf()], ConflictStrategy::Skip);
+    let result = run(
+        &[skills.path().to_path_buf(), store.path().to_path_buf()],
+        ConflictStrategy::Skip,
+    );
     assert_eq!(names(&result), ["agent_skills/linked"]);
-    assert_eq!(path_of(&result.discovered[0]), real(&target).to_str().unwrap());
+    assert_eq!(
+        path_of(&result.discovered[0]),
+        real(&target).to_str().unwrap()
+    );
     assert_eq!(
         result.discovered[0].source_metadata["skill_md"],
         json!(real(&target).join("SKILL.md"))
@@ -893,7 +1247,11 @@ fn symlink_loops_and_dangling_links_never_hang() {
     symlink(skills.path().join("gone"), skills.path().join("dangling")).unwrap();
     let dangling_md = skills.path().join("dangling-md");
     std::fs::create_dir_all(&dangling_md).unwrap();
-    symlink(skills.path().join("nowhere.md"), dangling_md.join("SKILL.md")).unwrap();
+    symlink(
+        skills.path().join("nowhere.md"),
+        dangling_md.join("SKILL.md"),
+    )
+    .unwrap();
 
     let started = Instant::now();
     let result = run(&[skills.path().to_path_buf()], ConflictStrategy::Skip);
@@ -901,11 +1259,20 @@ fn symlink_loops_and_dangling_links_never_hang() {
     assert_eq!(names(&result), ["agent_skills/fine"]);
     assert_eq!(result.errors.len(), 1);
     assert_eq!(result.errors[0].folder, dangling_md);
-    assert!(result.errors[0].problems[0].message.starts_with("cannot read: "), "{:?}", result.errors);
+    assert!(
+        result.errors[0].problems[0]
+            .message
+            .starts_with("cannot read: "),
+        "{:?}",
+        result.errors
+    );
     let warnings = result.warnings.join("\n");
     for name in ["loop-a", "loop-b", "dangling"] {
         assert!(
-            warnings.contains(&format!("cannot follow symlink `{}`", skills.path().join(name).display())),
+            warnings.contains(&format!(
+                "cannot follow symlink `{}`",
+                skills.path().join(name).display()
+            )),
             "{warnings}"
         );
     }
@@ -922,7 +1289,13 @@ fn progress_reports_every_folder() {
     }
     let seen = Mutex::new(Vec::new());
     let progress = |done: usize, total: usize| seen.lock().unwrap().push((done, total));
-    let result = discover(&[dir.path().to_path_buf()], &nothing_exists, ConflictStrategy::Skip, Some(&progress)).unwrap();
+    let result = discover(
+        &[dir.path().to_path_buf()],
+        &nothing_exists,
+        ConflictStrategy::Skip,
+        Some(&progress),
+    )
+    .unwrap();
     assert_eq!(result.discovered.len(), 20);
     let mut seen = seen.into_inner().unwrap();
     assert_eq!(seen.len(), 21);
@@ -939,7 +1312,13 @@ fn discovery_results_serialize_for_the_cli() {
     let bad = write_skill(dir.path(), "json-bad", "nope\n");
     good_skill(dir.path(), "read-file");
     let existing = builtin_named("agent_skills/read-file");
-    let result = discover(&[dir.path().to_path_buf()], &existing, ConflictStrategy::Skip, None).unwrap();
+    let result = discover(
+        &[dir.path().to_path_buf()],
+        &existing,
+        ConflictStrategy::Skip,
+        None,
+    )
+    .unwrap();
     let shown = serde_json::to_value(&result).unwrap();
     assert_eq!(
         shown["discovered"],
@@ -979,9 +1358,18 @@ fn discovery_results_serialize_for_the_cli() {
 
 #[test]
 fn conflict_strategies_parse_from_their_names() {
-    assert_eq!("skip".parse::<ConflictStrategy>().unwrap(), ConflictStrategy::Skip);
-    assert_eq!("error".parse::<ConflictStrategy>().unwrap(), ConflictStrategy::Error);
-    assert_eq!("replace".parse::<ConflictStrategy>().unwrap(), ConflictStrategy::Replace);
+    assert_eq!(
+        "skip".parse::<ConflictStrategy>().unwrap(),
+        ConflictStrategy::Skip
+    );
+    assert_eq!(
+        "error".parse::<ConflictStrategy>().unwrap(),
+        ConflictStrategy::Error
+    );
+    assert_eq!(
+        "replace".parse::<ConflictStrategy>().unwrap(),
+        ConflictStrategy::Replace
+    );
     assert_eq!(ConflictStrategy::default(), ConflictStrategy::Skip);
     assert_eq!(
         "merge".parse::<ConflictStrategy>().unwrap_err(),
@@ -996,7 +1384,11 @@ fn lint_accepts_folders_files_and_directories_of_folders() {
     let dir = tempfile::tempdir().unwrap();
     let one = good_skill(dir.path(), "one");
     let two = good_skill(&dir.path().join("many"), "two");
-    let three = write_skill(&dir.path().join("many"), "three", front("name: three\ndescription: d\nextra: x\n"));
+    let three = write_skill(
+        &dir.path().join("many"),
+        "three",
+        front("name: three\ndescription: d\nextra: x\n"),
+    );
     let report = lint(&[one.clone(), one.join("SKILL.md"), dir.path().join("many")]);
     assert!(report.is_ok(), "{report}");
     let folders: Vec<(&Path, Option<&str>, bool)> = report
@@ -1007,7 +1399,11 @@ fn lint_accepts_folders_files_and_directories_of_folders() {
     // `one` twice (as folder and as file) is linted once.
     assert_eq!(
         folders,
-        [(one.as_path(), Some("one"), true), (three.as_path(), Some("three"), true), (two.as_path(), Some("two"), true)]
+        [
+            (one.as_path(), Some("one"), true),
+            (three.as_path(), Some("three"), true),
+            (two.as_path(), Some("two"), true)
+        ]
     );
     assert_eq!(report.folders[1].warnings[0].rule, Rule::UnknownField);
     assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
@@ -1044,7 +1440,10 @@ fn lint_reports_errors_and_bad_paths() {
     );
     let shown = serde_json::to_value(&report).unwrap();
     assert_eq!(shown["folders"][0]["ok"], json!(false));
-    assert_eq!(shown["folders"][0]["errors"][0]["rule"], json!("name_format"));
+    assert_eq!(
+        shown["folders"][0]["errors"][0]["rule"],
+        json!("name_format")
+    );
     assert_eq!(shown["folders"][0]["errors"][0]["line"], json!(2));
     assert_eq!(shown["folders"][1]["errors"][0]["rule"], json!("path"));
 }
@@ -1054,7 +1453,13 @@ fn lint_of_a_good_folder_prints_ok() {
     let dir = tempfile::tempdir().unwrap();
     let folder = good_skill(dir.path(), "fine");
     let report = lint(std::slice::from_ref(&folder));
-    assert_eq!(report.to_string(), format!("ok    {} (fine)\n1 skill folder(s) checked, 0 with errors", folder.display()));
+    assert_eq!(
+        report.to_string(),
+        format!(
+            "ok    {} (fine)\n1 skill folder(s) checked, 0 with errors",
+            folder.display()
+        )
+    );
 }
 
 #[test]
@@ -1062,6 +1467,8 @@ fn lint_errors_compare_equal_to_discovery_errors() {
     let dir = tempfile::tempdir().unwrap();
     write_skill(dir.path(), "same", front("name: same\ndescription: \"\"\n"));
     let from_lint: Vec<SkillMdError> = lint(&[dir.path().to_path_buf()]).folders[0].errors.clone();
-    let from_discovery = run(&[dir.path().to_path_buf()], ConflictStrategy::Skip).errors[0].problems.clone();
+    let from_discovery = run(&[dir.path().to_path_buf()], ConflictStrategy::Skip).errors[0]
+        .problems
+        .clone();
     assert_eq!(from_lint, from_discovery);
 }

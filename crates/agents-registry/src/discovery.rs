@@ -21,7 +21,12 @@ const DISCOVERED_AT: &str = "agent_skills.discovered_at";
 impl<S: Store> SkillRegistryService<S> {
     /// Scans `paths` and registers what it finds next to what is there:
     /// previously discovered agent skills count as existing tools.
-    pub async fn discover_and_register(&self, paths: &[PathBuf], strategy: ConflictStrategy, progress: Option<Progress>) -> Result<DiscoveryResult, ServiceError> {
+    pub async fn discover_and_register(
+        &self,
+        paths: &[PathBuf],
+        strategy: ConflictStrategy,
+        progress: Option<Progress>,
+    ) -> Result<DiscoveryResult, ServiceError> {
         let existing = self.existing_tools(true).await?;
         let result = run_discovery(paths.to_vec(), existing, strategy, progress).await?;
         self.store().put_tools(&result.discovered, true).await?;
@@ -32,14 +37,21 @@ impl<S: Store> SkillRegistryService<S> {
     /// Re-scans `paths`: removes every previously discovered agent-skill tool
     /// and registers what is found now, in one transaction. Tools of other
     /// sources are untouched (unless `replace` wins a conflict).
-    pub async fn refresh_agent_skills(&self, paths: &[PathBuf], strategy: ConflictStrategy, progress: Option<Progress>) -> Result<DiscoveryResult, ServiceError> {
+    pub async fn refresh_agent_skills(
+        &self,
+        paths: &[PathBuf],
+        strategy: ConflictStrategy,
+        progress: Option<Progress>,
+    ) -> Result<DiscoveryResult, ServiceError> {
         let existing = self.existing_tools(false).await?;
         let result = run_discovery(paths.to_vec(), existing, strategy, progress).await?;
         let group = ToolGroup {
             source: ToolSource::AgentSkills,
             origin: None,
         };
-        self.store().replace_tool_group(&group, &result.discovered).await?;
+        self.store()
+            .replace_tool_group(&group, &result.discovered)
+            .await?;
         self.mark_discovered().await?;
         Ok(result)
     }
@@ -57,7 +69,10 @@ impl<S: Store> SkillRegistryService<S> {
     }
 
     /// Builtins and catalogue tools a discovered name may collide with.
-    async fn existing_tools(&self, include_agent_skills: bool) -> Result<HashMap<String, ExistingTool>, ServiceError> {
+    async fn existing_tools(
+        &self,
+        include_agent_skills: bool,
+    ) -> Result<HashMap<String, ExistingTool>, ServiceError> {
         let mut existing = HashMap::new();
         let stored = self.store().list_tools(None).await?;
         let builtins: Vec<ToolSpec> = self.builtins().list(None).cloned().collect();
@@ -89,11 +104,18 @@ fn origin_of(tool: &ToolSpec) -> String {
     tool.source.to_string()
 }
 
-async fn run_discovery(paths: Vec<PathBuf>, existing: HashMap<String, ExistingTool>, strategy: ConflictStrategy, progress: Option<Progress>) -> Result<DiscoveryResult, ServiceError> {
+async fn run_discovery(
+    paths: Vec<PathBuf>,
+    existing: HashMap<String, ExistingTool>,
+    strategy: ConflictStrategy,
+    progress: Option<Progress>,
+) -> Result<DiscoveryResult, ServiceError> {
     // Parsing is CPU-bound and uses rayon: keep it off the async workers.
     let joined = tokio::task::spawn_blocking(move || {
         let lookup = |name: &str| existing.get(name).cloned();
-        let progress_ref = progress.as_deref().map(|p| p as &(dyn Fn(usize, usize) + Sync));
+        let progress_ref = progress
+            .as_deref()
+            .map(|p| p as &(dyn Fn(usize, usize) + Sync));
         agents_discovery::discover(&paths, &lookup, strategy, progress_ref)
     })
     .await

@@ -11,11 +11,11 @@ mod error;
 mod mcp;
 mod service;
 
+pub use agents_discovery::{ConflictStrategy, DiscoveryResult};
+pub use agents_mcp::FetchOptions;
 pub use agents_store::Store;
 pub use builtin::builtin_tools;
 pub use discovery::Progress;
-pub use agents_discovery::{ConflictStrategy, DiscoveryResult};
 pub use error::ServiceError;
 pub use mcp::{DEFAULT_MCP_TIMEOUT, McpRefresh, McpServerState};
-pub use agents_mcp::FetchOptions;
 pub use service::{SkillRegistryService, ToolSet};

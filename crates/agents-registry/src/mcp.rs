@@ -54,7 +54,9 @@ impl<S: Store> SkillRegistryService<S> {
     /// Every MCP server definition the registry knows: configured servers
     /// first, then servers defined inline in skills (the first skill by name
     /// wins when two define the same server differently).
-    pub async fn mcp_server_definitions(&self) -> Result<IndexMap<String, (String, McpSource)>, ServiceError> {
+    pub async fn mcp_server_definitions(
+        &self,
+    ) -> Result<IndexMap<String, (String, McpSource)>, ServiceError> {
         let mut servers: IndexMap<String, (String, McpSource)> = self
             .mcp_servers()
             .iter()
@@ -72,17 +74,20 @@ impl<S: Store> SkillRegistryService<S> {
         let mut servers = IndexMap::new();
         for skill in skills {
             for item in &skill.items {
-                let SkillItem::McpSource(source) = item else { continue };
+                let SkillItem::McpSource(source) = item else {
+                    continue;
+                };
                 if servers.contains_key(&source.server) {
                     continue;
                 }
                 let definition = if source.is_reference() {
-                    self.mcp_servers().get(&source.server).cloned().ok_or_else(|| {
-                        ServiceError::UnknownMcpServer {
+                    self.mcp_servers()
+                        .get(&source.server)
+                        .cloned()
+                        .ok_or_else(|| ServiceError::UnknownMcpServer {
                             skill: skill.name.to_string(),
                             server: source.server.clone(),
-                        }
-                    })?
+                        })?
                 } else {
                     source.clone()
                 };
@@ -93,15 +98,26 @@ impl<S: Store> SkillRegistryService<S> {
     }
 
     /// Re-queries the MCP servers used by `name` and its includes.
-    pub async fn refresh_mcp_for_skill(&self, name: &SkillName, options: &FetchOptions) -> Result<Vec<McpRefresh>, ServiceError> {
-        let skills = self.store().load_closure(std::slice::from_ref(name)).await?;
+    pub async fn refresh_mcp_for_skill(
+        &self,
+        name: &SkillName,
+        options: &FetchOptions,
+    ) -> Result<Vec<McpRefresh>, ServiceError> {
+        let skills = self
+            .store()
+            .load_closure(std::slice::from_ref(name))
+            .await?;
         let refs: Vec<&Skill> = skills.iter().collect();
         let servers = self.servers_of(&refs)?;
         self.refresh_servers(servers, options).await
     }
 
     /// Re-queries the named servers (all known servers when `names` is empty).
-    pub async fn refresh_mcp(&self, names: &[String], options: &FetchOptions) -> Result<Vec<McpRefresh>, ServiceError> {
+    pub async fn refresh_mcp(
+        &self,
+        names: &[String],
+        options: &FetchOptions,
+    ) -> Result<Vec<McpRefresh>, ServiceError> {
         let known = self.mcp_server_definitions().await?;
         let mut servers = IndexMap::new();
         if names.is_empty() {
@@ -127,11 +143,15 @@ impl<S: Store> SkillRegistryService<S> {
         self.refresh_servers(servers, options).await
     }
 
-    async fn refresh_servers(&self, servers: IndexMap<String, McpSource>, options: &FetchOptions) -> Result<Vec<McpRefresh>, ServiceError> {
+    async fn refresh_servers(
+        &self,
+        servers: IndexMap<String, McpSource>,
+        options: &FetchOptions,
+    ) -> Result<Vec<McpRefresh>, ServiceError> {
         // Servers are independent: query them concurrently.
-        let fetches = servers
-            .values()
-            .map(|source| async move { (source.server.clone(), fetch_tools(source, options).await) });
+        let fetches = servers.values().map(|source| async move {
+            (source.server.clone(), fetch_tools(source, options).await)
+        });
         let results = futures::future::join_all(fetches).await;
         let mut outcomes = Vec::with_capacity(results.len());
         for (server, result) in results {
@@ -145,9 +165,15 @@ impl<S: Store> SkillRegistryService<S> {
                         .fetched_at
                         .format(&time::format_description::well_known::Rfc3339)
                         .unwrap_or_default();
-                    self.store().replace_tool_group(&group, &fetched.tools).await?;
-                    self.store().set_meta(&meta_key(&server, "fetched_at"), &stamp).await?;
-                    self.store().set_meta(&meta_key(&server, "last_error"), "").await?;
+                    self.store()
+                        .replace_tool_group(&group, &fetched.tools)
+                        .await?;
+                    self.store()
+                        .set_meta(&meta_key(&server, "fetched_at"), &stamp)
+                        .await?;
+                    self.store()
+                        .set_meta(&meta_key(&server, "last_error"), "")
+                        .await?;
                     outcomes.push(McpRefresh {
                         server,
                         transport: Some(fetched.transport.as_str().to_owned()),
@@ -159,7 +185,9 @@ impl<S: Store> SkillRegistryService<S> {
                 }
                 Err(err) => {
                     let message = err.to_string();
-                    self.store().set_meta(&meta_key(&server, "last_error"), &message).await?;
+                    self.store()
+                        .set_meta(&meta_key(&server, "last_error"), &message)
+                        .await?;
                     let cached_at = self
                         .store()
                         .get_meta(&meta_key(&server, "fetched_at"))
@@ -187,7 +215,10 @@ impl<S: Store> SkillRegistryService<S> {
         for (server, (defined_in, source)) in known {
             let cached_tools = cached
                 .iter()
-                .filter(|t| t.source_metadata.get("server").and_then(|s| s.as_str()) == Some(server.as_str()))
+                .filter(|t| {
+                    t.source_metadata.get("server").and_then(|s| s.as_str())
+                        == Some(server.as_str())
+                })
                 .count();
             let transport = if source.url.is_some() {
                 Some("http")
@@ -196,9 +227,24 @@ impl<S: Store> SkillRegistryService<S> {
             } else {
                 None
             };
-            let fetched_at = self.store().get_meta(&meta_key(&server, "fetched_at")).await?.filter(|s| !s.is_empty());
-            let last_error = self.store().get_meta(&meta_key(&server, "last_error")).await?.filter(|s| !s.is_empty());
-            states.push(McpServerState { server, defined_in, transport, cached_tools, fetched_at, last_error });
+            let fetched_at = self
+                .store()
+                .get_meta(&meta_key(&server, "fetched_at"))
+                .await?
+                .filter(|s| !s.is_empty());
+            let last_error = self
+                .store()
+                .get_meta(&meta_key(&server, "last_error"))
+                .await?
+                .filter(|s| !s.is_empty());
+            states.push(McpServerState {
+                server,
+                defined_in,
+                transport,
+                cached_tools,
+                fetched_at,
+                last_error,
+            });
         }
         Ok(states)
     }
@@ -206,10 +252,13 @@ impl<S: Store> SkillRegistryService<S> {
 
 fn collect_inline(skill: &Skill, servers: &mut IndexMap<String, (String, McpSource)>) {
     for item in &skill.items {
-        if let SkillItem::McpSource(source) = item {
-            if !servers.contains_key(&source.server) {
-                servers.insert(source.server.clone(), (skill.name.to_string(), source.clone()));
-            }
+        if let SkillItem::McpSource(source) = item
+            && !servers.contains_key(&source.server)
+        {
+            servers.insert(
+                source.server.clone(),
+                (skill.name.to_string(), source.clone()),
+            );
         }
     }
 }

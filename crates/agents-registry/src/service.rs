@@ -90,7 +90,9 @@ impl<S: Store> SkillRegistryService<S> {
     /// Registers one skill.
     pub async fn add_skill(&self, skill: &Skill) -> Result<Skill, ServiceError> {
         let mut added = self.add_skills(std::slice::from_ref(skill)).await?;
-        added.pop().ok_or_else(|| StoreError::SkillNotFound(skill.name.clone()).into())
+        added
+            .pop()
+            .ok_or_else(|| StoreError::SkillNotFound(skill.name.clone()).into())
     }
 
     /// Registers skills in one transaction: all land or none do.
@@ -108,7 +110,10 @@ impl<S: Store> SkillRegistryService<S> {
     }
 
     /// Skills sorted by name, optionally in one namespace.
-    pub async fn list_skills(&self, namespace: Option<&str>) -> Result<Vec<SkillSummary>, ServiceError> {
+    pub async fn list_skills(
+        &self,
+        namespace: Option<&str>,
+    ) -> Result<Vec<SkillSummary>, ServiceError> {
         Ok(self.store.list_skills(namespace).await?)
     }
 
@@ -116,7 +121,9 @@ impl<S: Store> SkillRegistryService<S> {
     /// optimistic check on `updated_at`).
     pub async fn update_skill(&self, skill: &Skill) -> Result<Skill, ServiceError> {
         let mut updated = self.update_skills(std::slice::from_ref(skill)).await?;
-        updated.pop().ok_or_else(|| StoreError::SkillNotFound(skill.name.clone()).into())
+        updated
+            .pop()
+            .ok_or_else(|| StoreError::SkillNotFound(skill.name.clone()).into())
     }
 
     /// Replaces existing definitions in one transaction.
@@ -160,11 +167,18 @@ impl<S: Store> SkillRegistryService<S> {
     }
 
     /// Builtins then catalogue tools (sorted by name), optionally of one source.
-    pub async fn list_tools(&self, source: Option<ToolSource>) -> Result<Vec<ToolSpec>, ServiceError> {
+    pub async fn list_tools(
+        &self,
+        source: Option<ToolSource>,
+    ) -> Result<Vec<ToolSpec>, ServiceError> {
         let mut tools: Vec<ToolSpec> = self.builtins.list(source).cloned().collect();
         if source != Some(ToolSource::Builtin) {
             let stored = self.store.list_tools(source).await?;
-            tools.extend(stored.into_iter().filter(|t| self.builtins.get(&t.name).is_none()));
+            tools.extend(
+                stored
+                    .into_iter()
+                    .filter(|t| self.builtins.get(&t.name).is_none()),
+            );
         }
         Ok(tools)
     }
@@ -200,7 +214,10 @@ impl<S: Store> SkillRegistryService<S> {
 
     /// Loads `roots` and their include closure, and the catalogue entries the
     /// closure can refer to, in a bounded number of queries.
-    async fn load(&self, roots: &[SkillName]) -> Result<(HashMap<SkillName, Skill>, Catalog), ServiceError> {
+    async fn load(
+        &self,
+        roots: &[SkillName],
+    ) -> Result<(HashMap<SkillName, Skill>, Catalog), ServiceError> {
         let mut skills: HashMap<SkillName, Skill> = self
             .store
             .load_closure(roots)
@@ -271,13 +288,14 @@ impl<S: Store> SkillRegistryService<S> {
         sorted.sort_by(|a, b| a.name.cmp(&b.name));
         for skill in sorted {
             for item in &skill.items {
-                if let SkillItem::McpSource(source) = item {
-                    if source.is_reference() && !self.mcp_servers.contains_key(&source.server) {
-                        errors.push(ServiceError::UnknownMcpServer {
-                            skill: skill.name.to_string(),
-                            server: source.server.clone(),
-                        });
-                    }
+                if let SkillItem::McpSource(source) = item
+                    && source.is_reference()
+                    && !self.mcp_servers.contains_key(&source.server)
+                {
+                    errors.push(ServiceError::UnknownMcpServer {
+                        skill: skill.name.to_string(),
+                        server: source.server.clone(),
+                    });
                 }
             }
         }
@@ -299,7 +317,11 @@ impl<S: Store> SkillRegistryService<S> {
             skill: root.clone(),
             entries: resolution.entries,
             summary,
-            warnings: resolution.warnings.iter().map(ResolveWarning::to_string).collect(),
+            warnings: resolution
+                .warnings
+                .iter()
+                .map(ResolveWarning::to_string)
+                .collect(),
         })
     }
 
@@ -357,7 +379,8 @@ impl Catalog {
             }
             ToolSource::AgentSkills => {
                 if let Some(path) = tool.source_metadata.get("path").and_then(|s| s.as_str()) {
-                    self.agent_by_folder.insert(path.to_owned(), tool.name.clone());
+                    self.agent_by_folder
+                        .insert(path.to_owned(), tool.name.clone());
                 }
             }
             ToolSource::Builtin | ToolSource::Custom => {}
@@ -368,14 +391,19 @@ impl Catalog {
     fn map_agent_path(&mut self, written: &str, home: &Path) {
         let expanded = expand_home(written, home);
         let canonical = std::fs::canonicalize(&expanded).unwrap_or(expanded);
-        if let Some(name) = self.agent_by_folder.get(&canonical.to_string_lossy().into_owned()) {
-            self.agent_by_written.insert(written.to_owned(), name.clone());
+        if let Some(name) = self
+            .agent_by_folder
+            .get(&canonical.to_string_lossy().into_owned())
+        {
+            self.agent_by_written
+                .insert(written.to_owned(), name.clone());
             return;
         }
         // A folder outside the configured discovery paths: read it directly so
         // the entry still shows its real name, description and schemas.
         if let Ok(tool) = agents_discovery::load_folder(&canonical) {
-            self.agent_by_written.insert(written.to_owned(), tool.name.clone());
+            self.agent_by_written
+                .insert(written.to_owned(), tool.name.clone());
             self.by_name.entry(tool.name.clone()).or_insert(tool);
         }
     }

@@ -536,12 +536,16 @@ impl Store for SqliteStore {
         }
         let failed = "cannot load the skills and their includes";
         let mut tx = self.read().await?;
+        // Each step must look up the new names' items through
+        // (skill_name, item_order): CROSS JOIN fixes the loop order and the
+        // unary `+` keeps the planner off the (item_type, item_name) index,
+        // which would scan every include once per step.
         let rows = sqlx::query(AssertSqlSafe(format!(
             "WITH RECURSIVE closure(name) AS (
                  SELECT value FROM json_each(?)
                  UNION
-                 SELECT i.item_name FROM skill_items i JOIN closure c ON i.skill_name = c.name
-                 WHERE i.item_type = 'include'
+                 SELECT i.item_name FROM closure c CROSS JOIN skill_items i
+                 WHERE i.skill_name = c.name AND +i.item_type = 'include'
              )
              SELECT {SKILL_COLUMNS} FROM skills WHERE name IN (SELECT name FROM closure) ORDER BY name"
         )))

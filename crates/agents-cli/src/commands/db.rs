@@ -43,7 +43,9 @@ pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Fa
                         path.display()
                     );
                     if ctx.format == Format::Json {
-                        output::json(&json!({"skills": skills.len(), "tools": tools.len(), "file": path}))?;
+                        output::json(
+                            &json!({"skills": skills.len(), "tools": tools.len(), "file": path}),
+                        )?;
                     } else {
                         output::line(message)?;
                     }

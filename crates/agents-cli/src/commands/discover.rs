@@ -39,7 +39,11 @@ fn progress_bar(format: Format) -> (Option<Progress>, Option<indicatif::Progress
 
 /// `agents skill discover`: a full re-scan of the configured (or given)
 /// paths, replacing the agent-skill tools in the catalogue.
-pub async fn discover(ctx: &Context, paths: Option<String>, on_conflict: ConflictArg) -> Result<ExitCode, Failure> {
+pub async fn discover(
+    ctx: &Context,
+    paths: Option<String>,
+    on_conflict: ConflictArg,
+) -> Result<ExitCode, Failure> {
     output::supported(ctx.format, &[Format::Table, Format::Json], "skill discover")?;
     let dirs = match paths {
         Some(raw) => crate::context::settings_with_paths(ctx, raw)?,
@@ -51,12 +55,23 @@ pub async fn discover(ctx: &Context, paths: Option<String>, on_conflict: Conflic
     } else {
         print_result(ctx, &result)?;
     }
-    Ok(if result.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if result.errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
-async fn refresh(ctx: &Context, dirs: &[PathBuf], strategy: ConflictStrategy) -> Result<DiscoveryResult, Failure> {
+async fn refresh(
+    ctx: &Context,
+    dirs: &[PathBuf],
+    strategy: ConflictStrategy,
+) -> Result<DiscoveryResult, Failure> {
     let (progress, bar) = progress_bar(ctx.format);
-    let result = ctx.service.refresh_agent_skills(dirs, strategy, progress).await;
+    let result = ctx
+        .service
+        .refresh_agent_skills(dirs, strategy, progress)
+        .await;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -72,7 +87,10 @@ fn print_result(ctx: &Context, result: &DiscoveryResult) -> Result<(), Failure> 
         output::warn(ctx.format, &conflict.to_string());
     }
     for error in &result.errors {
-        output::report_error(ctx.format, &Failure::new("invalid_skill_md", error.to_string()));
+        output::report_error(
+            ctx.format,
+            &Failure::new("invalid_skill_md", error.to_string()),
+        );
     }
     output::line(format!(
         "discovered {} agent skill(s), {} conflict(s), {} folder(s) with errors",
@@ -81,7 +99,11 @@ fn print_result(ctx: &Context, result: &DiscoveryResult) -> Result<(), Failure> 
         result.errors.len()
     ))?;
     for tool in &result.discovered {
-        let path = tool.source_metadata.get("path").and_then(|p| p.as_str()).unwrap_or("");
+        let path = tool
+            .source_metadata
+            .get("path")
+            .and_then(|p| p.as_str())
+            .unwrap_or("");
         output::line(format!("  {}  {path}", tool.name))?;
     }
     Ok(())
@@ -89,7 +111,11 @@ fn print_result(ctx: &Context, result: &DiscoveryResult) -> Result<(), Failure> 
 
 /// Before `agents skill tools`: refresh when asked, or discover once when
 /// nothing was ever discovered.
-pub async fn prepare_for_tools(ctx: &Context, name: &SkillName, refresh_all: bool) -> Result<(), Failure> {
+pub async fn prepare_for_tools(
+    ctx: &Context,
+    name: &SkillName,
+    refresh_all: bool,
+) -> Result<(), Failure> {
     let mut dirs = ctx.settings.agent_skills_paths.value.clone();
     if ctx.settings.agent_skills_paths.origin == agents_config::Origin::Default {
         // A fresh machine has no `~/.cleveragents/agent_skills`: not worth a warning
@@ -106,7 +132,11 @@ pub async fn prepare_for_tools(ctx: &Context, name: &SkillName, refresh_all: boo
         }
     }
     if refresh_all {
-        let outcomes = mcp::with_ctrl_c(ctx.service.refresh_mcp_for_skill(name, &mcp::fetch_options(ctx))).await??;
+        let outcomes = mcp::with_ctrl_c(
+            ctx.service
+                .refresh_mcp_for_skill(name, &mcp::fetch_options(ctx)),
+        )
+        .await??;
         for outcome in outcomes.iter().filter(|o| o.error.is_some()) {
             mcp::report_failure(ctx, outcome);
         }
@@ -123,5 +153,9 @@ pub fn lint(format: Format, paths: &[PathBuf]) -> Result<ExitCode, Failure> {
     } else {
         output::raw(&report.to_string())?;
     }
-    Ok(if report.is_ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if report.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

@@ -12,7 +12,8 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
     output::supported(ctx.format, &[Format::Table, Format::Json], "mcp")?;
     match command {
         McpCommand::Refresh { servers } => {
-            let outcomes = with_ctrl_c(ctx.service.refresh_mcp(&servers, &fetch_options(ctx))).await??;
+            let outcomes =
+                with_ctrl_c(ctx.service.refresh_mcp(&servers, &fetch_options(ctx))).await??;
             let failed = outcomes.iter().any(|o| o.error.is_some());
             if ctx.format == Format::Json {
                 output::json(&outcomes)?;
@@ -34,7 +35,11 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
                     }
                 }
             }
-            Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+            Ok(if failed {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
         }
         McpCommand::List => {
             let states = ctx.service.mcp_server_states().await?;
@@ -54,7 +59,17 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
                         ]
                     })
                     .collect();
-                output::table(["SERVER", "TRANSPORT", "DEFINED IN", "TOOLS", "FETCHED", "LAST ERROR"], rows)?;
+                output::table(
+                    [
+                        "SERVER",
+                        "TRANSPORT",
+                        "DEFINED IN",
+                        "TOOLS",
+                        "FETCHED",
+                        "LAST ERROR",
+                    ],
+                    rows,
+                )?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -64,7 +79,9 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
                 .list_tools(Some(ToolSource::Mcp))
                 .await?
                 .into_iter()
-                .filter(|t| t.source_metadata.get("server").and_then(Value::as_str) == Some(server.as_str()))
+                .filter(|t| {
+                    t.source_metadata.get("server").and_then(Value::as_str) == Some(server.as_str())
+                })
                 .collect();
             let known = ctx.service.mcp_server_definitions().await?;
             if tools.is_empty() && !known.contains_key(&server) {
@@ -76,9 +93,14 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
             if ctx.format == Format::Json {
                 output::json(&json!({"server": server, "tools": tools}))?;
             } else if tools.is_empty() {
-                output::line(format!("no cached tools for `{server}`: run `agents mcp refresh {server}`"))?;
+                output::line(format!(
+                    "no cached tools for `{server}`: run `agents mcp refresh {server}`"
+                ))?;
             } else {
-                let rows = tools.iter().map(|t| [t.name.clone(), t.description.clone()]).collect();
+                let rows = tools
+                    .iter()
+                    .map(|t| [t.name.clone(), t.description.clone()])
+                    .collect();
                 output::table(["TOOL", "DESCRIPTION"], rows)?;
             }
             Ok(ExitCode::SUCCESS)
@@ -105,10 +127,14 @@ pub fn report_failure(ctx: &Context, outcome: &McpRefresh) {
 }
 
 fn age(stamp: &str) -> String {
-    let Ok(then) = time::OffsetDateTime::parse(stamp, &time::format_description::well_known::Rfc3339) else {
+    let Ok(then) =
+        time::OffsetDateTime::parse(stamp, &time::format_description::well_known::Rfc3339)
+    else {
         return "age unknown".into();
     };
-    let seconds = (time::OffsetDateTime::now_utc() - then).whole_seconds().max(0);
+    let seconds = (time::OffsetDateTime::now_utc() - then)
+        .whole_seconds()
+        .max(0);
     match seconds {
         s if s < 120 => format!("{s} s old"),
         s if s < 7200 => format!("{} min old", s / 60),

@@ -48,7 +48,10 @@ pub fn read_text(path: &Path) -> Result<String, Failure> {
     let file = std::fs::File::open(path)
         .map_err(|err| Failure::new("io", format!("cannot read `{shown}`: {err}")))?;
     if file.metadata().map(|m| m.is_dir()).unwrap_or(false) {
-        return Err(Failure::new("io", format!("cannot read `{shown}`: it is a directory")));
+        return Err(Failure::new(
+            "io",
+            format!("cannot read `{shown}`: it is a directory"),
+        ));
     }
     let mut bytes = Vec::new();
     file.take(MAX_DEFINITION_BYTES + 1)
@@ -57,7 +60,10 @@ pub fn read_text(path: &Path) -> Result<String, Failure> {
     if bytes.len() as u64 > MAX_DEFINITION_BYTES {
         return Err(Failure::new(
             "io",
-            format!("`{shown}` is larger than {} MiB", MAX_DEFINITION_BYTES / 1024 / 1024),
+            format!(
+                "`{shown}` is larger than {} MiB",
+                MAX_DEFINITION_BYTES / 1024 / 1024
+            ),
         ));
     }
     String::from_utf8(bytes).map_err(|err| {

@@ -43,5 +43,9 @@ pub async fn report(ctx: &Context, plan: &Plan) -> Result<ExitCode, Failure> {
             output::line(format!("{} error(s)", report.errors.len()))?;
         }
     }
-    Ok(if report.is_ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if report.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

@@ -60,7 +60,11 @@ async fn write_files(ctx: &Context, files: &[PathBuf], mode: Mode) -> Result<Exi
         match outcome {
             Ok(names) => {
                 if ctx.format == Format::Table {
-                    let verb = if mode == Mode::Add { "added" } else { "updated" };
+                    let verb = if mode == Mode::Add {
+                        "added"
+                    } else {
+                        "updated"
+                    };
                     output::line(format!(
                         "{verb} {} skill{} from {shown}: {}",
                         names.len(),
@@ -80,38 +84,65 @@ async fn write_files(ctx: &Context, files: &[PathBuf], mode: Mode) -> Result<Exi
     if ctx.format == Format::Json {
         output::json(&results)?;
     }
-    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn preview(names: &[String]) -> String {
     const SHOWN: usize = 5;
-    let mut text = names.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+    let mut text = names
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
     if names.len() > SHOWN {
         text.push_str(&format!(", … ({} more)", names.len() - SHOWN));
     }
     text
 }
 
-async fn write_file(ctx: &Context, file: &std::path::Path, mode: Mode) -> Result<Vec<String>, Failure> {
+async fn write_file(
+    ctx: &Context,
+    file: &std::path::Path,
+    mode: Mode,
+) -> Result<Vec<String>, Failure> {
     let text = read_text(file)?;
     let shown = file.display().to_string();
     let mut skills = parse_skills(&text, &shown)?;
     if skills.is_empty() {
-        return Err(Failure::new("invalid_definition", format!("{shown}: no skill definitions found")));
+        return Err(Failure::new(
+            "invalid_definition",
+            format!("{shown}: no skill definitions found"),
+        ));
     }
-    let in_file = |failure: Failure| Failure::new(failure.kind, format!("{shown}: {}", failure.message));
+    let in_file =
+        |failure: Failure| Failure::new(failure.kind, format!("{shown}: {}", failure.message));
     match mode {
         Mode::Add => {
-            ctx.service.add_skills(&skills).await.map_err(|e| in_file(e.into()))?;
+            ctx.service
+                .add_skills(&skills)
+                .await
+                .map_err(|e| in_file(e.into()))?;
         }
         Mode::Update => {
             // Read the current revision so a concurrent writer's change is a
             // conflict, not a silent overwrite.
             for skill in &mut skills {
-                let current = ctx.service.get_skill(&skill.name).await.map_err(|e| in_file(e.into()))?;
+                let current = ctx
+                    .service
+                    .get_skill(&skill.name)
+                    .await
+                    .map_err(|e| in_file(e.into()))?;
                 skill.updated_at = current.updated_at;
             }
-            ctx.service.update_skills(&skills).await.map_err(|e| in_file(e.into()))?;
+            ctx.service
+                .update_skills(&skills)
+                .await
+                .map_err(|e| in_file(e.into()))?;
         }
     }
     Ok(skills.into_iter().map(|s| s.name.to_string()).collect())
@@ -122,7 +153,9 @@ async fn get(ctx: &Context, name: &str) -> Result<ExitCode, Failure> {
     let skill = ctx.service.get_skill(&name).await?;
     match ctx.format {
         Format::Json => output::json(&skill_to_json(&skill))?,
-        Format::Yaml | Format::Table => output::raw(&skills_to_yaml(std::slice::from_ref(&skill))?)?,
+        Format::Yaml | Format::Table => {
+            output::raw(&skills_to_yaml(std::slice::from_ref(&skill))?)?
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -197,19 +230,36 @@ async fn tools(ctx: &Context, name: &str, refresh: bool) -> Result<ExitCode, Fai
         .map(|e| {
             [
                 e.name.clone(),
-                e.tool.as_ref().map_or("?".to_owned(), |t| t.source.to_string()),
+                e.tool
+                    .as_ref()
+                    .map_or("?".to_owned(), |t| t.source.to_string()),
                 e.source_skill.to_string(),
-                if e.overrides.is_empty() { String::new() } else { Value::Object(e.overrides.clone()).to_string() },
-                e.tool.as_ref().map(|t| t.description.clone()).unwrap_or_default(),
+                if e.overrides.is_empty() {
+                    String::new()
+                } else {
+                    Value::Object(e.overrides.clone()).to_string()
+                },
+                e.tool
+                    .as_ref()
+                    .map(|t| t.description.clone())
+                    .unwrap_or_default(),
             ]
         })
         .collect();
-    output::table(["TOOL", "SOURCE", "FROM SKILL", "OVERRIDES", "DESCRIPTION"], rows)?;
+    output::table(
+        ["TOOL", "SOURCE", "FROM SKILL", "OVERRIDES", "DESCRIPTION"],
+        rows,
+    )?;
     let s = set.summary;
     output::line(format!(
         "{} tools: {} read-only, {} write, {} checkpointable inline; side effects: {}; {} MCP source(s), {} agent skill source(s)",
-        s.total_tools, s.read_only_tools, s.write_tools, s.checkpointable_tools,
-        if s.has_side_effects { "yes" } else { "no" }, s.mcp_sources, s.agent_skill_sources
+        s.total_tools,
+        s.read_only_tools,
+        s.write_tools,
+        s.checkpointable_tools,
+        if s.has_side_effects { "yes" } else { "no" },
+        s.mcp_sources,
+        s.agent_skill_sources
     ))?;
     Ok(ExitCode::SUCCESS)
 }
@@ -233,7 +283,10 @@ pub fn entry_json(entry: &ResolvedToolEntry) -> Value {
             fields.insert("output_schema".into(), schema.clone());
         }
         if !tool.source_metadata.is_empty() {
-            fields.insert("source_metadata".into(), Value::Object(tool.source_metadata.clone()));
+            fields.insert(
+                "source_metadata".into(),
+                Value::Object(tool.source_metadata.clone()),
+            );
         }
         for (key, flag) in [
             ("read_only", tool.read_only),

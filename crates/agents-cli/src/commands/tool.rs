@@ -47,7 +47,11 @@ pub fn to_source(arg: SourceArg) -> ToolSource {
     }
 }
 
-async fn add(ctx: &Context, files: &[std::path::PathBuf], replace: bool) -> Result<ExitCode, Failure> {
+async fn add(
+    ctx: &Context,
+    files: &[std::path::PathBuf],
+    replace: bool,
+) -> Result<ExitCode, Failure> {
     output::supported(ctx.format, &[Format::Table, Format::Json], "tool add")?;
     let mut failed = false;
     let mut results = Vec::new();
@@ -57,27 +61,31 @@ async fn add(ctx: &Context, files: &[std::path::PathBuf], replace: bool) -> Resu
             let text = read_text(file)?;
             let mut tools = parse_tools(&text, &shown)?;
             if tools.is_empty() {
-                return Err(Failure::new("invalid_definition", format!("{shown}: no tool definitions found")));
+                return Err(Failure::new(
+                    "invalid_definition",
+                    format!("{shown}: no tool definitions found"),
+                ));
             }
             let absolute = std::path::absolute(file).unwrap_or_else(|_| file.clone());
             for tool in &mut tools {
                 tool.source_metadata
                     .insert("file".into(), Value::String(absolute.display().to_string()));
             }
-            ctx.service
-                .add_tools(&tools, replace)
-                .await
-                .map_err(|e| {
-                    let f: Failure = e.into();
-                    Failure::new(f.kind, format!("{shown}: {}", f.message))
-                })?;
+            ctx.service.add_tools(&tools, replace).await.map_err(|e| {
+                let f: Failure = e.into();
+                Failure::new(f.kind, format!("{shown}: {}", f.message))
+            })?;
             Ok(tools.into_iter().map(|t| t.name).collect())
         }
         .await;
         match outcome {
             Ok(names) => {
                 if ctx.format == Format::Table {
-                    output::line(format!("added {} tool(s) from {shown}: {}", names.len(), names.join(", ")))?;
+                    output::line(format!(
+                        "added {} tool(s) from {shown}: {}",
+                        names.len(),
+                        names.join(", ")
+                    ))?;
                 }
                 results.push(json!({"file": shown, "ok": true, "tools": names}));
             }
@@ -91,7 +99,11 @@ async fn add(ctx: &Context, files: &[std::path::PathBuf], replace: bool) -> Resu
     if ctx.format == Format::Json {
         output::json(&results)?;
     }
-    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 async fn list(ctx: &Context, source: Option<ToolSource>) -> Result<ExitCode, Failure> {

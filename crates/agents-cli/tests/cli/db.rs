@@ -19,28 +19,87 @@ fn status_reports_backend_version_and_counts() {
 fn export_then_import_into_a_fresh_database() {
     let sb = Sandbox::new();
     for f in ["code-tools.yaml", "git-tools.yaml", "devops-toolkit.yaml"] {
-        sb.run(&["skill", "add", examples().join("skills").join(f).to_str().unwrap()]).ok();
+        sb.run(&[
+            "skill",
+            "add",
+            examples().join("skills").join(f).to_str().unwrap(),
+        ])
+        .ok();
     }
-    sb.run(&["tool", "add", examples().join("tools/deploy.yaml").to_str().unwrap()]).ok();
+    sb.run(&[
+        "tool",
+        "add",
+        examples().join("tools/deploy.yaml").to_str().unwrap(),
+    ])
+    .ok();
     let export = sb.path("export.yaml");
-    sb.run(&["db", "export", "--output", export.to_str().unwrap()]).ok();
-    let before = sb.run(&["skill", "tools", "local/devops-toolkit", "--format", "json"]).ok().json();
+    sb.run(&["db", "export", "--output", export.to_str().unwrap()])
+        .ok();
+    let before = sb
+        .run(&["skill", "tools", "local/devops-toolkit", "--format", "json"])
+        .ok()
+        .json();
 
     let other = format!("sqlite://{}", sb.path("other.db").display());
-    let run = sb.run(&["--database-url", &other, "db", "import", export.to_str().unwrap()]).ok();
-    assert_eq!(run.stdout, "imported 3 skill(s) and 1 tool(s) from [SANDBOX]/export.yaml\n");
-    let after = sb.run(&["--database-url", &other, "skill", "tools", "local/devops-toolkit", "--format", "json"]).ok().json();
+    let run = sb
+        .run(&[
+            "--database-url",
+            &other,
+            "db",
+            "import",
+            export.to_str().unwrap(),
+        ])
+        .ok();
+    assert_eq!(
+        run.stdout,
+        "imported 3 skill(s) and 1 tool(s) from [SANDBOX]/export.yaml\n"
+    );
+    let after = sb
+        .run(&[
+            "--database-url",
+            &other,
+            "skill",
+            "tools",
+            "local/devops-toolkit",
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
     assert_eq!(before, after);
     // Importing again clashes and changes nothing.
-    let run = sb.run(&["--database-url", &other, "db", "import", export.to_str().unwrap()]).fails(1);
-    assert!(run.stderr.contains("is already registered"), "{}", run.stderr);
-    let status = sb.run(&["--database-url", &other, "db", "status", "--format", "json"]).ok().json();
+    let run = sb
+        .run(&[
+            "--database-url",
+            &other,
+            "db",
+            "import",
+            export.to_str().unwrap(),
+        ])
+        .fails(1);
+    assert!(
+        run.stderr.contains("is already registered"),
+        "{}",
+        run.stderr
+    );
+    let status = sb
+        .run(&["--database-url", &other, "db", "status", "--format", "json"])
+        .ok()
+        .json();
     assert_eq!(status["skills"], json!(3));
 }
 
 fn sqlite(sb: &Sandbox, sql: &str) -> String {
-    let out = std::process::Command::new("sqlite3").arg(sb.db_path()).arg(sql).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = std::process::Command::new("sqlite3")
+        .arg(sb.db_path())
+        .arg(sql)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap().trim().to_owned()
 }
 
@@ -58,15 +117,27 @@ fn sigkill_during_a_large_add_leaves_the_database_consistent() {
     sb.run(&["skill", "list"]).ok();
     let mut outcomes = Vec::new();
     for delay_ms in [30u64, 120, 250, 500, 900] {
-        let mut child = sb.cmd().args(["skill", "add", file.to_str().unwrap()]).spawn().unwrap();
+        let mut child = sb
+            .cmd()
+            .args(["skill", "add", file.to_str().unwrap()])
+            .spawn()
+            .unwrap();
         std::thread::sleep(std::time::Duration::from_millis(delay_ms));
         let _ = child.kill(); // SIGKILL on Unix
         let status = child.wait().unwrap();
         assert_eq!(sqlite(&sb, "PRAGMA integrity_check"), "ok");
         let skills: i64 = sqlite(&sb, "SELECT COUNT(*) FROM skills").parse().unwrap();
-        let orphans: i64 = sqlite(&sb, "SELECT COUNT(*) FROM skill_items WHERE skill_name NOT IN (SELECT name FROM skills)").parse().unwrap();
+        let orphans: i64 = sqlite(
+            &sb,
+            "SELECT COUNT(*) FROM skill_items WHERE skill_name NOT IN (SELECT name FROM skills)",
+        )
+        .parse()
+        .unwrap();
         let partial: i64 = sqlite(&sb, "SELECT COUNT(*) FROM skills s WHERE (SELECT COUNT(*) FROM skill_items i WHERE i.skill_name = s.name) <> 3").parse().unwrap();
-        assert!(skills == 0 || skills == batch, "{skills} skills after kill at {delay_ms} ms");
+        assert!(
+            skills == 0 || skills == batch,
+            "{skills} skills after kill at {delay_ms} ms"
+        );
         assert_eq!(orphans, 0);
         assert_eq!(partial, 0);
         outcomes.push((delay_ms, status.success(), skills));
@@ -75,54 +146,150 @@ fn sigkill_during_a_large_add_leaves_the_database_consistent() {
         }
     }
     // At least one kill must have landed before the commit, or the test proves nothing.
-    assert!(outcomes.iter().any(|(_, _, skills)| *skills == 0), "{outcomes:?}");
+    assert!(
+        outcomes.iter().any(|(_, _, skills)| *skills == 0),
+        "{outcomes:?}"
+    );
 }
 
 #[test]
 fn postgres_backend_runs_the_same_commands() {
-    let Some(pg) = crate::support::PgDatabase::create("same_commands") else { return };
+    let Some(pg) = crate::support::PgDatabase::create("same_commands") else {
+        return;
+    };
     let sb = Sandbox::new();
     let url = pg.url.as_str();
     for f in ["code-tools.yaml", "git-tools.yaml", "devops-toolkit.yaml"] {
-        sb.run(&["--database-url", url, "skill", "add", examples().join("skills").join(f).to_str().unwrap()]).ok();
+        sb.run(&[
+            "--database-url",
+            url,
+            "skill",
+            "add",
+            examples().join("skills").join(f).to_str().unwrap(),
+        ])
+        .ok();
     }
-    let status = sb.run(&["--database-url", url, "db", "status", "--format", "json"]).ok().json();
+    let status = sb
+        .run(&["--database-url", url, "db", "status", "--format", "json"])
+        .ok()
+        .json();
     assert_eq!(status["backend"], "postgres");
     assert_eq!(status["skills"], 3);
     // Same resolution as on SQLite.
-    let pg_tools = sb.run(&["--database-url", url, "skill", "tools", "local/devops-toolkit", "--format", "json"]).ok().json();
+    let pg_tools = sb
+        .run(&[
+            "--database-url",
+            url,
+            "skill",
+            "tools",
+            "local/devops-toolkit",
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
     for f in ["code-tools.yaml", "git-tools.yaml", "devops-toolkit.yaml"] {
-        sb.run(&["skill", "add", examples().join("skills").join(f).to_str().unwrap()]).ok();
+        sb.run(&[
+            "skill",
+            "add",
+            examples().join("skills").join(f).to_str().unwrap(),
+        ])
+        .ok();
     }
-    let sqlite_tools = sb.run(&["skill", "tools", "local/devops-toolkit", "--format", "json"]).ok().json();
+    let sqlite_tools = sb
+        .run(&["skill", "tools", "local/devops-toolkit", "--format", "json"])
+        .ok()
+        .json();
     assert_eq!(pg_tools, sqlite_tools);
-    let run = sb.run(&["--database-url", url, "skill", "add", examples().join("skills/code-tools.yaml").to_str().unwrap()]).fails(1);
-    assert!(run.stderr.contains("skill `local/code-tools` is already registered"), "{}", run.stderr);
-    sb.run(&["--database-url", url, "skill", "remove", "local/devops-toolkit"]).ok();
-    assert_eq!(pg.query("SELECT COUNT(*) FROM skill_items WHERE skill_name = 'local/devops-toolkit'"), "0");
+    let run = sb
+        .run(&[
+            "--database-url",
+            url,
+            "skill",
+            "add",
+            examples().join("skills/code-tools.yaml").to_str().unwrap(),
+        ])
+        .fails(1);
+    assert!(
+        run.stderr
+            .contains("skill `local/code-tools` is already registered"),
+        "{}",
+        run.stderr
+    );
+    sb.run(&[
+        "--database-url",
+        url,
+        "skill",
+        "remove",
+        "local/devops-toolkit",
+    ])
+    .ok();
+    assert_eq!(
+        pg.query("SELECT COUNT(*) FROM skill_items WHERE skill_name = 'local/devops-toolkit'"),
+        "0"
+    );
     // Move the registry from PostgreSQL to a new SQLite file and back.
     let export = sb.path("pg.yaml");
-    sb.run(&["--database-url", url, "db", "export", "-o", export.to_str().unwrap()]).ok();
+    sb.run(&[
+        "--database-url",
+        url,
+        "db",
+        "export",
+        "-o",
+        export.to_str().unwrap(),
+    ])
+    .ok();
     let other = format!("sqlite://{}", sb.path("from-pg.db").display());
-    sb.run(&["--database-url", &other, "db", "import", export.to_str().unwrap()]).ok();
-    let listed = sb.run(&["--database-url", &other, "skill", "list", "--format", "json"]).ok().json();
+    sb.run(&[
+        "--database-url",
+        &other,
+        "db",
+        "import",
+        export.to_str().unwrap(),
+    ])
+    .ok();
+    let listed = sb
+        .run(&[
+            "--database-url",
+            &other,
+            "skill",
+            "list",
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
     assert_eq!(listed.as_array().unwrap().len(), 2);
 }
 
 #[test]
 fn sigkill_during_a_large_add_on_postgres_leaves_nothing_half_written() {
-    let Some(pg) = crate::support::PgDatabase::create("sigkill") else { return };
+    let Some(pg) = crate::support::PgDatabase::create("sigkill") else {
+        return;
+    };
     let sb = Sandbox::new();
     let batch = 20_000;
     let mut text = String::new();
     for i in 0..batch {
-        text.push_str(&format!("---\nname: bulk/s{i}\ntools: [builtin/read_file, builtin/grep]\n"));
+        text.push_str(&format!(
+            "---\nname: bulk/s{i}\ntools: [builtin/read_file, builtin/grep]\n"
+        ));
     }
     let file = sb.write("bulk.yaml", &text);
     sb.run(&["--database-url", &pg.url, "skill", "list"]).ok();
     let mut saw_absent = false;
     for delay_ms in [50u64, 200, 400, 800, 1500] {
-        let mut child = sb.cmd().args(["--database-url", &pg.url, "skill", "add", file.to_str().unwrap()]).spawn().unwrap();
+        let mut child = sb
+            .cmd()
+            .args([
+                "--database-url",
+                &pg.url,
+                "skill",
+                "add",
+                file.to_str().unwrap(),
+            ])
+            .spawn()
+            .unwrap();
         std::thread::sleep(std::time::Duration::from_millis(delay_ms));
         let _ = child.kill();
         let _ = child.wait();
@@ -130,8 +297,14 @@ fn sigkill_during_a_large_add_on_postgres_leaves_nothing_half_written() {
         std::thread::sleep(std::time::Duration::from_millis(200));
         let skills: i64 = pg.query("SELECT COUNT(*) FROM skills").parse().unwrap();
         let orphans: i64 = pg.query("SELECT COUNT(*) FROM skill_items i LEFT JOIN skills s ON s.name = i.skill_name WHERE s.name IS NULL").parse().unwrap();
-        let items: i64 = pg.query("SELECT COUNT(*) FROM skill_items").parse().unwrap();
-        assert!(skills == 0 || skills == batch, "{skills} skills after kill at {delay_ms} ms");
+        let items: i64 = pg
+            .query("SELECT COUNT(*) FROM skill_items")
+            .parse()
+            .unwrap();
+        assert!(
+            skills == 0 || skills == batch,
+            "{skills} skills after kill at {delay_ms} ms"
+        );
         assert_eq!(orphans, 0);
         assert_eq!(items, skills * 2);
         saw_absent |= skills == 0;

@@ -10,24 +10,53 @@ fn skill_md(name: &str, description: &str) -> String {
 fn discover_registers_folders_and_skills_resolve_them() {
     let sb = Sandbox::new();
     let dir = sb.path("skills");
-    sb.write("skills/pdf-tools/SKILL.md", &skill_md("pdf-tools", "Work with PDFs"));
+    sb.write(
+        "skills/pdf-tools/SKILL.md",
+        &skill_md("pdf-tools", "Work with PDFs"),
+    );
     sb.write("skills/notes/SKILL.md", &skill_md("notes", "Take notes"));
     sb.write("skills/Broken/SKILL.md", &skill_md("Broken", "Bad name"));
-    let run = sb.run(&["skill", "discover", "--paths", dir.to_str().unwrap(), "--format", "json"]).fails(1);
+    let run = sb
+        .run(&[
+            "skill",
+            "discover",
+            "--paths",
+            dir.to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+        .fails(1);
     let out = run.json();
-    let names: Vec<&str> = out["discovered"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = out["discovered"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["agent_skills/notes", "agent_skills/pdf-tools"]);
     assert_eq!(out["errors"].as_array().unwrap().len(), 1, "{out}");
     assert_eq!(out["conflicts"], json!([]));
 
-    let file = sb.write("s.yaml", &format!("name: l/docs\nagent_sources:\n  - path: {}\n", dir.join("pdf-tools").display()));
+    let file = sb.write(
+        "s.yaml",
+        &format!(
+            "name: l/docs\nagent_sources:\n  - path: {}\n",
+            dir.join("pdf-tools").display()
+        ),
+    );
     sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
-    let tools = sb.run(&["skill", "tools", "l/docs", "--format", "json"]).ok().json();
+    let tools = sb
+        .run(&["skill", "tools", "l/docs", "--format", "json"])
+        .ok()
+        .json();
     let entry = &tools["tools"][0];
     assert_eq!(entry["name"], "agent_skill:[SANDBOX]/skills/pdf-tools");
     assert_eq!(entry["source"], "agent_skills");
     assert_eq!(entry["description"], "Work with PDFs");
-    assert_eq!(entry["source_metadata"]["path"], "[SANDBOX]/skills/pdf-tools");
+    assert_eq!(
+        entry["source_metadata"]["path"],
+        "[SANDBOX]/skills/pdf-tools"
+    );
     assert_eq!(tools["summary"]["agent_skill_sources"], 1);
 }
 
@@ -38,28 +67,66 @@ fn refresh_picks_up_added_edited_and_deleted_folders() {
     sb.write("skills/alpha/SKILL.md", &skill_md("alpha", "First"));
     sb.write("skills/beta/SKILL.md", &skill_md("beta", "Second"));
     std::fs::create_dir_all(sb.home().join(".cleveragents")).unwrap();
-    sb.write("home/.cleveragents/config.toml", &format!("[skills]\nagent_skills_paths = \"{}\"\n", dir.display()));
-    sb.run(&["tool", "add", examples().join("tools/deploy.yaml").to_str().unwrap()]).ok();
-    let file = sb.write("s.yaml", "name: l/s\ntools: [agent_skills/alpha, agent_skills/beta, agent_skills/gamma]\n");
+    sb.write(
+        "home/.cleveragents/config.toml",
+        &format!("[skills]\nagent_skills_paths = \"{}\"\n", dir.display()),
+    );
+    sb.run(&[
+        "tool",
+        "add",
+        examples().join("tools/deploy.yaml").to_str().unwrap(),
+    ])
+    .ok();
+    let file = sb.write(
+        "s.yaml",
+        "name: l/s\ntools: [agent_skills/alpha, agent_skills/beta, agent_skills/gamma]\n",
+    );
     sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
     // First `tools` discovers automatically: nothing was ever discovered.
-    let out = sb.run(&["skill", "tools", "l/s", "--format", "json"]).ok().json();
-    let sources: Vec<_> = out["tools"].as_array().unwrap().iter().map(|t| t["source"].clone()).collect();
-    assert_eq!(sources, [json!("agent_skills"), json!("agent_skills"), json!(null)]);
+    let out = sb
+        .run(&["skill", "tools", "l/s", "--format", "json"])
+        .ok()
+        .json();
+    let sources: Vec<_> = out["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["source"].clone())
+        .collect();
+    assert_eq!(
+        sources,
+        [json!("agent_skills"), json!("agent_skills"), json!(null)]
+    );
 
     std::fs::remove_dir_all(dir.join("beta")).unwrap();
     sb.write("skills/alpha/SKILL.md", &skill_md("alpha", "First, edited"));
     sb.write("skills/gamma/SKILL.md", &skill_md("gamma", "Third"));
     // Without --refresh the stored catalogue is used.
-    let out = sb.run(&["skill", "tools", "l/s", "--format", "json"]).ok().json();
+    let out = sb
+        .run(&["skill", "tools", "l/s", "--format", "json"])
+        .ok()
+        .json();
     assert_eq!(out["tools"][0]["description"], "First");
-    let out = sb.run(&["skill", "tools", "l/s", "--refresh", "--format", "json"]).ok().json();
+    let out = sb
+        .run(&["skill", "tools", "l/s", "--refresh", "--format", "json"])
+        .ok()
+        .json();
     assert_eq!(out["tools"][0]["description"], "First, edited");
     assert_eq!(out["tools"][1]["source"], json!(null));
     assert_eq!(out["tools"][2]["source"], "agent_skills");
     // Other sources are untouched by a refresh.
     sb.run(&["tool", "get", "custom/deploy"]).ok();
-    let listed = sb.run(&["tool", "list", "--source", "agent_skills", "--format", "json"]).ok().json();
+    let listed = sb
+        .run(&[
+            "tool",
+            "list",
+            "--source",
+            "agent_skills",
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
     assert_eq!(listed.as_array().unwrap().len(), 2);
 }
 
@@ -71,23 +138,52 @@ fn conflicts_follow_the_strategy() {
     sb.write("first/dup/SKILL.md", &skill_md("dup", "From first"));
     sb.write("second/dup/SKILL.md", &skill_md("dup", "From second"));
     let paths = format!("{},{}", first.display(), second.display());
-    let out = sb.run(&["skill", "discover", "--paths", &paths, "--format", "json"]).ok().json();
+    let out = sb
+        .run(&["skill", "discover", "--paths", &paths, "--format", "json"])
+        .ok()
+        .json();
     assert_eq!(out["discovered"].as_array().unwrap().len(), 1);
     assert_eq!(out["discovered"][0]["description"], "From first");
     assert_eq!(out["conflicts"].as_array().unwrap().len(), 1);
-    let run = sb.run(&["skill", "discover", "--paths", &paths, "--on-conflict", "error"]).fails(1);
+    let run = sb
+        .run(&[
+            "skill",
+            "discover",
+            "--paths",
+            &paths,
+            "--on-conflict",
+            "error",
+        ])
+        .fails(1);
     assert!(run.stderr.contains("dup"), "{}", run.stderr);
     // A custom tool already holding the name (in a registry that never discovered).
     let sb = Sandbox::new();
     sb.write("first/dup/SKILL.md", &skill_md("dup", "From first"));
-    let tool = sb.write("t.yaml", "name: agent_skills/dup\ndescription: Custom one\n");
+    let tool = sb.write(
+        "t.yaml",
+        "name: agent_skills/dup\ndescription: Custom one\n",
+    );
     sb.run(&["tool", "add", tool.to_str().unwrap()]).ok();
     let only = first.display().to_string();
     sb.run(&["skill", "discover", "--paths", &only]).ok();
-    let got = sb.run(&["tool", "get", "agent_skills/dup", "--format", "json"]).ok().json();
+    let got = sb
+        .run(&["tool", "get", "agent_skills/dup", "--format", "json"])
+        .ok()
+        .json();
     assert_eq!(got["source"], "custom");
-    sb.run(&["skill", "discover", "--paths", &only, "--on-conflict", "replace"]).ok();
-    let got = sb.run(&["tool", "get", "agent_skills/dup", "--format", "json"]).ok().json();
+    sb.run(&[
+        "skill",
+        "discover",
+        "--paths",
+        &only,
+        "--on-conflict",
+        "replace",
+    ])
+    .ok();
+    let got = sb
+        .run(&["tool", "get", "agent_skills/dup", "--format", "json"])
+        .ok()
+        .json();
     assert_eq!(got["source"], "agent_skills");
 }
 
@@ -95,18 +191,41 @@ fn conflicts_follow_the_strategy() {
 fn lint_validates_without_a_database() {
     let sb = Sandbox::new();
     sb.write("good/SKILL.md", &skill_md("good", "Fine"));
-    sb.write("bad/SKILL.md", "---\nname: bad--name\ndescription: x\n---\n");
-    sb.run(&["skill", "lint", sb.path("good").to_str().unwrap()]).ok();
-    let run = sb.run(&["skill", "lint", sb.path("bad").to_str().unwrap(), "--format", "json"]).fails(1);
+    sb.write(
+        "bad/SKILL.md",
+        "---\nname: bad--name\ndescription: x\n---\n",
+    );
+    sb.run(&["skill", "lint", sb.path("good").to_str().unwrap()])
+        .ok();
+    let run = sb
+        .run(&[
+            "skill",
+            "lint",
+            sb.path("bad").to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+        .fails(1);
     assert!(run.stdout.contains("bad--name"), "{}", run.stdout);
-    sb.run(&["skill", "lint", examples().join("agent_skills/pdf-processing").to_str().unwrap()]).ok();
+    sb.run(&[
+        "skill",
+        "lint",
+        examples()
+            .join("agent_skills/pdf-processing")
+            .to_str()
+            .unwrap(),
+    ])
+    .ok();
     assert!(!sb.db_path().exists(), "lint must not create a database");
 }
 
 #[test]
 fn config_show_reports_values_and_origins() {
     let sb = Sandbox::new();
-    sb.write("home/.cleveragents/config.toml", "[skills]\nagent_skills_paths = \"/from/file\"\n\n[mcp]\ntimeout_s = 12\n");
+    sb.write(
+        "home/.cleveragents/config.toml",
+        "[skills]\nagent_skills_paths = \"/from/file\"\n\n[mcp]\ntimeout_s = 12\n",
+    );
     let out = sb
         .cmd()
         .args(["config", "show", "--format", "json"])
@@ -115,12 +234,17 @@ fn config_show_reports_values_and_origins() {
         .unwrap();
     assert!(out.status.success());
     let settings: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(settings["agent_skills_paths"]["value"], json!(["/from/env"]));
+    assert_eq!(
+        settings["agent_skills_paths"]["value"],
+        json!(["/from/env"])
+    );
     assert_eq!(settings["agent_skills_paths"]["origin"]["kind"], "env");
     assert_eq!(settings["mcp_timeout_s"]["value"], 12);
     assert_eq!(settings["mcp_timeout_s"]["origin"]["kind"], "file");
     let bad = sb.write("bad.toml", "[skills]\nagent_skill_paths = \"x\"\n");
-    let run = sb.run(&["--config", bad.to_str().unwrap(), "config", "show"]).fails(1);
+    let run = sb
+        .run(&["--config", bad.to_str().unwrap(), "config", "show"])
+        .fails(1);
     assert!(run.stderr.contains("bad.toml:2"), "{}", run.stderr);
     assert!(run.stderr.contains("agent_skill_paths"), "{}", run.stderr);
 }

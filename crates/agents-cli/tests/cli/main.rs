@@ -1,4 +1,4 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 //! The `agents` binary end to end: real processes, a real SQLite file in a
 //! temp dir, `HOME` pointed at a temp dir so nothing touches the real one.
 
@@ -6,6 +6,6 @@ mod support;
 
 mod db;
 mod discover;
+mod mcp;
 mod skill;
 mod tool;
-mod mcp;

@@ -22,7 +22,12 @@ fn servers_alive(marker: &str) -> usize {
     std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().chars().all(|c| c.is_ascii_digit()))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .chars()
+                .all(|c| c.is_ascii_digit())
+        })
         .filter_map(|e| std::fs::read(e.path().join("environ")).ok())
         .filter(|environ| String::from_utf8_lossy(environ).contains(marker))
         .count()
@@ -30,7 +35,9 @@ fn servers_alive(marker: &str) -> usize {
 
 #[test]
 fn skill_tools_refresh_queries_a_real_mcp_server_and_falls_back_to_the_cache() {
-    let Some(entry) = everything("skill_tools_refresh") else { return };
+    let Some(entry) = everything("skill_tools_refresh") else {
+        return;
+    };
     let sb = Sandbox::new();
     let pid = std::process::id();
     let definition = |command: &str| {
@@ -42,39 +49,85 @@ fn skill_tools_refresh_queries_a_real_mcp_server_and_falls_back_to_the_cache() {
     sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
 
     // Before any refresh: allow-listed names without specs, and a warning.
-    let run = sb.run(&["skill", "tools", "l/mcp", "--format", "json"]).ok();
+    let run = sb
+        .run(&["skill", "tools", "l/mcp", "--format", "json"])
+        .ok();
     assert_eq!(run.json()["tools"][0]["source"], json!(null));
-    assert!(run.stderr.contains("has no cached tool list"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("has no cached tool list"),
+        "{}",
+        run.stderr
+    );
 
-    let run = sb.run(&["skill", "tools", "l/mcp", "--refresh", "--format", "json"]).ok();
+    let run = sb
+        .run(&["skill", "tools", "l/mcp", "--refresh", "--format", "json"])
+        .ok();
     let out = run.json();
-    let names: Vec<&str> = out["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = out["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["mcp:everything/echo", "mcp:everything/get-sum"]);
     let echo = &out["tools"][0];
     assert_eq!(echo["source"], "mcp");
-    assert_eq!(echo["input_schema"]["properties"]["message"]["type"], "string");
+    assert_eq!(
+        echo["input_schema"]["properties"]["message"]["type"],
+        "string"
+    );
     assert_eq!(echo["source_metadata"]["server"], "everything");
     assert_eq!(echo["source_metadata"]["transport"], "stdio");
-    assert!(run.stderr.contains("MCP server 'everything' has no tool 'no-such-tool'"), "{}", run.stderr);
-    assert_eq!(servers_alive(&format!("AGENTS_TEST_MARKER=refresh-{pid}")), 0, "an MCP server outlived the command");
+    assert!(
+        run.stderr
+            .contains("MCP server 'everything' has no tool 'no-such-tool'"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        servers_alive(&format!("AGENTS_TEST_MARKER=refresh-{pid}")),
+        0,
+        "an MCP server outlived the command"
+    );
 
     let listed = sb.run(&["mcp", "list", "--format", "json"]).ok().json();
     assert_eq!(listed[0]["server"], "everything");
     assert!(listed[0]["cached_tools"].as_u64().unwrap() >= 2);
-    let cached = sb.run(&["mcp", "tools", "everything", "--format", "json"]).ok().json();
-    assert!(cached["tools"].as_array().unwrap().iter().any(|t| t["name"] == "mcp:everything/echo"));
+    let cached = sb
+        .run(&["mcp", "tools", "everything", "--format", "json"])
+        .ok()
+        .json();
+    assert!(
+        cached["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "mcp:everything/echo")
+    );
 
     // The server breaks: the refresh warns with the cache's age and keeps it.
     let file = sb.write("s.yaml", &definition("/nonexistent/node"));
     sb.run(&["skill", "update", file.to_str().unwrap()]).ok();
-    let run = sb.run(&["skill", "tools", "l/mcp", "--refresh", "--format", "json"]).ok();
+    let run = sb
+        .run(&["skill", "tools", "l/mcp", "--refresh", "--format", "json"])
+        .ok();
     assert!(run.stderr.contains("cannot start"), "{}", run.stderr);
-    assert!(run.stderr.contains("using the tools cached at"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("using the tools cached at"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(run.json()["tools"][0]["source"], "mcp");
     let run = sb.run(&["mcp", "refresh", "everything"]).fails(1);
     assert!(run.stderr.contains("everything"), "{}", run.stderr);
-    let cached = sb.run(&["mcp", "tools", "everything", "--format", "json"]).ok().json();
-    assert!(!cached["tools"].as_array().unwrap().is_empty(), "the cache was lost");
+    let cached = sb
+        .run(&["mcp", "tools", "everything", "--format", "json"])
+        .ok()
+        .json();
+    assert!(
+        !cached["tools"].as_array().unwrap().is_empty(),
+        "the cache was lost"
+    );
 }
 
 #[test]
@@ -83,18 +136,41 @@ fn servers_can_be_defined_in_config_and_unknown_ones_are_errors() {
     let file = sb.write("s.yaml", "name: l/ref\nmcp_sources:\n  - server: github\n");
     sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
     let run = sb.run(&["skill", "tools", "l/ref"]).fails(1);
-    assert!(run.stderr.contains("MCP server 'github' is not defined"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("MCP server 'github' is not defined"),
+        "{}",
+        run.stderr
+    );
     let run = sb.run(&["skill", "validate", "l/ref"]).fails(1);
-    assert!(run.stdout.contains("MCP server 'github' is not defined"), "{}", run.stdout);
-    let Some(entry) = everything("config_servers") else { return };
+    assert!(
+        run.stdout.contains("MCP server 'github' is not defined"),
+        "{}",
+        run.stdout
+    );
+    let Some(entry) = everything("config_servers") else {
+        return;
+    };
     sb.write(
         "home/.cleveragents/config.toml",
         &format!("[mcp.servers.github]\ncommand = \"node\"\nargs = [\"{entry}\", \"stdio\"]\ntools = [\"echo\"]\nenv = {{ AGENTS_TEST_MARKER = \"config-{}\" }}\n", std::process::id()),
     );
     sb.run(&["skill", "validate", "l/ref"]).ok();
-    let out = sb.run(&["skill", "tools", "l/ref", "--refresh", "--format", "json"]).ok().json();
-    assert!(out["tools"].as_array().unwrap().iter().any(|t| t["name"] == "mcp:github/echo" && t["source"] == "mcp"), "{out}");
-    assert_eq!(servers_alive(&format!("AGENTS_TEST_MARKER=config-{}", std::process::id())), 0);
+    let out = sb
+        .run(&["skill", "tools", "l/ref", "--refresh", "--format", "json"])
+        .ok()
+        .json();
+    assert!(
+        out["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "mcp:github/echo" && t["source"] == "mcp"),
+        "{out}"
+    );
+    assert_eq!(
+        servers_alive(&format!("AGENTS_TEST_MARKER=config-{}", std::process::id())),
+        0
+    );
 }
 
 #[test]
@@ -105,9 +181,18 @@ fn secrets_stay_as_written_in_the_database() {
         "name: l/secret\nmcp_sources:\n  - server: gh\n    command: /nonexistent\n    env: {GITHUB_TOKEN: \"${AGENTS_TEST_SECRET}\"}\n",
     );
     sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
-    let out = sb.cmd().args(["skill", "tools", "l/secret", "--refresh"]).env("AGENTS_TEST_SECRET", "hunter2").output().unwrap();
+    let out = sb
+        .cmd()
+        .args(["skill", "tools", "l/secret", "--refresh"])
+        .env("AGENTS_TEST_SECRET", "hunter2")
+        .output()
+        .unwrap();
     assert!(out.status.success());
-    let dump = std::process::Command::new("sqlite3").arg(sb.db_path()).arg(".dump").output().unwrap();
+    let dump = std::process::Command::new("sqlite3")
+        .arg(sb.db_path())
+        .arg(".dump")
+        .output()
+        .unwrap();
     let dump = String::from_utf8_lossy(&dump.stdout);
     assert!(dump.contains("${AGENTS_TEST_SECRET}"));
     assert!(!dump.contains("hunter2"));

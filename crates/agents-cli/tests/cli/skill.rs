@@ -2,7 +2,8 @@ use serde_json::json;
 
 use crate::support::{Sandbox, examples, redact_times};
 
-const BASE: &str = "name: local/base\ndescription: Base tools\ntools: [builtin/read_file, builtin/grep]\n";
+const BASE: &str =
+    "name: local/base\ndescription: Base tools\ntools: [builtin/read_file, builtin/grep]\n";
 
 fn add_examples(sb: &Sandbox) {
     let dir = examples().join("skills");
@@ -19,9 +20,15 @@ fn add_get_list_remove_round_trip() {
     let sb = Sandbox::new();
     let file = sb.write("base.yaml", BASE);
     let run = sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
-    assert_eq!(run.stdout, "added 1 skill from [SANDBOX]/base.yaml: local/base\n");
+    assert_eq!(
+        run.stdout,
+        "added 1 skill from [SANDBOX]/base.yaml: local/base\n"
+    );
 
-    let got = sb.run(&["skill", "get", "local/base", "--format", "json"]).ok().json();
+    let got = sb
+        .run(&["skill", "get", "local/base", "--format", "json"])
+        .ok()
+        .json();
     assert_eq!(got["name"], "local/base");
     assert_eq!(got["namespace"], "local");
     assert_eq!(got["short_name"], "base");
@@ -43,13 +50,22 @@ fn add_get_list_remove_round_trip() {
 fn yaml_output_round_trips_to_an_identical_skill() {
     let sb = Sandbox::new();
     add_examples(&sb);
-    let before = sb.run(&["skill", "get", "local/devops-toolkit", "--format", "json"]).ok().json();
-    let yaml = sb.run(&["skill", "get", "local/devops-toolkit", "--format", "yaml"]).ok().stdout;
+    let before = sb
+        .run(&["skill", "get", "local/devops-toolkit", "--format", "json"])
+        .ok()
+        .json();
+    let yaml = sb
+        .run(&["skill", "get", "local/devops-toolkit", "--format", "yaml"])
+        .ok()
+        .stdout;
     let items_before = sb.sql_count("skill_items");
     sb.run(&["skill", "remove", "local/devops-toolkit"]).ok();
     let file = sb.write("again.yaml", &yaml);
     sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
-    let mut after = sb.run(&["skill", "get", "local/devops-toolkit", "--format", "json"]).ok().json();
+    let mut after = sb
+        .run(&["skill", "get", "local/devops-toolkit", "--format", "json"])
+        .ok()
+        .json();
     let mut before = before;
     for v in [&mut before, &mut after] {
         v["created_at"] = json!(null);
@@ -69,7 +85,10 @@ fn item_order_survives_the_database() {
         .arg("SELECT item_order, item_type, item_name FROM skill_items WHERE skill_name = 'local/devops-toolkit' ORDER BY item_order")
         .output()
         .unwrap();
-    insta::assert_snapshot!("devops_toolkit_items", String::from_utf8(out.stdout).unwrap());
+    insta::assert_snapshot!(
+        "devops_toolkit_items",
+        String::from_utf8(out.stdout).unwrap()
+    );
 }
 
 #[test]
@@ -78,8 +97,13 @@ fn duplicate_add_fails_and_names_the_skill() {
     let file = sb.write("base.yaml", BASE);
     sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
     let run = sb.run(&["skill", "add", file.to_str().unwrap()]).fails(1);
-    assert_eq!(run.stderr, "error: [SANDBOX]/base.yaml: skill `local/base` is already registered\n");
-    let run = sb.run(&["skill", "add", file.to_str().unwrap(), "--format", "json"]).fails(1);
+    assert_eq!(
+        run.stderr,
+        "error: [SANDBOX]/base.yaml: skill `local/base` is already registered\n"
+    );
+    let run = sb
+        .run(&["skill", "add", file.to_str().unwrap(), "--format", "json"])
+        .fails(1);
     let err = run.stderr_json();
     assert_eq!(err["error"]["kind"], "duplicate_skill");
     assert_eq!(run.json()[0]["ok"], false);
@@ -90,11 +114,39 @@ fn a_file_is_one_transaction_and_files_are_reported_one_by_one() {
     let sb = Sandbox::new();
     let good = sb.write("good.yaml", "name: a/one\n---\nname: a/two\n");
     // The third document clashes with the first file: nothing of this file lands.
-    let bad = sb.write("bad.yaml", "name: b/one\n---\nname: b/two\n---\nname: a/one\n");
-    let run = sb.run(&["skill", "add", good.to_str().unwrap(), bad.to_str().unwrap()]).fails(1);
-    assert!(run.stdout.contains("added 2 skills from [SANDBOX]/good.yaml"), "{}", run.stdout);
-    assert!(run.stderr.contains("bad.yaml: skill `a/one` is already registered"), "{}", run.stderr);
-    let names: Vec<String> = sb.run(&["skill", "list", "--format", "json"]).ok().json().as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap().to_owned()).collect();
+    let bad = sb.write(
+        "bad.yaml",
+        "name: b/one\n---\nname: b/two\n---\nname: a/one\n",
+    );
+    let run = sb
+        .run(&[
+            "skill",
+            "add",
+            good.to_str().unwrap(),
+            bad.to_str().unwrap(),
+        ])
+        .fails(1);
+    assert!(
+        run.stdout
+            .contains("added 2 skills from [SANDBOX]/good.yaml"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr
+            .contains("bad.yaml: skill `a/one` is already registered"),
+        "{}",
+        run.stderr
+    );
+    let names: Vec<String> = sb
+        .run(&["skill", "list", "--format", "json"])
+        .ok()
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_owned())
+        .collect();
     assert_eq!(names, ["a/one", "a/two"]);
     assert_eq!(sb.sql_count("skills"), 2);
 }
@@ -102,7 +154,10 @@ fn a_file_is_one_transaction_and_files_are_reported_one_by_one() {
 #[test]
 fn bad_yaml_points_at_the_line_and_changes_nothing() {
     let sb = Sandbox::new();
-    let file = sb.write("bad.yaml", "name: local/x\ntools: [builtin/read_file]\ntoolz: [oops]\n");
+    let file = sb.write(
+        "bad.yaml",
+        "name: local/x\ntools: [builtin/read_file]\ntoolz: [oops]\n",
+    );
     let run = sb.run(&["skill", "add", file.to_str().unwrap()]).fails(1);
     insta::assert_snapshot!("unknown_key_error", run.stderr);
     let file = sb.write("name.yaml", "name: local/has space\n");
@@ -113,19 +168,42 @@ fn bad_yaml_points_at_the_line_and_changes_nothing() {
     bytes.extend_from_slice(&[0xff, 0xfe]);
     std::fs::write(&file, bytes).unwrap();
     let run = sb.run(&["skill", "add", file.to_str().unwrap()]).fails(1);
-    assert!(run.stderr.contains("binary.yaml:2: file is not valid UTF-8"), "{}", run.stderr);
-    let run = sb.run(&["skill", "add", sb.path("missing.yaml").to_str().unwrap()]).fails(1);
-    assert!(run.stderr.starts_with("error: cannot read `[SANDBOX]/missing.yaml`: "), "{}", run.stderr);
-    assert_eq!(sb.run(&["skill", "list", "--format", "json"]).ok().json(), json!([]));
+    assert!(
+        run.stderr
+            .contains("binary.yaml:2: file is not valid UTF-8"),
+        "{}",
+        run.stderr
+    );
+    let run = sb
+        .run(&["skill", "add", sb.path("missing.yaml").to_str().unwrap()])
+        .fails(1);
+    assert!(
+        run.stderr
+            .starts_with("error: cannot read `[SANDBOX]/missing.yaml`: "),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        sb.run(&["skill", "list", "--format", "json"]).ok().json(),
+        json!([])
+    );
 }
 
 #[test]
 fn invalid_names_are_rejected_everywhere() {
     let sb = Sandbox::new();
-    for args in [["skill", "get", "nope"], ["skill", "remove", "a/b/c"], ["skill", "tools", "x y"]] {
+    for args in [
+        ["skill", "get", "nope"],
+        ["skill", "remove", "a/b/c"],
+        ["skill", "tools", "x y"],
+    ] {
         let run = sb.run(&args).fails(1);
         assert!(run.stderr.contains("invalid skill name"), "{}", run.stderr);
-        assert!(run.stderr.contains("^[a-zA-Z0-9_-]+/[a-zA-Z0-9_-]+$"), "{}", run.stderr);
+        assert!(
+            run.stderr.contains("^[a-zA-Z0-9_-]+/[a-zA-Z0-9_-]+$"),
+            "{}",
+            run.stderr
+        );
     }
 }
 
@@ -134,25 +212,50 @@ fn remove_cascades_to_items() {
     let sb = Sandbox::new();
     add_examples(&sb);
     assert!(sb.sql_count("skill_items") > 0);
-    for name in ["local/code-tools", "local/git-tools", "local/devops-toolkit"] {
+    for name in [
+        "local/code-tools",
+        "local/git-tools",
+        "local/devops-toolkit",
+    ] {
         sb.run(&["skill", "remove", name]).ok();
     }
     assert_eq!(sb.sql_count("skill_items"), 0);
-    let run = sb.run(&["skill", "remove", "local/code-tools", "--format", "json"]).fails(1);
+    let run = sb
+        .run(&["skill", "remove", "local/code-tools", "--format", "json"])
+        .fails(1);
     assert_eq!(run.stderr_json()["error"]["kind"], "skill_not_found");
 }
 
 #[test]
 fn namespace_filter_and_sorting() {
     let sb = Sandbox::new();
-    let file = sb.write("many.yaml", "name: zeta/b\n---\nname: alpha/z\n---\nname: zeta/a\n---\nname: alpha/a\n");
+    let file = sb.write(
+        "many.yaml",
+        "name: zeta/b\n---\nname: alpha/z\n---\nname: zeta/a\n---\nname: alpha/a\n",
+    );
     sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
     let names = |args: &[&str]| -> Vec<String> {
-        sb.run(args).ok().json().as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap().to_owned()).collect()
+        sb.run(args)
+            .ok()
+            .json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["name"].as_str().unwrap().to_owned())
+            .collect()
     };
-    assert_eq!(names(&["skill", "list", "--format", "json"]), ["alpha/a", "alpha/z", "zeta/a", "zeta/b"]);
-    assert_eq!(names(&["skill", "list", "--namespace", "zeta", "--format", "json"]), ["zeta/a", "zeta/b"]);
-    let table = sb.run(&["skill", "list", "--namespace", "alpha"]).ok().stdout;
+    assert_eq!(
+        names(&["skill", "list", "--format", "json"]),
+        ["alpha/a", "alpha/z", "zeta/a", "zeta/b"]
+    );
+    assert_eq!(
+        names(&["skill", "list", "--namespace", "zeta", "--format", "json"]),
+        ["zeta/a", "zeta/b"]
+    );
+    let table = sb
+        .run(&["skill", "list", "--namespace", "alpha"])
+        .ok()
+        .stdout;
     insta::assert_snapshot!("list_table", table);
 }
 
@@ -161,18 +264,34 @@ fn update_replaces_keeps_created_at_and_bumps_updated_at() {
     let sb = Sandbox::new();
     let file = sb.write("base.yaml", BASE);
     sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
-    let before = sb.run(&["skill", "get", "local/base", "--format", "json"]).ok().json();
-    let file = sb.write("base2.yaml", "name: local/base\ndescription: Changed\ntools: [builtin/glob]\n");
+    let before = sb
+        .run(&["skill", "get", "local/base", "--format", "json"])
+        .ok()
+        .json();
+    let file = sb.write(
+        "base2.yaml",
+        "name: local/base\ndescription: Changed\ntools: [builtin/glob]\n",
+    );
     let run = sb.run(&["skill", "update", file.to_str().unwrap()]).ok();
     assert!(run.stdout.starts_with("updated 1 skill"), "{}", run.stdout);
-    let after = sb.run(&["skill", "get", "local/base", "--format", "json"]).ok().json();
+    let after = sb
+        .run(&["skill", "get", "local/base", "--format", "json"])
+        .ok()
+        .json();
     assert_eq!(after["created_at"], before["created_at"]);
     assert!(after["updated_at"].as_str().unwrap() > before["updated_at"].as_str().unwrap());
     assert_eq!(after["tools"], json!(["builtin/glob"]));
     assert_eq!(after["description"], "Changed");
     let absent = sb.write("absent.yaml", "name: local/absent\n");
-    let run = sb.run(&["skill", "update", absent.to_str().unwrap()]).fails(1);
-    assert!(run.stderr.contains("skill `local/absent` is not registered"), "{}", run.stderr);
+    let run = sb
+        .run(&["skill", "update", absent.to_str().unwrap()])
+        .fails(1);
+    assert!(
+        run.stderr
+            .contains("skill `local/absent` is not registered"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -182,7 +301,10 @@ fn usage_errors_exit_2() {
     sb.run(&["skill", "add"]).fails(2);
     sb.run(&["skill", "list", "--format", "xml"]).fails(2);
     let run = sb.run(&["skill", "list", "--format", "yaml"]).fails(2);
-    assert_eq!(run.stderr, "error: `skill list` does not support `--format yaml`; use `table` or `json`\n");
+    assert_eq!(
+        run.stderr,
+        "error: `skill list` does not support `--format yaml`; use `table` or `json`\n"
+    );
     sb.run(&["--version"]).ok();
 }
 
@@ -201,7 +323,12 @@ fn two_processes_adding_at_once_both_land() {
     let b = sb.write("b.yaml", &text_b);
     let mut children: Vec<_> = [a, b]
         .iter()
-        .map(|f| sb.cmd().args(["skill", "add", f.to_str().unwrap()]).spawn().unwrap())
+        .map(|f| {
+            sb.cmd()
+                .args(["skill", "add", f.to_str().unwrap()])
+                .spawn()
+                .unwrap()
+        })
         .collect();
     for child in &mut children {
         assert!(child.wait().unwrap().success());
@@ -214,40 +341,77 @@ fn two_processes_adding_at_once_both_land() {
 fn tools_of_the_example_toolkit() {
     let sb = Sandbox::new();
     add_examples(&sb);
-    let run = sb.run(&["skill", "tools", "local/devops-toolkit", "--format", "json"]).ok();
+    let run = sb
+        .run(&["skill", "tools", "local/devops-toolkit", "--format", "json"])
+        .ok();
     let out = run.json();
     assert_eq!(out["skill"], "local/devops-toolkit");
-    let names: Vec<&str> = out["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = out["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
     assert_eq!(
         names,
         [
-            "builtin/read_file", "builtin/grep", "builtin/glob", "builtin/edit_file",
-            "builtin/git_status", "builtin/git_diff", "builtin/git_commit",
-            "builtin/shell", "builtin/http_get", "custom/deploy",
-            "local/devops-toolkit/_anon_0", "local/devops-toolkit/_anon_1",
-            "mcp:everything/echo", "mcp:everything/get-sum",
+            "builtin/read_file",
+            "builtin/grep",
+            "builtin/glob",
+            "builtin/edit_file",
+            "builtin/git_status",
+            "builtin/git_diff",
+            "builtin/git_commit",
+            "builtin/shell",
+            "builtin/http_get",
+            "custom/deploy",
+            "local/devops-toolkit/_anon_0",
+            "local/devops-toolkit/_anon_1",
+            "mcp:everything/echo",
+            "mcp:everything/get-sum",
             "agent_skill:~/.cleveragents/agent_skills/pdf-processing",
         ]
     );
     // custom/deploy was never added: kept with a null source and a warning.
     let deploy = &out["tools"][9];
     assert_eq!(deploy["source"], json!(null));
-    assert!(run.stderr.contains("Tool 'custom/deploy' is not registered"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("Tool 'custom/deploy' is not registered"),
+        "{}",
+        run.stderr
+    );
     // Last occurrence wins: read_file reached through git-tools (the later include).
     let read_file = &out["tools"][0];
     assert_eq!(read_file["source_skill"], "local/code-tools");
-    assert_eq!(read_file["include_path"], json!(["local/devops-toolkit", "local/git-tools", "local/code-tools"]));
-    assert_eq!(read_file["overrides"], json!({"timeout_s": 10, "approval": "required", "audit": true}));
+    assert_eq!(
+        read_file["include_path"],
+        json!([
+            "local/devops-toolkit",
+            "local/git-tools",
+            "local/code-tools"
+        ])
+    );
+    assert_eq!(
+        read_file["overrides"],
+        json!({"timeout_s": 10, "approval": "required", "audit": true})
+    );
     assert_eq!(read_file["source"], "builtin");
     let shell = &out["tools"][7];
-    assert_eq!(shell["overrides"], json!({"timeout_s": 120, "sandbox": "strict"}));
+    assert_eq!(
+        shell["overrides"],
+        json!({"timeout_s": 120, "sandbox": "strict"})
+    );
     let inline = &out["tools"][10];
     assert_eq!(inline["is_inline"], true);
     assert_eq!(inline["source"], "custom");
-    assert_eq!(out["summary"], json!({
-        "total_tools": 15, "read_only_tools": 1, "write_tools": 1, "checkpointable_tools": 1,
-        "has_side_effects": true, "mcp_sources": 1, "agent_skill_sources": 1,
-    }));
+    assert_eq!(
+        out["summary"],
+        json!({
+            "total_tools": 15, "read_only_tools": 1, "write_tools": 1, "checkpointable_tools": 1,
+            "has_side_effects": true, "mcp_sources": 1, "agent_skill_sources": 1,
+        })
+    );
     let table = sb.run(&["skill", "tools", "local/git-tools"]).ok();
     insta::assert_snapshot!("git_tools_table", table.stdout);
 }
@@ -261,25 +425,52 @@ fn resolution_errors_exit_1_with_the_spec_messages() {
     );
     sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
     let run = sb.run(&["skill", "tools", "l/root"]).fails(1);
-    assert_eq!(run.stderr, "error: Skill 'l/a': Included skill 'l/ghost' not found (include path: l/root -> l/a)\n");
-    let run = sb.run(&["skill", "tools", "l/c1", "--format", "json"]).fails(1);
-    assert_eq!(run.stderr_json(), json!({"error": {"kind": "cycle", "message": "Cycle detected in skill includes: l/c1 -> l/c2 -> l/c1"}}));
+    assert_eq!(
+        run.stderr,
+        "error: Skill 'l/a': Included skill 'l/ghost' not found (include path: l/root -> l/a)\n"
+    );
+    let run = sb
+        .run(&["skill", "tools", "l/c1", "--format", "json"])
+        .fails(1);
+    assert_eq!(
+        run.stderr_json(),
+        json!({"error": {"kind": "cycle", "message": "Cycle detected in skill includes: l/c1 -> l/c2 -> l/c1"}})
+    );
     let run = sb.run(&["skill", "tools", "l/ov"]).fails(1);
-    assert!(run.stderr.contains("Non-overridable field(s) 'is_inline' in overrides from skill 'l/ov'"), "{}", run.stderr);
-    let run = sb.run(&["skill", "validate", "l/root", "l/c1", "l/ov", "l/none", "--format", "json"]).fails(1);
+    assert!(
+        run.stderr
+            .contains("Non-overridable field(s) 'is_inline' in overrides from skill 'l/ov'"),
+        "{}",
+        run.stderr
+    );
+    let run = sb
+        .run(&[
+            "skill", "validate", "l/root", "l/c1", "l/ov", "l/none", "--format", "json",
+        ])
+        .fails(1);
     let report = run.json();
     assert_eq!(report["ok"], false);
     assert_eq!(report["errors"].as_array().unwrap().len(), 4, "{report}");
     let plan = sb.write("plan.json", r#"{"skills": ["l/none"]}"#);
-    let run = sb.run(&["plan", "validate", plan.to_str().unwrap()]).fails(1);
-    assert_eq!(run.stdout, "error: Skill 'l/none' referenced in plan is not registered\n1 error(s)\n");
+    let run = sb
+        .run(&["plan", "validate", plan.to_str().unwrap()])
+        .fails(1);
+    assert_eq!(
+        run.stdout,
+        "error: Skill 'l/none' referenced in plan is not registered\n1 error(s)\n"
+    );
 }
 
 #[test]
 fn json_errors_are_machine_readable() {
     let sb = Sandbox::new();
-    let run = sb.run(&["skill", "get", "local/none", "--format", "json"]).fails(1);
-    assert_eq!(run.stderr_json(), json!({"error": {"kind": "skill_not_found", "message": "skill `local/none` is not registered"}}));
+    let run = sb
+        .run(&["skill", "get", "local/none", "--format", "json"])
+        .fails(1);
+    assert_eq!(
+        run.stderr_json(),
+        json!({"error": {"kind": "skill_not_found", "message": "skill `local/none` is not registered"}})
+    );
     assert_eq!(run.stdout, "");
     let text = redact_times(&run.stderr);
     assert!(!text.contains("[TIMESTAMP]"));

@@ -5,12 +5,31 @@ use crate::support::{Sandbox, examples};
 #[test]
 fn builtin_tools_are_listed_and_protected() {
     let sb = Sandbox::new();
-    let list = sb.run(&["tool", "list", "--source", "builtin", "--format", "json"]).ok().json();
-    let names: Vec<&str> = list.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert!(names.contains(&"builtin/read_file") && names.contains(&"builtin/shell"), "{names:?}");
-    assert!(list.as_array().unwrap().iter().all(|t| t["source"] == "builtin"));
+    let list = sb
+        .run(&["tool", "list", "--source", "builtin", "--format", "json"])
+        .ok()
+        .json();
+    let names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"builtin/read_file") && names.contains(&"builtin/shell"),
+        "{names:?}"
+    );
+    assert!(
+        list.as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["source"] == "builtin")
+    );
     let run = sb.run(&["tool", "remove", "builtin/read_file"]).fails(1);
-    assert_eq!(run.stderr, "error: tool `builtin/read_file` is builtin and cannot be changed or removed\n");
+    assert_eq!(
+        run.stderr,
+        "error: tool `builtin/read_file` is builtin and cannot be changed or removed\n"
+    );
     let table = sb.run(&["tool", "list", "--source", "builtin"]).ok().stdout;
     insta::assert_snapshot!("builtin_tools_table", table);
 }
@@ -20,30 +39,68 @@ fn custom_tools_add_get_list_remove() {
     let sb = Sandbox::new();
     let file = examples().join("tools/deploy.yaml");
     let run = sb.run(&["tool", "add", file.to_str().unwrap()]).ok();
-    assert!(run.stdout.starts_with("added 1 tool(s) from"), "{}", run.stdout);
-    let tool = sb.run(&["tool", "get", "custom/deploy", "--format", "json"]).ok().json();
+    assert!(
+        run.stdout.starts_with("added 1 tool(s) from"),
+        "{}",
+        run.stdout
+    );
+    let tool = sb
+        .run(&["tool", "get", "custom/deploy", "--format", "json"])
+        .ok()
+        .json();
     assert_eq!(tool["source"], "custom");
     assert_eq!(tool["writes"], true);
-    assert_eq!(tool["input_schema"]["required"], json!(["environment", "version"]));
-    assert!(tool["source_metadata"]["file"].as_str().unwrap().ends_with("deploy.yaml"));
+    assert_eq!(
+        tool["input_schema"]["required"],
+        json!(["environment", "version"])
+    );
+    assert!(
+        tool["source_metadata"]["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("deploy.yaml")
+    );
     let run = sb.run(&["tool", "add", file.to_str().unwrap()]).fails(1);
-    assert!(run.stderr.contains("tool `custom/deploy` is already registered"), "{}", run.stderr);
-    sb.run(&["tool", "add", "--replace", file.to_str().unwrap()]).ok();
-    let list = sb.run(&["tool", "list", "--source", "custom", "--format", "json"]).ok().json();
+    assert!(
+        run.stderr
+            .contains("tool `custom/deploy` is already registered"),
+        "{}",
+        run.stderr
+    );
+    sb.run(&["tool", "add", "--replace", file.to_str().unwrap()])
+        .ok();
+    let list = sb
+        .run(&["tool", "list", "--source", "custom", "--format", "json"])
+        .ok()
+        .json();
     assert_eq!(list.as_array().unwrap().len(), 1);
     sb.run(&["tool", "remove", "custom/deploy"]).ok();
     let run = sb.run(&["tool", "get", "custom/deploy"]).fails(1);
-    assert_eq!(run.stderr, "error: tool `custom/deploy` is not registered\n");
+    assert_eq!(
+        run.stderr,
+        "error: tool `custom/deploy` is not registered\n"
+    );
     sb.run(&["tool", "remove", "custom/deploy"]).fails(1);
 }
 
 #[test]
 fn invalid_tool_definitions_are_refused_whole() {
     let sb = Sandbox::new();
-    let file = sb.write("tools.yaml", "name: custom/ok\n---\nname: custom/bad\ninput_schema: {type: objekt}\n");
+    let file = sb.write(
+        "tools.yaml",
+        "name: custom/ok\n---\nname: custom/bad\ninput_schema: {type: objekt}\n",
+    );
     let run = sb.run(&["tool", "add", file.to_str().unwrap()]).fails(1);
-    assert!(run.stderr.contains("`custom/bad`: input_schema: not a valid JSON Schema"), "{}", run.stderr);
-    let list = sb.run(&["tool", "list", "--source", "custom", "--format", "json"]).ok().json();
+    assert!(
+        run.stderr
+            .contains("`custom/bad`: input_schema: not a valid JSON Schema"),
+        "{}",
+        run.stderr
+    );
+    let list = sb
+        .run(&["tool", "list", "--source", "custom", "--format", "json"])
+        .ok()
+        .json();
     assert_eq!(list, json!([]));
     let file = sb.write("builtin.yaml", "name: builtin/read_file\n");
     let run = sb.run(&["tool", "add", file.to_str().unwrap()]).fails(1);
@@ -53,13 +110,26 @@ fn invalid_tool_definitions_are_refused_whole() {
 #[test]
 fn registered_custom_tools_resolve_in_skills() {
     let sb = Sandbox::new();
-    sb.run(&["tool", "add", examples().join("tools/deploy.yaml").to_str().unwrap()]).ok();
-    let file = sb.write("s.yaml", "name: l/ship\ntools: [custom/deploy, builtin/shell]\n");
+    sb.run(&[
+        "tool",
+        "add",
+        examples().join("tools/deploy.yaml").to_str().unwrap(),
+    ])
+    .ok();
+    let file = sb.write(
+        "s.yaml",
+        "name: l/ship\ntools: [custom/deploy, builtin/shell]\n",
+    );
     sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
-    let run = sb.run(&["skill", "tools", "l/ship", "--format", "json"]).ok();
+    let run = sb
+        .run(&["skill", "tools", "l/ship", "--format", "json"])
+        .ok();
     let out = run.json();
     assert_eq!(out["tools"][0]["source"], "custom");
-    assert_eq!(out["tools"][0]["description"], "Deploy a build to an environment");
+    assert_eq!(
+        out["tools"][0]["description"],
+        "Deploy a build to an environment"
+    );
     assert_eq!(out["tools"][1]["source"], "builtin");
     assert!(!run.stderr.contains("is not registered"), "{}", run.stderr);
 }

@@ -147,7 +147,10 @@ pub fn postgres_admin_url(test: &str) -> Option<String> {
                      (start a server with `eval \"$(scripts/pg-test-server.sh start DIR)\"`)"
                 );
             }
-            eprintln!("SKIPPED (no {POSTGRES_URL_VAR}): {test}");
+            // Straight to the stderr handle: libtest captures `eprintln!`
+            // of passing tests, and this notice must be seen.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "SKIPPED (no {POSTGRES_URL_VAR}): {test}");
             None
         }
     }

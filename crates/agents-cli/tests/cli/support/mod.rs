@@ -1,8 +1,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use std::process::Command;
 use serde_json::Value;
+use std::process::Command;
 use tempfile::TempDir;
 
 /// A sandbox: its own HOME, database file and working directory.
@@ -67,8 +67,16 @@ impl Sandbox {
             .arg(format!("SELECT COUNT(*) FROM {table}"))
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap().trim().parse().unwrap()
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
     }
 }
 
@@ -93,12 +101,20 @@ impl Run {
     }
 
     pub fn ok(self) -> Self {
-        assert_eq!(self.code, 0, "stdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        assert_eq!(
+            self.code, 0,
+            "stdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
         self
     }
 
     pub fn fails(self, code: i32) -> Self {
-        assert_eq!(self.code, code, "stdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        assert_eq!(
+            self.code, code,
+            "stdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
         self
     }
 
@@ -146,7 +162,9 @@ fn is_stamp(s: &str) -> bool {
         && b[16] == b':'
         && b[19] == b'.'
         && b[26] == b'Z'
-        && s.chars().enumerate().all(|(i, c)| matches!(i, 4 | 7 | 10 | 13 | 16 | 19 | 26) || c.is_ascii_digit())
+        && s.chars()
+            .enumerate()
+            .all(|(i, c)| matches!(i, 4 | 7 | 10 | 13 | 16 | 19 | 26) || c.is_ascii_digit())
 }
 
 /// A fresh PostgreSQL database for one test, dropped afterwards; `None` (with
@@ -182,7 +200,15 @@ impl PgDatabase {
 impl Drop for PgDatabase {
     fn drop(&mut self) {
         let _ = std::process::Command::new("psql")
-            .args(["-X", "-q", "-t", "-A", &self.admin, "-c", &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name)])
+            .args([
+                "-X",
+                "-q",
+                "-t",
+                "-A",
+                &self.admin,
+                "-c",
+                &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name),
+            ])
             .output();
     }
 }
@@ -192,7 +218,11 @@ fn psql(url: &str, sql: &str) -> String {
         .args(["-X", "-q", "-t", "-A", url, "-c", sql])
         .output()
         .unwrap();
-    assert!(out.status.success(), "psql {sql}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "psql {sql}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap().trim().to_owned()
 }
 

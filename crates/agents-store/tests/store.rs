@@ -1,0 +1,62 @@
+//! The store test suite: one body per behaviour, run against SQLite (a temp
+//! file) and PostgreSQL (a fresh database on `AGENTS_TEST_POSTGRES_URL`).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "store/fixtures.rs"]
+mod fixtures;
+#[path = "store/harness.rs"]
+mod harness;
+#[path = "store/specific.rs"]
+mod specific;
+#[path = "store/suite.rs"]
+mod suite;
+
+/// Instantiates every listed suite function once per backend.
+macro_rules! suite {
+    ($($test:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $test() {
+                    crate::harness::sqlite(crate::suite::$test).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $test() {
+                    crate::harness::postgres(concat!("postgres::", stringify!($test)), crate::suite::$test).await;
+                }
+            )*
+        }
+    };
+}
+
+suite!(
+    crud,
+    duplicate_add_is_rejected_and_writes_nothing,
+    duplicate_within_one_batch,
+    not_found,
+    remove_cascades_to_items,
+    every_item_kind_round_trips_in_order,
+    list_filters_by_namespace_and_sorts_by_name,
+    failed_batches_leave_the_database_unchanged,
+    optimistic_update_detects_conflicts,
+    schema_too_new_is_refused_untouched,
+    reopening_keeps_data_and_schema,
+    concurrent_first_opens_all_succeed,
+    tools_put_get_list_remove,
+    replace_tool_group_swaps_one_group,
+    replace_tool_group_is_atomic_for_readers,
+    meta_values,
+    load_closure_follows_includes,
+    load_closure_of_a_deep_chain,
+    status_counts_rows,
+    undecodable_rows_are_reported_as_corrupt,
+    bulk_add_ten_thousand_skills,
+    sixteen_concurrent_writers_lose_nothing,
+    racing_adds_exactly_one_wins,
+    update_racing_remove_applies_or_reports_not_found,
+    racing_optimistic_updates_one_wins,
+);
