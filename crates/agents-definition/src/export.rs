@@ -51,16 +51,11 @@ pub fn parse_export(
     for document in export.skills {
         let skill = document.into_skill();
         if let Err(problems) = skill.validate() {
-            let message = problems
-                .iter()
-                .map(|p| format!("{}: {}", p.field, p.message))
-                .collect::<Vec<_>>()
-                .join("; ");
             return Err(DefinitionError::at_document(
                 file,
                 1,
                 skill.name.as_str(),
-                message,
+                crate::skill::describe_problems(&problems),
             ));
         }
         skills.push(skill);

@@ -150,16 +150,11 @@ pub fn parse_skills(text: &str, file: &str) -> Result<Vec<Skill>, DefinitionErro
     for (number, document) in parsed {
         let skill = document.into_skill();
         if let Err(problems) = skill.validate() {
-            let message = problems
-                .iter()
-                .map(|p| format!("{}: {}", p.field, p.message))
-                .collect::<Vec<_>>()
-                .join("; ");
             return Err(DefinitionError::at_document(
                 file,
                 number,
                 skill.name.as_str(),
-                message,
+                describe_problems(&problems),
             ));
         }
         if !seen.insert(skill.name.clone()) {
@@ -173,6 +168,15 @@ pub fn parse_skills(text: &str, file: &str) -> Result<Vec<Skill>, DefinitionErro
         skills.push(skill);
     }
     Ok(skills)
+}
+
+/// All of a skill's validation problems on one line, field first.
+pub(crate) fn describe_problems(problems: &[agents_core::InvalidSkill]) -> String {
+    problems
+        .iter()
+        .map(|p| format!("{}: {}", p.field, p.message))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Prints skills as a YAML stream that [`parse_skills`] reads back identically.

@@ -537,9 +537,9 @@ impl Store for SqliteStore {
         let failed = "cannot load the skills and their includes";
         let mut tx = self.read().await?;
         // Each step must look up the new names' items through
-        // (skill_name, item_order): CROSS JOIN fixes the loop order and the
-        // unary `+` keeps the planner off the (item_type, item_name) index,
-        // which would scan every include once per step.
+        // (skill_name, item_order), never scan all includes: CROSS JOIN fixes
+        // the loop order and the unary `+` keeps `item_type` out of index
+        // selection.
         let rows = sqlx::query(AssertSqlSafe(format!(
             "WITH RECURSIVE closure(name) AS (
                  SELECT value FROM json_each(?)

@@ -9,12 +9,15 @@ mod plan;
 mod skill;
 mod tool;
 
-use std::path::Path;
+use std::future::Future;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::cli::{Args, Command};
+use serde_json::json;
+
+use crate::cli::{Args, Command, Format};
 use crate::context::Context;
-use crate::output::Failure;
+use crate::output::{self, Failure};
 
 pub async fn run(args: Args) -> Result<ExitCode, Failure> {
     let Args { global, command } = args;
@@ -75,4 +78,74 @@ pub fn read_text(path: &Path) -> Result<String, Failure> {
             format!("{shown}:{line}: file is not valid UTF-8 (byte offset {valid})"),
         )
     })
+}
+
+/// Runs `write` once per file (each file is its own transaction), reporting
+/// each file on its own; exit 1 when any failed. `write` returns the names
+/// it registered.
+pub async fn for_each_file<'a, F, Fut>(
+    format: Format,
+    files: &'a [PathBuf],
+    verb: &str,
+    noun: &str,
+    mut write: F,
+) -> Result<ExitCode, Failure>
+where
+    F: FnMut(&'a Path) -> Fut,
+    Fut: Future<Output = Result<Vec<String>, Failure>>,
+{
+    let mut results = Vec::new();
+    let mut failed = false;
+    for file in files {
+        let shown = file.display().to_string();
+        match write(file).await {
+            Ok(names) => {
+                if format == Format::Table {
+                    let plural = if names.len() == 1 { "" } else { "s" };
+                    output::line(format!(
+                        "{verb} {} {noun}{plural} from {shown}: {}",
+                        names.len(),
+                        preview(&names)
+                    ))?;
+                }
+                results.push(json!({"file": shown, "ok": true, format!("{noun}s"): names}));
+            }
+            Err(failure) => {
+                failed = true;
+                output::report_error(format, &failure);
+                results.push(json!({"file": shown, "ok": false, "error": {"kind": failure.kind, "message": failure.message}}));
+            }
+        }
+    }
+    if format == Format::Json {
+        output::json(&results)?;
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The first few names, and how many more there are.
+fn preview(names: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let mut text = names
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        text.push_str(&format!(", … ({} more)", names.len() - SHOWN));
+    }
+    text
+}
+
+/// Prefixes a failure's message with the file it is about.
+pub fn in_file(file: &Path, failure: Failure) -> Failure {
+    Failure {
+        message: format!("{}: {}", file.display(), failure.message),
+        ..failure
+    }
 }

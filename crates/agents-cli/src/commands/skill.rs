@@ -48,61 +48,17 @@ enum Mode {
     Update,
 }
 
-/// Each file is one transaction; files are reported one by one and the exit
-/// code is 1 if any failed.
 async fn write_files(ctx: &Context, files: &[PathBuf], mode: Mode) -> Result<ExitCode, Failure> {
     output::supported(ctx.format, &[Format::Table, Format::Json], "skill add")?;
-    let mut results = Vec::new();
-    let mut failed = false;
-    for file in files {
-        let outcome = write_file(ctx, file, mode).await;
-        let shown = file.display().to_string();
-        match outcome {
-            Ok(names) => {
-                if ctx.format == Format::Table {
-                    let verb = if mode == Mode::Add {
-                        "added"
-                    } else {
-                        "updated"
-                    };
-                    output::line(format!(
-                        "{verb} {} skill{} from {shown}: {}",
-                        names.len(),
-                        if names.len() == 1 { "" } else { "s" },
-                        preview(&names)
-                    ))?;
-                }
-                results.push(json!({"file": shown, "ok": true, "skills": names}));
-            }
-            Err(failure) => {
-                failed = true;
-                output::report_error(ctx.format, &failure);
-                results.push(json!({"file": shown, "ok": false, "error": {"kind": failure.kind, "message": failure.message}}));
-            }
-        }
-    }
-    if ctx.format == Format::Json {
-        output::json(&results)?;
-    }
-    Ok(if failed {
-        ExitCode::from(1)
+    let verb = if mode == Mode::Add {
+        "added"
     } else {
-        ExitCode::SUCCESS
+        "updated"
+    };
+    super::for_each_file(ctx.format, files, verb, "skill", |file| {
+        write_file(ctx, file, mode)
     })
-}
-
-fn preview(names: &[String]) -> String {
-    const SHOWN: usize = 5;
-    let mut text = names
-        .iter()
-        .take(SHOWN)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join(", ");
-    if names.len() > SHOWN {
-        text.push_str(&format!(", … ({} more)", names.len() - SHOWN));
-    }
-    text
+    .await
 }
 
 async fn write_file(
@@ -119,30 +75,19 @@ async fn write_file(
             format!("{shown}: no skill definitions found"),
         ));
     }
-    let in_file =
-        |failure: Failure| Failure::new(failure.kind, format!("{shown}: {}", failure.message));
+    let in_file = |err: agents_registry::ServiceError| super::in_file(file, err.into());
     match mode {
         Mode::Add => {
-            ctx.service
-                .add_skills(&skills)
-                .await
-                .map_err(|e| in_file(e.into()))?;
+            ctx.service.add_skills(&skills).await.map_err(in_file)?;
         }
         Mode::Update => {
             // Read the current revision so a concurrent writer's change is a
             // conflict, not a silent overwrite.
             for skill in &mut skills {
-                let current = ctx
-                    .service
-                    .get_skill(&skill.name)
-                    .await
-                    .map_err(|e| in_file(e.into()))?;
+                let current = ctx.service.get_skill(&skill.name).await.map_err(in_file)?;
                 skill.updated_at = current.updated_at;
             }
-            ctx.service
-                .update_skills(&skills)
-                .await
-                .map_err(|e| in_file(e.into()))?;
+            ctx.service.update_skills(&skills).await.map_err(in_file)?;
         }
     }
     Ok(skills.into_iter().map(|s| s.name.to_string()).collect())

@@ -53,57 +53,36 @@ async fn add(
     replace: bool,
 ) -> Result<ExitCode, Failure> {
     output::supported(ctx.format, &[Format::Table, Format::Json], "tool add")?;
-    let mut failed = false;
-    let mut results = Vec::new();
-    for file in files {
-        let shown = file.display().to_string();
-        let outcome: Result<Vec<String>, Failure> = async {
-            let text = read_text(file)?;
-            let mut tools = parse_tools(&text, &shown)?;
-            if tools.is_empty() {
-                return Err(Failure::new(
-                    "invalid_definition",
-                    format!("{shown}: no tool definitions found"),
-                ));
-            }
-            let absolute = std::path::absolute(file).unwrap_or_else(|_| file.clone());
-            for tool in &mut tools {
-                tool.source_metadata
-                    .insert("file".into(), Value::String(absolute.display().to_string()));
-            }
-            ctx.service.add_tools(&tools, replace).await.map_err(|e| {
-                let f: Failure = e.into();
-                Failure::new(f.kind, format!("{shown}: {}", f.message))
-            })?;
-            Ok(tools.into_iter().map(|t| t.name).collect())
-        }
-        .await;
-        match outcome {
-            Ok(names) => {
-                if ctx.format == Format::Table {
-                    output::line(format!(
-                        "added {} tool(s) from {shown}: {}",
-                        names.len(),
-                        names.join(", ")
-                    ))?;
-                }
-                results.push(json!({"file": shown, "ok": true, "tools": names}));
-            }
-            Err(failure) => {
-                failed = true;
-                output::report_error(ctx.format, &failure);
-                results.push(json!({"file": shown, "ok": false, "error": {"kind": failure.kind, "message": failure.message}}));
-            }
-        }
-    }
-    if ctx.format == Format::Json {
-        output::json(&results)?;
-    }
-    Ok(if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
+    super::for_each_file(ctx.format, files, "added", "tool", |file| {
+        add_file(ctx, file, replace)
     })
+    .await
+}
+
+async fn add_file(
+    ctx: &Context,
+    file: &std::path::Path,
+    replace: bool,
+) -> Result<Vec<String>, Failure> {
+    let shown = file.display().to_string();
+    let text = read_text(file)?;
+    let mut tools = parse_tools(&text, &shown)?;
+    if tools.is_empty() {
+        return Err(Failure::new(
+            "invalid_definition",
+            format!("{shown}: no tool definitions found"),
+        ));
+    }
+    let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+    for tool in &mut tools {
+        tool.source_metadata
+            .insert("file".into(), Value::String(absolute.display().to_string()));
+    }
+    ctx.service
+        .add_tools(&tools, replace)
+        .await
+        .map_err(|err| super::in_file(file, err.into()))?;
+    Ok(tools.into_iter().map(|t| t.name).collect())
 }
 
 async fn list(ctx: &Context, source: Option<ToolSource>) -> Result<ExitCode, Failure> {

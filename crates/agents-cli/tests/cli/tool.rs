@@ -40,7 +40,7 @@ fn custom_tools_add_get_list_remove() {
     let file = examples().join("tools/deploy.yaml");
     let run = sb.run(&["tool", "add", file.to_str().unwrap()]).ok();
     assert!(
-        run.stdout.starts_with("added 1 tool(s) from"),
+        run.stdout.starts_with("added 1 tool from"),
         "{}",
         run.stdout
     );

@@ -1,0 +1,200 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The service over a real SQLite file: the spec's Service API, `tools()`,
+//! plan validation and discovery refresh.
+
+use agents_core::{Plan, Skill, SkillItem, SkillName, ToolRegistry, ToolSource};
+use agents_registry::{ConflictStrategy, ServiceError, SkillRegistryService, builtin_tools};
+use agents_store::{AnyStore, DatabaseUrl, StoreError};
+
+fn name(s: &str) -> SkillName {
+    SkillName::new(s).unwrap()
+}
+
+async fn service(dir: &tempfile::TempDir) -> SkillRegistryService<AnyStore> {
+    let store = agents_store::open(&DatabaseUrl::Sqlite(dir.path().join("r.db")))
+        .await
+        .unwrap();
+    let mut builtins = ToolRegistry::new();
+    for tool in builtin_tools() {
+        builtins.register(tool, false).unwrap();
+    }
+    SkillRegistryService::new(store, dir.path().to_path_buf()).with_builtins(builtins)
+}
+
+fn skill(n: &str, items: Vec<SkillItem>) -> Skill {
+    let mut s = Skill::new(name(n));
+    s.items = items;
+    s
+}
+
+fn tool_ref(t: &str) -> SkillItem {
+    SkillItem::ToolRef { name: t.into() }
+}
+
+#[tokio::test]
+async fn service_api_mirrors_the_spec() {
+    let dir = tempfile::tempdir().unwrap();
+    let svc = service(&dir).await;
+    let added = svc
+        .add_skill(&skill(
+            "local/code-tools",
+            vec![tool_ref("builtin/read_file")],
+        ))
+        .await
+        .unwrap();
+    assert!(added.created_at.is_some());
+    assert!(matches!(
+        svc.add_skill(&skill("local/code-tools", vec![])).await,
+        Err(ServiceError::Store(StoreError::DuplicateSkill(_)))
+    ));
+    assert_eq!(
+        svc.get_skill(&name("local/code-tools"))
+            .await
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
+    svc.add_skill(&skill("other/x", vec![])).await.unwrap();
+    let local = svc.list_skills(Some("local")).await.unwrap();
+    assert_eq!(local.len(), 1);
+    let mut changed = svc.get_skill(&name("local/code-tools")).await.unwrap();
+    changed.description = Some("changed".into());
+    svc.update_skill(&changed).await.unwrap();
+    // The token is now stale: a second writer with the old copy loses.
+    assert!(matches!(
+        svc.update_skill(&changed).await,
+        Err(ServiceError::Store(StoreError::Conflict { .. }))
+    ));
+    svc.remove_skill(&name("local/code-tools")).await.unwrap();
+    assert!(matches!(
+        svc.get_skill(&name("local/code-tools")).await,
+        Err(ServiceError::Store(StoreError::SkillNotFound(_)))
+    ));
+}
+
+#[tokio::test]
+async fn tools_returns_entries_and_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let svc = service(&dir).await;
+    svc.add_skills(&[
+        skill(
+            "l/base",
+            vec![tool_ref("builtin/read_file"), tool_ref("builtin/grep")],
+        ),
+        skill(
+            "l/top",
+            vec![
+                SkillItem::Include(agents_core::Include {
+                    skill: name("l/base"),
+                    overrides: Default::default(),
+                }),
+                tool_ref("builtin/shell"),
+                SkillItem::InlineTool(agents_core::InlineTool {
+                    writes: true,
+                    ..Default::default()
+                }),
+            ],
+        ),
+    ])
+    .await
+    .unwrap();
+    let (entries, summary) = svc.tools(&name("l/top")).await.unwrap().into_parts();
+    let names: Vec<_> = entries.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "builtin/read_file",
+            "builtin/grep",
+            "builtin/shell",
+            "l/top/_anon_0"
+        ]
+    );
+    assert_eq!(
+        entries[0].tool.as_ref().unwrap().source,
+        ToolSource::Builtin
+    );
+    assert_eq!(
+        (
+            summary.total_tools,
+            summary.write_tools,
+            summary.has_side_effects
+        ),
+        (4, 1, true)
+    );
+}
+
+#[tokio::test]
+async fn validate_plan_checks_tool_refs_and_mcp_references() {
+    let dir = tempfile::tempdir().unwrap();
+    let svc = service(&dir).await;
+    svc.add_skill(&skill(
+        "l/p",
+        vec![
+            tool_ref("custom/missing"),
+            SkillItem::McpSource(agents_core::McpSource {
+                server: "nowhere".into(),
+                ..Default::default()
+            }),
+        ],
+    ))
+    .await
+    .unwrap();
+    let report = svc
+        .validate_plan(&Plan {
+            skills: vec!["l/p".into(), "l/absent".into()],
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        report.errors,
+        [
+            "Skill 'l/p': Tool 'custom/missing' is not registered",
+            "Skill 'l/absent' referenced in plan is not registered",
+            "Skill 'l/p': MCP server 'nowhere' is not defined (give `command` or `url` in the item, or add `[mcp.servers.nowhere]` to config.toml)",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn refresh_agent_skills_replaces_only_agent_skill_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let svc = service(&dir).await;
+    let skills = dir.path().join("skills");
+    for (folder, text) in [("one", "First"), ("two", "Second")] {
+        std::fs::create_dir_all(skills.join(folder)).unwrap();
+        std::fs::write(
+            skills.join(folder).join("SKILL.md"),
+            format!("---\nname: {folder}\ndescription: {text}\n---\n"),
+        )
+        .unwrap();
+    }
+    let custom = agents_core::ToolSpec::new("custom/keep", "kept", ToolSource::Custom);
+    svc.add_tools(&[custom], false).await.unwrap();
+    assert!(!svc.agent_skills_discovered().await.unwrap());
+    let result = svc
+        .refresh_agent_skills(std::slice::from_ref(&skills), ConflictStrategy::Skip, None)
+        .await
+        .unwrap();
+    assert_eq!(result.discovered.len(), 2);
+    assert!(svc.agent_skills_discovered().await.unwrap());
+    std::fs::remove_dir_all(skills.join("two")).unwrap();
+    svc.refresh_agent_skills(std::slice::from_ref(&skills), ConflictStrategy::Skip, None)
+        .await
+        .unwrap();
+    let agent: Vec<_> = svc
+        .list_tools(Some(ToolSource::AgentSkills))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(agent, ["agent_skills/one"]);
+    svc.get_tool("custom/keep").await.unwrap();
+    // `discover_and_register` keeps what is there: a re-scan finds the same skill again, not a conflict.
+    let again = svc
+        .discover_and_register(std::slice::from_ref(&skills), ConflictStrategy::Error, None)
+        .await
+        .unwrap();
+    assert_eq!(again.discovered.len(), 1);
+}
