@@ -2,7 +2,10 @@
 
 use agents_core::{Skill, SkillName, ToolSource, ToolSpec};
 
-use crate::{DatabaseUrl, PostgresStore, SkillSummary, SqliteStore, Store, StoreError, StoreStatus, ToolGroup};
+use crate::{
+    DatabaseUrl, PostgresStore, SkillSummary, SqliteStore, Store, StoreError, StoreStatus,
+    ToolGroup,
+};
 
 /// A store on either backend, chosen at run time by [`open`].
 #[derive(Debug, Clone)]
@@ -80,7 +83,11 @@ impl Store for AnyStore {
         delegate!(self, store => store.remove_tool(name))
     }
 
-    async fn replace_tool_group(&self, group: &ToolGroup, tools: &[ToolSpec]) -> Result<u64, StoreError> {
+    async fn replace_tool_group(
+        &self,
+        group: &ToolGroup,
+        tools: &[ToolSpec],
+    ) -> Result<u64, StoreError> {
         delegate!(self, store => store.replace_tool_group(group, tools))
     }
 

@@ -5,7 +5,8 @@
 use std::collections::{HashMap, HashSet};
 
 use agents_core::{
-    AgentSource, Include, InlineTool, ItemKind, McpSource, Overrides, Skill, SkillItem, SkillName, ToolSource, ToolSpec, ValueMap,
+    AgentSource, Include, InlineTool, ItemKind, McpSource, Overrides, Skill, SkillItem, SkillName,
+    ToolSource, ToolSpec, ValueMap,
 };
 use serde::{Deserialize, Serialize};
 use time::format_description::BorrowedFormatItem;
@@ -28,7 +29,8 @@ pub(crate) fn now() -> OffsetDateTime {
     let now = OffsetDateTime::now_utc();
     // Stored values have microsecond precision; truncating here keeps the
     // in-memory value equal to what a later read parses back.
-    now.replace_nanosecond(now.nanosecond() / 1_000 * 1_000).unwrap_or(now)
+    now.replace_nanosecond(now.nanosecond() / 1_000 * 1_000)
+        .unwrap_or(now)
 }
 
 pub(crate) fn format_timestamp(at: OffsetDateTime) -> String {
@@ -38,18 +40,28 @@ pub(crate) fn format_timestamp(at: OffsetDateTime) -> String {
 }
 
 fn parse_timestamp(raw: &str) -> Option<OffsetDateTime> {
-    PrimitiveDateTime::parse(raw, TIMESTAMP).ok().map(PrimitiveDateTime::assume_utc)
+    PrimitiveDateTime::parse(raw, TIMESTAMP)
+        .ok()
+        .map(PrimitiveDateTime::assume_utc)
 }
 
 /// The `updated_at` of a write at `now` to a skill last written at
 /// `previous`: strictly later than `previous`, so it works as a token.
-pub(crate) fn next_updated_at(now: OffsetDateTime, previous: &str, skill: &str) -> Result<String, StoreError> {
+pub(crate) fn next_updated_at(
+    now: OffsetDateTime,
+    previous: &str,
+    skill: &str,
+) -> Result<String, StoreError> {
     let previous = parse_timestamp(previous).ok_or_else(|| StoreError::Corrupt {
         table: "skills",
         key: skill.to_owned(),
         reason: format!("`updated_at` is `{previous}`, expected an ISO-8601 UTC timestamp like `2026-12-02T14:03:00.123456Z`"),
     })?;
-    let next = if now > previous { now } else { previous + Duration::microseconds(1) };
+    let next = if now > previous {
+        now
+    } else {
+        previous + Duration::microseconds(1)
+    };
     Ok(format_timestamp(next))
 }
 
@@ -112,13 +124,23 @@ pub(crate) struct ItemRow {
 fn json<T: Serialize>(value: &T, table: &'static str, key: &str) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(|err| StoreError::InvalidValue {
         table,
-        column: if table == "skills" { "metadata_json" } else { "item_config" },
+        column: if table == "skills" {
+            "metadata_json"
+        } else {
+            "item_config"
+        },
         key: key.to_owned(),
         reason: format!("cannot be encoded as JSON: {err}"),
     })
 }
 
-fn check_text(table: &'static str, column: &'static str, key: &str, value: &str, max: Option<usize>) -> Result<(), StoreError> {
+fn check_text(
+    table: &'static str,
+    column: &'static str,
+    key: &str,
+    value: &str,
+    max: Option<usize>,
+) -> Result<(), StoreError> {
     let invalid = |reason: String| StoreError::InvalidValue {
         table,
         column,
@@ -126,9 +148,10 @@ fn check_text(table: &'static str, column: &'static str, key: &str, value: &str,
         reason,
     };
     if let Some(max) = max
-        && value.chars().count() > max {
-            return Err(invalid(format!("is longer than {max} characters")));
-        }
+        && value.chars().count() > max
+    {
+        return Err(invalid(format!("is longer than {max} characters")));
+    }
     // PostgreSQL text cannot hold NUL; refusing it everywhere keeps the
     // backends interchangeable.
     if value.contains('\0') {
@@ -156,7 +179,13 @@ pub(crate) fn encode_skill(skill: &Skill) -> Result<SkillColumns, StoreError> {
     let mut items = Vec::with_capacity(skill.items.len());
     for (position, item) in skill.items.iter().enumerate() {
         let item_name = skill.item_name(position);
-        check_text("skill_items", "item_name", name, &item_name, Some(MAX_ITEM_NAME))?;
+        check_text(
+            "skill_items",
+            "item_name",
+            name,
+            &item_name,
+            Some(MAX_ITEM_NAME),
+        )?;
         let item_config = match item {
             SkillItem::ToolRef { .. } | SkillItem::AgentSource(_) => None,
             SkillItem::Include(include) if include.overrides.is_empty() => None,
@@ -216,18 +245,37 @@ fn decode_item(skill: &str, row: ItemRow) -> Result<SkillItem, StoreError> {
     })?;
     let config = |required: bool| -> Result<Option<String>, StoreError> {
         match (&row.item_config, required) {
-            (None, true) => Err(corrupt("skill_items", &key, format!("`{}` item has no `item_config`", row.item_type))),
+            (None, true) => Err(corrupt(
+                "skill_items",
+                &key,
+                format!("`{}` item has no `item_config`", row.item_type),
+            )),
             (config, _) => Ok(config.clone()),
         }
     };
-    let parse_err = |err: serde_json::Error| corrupt("skill_items", &key, format!("`item_config` does not decode: {err}"));
+    let parse_err = |err: serde_json::Error| {
+        corrupt(
+            "skill_items",
+            &key,
+            format!("`item_config` does not decode: {err}"),
+        )
+    };
     Ok(match kind {
-        ItemKind::ToolRef => SkillItem::ToolRef { name: row.item_name },
-        ItemKind::AgentSource => SkillItem::AgentSource(AgentSource { path: row.item_name }),
+        ItemKind::ToolRef => SkillItem::ToolRef {
+            name: row.item_name,
+        },
+        ItemKind::AgentSource => SkillItem::AgentSource(AgentSource {
+            path: row.item_name,
+        }),
         ItemKind::Include => {
-            let skill = SkillName::new(&row.item_name).map_err(|err| corrupt("skill_items", &key, format!("`item_name`: {err}")))?;
+            let skill = SkillName::new(&row.item_name)
+                .map_err(|err| corrupt("skill_items", &key, format!("`item_name`: {err}")))?;
             let overrides = match config(false)? {
-                Some(raw) => serde_json::from_str::<IncludeConfig>(&raw).map_err(parse_err)?.overrides,
+                Some(raw) => {
+                    serde_json::from_str::<IncludeConfig>(&raw)
+                        .map_err(parse_err)?
+                        .overrides
+                }
                 None => ValueMap::new(),
             };
             SkillItem::Include(Include { skill, overrides })
@@ -245,9 +293,15 @@ fn decode_item(skill: &str, row: ItemRow) -> Result<SkillItem, StoreError> {
 
 /// Rebuilds a skill from its row and its item rows (in any order).
 pub(crate) fn decode_skill(row: SkillRow, mut items: Vec<ItemRow>) -> Result<Skill, StoreError> {
-    let name = SkillName::new(&row.name).map_err(|err| corrupt("skills", &row.name, format!("`name`: {err}")))?;
-    let meta: MetadataJson = serde_json::from_str(&row.metadata_json)
-        .map_err(|err| corrupt("skills", &row.name, format!("`metadata_json` does not decode: {err}")))?;
+    let name = SkillName::new(&row.name)
+        .map_err(|err| corrupt("skills", &row.name, format!("`name`: {err}")))?;
+    let meta: MetadataJson = serde_json::from_str(&row.metadata_json).map_err(|err| {
+        corrupt(
+            "skills",
+            &row.name,
+            format!("`metadata_json` does not decode: {err}"),
+        )
+    })?;
     items.sort_by_key(|item| item.item_order);
     let mut skill = Skill::new(name);
     skill.description = row.description;
@@ -264,10 +318,16 @@ pub(crate) fn decode_skill(row: SkillRow, mut items: Vec<ItemRow>) -> Result<Ski
 }
 
 /// Pairs skill rows with their item rows; keeps the order of `rows`.
-pub(crate) fn decode_skills(rows: Vec<SkillRow>, items: Vec<ItemRow>) -> Result<Vec<Skill>, StoreError> {
+pub(crate) fn decode_skills(
+    rows: Vec<SkillRow>,
+    items: Vec<ItemRow>,
+) -> Result<Vec<Skill>, StoreError> {
     let mut by_skill: HashMap<String, Vec<ItemRow>> = HashMap::with_capacity(rows.len());
     for item in items {
-        by_skill.entry(item.skill_name.clone()).or_default().push(item);
+        by_skill
+            .entry(item.skill_name.clone())
+            .or_default()
+            .push(item);
     }
     rows.into_iter()
         .map(|row| {
@@ -278,7 +338,9 @@ pub(crate) fn decode_skills(rows: Vec<SkillRow>, items: Vec<ItemRow>) -> Result<
 }
 
 /// The first of `names` that occurs twice.
-pub(crate) fn first_repeat<'a, T: Eq + std::hash::Hash + ?Sized>(names: impl IntoIterator<Item = &'a T>) -> Option<&'a T> {
+pub(crate) fn first_repeat<'a, T: Eq + std::hash::Hash + ?Sized>(
+    names: impl IntoIterator<Item = &'a T>,
+) -> Option<&'a T> {
     let mut seen = HashSet::new();
     names.into_iter().find(|name| !seen.insert(*name))
 }
@@ -325,10 +387,14 @@ pub(crate) fn encode_tool(tool: &ToolSpec) -> Result<ToolColumns, StoreError> {
 }
 
 pub(crate) fn decode_tool(name: &str, spec_json: &str) -> Result<ToolSpec, StoreError> {
-    let tool: ToolSpec =
-        serde_json::from_str(spec_json).map_err(|err| corrupt("tools", name, format!("`spec_json` does not decode: {err}")))?;
+    let tool: ToolSpec = serde_json::from_str(spec_json)
+        .map_err(|err| corrupt("tools", name, format!("`spec_json` does not decode: {err}")))?;
     if tool.name != name {
-        return Err(corrupt("tools", name, format!("`spec_json` names the tool `{}`", tool.name)));
+        return Err(corrupt(
+            "tools",
+            name,
+            format!("`spec_json` names the tool `{}`", tool.name),
+        ));
     }
     Ok(tool)
 }
@@ -356,13 +422,25 @@ pub(crate) fn last_wins(tools: &[ToolSpec]) -> Vec<&ToolSpec> {
 
 /// Orders fetched tools like the requested `names` (duplicates once).
 pub(crate) fn in_request_order(names: &[String], tools: Vec<ToolSpec>) -> Vec<ToolSpec> {
-    let mut by_name: HashMap<String, ToolSpec> = tools.into_iter().map(|tool| (tool.name.clone(), tool)).collect();
-    names.iter().filter_map(|name| by_name.remove(name)).collect()
+    let mut by_name: HashMap<String, ToolSpec> = tools
+        .into_iter()
+        .map(|tool| (tool.name.clone(), tool))
+        .collect();
+    names
+        .iter()
+        .filter_map(|name| by_name.remove(name))
+        .collect()
 }
 
 /// A JSON array of strings, for SQLite's `json_each(?)`.
 pub(crate) fn json_array<'a>(values: impl IntoIterator<Item = &'a str>) -> String {
-    serde_json::Value::Array(values.into_iter().map(|value| serde_json::Value::String(value.to_owned())).collect()).to_string()
+    serde_json::Value::Array(
+        values
+            .into_iter()
+            .map(|value| serde_json::Value::String(value.to_owned()))
+            .collect(),
+    )
+    .to_string()
 }
 
 #[cfg(test)]
@@ -385,7 +463,16 @@ mod tests {
         let much_later = next_updated_at(at + Duration::hours(2), &text, "a/b").unwrap();
         assert_eq!(much_later, format_timestamp(at + Duration::hours(2)));
         let err = next_updated_at(at, "yesterday", "a/b").unwrap_err();
-        assert!(matches!(err, StoreError::Corrupt { table: "skills", .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                StoreError::Corrupt {
+                    table: "skills",
+                    ..
+                }
+            ),
+            "{err}"
+        );
         assert_eq!(now().nanosecond() % 1_000, 0);
     }
 
@@ -417,19 +504,40 @@ mod tests {
         for (items, needle) in [
             (vec![("gadget", "x", None)], "unknown `item_type` `gadget`"),
             (vec![("include", "not a name", None)], "`item_name`"),
-            (vec![("include", "a/c", Some("[1]"))], "`item_config` does not decode"),
-            (vec![("inline_tool", "a/b/_anon_0", None)], "has no `item_config`"),
-            (vec![("mcp_source", "srv", Some("{\"server\": 5}"))], "`item_config` does not decode"),
+            (
+                vec![("include", "a/c", Some("[1]"))],
+                "`item_config` does not decode",
+            ),
+            (
+                vec![("inline_tool", "a/b/_anon_0", None)],
+                "has no `item_config`",
+            ),
+            (
+                vec![("mcp_source", "srv", Some("{\"server\": 5}"))],
+                "`item_config` does not decode",
+            ),
         ] {
             let (skill, items) = row(&items);
             let err = decode_skill(skill, items).unwrap_err();
-            assert!(matches!(err, StoreError::Corrupt { table: "skill_items", .. }), "{err}");
+            assert!(
+                matches!(
+                    err,
+                    StoreError::Corrupt {
+                        table: "skill_items",
+                        ..
+                    }
+                ),
+                "{err}"
+            );
             assert!(err.to_string().contains(needle), "{err}");
         }
         let (mut skill, _) = row(&[]);
         skill.metadata_json = "{\"metadata\": 3}".into();
         let err = decode_skill(skill, vec![]).unwrap_err();
-        assert!(err.to_string().contains("`metadata_json` does not decode"), "{err}");
+        assert!(
+            err.to_string().contains("`metadata_json` does not decode"),
+            "{err}"
+        );
         let err = decode_tool("x/y", "{\"name\": \"x/z\", \"source\": \"custom\"}").unwrap_err();
         assert!(err.to_string().contains("names the tool `x/z`"), "{err}");
         assert!(decode_tool("x/y", "nope").is_err());
@@ -440,7 +548,10 @@ mod tests {
         let mut skill = Skill::new(SkillName::new("a/b").unwrap());
         skill.version = Some("v".repeat(51));
         let err = encode_skill(&skill).err().unwrap();
-        assert_eq!(err.to_string(), "cannot store `a/b`: `skills.version` is longer than 50 characters");
+        assert_eq!(
+            err.to_string(),
+            "cannot store `a/b`: `skills.version` is longer than 50 characters"
+        );
         skill.version = None;
         skill.description = Some("nul\0".into());
         assert_eq!(encode_skill(&skill).err().unwrap().kind(), "invalid_value");
@@ -466,7 +577,10 @@ mod tests {
         let b = ToolSpec::new("b", "", ToolSource::Custom);
         let a2 = ToolSpec::new("a", "2", ToolSource::Custom);
         let tools = [a1, b, a2];
-        let kept: Vec<_> = last_wins(&tools).into_iter().map(|t| (t.name.as_str(), t.description.as_str())).collect();
+        let kept: Vec<_> = last_wins(&tools)
+            .into_iter()
+            .map(|t| (t.name.as_str(), t.description.as_str()))
+            .collect();
         assert_eq!(kept, [("a", "2"), ("b", "")]);
         assert_eq!(json_array(["a\"b", "c"]), r#"["a\"b","c"]"#);
     }

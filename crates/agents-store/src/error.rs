@@ -10,7 +10,9 @@ pub enum StoreError {
     #[error("skill `{0}` is not registered")]
     SkillNotFound(SkillName),
     /// Optimistic update lost against another writer.
-    #[error("skill `{name}` was changed by someone else (expected updated_at `{expected}`, found `{found}`); fetch it again and retry")]
+    #[error(
+        "skill `{name}` was changed by someone else (expected updated_at `{expected}`, found `{found}`); fetch it again and retry"
+    )]
     Conflict {
         /// The contested skill.
         name: SkillName,
@@ -23,7 +25,9 @@ pub enum StoreError {
     #[error("tool `{0}` is already registered")]
     DuplicateTool(String),
     /// The database was written by a newer build.
-    #[error("database schema version {found} is newer than this build supports ({supported}); upgrade `agents`")]
+    #[error(
+        "database schema version {found} is newer than this build supports ({supported}); upgrade `agents`"
+    )]
     SchemaTooNew {
         /// Version found in the database.
         found: i64,

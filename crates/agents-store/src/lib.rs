@@ -86,44 +86,75 @@ pub trait Store: Send + Sync {
     /// [`StoreError::DuplicateSkill`] (naming the first taken name, also a name
     /// repeated within `skills`) and then stores none of them. Returns the
     /// skills as stored (with timestamps).
-    fn add_skills(&self, skills: &[Skill]) -> impl Future<Output = Result<Vec<Skill>, StoreError>> + Send;
+    fn add_skills(
+        &self,
+        skills: &[Skill],
+    ) -> impl Future<Output = Result<Vec<Skill>, StoreError>> + Send;
 
     /// Replaces existing definitions in one transaction, keeping `created_at`.
     /// A skill whose `updated_at` is `Some` must still have that `updated_at`
     /// in the store, otherwise the call fails with [`StoreError::Conflict`];
     /// `None` means "whatever is there now". A missing skill fails with
     /// [`StoreError::SkillNotFound`]. Either way nothing is written.
-    fn update_skills(&self, skills: &[Skill]) -> impl Future<Output = Result<Vec<Skill>, StoreError>> + Send;
+    fn update_skills(
+        &self,
+        skills: &[Skill],
+    ) -> impl Future<Output = Result<Vec<Skill>, StoreError>> + Send;
 
     /// The skill called `name`, with its items in `item_order`.
-    fn get_skill(&self, name: &SkillName) -> impl Future<Output = Result<Option<Skill>, StoreError>> + Send;
+    fn get_skill(
+        &self,
+        name: &SkillName,
+    ) -> impl Future<Output = Result<Option<Skill>, StoreError>> + Send;
 
     /// Skills sorted by name, optionally only those in `namespace`.
-    fn list_skills(&self, namespace: Option<&str>) -> impl Future<Output = Result<Vec<SkillSummary>, StoreError>> + Send;
+    fn list_skills(
+        &self,
+        namespace: Option<&str>,
+    ) -> impl Future<Output = Result<Vec<SkillSummary>, StoreError>> + Send;
 
     /// Deletes the skill and (by cascade) its items; false when absent.
-    fn remove_skill(&self, name: &SkillName) -> impl Future<Output = Result<bool, StoreError>> + Send;
+    fn remove_skill(
+        &self,
+        name: &SkillName,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
     /// The given skills and every skill reachable through their includes, in
     /// a bounded number of queries (not one per skill). Missing names are
     /// simply absent from the result.
-    fn load_closure(&self, roots: &[SkillName]) -> impl Future<Output = Result<Vec<Skill>, StoreError>> + Send;
+    fn load_closure(
+        &self,
+        roots: &[SkillName],
+    ) -> impl Future<Output = Result<Vec<Skill>, StoreError>> + Send;
 
     /// Every skill with its items, sorted by name (for export).
     fn all_skills(&self) -> impl Future<Output = Result<Vec<Skill>, StoreError>> + Send;
 
     /// Adds tools in one transaction. With `replace` false a taken name fails
     /// with [`StoreError::DuplicateTool`] and nothing is written.
-    fn put_tools(&self, tools: &[ToolSpec], replace: bool) -> impl Future<Output = Result<(), StoreError>> + Send;
+    fn put_tools(
+        &self,
+        tools: &[ToolSpec],
+        replace: bool,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// The tool called `name`.
-    fn get_tool(&self, name: &str) -> impl Future<Output = Result<Option<ToolSpec>, StoreError>> + Send;
+    fn get_tool(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<ToolSpec>, StoreError>> + Send;
 
     /// The tools called `names` (those that exist), in one query.
-    fn get_tools(&self, names: &[String]) -> impl Future<Output = Result<Vec<ToolSpec>, StoreError>> + Send;
+    fn get_tools(
+        &self,
+        names: &[String],
+    ) -> impl Future<Output = Result<Vec<ToolSpec>, StoreError>> + Send;
 
     /// Tools sorted by name, optionally of one source only.
-    fn list_tools(&self, source: Option<ToolSource>) -> impl Future<Output = Result<Vec<ToolSpec>, StoreError>> + Send;
+    fn list_tools(
+        &self,
+        source: Option<ToolSource>,
+    ) -> impl Future<Output = Result<Vec<ToolSpec>, StoreError>> + Send;
 
     /// Deletes a tool; false when absent.
     fn remove_tool(&self, name: &str) -> impl Future<Output = Result<bool, StoreError>> + Send;
@@ -132,13 +163,24 @@ pub trait Store: Send + Sync {
     /// (which replace same-named tools of any source). Used by discovery
     /// refresh and MCP refresh so a failure leaves the old catalogue intact.
     /// Returns how many tools were deleted.
-    fn replace_tool_group(&self, group: &ToolGroup, tools: &[ToolSpec]) -> impl Future<Output = Result<u64, StoreError>> + Send;
+    fn replace_tool_group(
+        &self,
+        group: &ToolGroup,
+        tools: &[ToolSpec],
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
 
     /// A value from the small key/value `registry_meta` table.
-    fn get_meta(&self, key: &str) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
+    fn get_meta(
+        &self,
+        key: &str,
+    ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
 
     /// Sets a `registry_meta` value.
-    fn set_meta(&self, key: &str, value: &str) -> impl Future<Output = Result<(), StoreError>> + Send;
+    fn set_meta(
+        &self,
+        key: &str,
+        value: &str,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Backend, schema version and row counts.
     fn status(&self) -> impl Future<Output = Result<StoreStatus, StoreError>> + Send;

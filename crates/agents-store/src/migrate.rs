@@ -14,7 +14,11 @@ pub(crate) struct Migration {
 
 /// The newest version in `migrations`.
 pub(crate) fn latest(migrations: &[Migration]) -> i64 {
-    migrations.iter().map(|migration| migration.version).max().unwrap_or(0)
+    migrations
+        .iter()
+        .map(|migration| migration.version)
+        .max()
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -25,7 +29,11 @@ mod tests {
     fn backends_are_in_step_and_versions_increase() {
         let sqlite = crate::sqlite::MIGRATIONS;
         let postgres = crate::postgres::MIGRATIONS;
-        let labels = |list: &[Migration]| list.iter().map(|m| (m.version, m.description)).collect::<Vec<_>>();
+        let labels = |list: &[Migration]| {
+            list.iter()
+                .map(|m| (m.version, m.description))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(labels(sqlite), labels(postgres));
         for (index, migration) in sqlite.iter().enumerate() {
             assert_eq!(migration.version, index as i64 + 1);

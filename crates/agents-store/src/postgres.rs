@@ -51,7 +51,8 @@ pub struct PostgresStore {
 }
 
 fn is_unique_violation(err: &sqlx::Error) -> bool {
-    err.as_database_error().is_some_and(|db| db.is_unique_violation())
+    err.as_database_error()
+        .is_some_and(|db| db.is_unique_violation())
 }
 
 fn timed_out(what: &str) -> sqlx::Error {
@@ -95,7 +96,11 @@ impl PostgresStore {
         let store = Self { pool, location };
         let migrated = tokio::time::timeout(CONNECT_TIMEOUT * 3, store.migrate(&mut conn))
             .await
-            .unwrap_or_else(|_| Err(store.db("cannot apply schema migrations")(timed_out("migrations did not finish"))));
+            .unwrap_or_else(|_| {
+                Err(store.db("cannot apply schema migrations")(timed_out(
+                    "migrations did not finish",
+                )))
+            });
         let _ = conn.close().await;
         migrated?;
         Ok(store)
@@ -119,21 +124,37 @@ impl PostgresStore {
     async fn migrate(&self, conn: &mut PgConnection) -> Result<(), StoreError> {
         let supported = migrate::latest(MIGRATIONS);
         loop {
-            let mut tx = conn.begin().await.map_err(self.db("cannot start the migration"))?;
+            let mut tx = conn
+                .begin()
+                .await
+                .map_err(self.db("cannot start the migration"))?;
             sqlx::query("SELECT pg_advisory_xact_lock($1)")
                 .bind(MIGRATION_LOCK)
                 .execute(&mut *tx)
                 .await
                 .map_err(self.db("cannot lock the schema for migration"))?;
-            let current = applied_version(&mut tx).await.map_err(self.db("cannot read the schema version"))?;
+            let current = applied_version(&mut tx)
+                .await
+                .map_err(self.db("cannot read the schema version"))?;
             if current > supported {
-                return Err(StoreError::SchemaTooNew { found: current, supported });
+                return Err(StoreError::SchemaTooNew {
+                    found: current,
+                    supported,
+                });
             }
-            let Some(next) = MIGRATIONS.iter().find(|migration| migration.version > current) else {
-                tx.commit().await.map_err(self.db("cannot finish the migration"))?;
+            let Some(next) = MIGRATIONS
+                .iter()
+                .find(|migration| migration.version > current)
+            else {
+                tx.commit()
+                    .await
+                    .map_err(self.db("cannot finish the migration"))?;
                 return Ok(());
             };
-            let failed = format!("cannot apply schema migration {} ({})", next.version, next.description);
+            let failed = format!(
+                "cannot apply schema migration {} ({})",
+                next.version, next.description
+            );
             sqlx::raw_sql(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (
                     version     BIGINT NOT NULL PRIMARY KEY,
@@ -144,7 +165,10 @@ impl PostgresStore {
             .execute(&mut *tx)
             .await
             .map_err(self.db(&failed))?;
-            sqlx::raw_sql(next.sql).execute(&mut *tx).await.map_err(self.db(&failed))?;
+            sqlx::raw_sql(next.sql)
+                .execute(&mut *tx)
+                .await
+                .map_err(self.db(&failed))?;
             sqlx::query("INSERT INTO schema_migrations (version, description, applied_at) VALUES ($1, $2, $3)")
                 .bind(next.version)
                 .bind(next.description)
@@ -157,7 +181,10 @@ impl PostgresStore {
     }
 
     async fn write(&self) -> Result<Transaction<'static, Postgres>, StoreError> {
-        self.pool.begin().await.map_err(self.db("cannot start a write transaction"))
+        self.pool
+            .begin()
+            .await
+            .map_err(self.db("cannot start a write transaction"))
     }
 
     async fn read(&self) -> Result<Transaction<'static, Postgres>, StoreError> {
@@ -175,12 +202,24 @@ impl PostgresStore {
         Ok(())
     }
 
-    async fn existing(&self, conn: &mut PgConnection, table: &str, names: &[&str]) -> Result<HashSet<String>, sqlx::Error> {
+    async fn existing(
+        &self,
+        conn: &mut PgConnection,
+        table: &str,
+        names: &[&str],
+    ) -> Result<HashSet<String>, sqlx::Error> {
         let sql = match table {
-            "tools" => "SELECT t.name FROM tools t JOIN UNNEST($1::text[]) AS n(name) ON t.name = n.name",
-            _ => "SELECT s.name FROM skills s JOIN UNNEST($1::text[]) AS n(name) ON s.name = n.name",
+            "tools" => {
+                "SELECT t.name FROM tools t JOIN UNNEST($1::text[]) AS n(name) ON t.name = n.name"
+            }
+            _ => {
+                "SELECT s.name FROM skills s JOIN UNNEST($1::text[]) AS n(name) ON s.name = n.name"
+            }
         };
-        let rows: Vec<String> = sqlx::query_scalar(sql).bind(names).fetch_all(&mut *conn).await?;
+        let rows: Vec<String> = sqlx::query_scalar(sql)
+            .bind(names)
+            .fetch_all(&mut *conn)
+            .await?;
         Ok(rows.into_iter().collect())
     }
 
@@ -189,10 +228,18 @@ impl PostgresStore {
     async fn taken_after_race(&self, table: &str, names: &[&str]) -> Option<String> {
         let mut conn = self.pool.acquire().await.ok()?;
         let taken = self.existing(&mut conn, table, names).await.ok()?;
-        names.iter().find(|name| taken.contains(**name)).map(|name| (*name).to_owned())
+        names
+            .iter()
+            .find(|name| taken.contains(**name))
+            .map(|name| (*name).to_owned())
     }
 
-    async fn upsert_tools(&self, tx: &mut PgConnection, tools: &[ToolColumns], replace: bool) -> Result<(), sqlx::Error> {
+    async fn upsert_tools(
+        &self,
+        tx: &mut PgConnection,
+        tools: &[ToolColumns],
+        replace: bool,
+    ) -> Result<(), sqlx::Error> {
         let at = codec::format_timestamp(codec::now());
         let conflict = if replace {
             " ON CONFLICT (name) DO UPDATE SET source = excluded.source, origin = excluded.origin, \
@@ -208,7 +255,8 @@ impl PostgresStore {
         for chunk in tools.chunks(SKILLS_PER_INSERT) {
             let names: Vec<&str> = chunk.iter().map(|tool| tool.name.as_str()).collect();
             let sources: Vec<&str> = chunk.iter().map(|tool| tool.source).collect();
-            let origins: Vec<Option<&str>> = chunk.iter().map(|tool| tool.origin.as_deref()).collect();
+            let origins: Vec<Option<&str>> =
+                chunk.iter().map(|tool| tool.origin.as_deref()).collect();
             let specs: Vec<&str> = chunk.iter().map(|tool| tool.spec_json.as_str()).collect();
             sqlx::query(AssertSqlSafe(sql.as_str()))
                 .bind(names)
@@ -230,18 +278,34 @@ async fn applied_version(conn: &mut PgConnection) -> Result<i64, sqlx::Error> {
     if !exists {
         return Ok(0);
     }
-    let version: Option<i64> = sqlx::query_scalar("SELECT MAX(version) FROM schema_migrations").fetch_one(&mut *conn).await?;
+    let version: Option<i64> = sqlx::query_scalar("SELECT MAX(version) FROM schema_migrations")
+        .fetch_one(&mut *conn)
+        .await?;
     Ok(version.unwrap_or(0))
 }
 
-async fn insert_skills(conn: &mut PgConnection, skills: &[SkillColumns], at: &str) -> Result<(), sqlx::Error> {
+async fn insert_skills(
+    conn: &mut PgConnection,
+    skills: &[SkillColumns],
+    at: &str,
+) -> Result<(), sqlx::Error> {
     for chunk in skills.chunks(SKILLS_PER_INSERT) {
         let names: Vec<&str> = chunk.iter().map(|skill| skill.name.as_str()).collect();
         let namespaces: Vec<&str> = chunk.iter().map(|skill| skill.namespace.as_str()).collect();
-        let short_names: Vec<&str> = chunk.iter().map(|skill| skill.short_name.as_str()).collect();
-        let descriptions: Vec<Option<&str>> = chunk.iter().map(|skill| skill.description.as_deref()).collect();
-        let versions: Vec<Option<&str>> = chunk.iter().map(|skill| skill.version.as_deref()).collect();
-        let metadata: Vec<&str> = chunk.iter().map(|skill| skill.metadata_json.as_str()).collect();
+        let short_names: Vec<&str> = chunk
+            .iter()
+            .map(|skill| skill.short_name.as_str())
+            .collect();
+        let descriptions: Vec<Option<&str>> = chunk
+            .iter()
+            .map(|skill| skill.description.as_deref())
+            .collect();
+        let versions: Vec<Option<&str>> =
+            chunk.iter().map(|skill| skill.version.as_deref()).collect();
+        let metadata: Vec<&str> = chunk
+            .iter()
+            .map(|skill| skill.metadata_json.as_str())
+            .collect();
         sqlx::query(
             "INSERT INTO skills (name, namespace, short_name, description, version, metadata_json, created_at, updated_at)
              SELECT s.name, s.namespace, s.short_name, s.description, s.version, s.metadata_json, $7, $7
@@ -266,12 +330,20 @@ async fn insert_items<'a>(
     skills: impl Iterator<Item = (&'a str, &'a [ItemColumns])>,
     at: &str,
 ) -> Result<(), sqlx::Error> {
-    let rows: Vec<(&str, &ItemColumns)> = skills.flat_map(|(name, items)| items.iter().map(move |item| (name, item))).collect();
+    let rows: Vec<(&str, &ItemColumns)> = skills
+        .flat_map(|(name, items)| items.iter().map(move |item| (name, item)))
+        .collect();
     for chunk in rows.chunks(ITEMS_PER_INSERT) {
         let skill_names: Vec<&str> = chunk.iter().map(|(skill, _)| *skill).collect();
         let types: Vec<&str> = chunk.iter().map(|(_, item)| item.item_type).collect();
-        let names: Vec<&str> = chunk.iter().map(|(_, item)| item.item_name.as_str()).collect();
-        let configs: Vec<Option<&str>> = chunk.iter().map(|(_, item)| item.item_config.as_deref()).collect();
+        let names: Vec<&str> = chunk
+            .iter()
+            .map(|(_, item)| item.item_name.as_str())
+            .collect();
+        let configs: Vec<Option<&str>> = chunk
+            .iter()
+            .map(|(_, item)| item.item_config.as_deref())
+            .collect();
         let orders: Vec<i32> = chunk.iter().map(|(_, item)| item.item_order).collect();
         sqlx::query(
             "INSERT INTO skill_items (skill_name, item_type, item_name, item_config, item_order, created_at)
@@ -344,14 +416,20 @@ impl Store for PostgresStore {
         if let Some(repeat) = codec::first_repeat(skills.iter().map(|skill| &skill.name)) {
             return Err(StoreError::DuplicateSkill(repeat.clone()));
         }
-        let encoded = skills.iter().map(codec::encode_skill).collect::<Result<Vec<_>, _>>()?;
+        let encoded = skills
+            .iter()
+            .map(codec::encode_skill)
+            .collect::<Result<Vec<_>, _>>()?;
         let names: Vec<&str> = skills.iter().map(|skill| skill.name.as_str()).collect();
         let mut tx = self.write().await?;
         let taken = self
             .existing(&mut tx, "skills", &names)
             .await
             .map_err(self.db("cannot check for registered skills"))?;
-        if let Some(skill) = skills.iter().find(|skill| taken.contains(skill.name.as_str())) {
+        if let Some(skill) = skills
+            .iter()
+            .find(|skill| taken.contains(skill.name.as_str()))
+        {
             return Err(StoreError::DuplicateSkill(skill.name.clone()));
         }
         let at = codec::format_timestamp(codec::now());
@@ -359,14 +437,21 @@ impl Store for PostgresStore {
             drop(tx);
             if is_unique_violation(&err)
                 && let Some(name) = self.taken_after_race("skills", &names).await
-                    && let Some(skill) = skills.iter().find(|skill| skill.name.as_str() == name) {
-                        return Err(StoreError::DuplicateSkill(skill.name.clone()));
-                    }
+                && let Some(skill) = skills.iter().find(|skill| skill.name.as_str() == name)
+            {
+                return Err(StoreError::DuplicateSkill(skill.name.clone()));
+            }
             return Err(self.db("cannot add skills")(err));
         }
-        insert_items(&mut tx, encoded.iter().map(|skill| (skill.name.as_str(), skill.items.as_slice())), &at)
-            .await
-            .map_err(self.db("cannot add skill items"))?;
+        insert_items(
+            &mut tx,
+            encoded
+                .iter()
+                .map(|skill| (skill.name.as_str(), skill.items.as_slice())),
+            &at,
+        )
+        .await
+        .map_err(self.db("cannot add skill items"))?;
         if let Err(err) = tx.commit().await {
             return Err(self.db("cannot commit the new skills")(err));
         }
@@ -384,27 +469,33 @@ impl Store for PostgresStore {
         if skills.is_empty() {
             return Ok(Vec::new());
         }
-        let encoded = skills.iter().map(codec::encode_skill).collect::<Result<Vec<_>, _>>()?;
+        let encoded = skills
+            .iter()
+            .map(codec::encode_skill)
+            .collect::<Result<Vec<_>, _>>()?;
         let mut tx = self.write().await?;
         let now = codec::now();
         let mut updated = Vec::with_capacity(skills.len());
         for (skill, columns) in skills.iter().zip(&encoded) {
-            let row: Option<(String, String)> = sqlx::query_as("SELECT created_at, updated_at FROM skills WHERE name = $1 FOR UPDATE")
-                .bind(columns.name.as_str())
-                .fetch_optional(&mut *tx)
-                .await
-                .map_err(self.db("cannot read the skill to update"))?;
+            let row: Option<(String, String)> = sqlx::query_as(
+                "SELECT created_at, updated_at FROM skills WHERE name = $1 FOR UPDATE",
+            )
+            .bind(columns.name.as_str())
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(self.db("cannot read the skill to update"))?;
             let Some((created_at, found)) = row else {
                 return Err(StoreError::SkillNotFound(skill.name.clone()));
             };
             if let Some(expected) = &skill.updated_at
-                && *expected != found {
-                    return Err(StoreError::Conflict {
-                        name: skill.name.clone(),
-                        expected: expected.clone(),
-                        found,
-                    });
-                }
+                && *expected != found
+            {
+                return Err(StoreError::Conflict {
+                    name: skill.name.clone(),
+                    expected: expected.clone(),
+                    found,
+                });
+            }
             let at = codec::next_updated_at(now, &found, skill.name.as_str())?;
             let changed = sqlx::query(
                 "UPDATE skills SET description = $1, version = $2, metadata_json = $3, updated_at = $4 \
@@ -431,27 +522,35 @@ impl Store for PostgresStore {
                 .execute(&mut *tx)
                 .await
                 .map_err(self.db("cannot replace the skill's items"))?;
-            insert_items(&mut tx, std::iter::once((columns.name.as_str(), columns.items.as_slice())), &at)
-                .await
-                .map_err(self.db("cannot replace the skill's items"))?;
+            insert_items(
+                &mut tx,
+                std::iter::once((columns.name.as_str(), columns.items.as_slice())),
+                &at,
+            )
+            .await
+            .map_err(self.db("cannot replace the skill's items"))?;
             updated.push(Skill {
                 created_at: Some(created_at),
                 updated_at: Some(at),
                 ..skill.clone()
             });
         }
-        tx.commit().await.map_err(self.db("cannot commit the updated skills"))?;
+        tx.commit()
+            .await
+            .map_err(self.db("cannot commit the updated skills"))?;
         Ok(updated)
     }
 
     async fn get_skill(&self, name: &SkillName) -> Result<Option<Skill>, StoreError> {
         let failed = "cannot read the skill";
         let mut tx = self.read().await?;
-        let row = sqlx::query(AssertSqlSafe(format!("SELECT {SKILL_COLUMNS} FROM skills WHERE name = $1")))
-            .bind(name.as_str())
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(self.db(failed))?;
+        let row = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {SKILL_COLUMNS} FROM skills WHERE name = $1"
+        )))
+        .bind(name.as_str())
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(self.db(failed))?;
         let Some(row) = row else {
             return Ok(None);
         };
@@ -471,10 +570,16 @@ impl Store for PostgresStore {
         let select = "SELECT s.name, s.namespace, s.short_name, s.description, s.version, s.updated_at, \
                       (SELECT COUNT(*) FROM skill_items i WHERE i.skill_name = s.name) AS items FROM skills s";
         let query = match namespace {
-            Some(namespace) => sqlx::query(AssertSqlSafe(format!("{select} WHERE s.namespace = $1 ORDER BY s.name"))).bind(namespace),
+            Some(namespace) => sqlx::query(AssertSqlSafe(format!(
+                "{select} WHERE s.namespace = $1 ORDER BY s.name"
+            )))
+            .bind(namespace),
             None => sqlx::query(AssertSqlSafe(format!("{select} ORDER BY s.name"))),
         };
-        let rows = query.fetch_all(&self.pool).await.map_err(self.db("cannot list skills"))?;
+        let rows = query
+            .fetch_all(&self.pool)
+            .await
+            .map_err(self.db("cannot list skills"))?;
         rows.iter()
             .map(|row| {
                 let raw: String = column(row, "skills", "name")?;
@@ -551,14 +656,18 @@ impl Store for PostgresStore {
     async fn all_skills(&self) -> Result<Vec<Skill>, StoreError> {
         let failed = "cannot read all skills";
         let mut tx = self.read().await?;
-        let rows = sqlx::query(AssertSqlSafe(format!("SELECT {SKILL_COLUMNS} FROM skills ORDER BY name")))
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(self.db(failed))?;
-        let items = sqlx::query(AssertSqlSafe(format!("SELECT {ITEM_COLUMNS} FROM skill_items")))
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(self.db(failed))?;
+        let rows = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {SKILL_COLUMNS} FROM skills ORDER BY name"
+        )))
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(self.db(failed))?;
+        let items = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {ITEM_COLUMNS} FROM skill_items"
+        )))
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(self.db(failed))?;
         tx.commit().await.map_err(self.db(failed))?;
         let skills = rows.iter().map(skill_row).collect::<Result<Vec<_>, _>>()?;
         let items = items.iter().map(item_row).collect::<Result<Vec<_>, _>>()?;
@@ -577,7 +686,10 @@ impl Store for PostgresStore {
             }
             tools.iter().collect()
         };
-        let encoded = kept.iter().map(|tool| codec::encode_tool(tool)).collect::<Result<Vec<_>, _>>()?;
+        let encoded = kept
+            .iter()
+            .map(|tool| codec::encode_tool(tool))
+            .collect::<Result<Vec<_>, _>>()?;
         let names: Vec<&str> = encoded.iter().map(|tool| tool.name.as_str()).collect();
         let mut tx = self.write().await?;
         self.lock_tools(&mut tx).await?;
@@ -593,12 +705,15 @@ impl Store for PostgresStore {
         if let Err(err) = self.upsert_tools(&mut tx, &encoded, replace).await {
             drop(tx);
             if is_unique_violation(&err)
-                && let Some(name) = self.taken_after_race("tools", &names).await {
-                    return Err(StoreError::DuplicateTool(name));
-                }
+                && let Some(name) = self.taken_after_race("tools", &names).await
+            {
+                return Err(StoreError::DuplicateTool(name));
+            }
             return Err(self.db("cannot add tools")(err));
         }
-        tx.commit().await.map_err(self.db("cannot commit the tools"))
+        tx.commit()
+            .await
+            .map_err(self.db("cannot commit the tools"))
     }
 
     async fn get_tool(&self, name: &str) -> Result<Option<ToolSpec>, StoreError> {
@@ -625,10 +740,16 @@ impl Store for PostgresStore {
 
     async fn list_tools(&self, source: Option<ToolSource>) -> Result<Vec<ToolSpec>, StoreError> {
         let query = match source {
-            Some(source) => sqlx::query("SELECT name, spec_json FROM tools WHERE source = $1 ORDER BY name").bind(source.as_str()),
+            Some(source) => {
+                sqlx::query("SELECT name, spec_json FROM tools WHERE source = $1 ORDER BY name")
+                    .bind(source.as_str())
+            }
             None => sqlx::query("SELECT name, spec_json FROM tools ORDER BY name"),
         };
-        let rows = query.fetch_all(&self.pool).await.map_err(self.db("cannot list tools"))?;
+        let rows = query
+            .fetch_all(&self.pool)
+            .await
+            .map_err(self.db("cannot list tools"))?;
         rows.iter().map(tool_row).collect()
     }
 
@@ -645,7 +766,11 @@ impl Store for PostgresStore {
         Ok(done.rows_affected() > 0)
     }
 
-    async fn replace_tool_group(&self, group: &ToolGroup, tools: &[ToolSpec]) -> Result<u64, StoreError> {
+    async fn replace_tool_group(
+        &self,
+        group: &ToolGroup,
+        tools: &[ToolSpec],
+    ) -> Result<u64, StoreError> {
         let encoded = codec::last_wins(tools)
             .into_iter()
             .map(codec::encode_tool)
@@ -663,7 +788,9 @@ impl Store for PostgresStore {
         .await
         .map_err(self.db(failed))?
         .rows_affected();
-        self.upsert_tools(&mut tx, &encoded, true).await.map_err(self.db(failed))?;
+        self.upsert_tools(&mut tx, &encoded, true)
+            .await
+            .map_err(self.db(failed))?;
         tx.commit().await.map_err(self.db(failed))?;
         Ok(deleted)
     }

@@ -12,7 +12,9 @@ use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use agents_core::{Skill, SkillName, ToolSource, ToolSpec};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection, SqlitePool, SqlitePoolOptions, SqliteRow};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteConnection, SqlitePool, SqlitePoolOptions, SqliteRow,
+};
 use sqlx::{AssertSqlSafe, Connection, Row, Sqlite, Transaction};
 
 use crate::codec::{self, ItemColumns, ItemRow, SkillColumns, SkillRow, ToolColumns};
@@ -58,15 +60,22 @@ fn is_busy(err: &sqlx::Error) -> bool {
 }
 
 fn is_unique_violation(err: &sqlx::Error) -> bool {
-    err.as_database_error().is_some_and(|db| db.is_unique_violation())
+    err.as_database_error()
+        .is_some_and(|db| db.is_unique_violation())
 }
 
 impl SqliteStore {
     /// Opens (creating it and its directory if needed) the database at
     /// `path` and applies pending migrations.
     pub async fn open(path: &Path) -> Result<Self, StoreError> {
-        if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(io_error(format!("cannot create directory `{}`", parent.display())))?;
+        if let Some(parent) = path
+            .parent()
+            .filter(|parent| !parent.as_os_str().is_empty())
+        {
+            std::fs::create_dir_all(parent).map_err(io_error(format!(
+                "cannot create directory `{}`",
+                parent.display()
+            )))?;
         }
         let options = SqliteConnectOptions::new()
             .filename(path)
@@ -114,9 +123,15 @@ impl SqliteStore {
     }
 
     async fn init(&self, wal: bool) -> Result<(), StoreError> {
-        let mut conn = self.pool.acquire().await.map_err(self.db("cannot open the database"))?;
+        let mut conn = self
+            .pool
+            .acquire()
+            .await
+            .map_err(self.db("cannot open the database"))?;
         if wal {
-            enable_wal(&mut conn).await.map_err(self.db("cannot switch to WAL journal mode"))?;
+            enable_wal(&mut conn)
+                .await
+                .map_err(self.db("cannot switch to WAL journal mode"))?;
         }
         self.migrate(&mut conn).await
     }
@@ -124,16 +139,32 @@ impl SqliteStore {
     async fn migrate(&self, conn: &mut SqliteConnection) -> Result<(), StoreError> {
         let supported = migrate::latest(MIGRATIONS);
         loop {
-            let mut tx = conn.begin_with("BEGIN IMMEDIATE").await.map_err(self.db("cannot start the migration"))?;
-            let current = applied_version(&mut tx).await.map_err(self.db("cannot read the schema version"))?;
+            let mut tx = conn
+                .begin_with("BEGIN IMMEDIATE")
+                .await
+                .map_err(self.db("cannot start the migration"))?;
+            let current = applied_version(&mut tx)
+                .await
+                .map_err(self.db("cannot read the schema version"))?;
             if current > supported {
-                return Err(StoreError::SchemaTooNew { found: current, supported });
+                return Err(StoreError::SchemaTooNew {
+                    found: current,
+                    supported,
+                });
             }
-            let Some(next) = MIGRATIONS.iter().find(|migration| migration.version > current) else {
-                tx.commit().await.map_err(self.db("cannot finish the migration"))?;
+            let Some(next) = MIGRATIONS
+                .iter()
+                .find(|migration| migration.version > current)
+            else {
+                tx.commit()
+                    .await
+                    .map_err(self.db("cannot finish the migration"))?;
                 return Ok(());
             };
-            let failed = format!("cannot apply schema migration {} ({})", next.version, next.description);
+            let failed = format!(
+                "cannot apply schema migration {} ({})",
+                next.version, next.description
+            );
             sqlx::raw_sql(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (
                     version     INTEGER NOT NULL PRIMARY KEY,
@@ -144,14 +175,19 @@ impl SqliteStore {
             .execute(&mut *tx)
             .await
             .map_err(self.db(&failed))?;
-            sqlx::raw_sql(next.sql).execute(&mut *tx).await.map_err(self.db(&failed))?;
-            sqlx::query("INSERT INTO schema_migrations (version, description, applied_at) VALUES (?, ?, ?)")
-                .bind(next.version)
-                .bind(next.description)
-                .bind(codec::format_timestamp(codec::now()))
+            sqlx::raw_sql(next.sql)
                 .execute(&mut *tx)
                 .await
                 .map_err(self.db(&failed))?;
+            sqlx::query(
+                "INSERT INTO schema_migrations (version, description, applied_at) VALUES (?, ?, ?)",
+            )
+            .bind(next.version)
+            .bind(next.description)
+            .bind(codec::format_timestamp(codec::now()))
+            .execute(&mut *tx)
+            .await
+            .map_err(self.db(&failed))?;
             tx.commit().await.map_err(self.db(&failed))?;
         }
     }
@@ -164,30 +200,55 @@ impl SqliteStore {
     }
 
     async fn read(&self) -> Result<Transaction<'static, Sqlite>, StoreError> {
-        self.pool.begin().await.map_err(self.db("cannot start a read transaction"))
+        self.pool
+            .begin()
+            .await
+            .map_err(self.db("cannot start a read transaction"))
     }
 
-    async fn existing_skills(&self, conn: &mut SqliteConnection, names: &[&str]) -> Result<HashSet<String>, sqlx::Error> {
-        let rows: Vec<String> = sqlx::query_scalar("SELECT name FROM skills WHERE name IN (SELECT value FROM json_each(?))")
-            .bind(codec::json_array(names.iter().copied()))
-            .fetch_all(&mut *conn)
-            .await?;
+    async fn existing_skills(
+        &self,
+        conn: &mut SqliteConnection,
+        names: &[&str],
+    ) -> Result<HashSet<String>, sqlx::Error> {
+        let rows: Vec<String> = sqlx::query_scalar(
+            "SELECT name FROM skills WHERE name IN (SELECT value FROM json_each(?))",
+        )
+        .bind(codec::json_array(names.iter().copied()))
+        .fetch_all(&mut *conn)
+        .await?;
         Ok(rows.into_iter().collect())
     }
 
-    async fn existing_tools(&self, conn: &mut SqliteConnection, names: &[&str]) -> Result<HashSet<String>, sqlx::Error> {
-        let rows: Vec<String> = sqlx::query_scalar("SELECT name FROM tools WHERE name IN (SELECT value FROM json_each(?))")
-            .bind(codec::json_array(names.iter().copied()))
-            .fetch_all(&mut *conn)
-            .await?;
+    async fn existing_tools(
+        &self,
+        conn: &mut SqliteConnection,
+        names: &[&str],
+    ) -> Result<HashSet<String>, sqlx::Error> {
+        let rows: Vec<String> = sqlx::query_scalar(
+            "SELECT name FROM tools WHERE name IN (SELECT value FROM json_each(?))",
+        )
+        .bind(codec::json_array(names.iter().copied()))
+        .fetch_all(&mut *conn)
+        .await?;
         Ok(rows.into_iter().collect())
     }
 
-    async fn add_inner(&self, skills: &[Skill], encoded: &[SkillColumns]) -> Result<Vec<Skill>, StoreError> {
+    async fn add_inner(
+        &self,
+        skills: &[Skill],
+        encoded: &[SkillColumns],
+    ) -> Result<Vec<Skill>, StoreError> {
         let names: Vec<&str> = skills.iter().map(|skill| skill.name.as_str()).collect();
         let mut tx = self.write().await?;
-        let taken = self.existing_skills(&mut tx, &names).await.map_err(self.db("cannot check for registered skills"))?;
-        if let Some(skill) = skills.iter().find(|skill| taken.contains(skill.name.as_str())) {
+        let taken = self
+            .existing_skills(&mut tx, &names)
+            .await
+            .map_err(self.db("cannot check for registered skills"))?;
+        if let Some(skill) = skills
+            .iter()
+            .find(|skill| taken.contains(skill.name.as_str()))
+        {
             return Err(StoreError::DuplicateSkill(skill.name.clone()));
         }
         let at = codec::format_timestamp(codec::now());
@@ -196,10 +257,18 @@ impl SqliteStore {
             drop(tx);
             return Err(self.duplicate_or(skills, err).await);
         }
-        insert_items(&mut tx, encoded.iter().map(|skill| (skill.name.as_str(), skill.items.as_slice())), &at)
+        insert_items(
+            &mut tx,
+            encoded
+                .iter()
+                .map(|skill| (skill.name.as_str(), skill.items.as_slice())),
+            &at,
+        )
+        .await
+        .map_err(self.db("cannot add skill items"))?;
+        tx.commit()
             .await
-            .map_err(self.db("cannot add skill items"))?;
-        tx.commit().await.map_err(self.db("cannot commit the new skills"))?;
+            .map_err(self.db("cannot commit the new skills"))?;
         Ok(skills
             .iter()
             .map(|skill| Skill {
@@ -217,14 +286,22 @@ impl SqliteStore {
             let names: Vec<&str> = skills.iter().map(|skill| skill.name.as_str()).collect();
             if let Ok(mut conn) = self.pool.acquire().await
                 && let Ok(taken) = self.existing_skills(&mut conn, &names).await
-                    && let Some(skill) = skills.iter().find(|skill| taken.contains(skill.name.as_str())) {
-                        return StoreError::DuplicateSkill(skill.name.clone());
-                    }
+                && let Some(skill) = skills
+                    .iter()
+                    .find(|skill| taken.contains(skill.name.as_str()))
+            {
+                return StoreError::DuplicateSkill(skill.name.clone());
+            }
         }
         self.db("cannot add skills")(err)
     }
 
-    async fn upsert_tools(&self, tx: &mut SqliteConnection, tools: &[ToolColumns], replace: bool) -> Result<(), sqlx::Error> {
+    async fn upsert_tools(
+        &self,
+        tx: &mut SqliteConnection,
+        tools: &[ToolColumns],
+        replace: bool,
+    ) -> Result<(), sqlx::Error> {
         let at = codec::format_timestamp(codec::now());
         for chunk in tools.chunks(TOOLS_PER_INSERT) {
             let mut sql = values_sql(
@@ -260,7 +337,10 @@ async fn enable_wal(conn: &mut SqliteConnection) -> Result<(), sqlx::Error> {
     let deadline = Instant::now() + BUSY_TIMEOUT;
     let mut pause = Duration::from_millis(5);
     loop {
-        match sqlx::query_scalar::<_, String>("PRAGMA journal_mode = WAL").fetch_one(&mut *conn).await {
+        match sqlx::query_scalar::<_, String>("PRAGMA journal_mode = WAL")
+            .fetch_one(&mut *conn)
+            .await
+        {
             Ok(_) => return Ok(()),
             Err(err) if is_busy(&err) && Instant::now() < deadline => {
                 tokio::time::sleep(pause).await;
@@ -272,13 +352,17 @@ async fn enable_wal(conn: &mut SqliteConnection) -> Result<(), sqlx::Error> {
 }
 
 async fn applied_version(conn: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
-    let exists: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
-        .fetch_one(&mut *conn)
-        .await?;
+    let exists: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'",
+    )
+    .fetch_one(&mut *conn)
+    .await?;
     if exists == 0 {
         return Ok(0);
     }
-    let version: Option<i64> = sqlx::query_scalar("SELECT MAX(version) FROM schema_migrations").fetch_one(&mut *conn).await?;
+    let version: Option<i64> = sqlx::query_scalar("SELECT MAX(version) FROM schema_migrations")
+        .fetch_one(&mut *conn)
+        .await?;
     Ok(version.unwrap_or(0))
 }
 
@@ -296,7 +380,11 @@ fn values_sql(prefix: &str, columns: usize, rows: usize) -> String {
     sql
 }
 
-async fn insert_skills(conn: &mut SqliteConnection, skills: &[SkillColumns], at: &str) -> Result<(), sqlx::Error> {
+async fn insert_skills(
+    conn: &mut SqliteConnection,
+    skills: &[SkillColumns],
+    at: &str,
+) -> Result<(), sqlx::Error> {
     for chunk in skills.chunks(SKILLS_PER_INSERT) {
         let sql = values_sql(
             "INSERT INTO skills (name, namespace, short_name, description, version, metadata_json, created_at, updated_at) VALUES ",
@@ -325,7 +413,9 @@ async fn insert_items<'a>(
     skills: impl Iterator<Item = (&'a str, &'a [ItemColumns])>,
     at: &str,
 ) -> Result<(), sqlx::Error> {
-    let rows: Vec<(&str, &ItemColumns)> = skills.flat_map(|(name, items)| items.iter().map(move |item| (name, item))).collect();
+    let rows: Vec<(&str, &ItemColumns)> = skills
+        .flat_map(|(name, items)| items.iter().map(move |item| (name, item)))
+        .collect();
     for chunk in rows.chunks(ITEMS_PER_INSERT) {
         let sql = values_sql(
             "INSERT INTO skill_items (skill_name, item_type, item_name, item_config, item_order, created_at) VALUES ",
@@ -400,7 +490,10 @@ impl Store for SqliteStore {
         if let Some(repeat) = codec::first_repeat(skills.iter().map(|skill| &skill.name)) {
             return Err(StoreError::DuplicateSkill(repeat.clone()));
         }
-        let encoded = skills.iter().map(codec::encode_skill).collect::<Result<Vec<_>, _>>()?;
+        let encoded = skills
+            .iter()
+            .map(codec::encode_skill)
+            .collect::<Result<Vec<_>, _>>()?;
         self.add_inner(skills, &encoded).await
     }
 
@@ -408,27 +501,32 @@ impl Store for SqliteStore {
         if skills.is_empty() {
             return Ok(Vec::new());
         }
-        let encoded = skills.iter().map(codec::encode_skill).collect::<Result<Vec<_>, _>>()?;
+        let encoded = skills
+            .iter()
+            .map(codec::encode_skill)
+            .collect::<Result<Vec<_>, _>>()?;
         let mut tx = self.write().await?;
         let now = codec::now();
         let mut updated = Vec::with_capacity(skills.len());
         for (skill, columns) in skills.iter().zip(&encoded) {
-            let row: Option<(String, String)> = sqlx::query_as("SELECT created_at, updated_at FROM skills WHERE name = ?")
-                .bind(columns.name.as_str())
-                .fetch_optional(&mut *tx)
-                .await
-                .map_err(self.db("cannot read the skill to update"))?;
+            let row: Option<(String, String)> =
+                sqlx::query_as("SELECT created_at, updated_at FROM skills WHERE name = ?")
+                    .bind(columns.name.as_str())
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(self.db("cannot read the skill to update"))?;
             let Some((created_at, found)) = row else {
                 return Err(StoreError::SkillNotFound(skill.name.clone()));
             };
             if let Some(expected) = &skill.updated_at
-                && *expected != found {
-                    return Err(StoreError::Conflict {
-                        name: skill.name.clone(),
-                        expected: expected.clone(),
-                        found,
-                    });
-                }
+                && *expected != found
+            {
+                return Err(StoreError::Conflict {
+                    name: skill.name.clone(),
+                    expected: expected.clone(),
+                    found,
+                });
+            }
             let at = codec::next_updated_at(now, &found, skill.name.as_str())?;
             let changed = sqlx::query(
                 "UPDATE skills SET description = ?, version = ?, metadata_json = ?, updated_at = ? WHERE name = ? AND updated_at = ?",
@@ -454,27 +552,35 @@ impl Store for SqliteStore {
                 .execute(&mut *tx)
                 .await
                 .map_err(self.db("cannot replace the skill's items"))?;
-            insert_items(&mut tx, std::iter::once((columns.name.as_str(), columns.items.as_slice())), &at)
-                .await
-                .map_err(self.db("cannot replace the skill's items"))?;
+            insert_items(
+                &mut tx,
+                std::iter::once((columns.name.as_str(), columns.items.as_slice())),
+                &at,
+            )
+            .await
+            .map_err(self.db("cannot replace the skill's items"))?;
             updated.push(Skill {
                 created_at: Some(created_at),
                 updated_at: Some(at),
                 ..skill.clone()
             });
         }
-        tx.commit().await.map_err(self.db("cannot commit the updated skills"))?;
+        tx.commit()
+            .await
+            .map_err(self.db("cannot commit the updated skills"))?;
         Ok(updated)
     }
 
     async fn get_skill(&self, name: &SkillName) -> Result<Option<Skill>, StoreError> {
         let mut tx = self.read().await?;
         let failed = "cannot read the skill";
-        let row = sqlx::query(AssertSqlSafe(format!("SELECT {SKILL_COLUMNS} FROM skills WHERE name = ?")))
-            .bind(name.as_str())
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(self.db(failed))?;
+        let row = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {SKILL_COLUMNS} FROM skills WHERE name = ?"
+        )))
+        .bind(name.as_str())
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(self.db(failed))?;
         let Some(row) = row else {
             return Ok(None);
         };
@@ -494,10 +600,16 @@ impl Store for SqliteStore {
         let select = "SELECT s.name, s.namespace, s.short_name, s.description, s.version, s.updated_at, \
                       (SELECT COUNT(*) FROM skill_items i WHERE i.skill_name = s.name) AS items FROM skills s";
         let query = match namespace {
-            Some(namespace) => sqlx::query(AssertSqlSafe(format!("{select} WHERE s.namespace = ? ORDER BY s.name"))).bind(namespace),
+            Some(namespace) => sqlx::query(AssertSqlSafe(format!(
+                "{select} WHERE s.namespace = ? ORDER BY s.name"
+            )))
+            .bind(namespace),
             None => sqlx::query(AssertSqlSafe(format!("{select} ORDER BY s.name"))),
         };
-        let rows = query.fetch_all(&self.pool).await.map_err(self.db("cannot list skills"))?;
+        let rows = query
+            .fetch_all(&self.pool)
+            .await
+            .map_err(self.db("cannot list skills"))?;
         rows.iter()
             .map(|row| {
                 let raw: String = column(row, "skills", "name")?;
@@ -526,7 +638,9 @@ impl Store for SqliteStore {
             .execute(&mut *tx)
             .await
             .map_err(self.db("cannot remove the skill"))?;
-        tx.commit().await.map_err(self.db("cannot remove the skill"))?;
+        tx.commit()
+            .await
+            .map_err(self.db("cannot remove the skill"))?;
         Ok(done.rows_affected() > 0)
     }
 
@@ -569,14 +683,18 @@ impl Store for SqliteStore {
     async fn all_skills(&self) -> Result<Vec<Skill>, StoreError> {
         let failed = "cannot read all skills";
         let mut tx = self.read().await?;
-        let rows = sqlx::query(AssertSqlSafe(format!("SELECT {SKILL_COLUMNS} FROM skills ORDER BY name")))
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(self.db(failed))?;
-        let items = sqlx::query(AssertSqlSafe(format!("SELECT {ITEM_COLUMNS} FROM skill_items")))
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(self.db(failed))?;
+        let rows = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {SKILL_COLUMNS} FROM skills ORDER BY name"
+        )))
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(self.db(failed))?;
+        let items = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {ITEM_COLUMNS} FROM skill_items"
+        )))
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(self.db(failed))?;
         tx.commit().await.map_err(self.db(failed))?;
         let skills = rows.iter().map(skill_row).collect::<Result<Vec<_>, _>>()?;
         let items = items.iter().map(item_row).collect::<Result<Vec<_>, _>>()?;
@@ -595,11 +713,17 @@ impl Store for SqliteStore {
             }
             tools.iter().collect()
         };
-        let encoded = kept.iter().map(|tool| codec::encode_tool(tool)).collect::<Result<Vec<_>, _>>()?;
+        let encoded = kept
+            .iter()
+            .map(|tool| codec::encode_tool(tool))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut tx = self.write().await?;
         if !replace {
             let names: Vec<&str> = encoded.iter().map(|tool| tool.name.as_str()).collect();
-            let taken = self.existing_tools(&mut tx, &names).await.map_err(self.db("cannot check for registered tools"))?;
+            let taken = self
+                .existing_tools(&mut tx, &names)
+                .await
+                .map_err(self.db("cannot check for registered tools"))?;
             if let Some(name) = names.iter().find(|name| taken.contains(**name)) {
                 return Err(StoreError::DuplicateTool((*name).to_owned()));
             }
@@ -610,13 +734,16 @@ impl Store for SqliteStore {
                 let names: Vec<&str> = encoded.iter().map(|tool| tool.name.as_str()).collect();
                 if let Ok(mut conn) = self.pool.acquire().await
                     && let Ok(taken) = self.existing_tools(&mut conn, &names).await
-                        && let Some(name) = names.iter().find(|name| taken.contains(**name)) {
-                            return Err(StoreError::DuplicateTool((*name).to_owned()));
-                        }
+                    && let Some(name) = names.iter().find(|name| taken.contains(**name))
+                {
+                    return Err(StoreError::DuplicateTool((*name).to_owned()));
+                }
             }
             return Err(self.db("cannot add tools")(err));
         }
-        tx.commit().await.map_err(self.db("cannot commit the tools"))
+        tx.commit()
+            .await
+            .map_err(self.db("cannot commit the tools"))
     }
 
     async fn get_tool(&self, name: &str) -> Result<Option<ToolSpec>, StoreError> {
@@ -632,21 +759,29 @@ impl Store for SqliteStore {
         if names.is_empty() {
             return Ok(Vec::new());
         }
-        let rows = sqlx::query("SELECT name, spec_json FROM tools WHERE name IN (SELECT value FROM json_each(?))")
-            .bind(codec::json_array(names.iter().map(String::as_str)))
-            .fetch_all(&self.pool)
-            .await
-            .map_err(self.db("cannot read tools"))?;
+        let rows = sqlx::query(
+            "SELECT name, spec_json FROM tools WHERE name IN (SELECT value FROM json_each(?))",
+        )
+        .bind(codec::json_array(names.iter().map(String::as_str)))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(self.db("cannot read tools"))?;
         let tools = rows.iter().map(tool_row).collect::<Result<Vec<_>, _>>()?;
         Ok(codec::in_request_order(names, tools))
     }
 
     async fn list_tools(&self, source: Option<ToolSource>) -> Result<Vec<ToolSpec>, StoreError> {
         let query = match source {
-            Some(source) => sqlx::query("SELECT name, spec_json FROM tools WHERE source = ? ORDER BY name").bind(source.as_str()),
+            Some(source) => {
+                sqlx::query("SELECT name, spec_json FROM tools WHERE source = ? ORDER BY name")
+                    .bind(source.as_str())
+            }
             None => sqlx::query("SELECT name, spec_json FROM tools ORDER BY name"),
         };
-        let rows = query.fetch_all(&self.pool).await.map_err(self.db("cannot list tools"))?;
+        let rows = query
+            .fetch_all(&self.pool)
+            .await
+            .map_err(self.db("cannot list tools"))?;
         rows.iter().map(tool_row).collect()
     }
 
@@ -657,11 +792,17 @@ impl Store for SqliteStore {
             .execute(&mut *tx)
             .await
             .map_err(self.db("cannot remove the tool"))?;
-        tx.commit().await.map_err(self.db("cannot remove the tool"))?;
+        tx.commit()
+            .await
+            .map_err(self.db("cannot remove the tool"))?;
         Ok(done.rows_affected() > 0)
     }
 
-    async fn replace_tool_group(&self, group: &ToolGroup, tools: &[ToolSpec]) -> Result<u64, StoreError> {
+    async fn replace_tool_group(
+        &self,
+        group: &ToolGroup,
+        tools: &[ToolSpec],
+    ) -> Result<u64, StoreError> {
         let encoded = codec::last_wins(tools)
             .into_iter()
             .map(codec::encode_tool)
@@ -678,7 +819,9 @@ impl Store for SqliteStore {
         .await
         .map_err(self.db(failed))?
         .rows_affected();
-        self.upsert_tools(&mut tx, &encoded, true).await.map_err(self.db(failed))?;
+        self.upsert_tools(&mut tx, &encoded, true)
+            .await
+            .map_err(self.db(failed))?;
         tx.commit().await.map_err(self.db(failed))?;
         Ok(deleted)
     }

@@ -45,7 +45,9 @@ impl DatabaseUrl {
                 return Err(invalid("the file path contains a NUL byte".into()));
             }
             let absolute = std::path::absolute(path).map_err(|err| {
-                invalid(format!("cannot resolve `{path}` against the current directory: {err}"))
+                invalid(format!(
+                    "cannot resolve `{path}` against the current directory: {err}"
+                ))
             })?;
             return Ok(Self::Sqlite(absolute));
         }
@@ -158,8 +160,14 @@ mod tests {
             DatabaseUrl::parse("sqlite://rel/x.db").unwrap(),
             DatabaseUrl::Sqlite(cwd.join("rel/x.db"))
         );
-        assert_eq!(DatabaseUrl::parse("sqlite::memory:").unwrap(), DatabaseUrl::SqliteMemory);
-        assert_eq!(DatabaseUrl::parse("sqlite::memory:").unwrap().backend(), "sqlite");
+        assert_eq!(
+            DatabaseUrl::parse("sqlite::memory:").unwrap(),
+            DatabaseUrl::SqliteMemory
+        );
+        assert_eq!(
+            DatabaseUrl::parse("sqlite::memory:").unwrap().backend(),
+            "sqlite"
+        );
         assert_eq!(
             DatabaseUrl::Sqlite(PathBuf::from("/abs/x.db")).to_string(),
             "sqlite:///abs/x.db"
@@ -172,24 +180,41 @@ mod tests {
         let url = DatabaseUrl::parse(raw).unwrap();
         assert_eq!(url, DatabaseUrl::Postgres(raw.into()));
         assert_eq!(url.backend(), "postgres");
-        assert_eq!(url.to_string(), "postgres://alice:***@db.example:5433/registry?sslmode=require");
+        assert_eq!(
+            url.to_string(),
+            "postgres://alice:***@db.example:5433/registry?sslmode=require"
+        );
         assert!(!format!("{url:?}").contains("s3cret"));
-        let url = DatabaseUrl::parse("postgresql://bob@localhost/db?password=pw&sslmode=disable").unwrap();
-        assert_eq!(url.to_string(), "postgresql://bob@localhost/db?password=***&sslmode=disable");
+        let url = DatabaseUrl::parse("postgresql://bob@localhost/db?password=pw&sslmode=disable")
+            .unwrap();
+        assert_eq!(
+            url.to_string(),
+            "postgresql://bob@localhost/db?password=***&sslmode=disable"
+        );
         assert_eq!(redact("postgres://h/db"), "postgres://h/db");
         assert_eq!(redact("postgres://u:p@h"), "postgres://u:***@h");
     }
 
     #[test]
     fn invalid_urls_name_the_expected_forms_without_the_password() {
-        for bad in ["", "mysql://x", "sqlite:", "sqlite://", "sqlite:rel.db", "http://x"] {
+        for bad in [
+            "",
+            "mysql://x",
+            "sqlite:",
+            "sqlite://",
+            "sqlite:rel.db",
+            "http://x",
+        ] {
             let err = DatabaseUrl::parse(bad).unwrap_err();
             assert!(matches!(err, StoreError::InvalidUrl { .. }), "{bad}: {err}");
             assert!(err.to_string().contains("sqlite:///"), "{bad}: {err}");
         }
         let err = DatabaseUrl::parse("postgres://u:hidden@h:notaport/db").unwrap_err();
         let message = err.to_string();
-        assert!(message.starts_with("invalid database url `postgres://u:***@h:notaport/db`"), "{message}");
+        assert!(
+            message.starts_with("invalid database url `postgres://u:***@h:notaport/db`"),
+            "{message}"
+        );
         assert!(!message.contains("hidden"), "{message}");
         let err = DatabaseUrl::parse("postgres://h/db?sslmode=sometimes").unwrap_err();
         assert!(matches!(err, StoreError::InvalidUrl { .. }), "{err}");

@@ -1,6 +1,6 @@
 //! The store test suite: one body per behaviour, run against SQLite (a temp
 //! file) and PostgreSQL (a fresh database on `AGENTS_TEST_POSTGRES_URL`).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 #[path = "store/fixtures.rs"]
 mod fixtures;

@@ -1,6 +1,8 @@
 //! Small builders for skills and tools.
 
-use agents_core::{AgentSource, Include, InlineTool, McpSource, Skill, SkillItem, SkillName, ToolSource, ToolSpec};
+use agents_core::{
+    AgentSource, Include, InlineTool, McpSource, Skill, SkillItem, SkillName, ToolSource, ToolSpec,
+};
 use serde_json::json;
 
 pub fn name(raw: &str) -> SkillName {
@@ -36,14 +38,22 @@ pub fn everything(raw: &str) -> Skill {
         .clone();
     skill.overrides.insert(
         "builtin/read_file".into(),
-        json!({"read_only": true, "description": "reads"}).as_object().unwrap().clone(),
+        json!({"read_only": true, "description": "reads"})
+            .as_object()
+            .unwrap()
+            .clone(),
     );
-    skill.overrides.insert("mcp:gh/create_issue".into(), json!({"writes": false}).as_object().unwrap().clone());
+    skill.overrides.insert(
+        "mcp:gh/create_issue".into(),
+        json!({"writes": false}).as_object().unwrap().clone(),
+    );
     let mut include_with = Include {
         skill: name("lib/helpers"),
         overrides: Default::default(),
     };
-    include_with.overrides.insert("checkpointable".into(), json!(true));
+    include_with
+        .overrides
+        .insert("checkpointable".into(), json!(true));
     let mut mcp = McpSource {
         server: "gh".into(),
         command: Some("npx".into()),
@@ -64,7 +74,9 @@ pub fn everything(raw: &str) -> Skill {
         }),
         SkillItem::Include(include_with),
         SkillItem::McpSource(mcp),
-        SkillItem::AgentSource(AgentSource { path: "~/skills/pdf".into() }),
+        SkillItem::AgentSource(AgentSource {
+            path: "~/skills/pdf".into(),
+        }),
         include("lib/plain"),
         SkillItem::InlineTool(InlineTool {
             side_effects: Some(false),

@@ -57,7 +57,9 @@ impl Ctx {
 
     /// A new, independent store handle (its own pool and connections).
     pub async fn open(&self) -> AnyStore {
-        self.try_open().await.unwrap_or_else(|err| panic!("open {}: {err}", self.backend()))
+        self.try_open()
+            .await
+            .unwrap_or_else(|err| panic!("open {}: {err}", self.backend()))
     }
 
     pub async fn try_open(&self) -> Result<AnyStore, StoreError> {
@@ -68,7 +70,10 @@ impl Ctx {
     pub async fn execute(&self, sql: &'static str) {
         match &*self.0 {
             Backend::Sqlite { path, .. } => {
-                let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display())).await.unwrap();
+                let mut conn =
+                    sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+                        .await
+                        .unwrap();
                 conn.execute(sql).await.unwrap();
                 conn.close().await.unwrap();
             }
@@ -84,7 +89,10 @@ impl Ctx {
     pub async fn scalar(&self, sql: &'static str) -> i64 {
         match &*self.0 {
             Backend::Sqlite { path, .. } => {
-                let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display())).await.unwrap();
+                let mut conn =
+                    sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+                        .await
+                        .unwrap();
                 let value: i64 = sqlx::query_scalar(sql).fetch_one(&mut conn).await.unwrap();
                 conn.close().await.unwrap();
                 value
@@ -103,17 +111,28 @@ impl Ctx {
         use sqlx::Row;
         match &*self.0 {
             Backend::Sqlite { path, .. } => {
-                let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display())).await.unwrap();
+                let mut conn =
+                    sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+                        .await
+                        .unwrap();
                 let rows = sqlx::query(sql).fetch_all(&mut conn).await.unwrap();
                 rows.iter()
-                    .map(|row| (0..row.len()).map(|i| row.try_get::<Option<String>, _>(i).unwrap()).collect())
+                    .map(|row| {
+                        (0..row.len())
+                            .map(|i| row.try_get::<Option<String>, _>(i).unwrap())
+                            .collect()
+                    })
                     .collect()
             }
             Backend::Postgres { url } => {
                 let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
                 let rows = sqlx::query(sql).fetch_all(&mut conn).await.unwrap();
                 rows.iter()
-                    .map(|row| (0..row.len()).map(|i| row.try_get::<Option<String>, _>(i).unwrap()).collect())
+                    .map(|row| {
+                        (0..row.len())
+                            .map(|i| row.try_get::<Option<String>, _>(i).unwrap())
+                            .collect()
+                    })
                     .collect()
             }
         }
@@ -122,8 +141,16 @@ impl Ctx {
 
 fn unique_suffix() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-    format!("{}_{}_{}", std::process::id(), nanos % 1_000_000_000_000, COUNTER.fetch_add(1, Ordering::Relaxed))
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!(
+        "{}_{}_{}",
+        std::process::id(),
+        nanos % 1_000_000_000_000,
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 pub async fn sqlite<F, Fut>(test: F)
@@ -163,7 +190,10 @@ pub fn with_database(url: &str, database: &str) -> String {
         None => (url, None),
     };
     let authority_start = base.find("://").map(|i| i + 3).unwrap_or(0);
-    let path_start = base[authority_start..].find('/').map(|i| i + authority_start).unwrap_or(base.len());
+    let path_start = base[authority_start..]
+        .find('/')
+        .map(|i| i + authority_start)
+        .unwrap_or(base.len());
     let mut out = format!("{}/{database}", &base[..path_start]);
     if let Some(query) = query {
         out.push('?');
@@ -185,7 +215,9 @@ where
         .await
         .unwrap_or_else(|err| panic!("{test_name}: cannot connect to {POSTGRES_URL_VAR}: {err}"));
     admin
-        .execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE \"{database}\"")))
+        .execute(sqlx::AssertSqlSafe(format!(
+            "CREATE DATABASE \"{database}\""
+        )))
         .await
         .unwrap();
     let ctx = Ctx(Arc::new(Backend::Postgres {
@@ -194,7 +226,9 @@ where
     // Run the body as its own task so a panic still lets us drop the database.
     let outcome = tokio::spawn(test(ctx)).await;
     admin
-        .execute(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS \"{database}\" WITH (FORCE)")))
+        .execute(sqlx::AssertSqlSafe(format!(
+            "DROP DATABASE IF EXISTS \"{database}\" WITH (FORCE)"
+        )))
         .await
         .unwrap();
     let _ = admin.close().await;
@@ -208,6 +242,9 @@ where
 
 #[test]
 fn with_database_replaces_only_the_path() {
-    assert_eq!(with_database("postgres://u:p@h:5/postgres?sslmode=require", "t_1"), "postgres://u:p@h:5/t_1?sslmode=require");
+    assert_eq!(
+        with_database("postgres://u:p@h:5/postgres?sslmode=require", "t_1"),
+        "postgres://u:p@h:5/t_1?sslmode=require"
+    );
     assert_eq!(with_database("postgres://h", "t_1"), "postgres://h/t_1");
 }

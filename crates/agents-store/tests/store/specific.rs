@@ -16,12 +16,23 @@ async fn sqlite_creates_its_directory_and_uses_wal() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("nested/deeper/registry.db");
     let store = SqliteStore::open(&path).await.unwrap();
-    store.add_skills(&[skill("local/x", vec![tool_ref("a/b")])]).await.unwrap();
+    store
+        .add_skills(&[skill("local/x", vec![tool_ref("a/b")])])
+        .await
+        .unwrap();
     assert!(path.is_file());
-    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display())).await.unwrap();
-    let mode: String = sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&mut conn).await.unwrap();
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
     assert_eq!(mode, "wal");
-    let check: String = sqlx::query_scalar("PRAGMA integrity_check").fetch_one(&mut conn).await.unwrap();
+    let check: String = sqlx::query_scalar("PRAGMA integrity_check")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
     assert_eq!(check, "ok");
 }
 
@@ -32,17 +43,24 @@ async fn sqlite_default_path_and_url_forms_open() {
     let url = DatabaseUrl::parse(&format!("sqlite://{}", path.display())).unwrap();
     assert_eq!(url, DatabaseUrl::Sqlite(path.clone()));
     let store = agents_store::open(&url).await.unwrap();
-    assert_eq!(store.status().await.unwrap().location, format!("sqlite://{}", path.display()));
+    assert_eq!(
+        store.status().await.unwrap().location,
+        format!("sqlite://{}", path.display())
+    );
     assert!(home.path().join(".cleveragents/cleveragents.db").is_file());
 }
 
 #[tokio::test]
 async fn sqlite_in_memory_works_and_keeps_data() {
-    let store = agents_store::open(&DatabaseUrl::parse("sqlite::memory:").unwrap()).await.unwrap();
+    let store = agents_store::open(&DatabaseUrl::parse("sqlite::memory:").unwrap())
+        .await
+        .unwrap();
     store.add_skills(&[everything("mem/all")]).await.unwrap();
     // Several operations, possibly on other tasks: still the same database.
     let again = store.clone();
-    let got = tokio::spawn(async move { again.get_skill(&name("mem/all")).await.unwrap() }).await.unwrap();
+    let got = tokio::spawn(async move { again.get_skill(&name("mem/all")).await.unwrap() })
+        .await
+        .unwrap();
     assert_eq!(got.unwrap().items, everything("mem/all").items);
     assert_eq!(store.status().await.unwrap().location, "sqlite::memory:");
 }
@@ -52,9 +70,14 @@ async fn sqlite_unwritable_directory_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let blocker = dir.path().join("file");
     std::fs::write(&blocker, "not a directory").unwrap();
-    let err = SqliteStore::open(&blocker.join("registry.db")).await.unwrap_err();
+    let err = SqliteStore::open(&blocker.join("registry.db"))
+        .await
+        .unwrap_err();
     assert!(matches!(err, StoreError::Io { .. }), "{err}");
-    assert!(err.to_string().starts_with("cannot create directory"), "{err}");
+    assert!(
+        err.to_string().starts_with("cannot create directory"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -71,29 +94,55 @@ async fn postgres_with_tls_required() {
         .unwrap();
     assert!(ssl, "the connection is encrypted");
     let database = format!("t_tls_{}", std::process::id());
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE \"{database}\""))).execute(&mut conn).await.unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "CREATE DATABASE \"{database}\""
+    )))
+    .execute(&mut conn)
+    .await
+    .unwrap();
     let result = async {
         let store = PostgresStore::connect(&harness::with_database(&url, &database)).await?;
-        store.add_skills(&[skill("tls/s", vec![tool_ref("a/b")])]).await?;
+        store
+            .add_skills(&[skill("tls/s", vec![tool_ref("a/b")])])
+            .await?;
         store.status().await
     }
     .await;
-    sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE \"{database}\" WITH (FORCE)"))).execute(&mut conn).await.unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DROP DATABASE \"{database}\" WITH (FORCE)"
+    )))
+    .execute(&mut conn)
+    .await
+    .unwrap();
     let status = result.unwrap();
     assert_eq!((status.backend, status.skills), ("postgres", 1));
-    assert!(status.location.contains("sslmode=require"), "{}", status.location);
+    assert!(
+        status.location.contains("sslmode=require"),
+        "{}",
+        status.location
+    );
 }
 
 #[tokio::test]
 async fn postgres_closed_port_fails_fast_and_clearly() {
     // No server needed: nothing listens on port 1.
     let started = Instant::now();
-    let err = agents_store::open(&DatabaseUrl::parse("postgres://agents:topsecret@127.0.0.1:1/registry").unwrap())
-        .await
-        .unwrap_err();
+    let err = agents_store::open(
+        &DatabaseUrl::parse("postgres://agents:topsecret@127.0.0.1:1/registry").unwrap(),
+    )
+    .await
+    .unwrap_err();
     let message = err.to_string();
-    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
-    assert!(message.starts_with("cannot connect to postgres `postgres://agents:***@127.0.0.1:1/registry`"), "{message}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(
+        message
+            .starts_with("cannot connect to postgres `postgres://agents:***@127.0.0.1:1/registry`"),
+        "{message}"
+    );
     assert!(message.to_lowercase().contains("refused"), "{message}");
     assert!(!message.contains("topsecret"), "{message}");
     assert_eq!(err.kind(), "database");
@@ -111,7 +160,9 @@ async fn postgres_unanswering_server_times_out() {
         }
     });
     let started = Instant::now();
-    let err = PostgresStore::connect(&format!("postgres://u@127.0.0.1:{port}/db?sslmode=disable")).await.unwrap_err();
+    let err = PostgresStore::connect(&format!("postgres://u@127.0.0.1:{port}/db?sslmode=disable"))
+        .await
+        .unwrap_err();
     let took = started.elapsed();
     hold.abort();
     assert!(took < Duration::from_secs(15), "took {took:?}");
@@ -123,8 +174,17 @@ fn script() -> PathBuf {
 }
 
 fn server(command: &str, dir: &Path) -> String {
-    let output = Command::new("bash").arg(script()).arg(command).arg(dir).output().unwrap();
-    assert!(output.status.success(), "pg-test-server.sh {command}: {}", String::from_utf8_lossy(&output.stderr));
+    let output = Command::new("bash")
+        .arg(script())
+        .arg(command)
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "pg-test-server.sh {command}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     String::from_utf8(output.stdout).unwrap()
 }
 
@@ -133,17 +193,28 @@ struct PrivateServer(PathBuf);
 
 impl Drop for PrivateServer {
     fn drop(&mut self) {
-        let _ = Command::new("bash").arg(script()).arg("stop").arg(&self.0).output();
+        let _ = Command::new("bash")
+            .arg(script())
+            .arg("stop")
+            .arg(&self.0)
+            .output();
     }
 }
 
 #[tokio::test]
 async fn postgres_restart_is_survived_and_a_stopped_server_is_a_clear_error() {
-    if postgres_admin_url("specific::postgres_restart_is_survived_and_a_stopped_server_is_a_clear_error").is_none() {
+    if postgres_admin_url(
+        "specific::postgres_restart_is_survived_and_a_stopped_server_is_a_clear_error",
+    )
+    .is_none()
+    {
         return;
     }
     // A private server: restarting the shared one would break other tests.
-    let dir = tempfile::Builder::new().prefix("agents-pg-").tempdir_in("/tmp").unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("agents-pg-")
+        .tempdir_in("/tmp")
+        .unwrap();
     let data = dir.path().join("pg");
     let exports = server("start", &data);
     let _guard = PrivateServer(data.clone());
@@ -155,21 +226,34 @@ async fn postgres_restart_is_survived_and_a_stopped_server_is_a_clear_error() {
         .to_owned();
 
     let store = PostgresStore::connect(&url).await.unwrap();
-    store.add_skills(&[skill("pg/before", vec![tool_ref("a/b")])]).await.unwrap();
+    store
+        .add_skills(&[skill("pg/before", vec![tool_ref("a/b")])])
+        .await
+        .unwrap();
     server("restart", &data);
     // The pooled connection died with the server; the store reconnects.
-    let after = tokio::time::timeout(Duration::from_secs(30), store.add_skills(&[skill("pg/after", vec![])])).await;
+    let after = tokio::time::timeout(
+        Duration::from_secs(30),
+        store.add_skills(&[skill("pg/after", vec![])]),
+    )
+    .await;
     after.expect("no hang").unwrap();
     assert_eq!(store.list_skills(Some("pg")).await.unwrap().len(), 2);
 
     server("stop", &data);
     let started = Instant::now();
-    let result = tokio::time::timeout(Duration::from_secs(30), store.list_skills(None)).await.expect("no hang");
+    let result = tokio::time::timeout(Duration::from_secs(30), store.list_skills(None))
+        .await
+        .expect("no hang");
     let err = result.unwrap_err();
     let took = started.elapsed();
     assert!(took < Duration::from_secs(15), "took {took:?}");
     assert!(matches!(err, StoreError::Database { .. }), "{err}");
-    assert!(err.to_string().starts_with("cannot list skills in `postgres://postgres:***@127.0.0.1:"), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("cannot list skills in `postgres://postgres:***@127.0.0.1:"),
+        "{err}"
+    );
     let err = PostgresStore::connect(&url).await.unwrap_err();
     assert!(err.to_string().to_lowercase().contains("refused"), "{err}");
 }

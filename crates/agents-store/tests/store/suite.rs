@@ -25,15 +25,28 @@ fn is_timestamp(raw: &str) -> bool {
 
 pub async fn crud(ctx: Ctx) {
     let store = ctx.open().await;
-    let mut first = skill("local/first", vec![tool_ref("builtin/read_file"), include("local/second")]);
+    let mut first = skill(
+        "local/first",
+        vec![tool_ref("builtin/read_file"), include("local/second")],
+    );
     first.description = Some("the first".into());
-    let added = store.add_skills(std::slice::from_ref(&first)).await.unwrap();
+    let added = store
+        .add_skills(std::slice::from_ref(&first))
+        .await
+        .unwrap();
     assert_eq!(added.len(), 1);
     let stored = &added[0];
     let created = stored.created_at.clone().unwrap();
     assert!(is_timestamp(&created), "{created}");
     assert_eq!(stored.updated_at.as_deref(), Some(created.as_str()));
-    assert_eq!(Skill { created_at: None, updated_at: None, ..stored.clone() }, first);
+    assert_eq!(
+        Skill {
+            created_at: None,
+            updated_at: None,
+            ..stored.clone()
+        },
+        first
+    );
 
     let got = store.get_skill(&first.name).await.unwrap().unwrap();
     assert_eq!(&got, stored);
@@ -51,8 +64,15 @@ pub async fn crud(ctx: Ctx) {
     changed.description = Some("changed".into());
     changed.version = Some("2".into());
     changed.items = vec![tool_ref("builtin/write_file")];
-    let updated = store.update_skills(std::slice::from_ref(&changed)).await.unwrap();
-    assert_eq!(updated[0].created_at.as_deref(), Some(created.as_str()), "update keeps created_at");
+    let updated = store
+        .update_skills(std::slice::from_ref(&changed))
+        .await
+        .unwrap();
+    assert_eq!(
+        updated[0].created_at.as_deref(),
+        Some(created.as_str()),
+        "update keeps created_at"
+    );
     assert!(updated[0].updated_at.as_deref().unwrap() > created.as_str());
     let got = store.get_skill(&first.name).await.unwrap().unwrap();
     assert_eq!(got, updated[0]);
@@ -67,20 +87,34 @@ pub async fn crud(ctx: Ctx) {
 
 pub async fn duplicate_add_is_rejected_and_writes_nothing(ctx: Ctx) {
     let store = ctx.open().await;
-    store.add_skills(&[skill("local/taken", vec![])]).await.unwrap();
+    store
+        .add_skills(&[skill("local/taken", vec![])])
+        .await
+        .unwrap();
     let batch = [
         skill("local/new-one", vec![tool_ref("a/b")]),
         skill("local/taken", vec![tool_ref("x/y")]),
         skill("local/new-two", vec![]),
     ];
     let err = store.add_skills(&batch).await.unwrap_err();
-    assert!(matches!(&err, StoreError::DuplicateSkill(name) if name.as_str() == "local/taken"), "{err}");
+    assert!(
+        matches!(&err, StoreError::DuplicateSkill(name) if name.as_str() == "local/taken"),
+        "{err}"
+    );
     assert_eq!(err.to_string(), "skill `local/taken` is already registered");
     assert_eq!(err.kind(), "duplicate_skill");
     assert_eq!(store.get_skill(&name("local/new-one")).await.unwrap(), None);
     assert_eq!(ctx.scalar("SELECT COUNT(*) FROM skills").await, 1);
     assert_eq!(ctx.scalar("SELECT COUNT(*) FROM skill_items").await, 0);
-    assert!(store.get_skill(&name("local/taken")).await.unwrap().unwrap().items.is_empty());
+    assert!(
+        store
+            .get_skill(&name("local/taken"))
+            .await
+            .unwrap()
+            .unwrap()
+            .items
+            .is_empty()
+    );
 }
 
 pub async fn duplicate_within_one_batch(ctx: Ctx) {
@@ -92,7 +126,10 @@ pub async fn duplicate_within_one_batch(ctx: Ctx) {
         skill("local/twice", vec![]),
     ];
     let err = store.add_skills(&batch).await.unwrap_err();
-    assert!(matches!(&err, StoreError::DuplicateSkill(name) if name.as_str() == "local/twice"), "{err}");
+    assert!(
+        matches!(&err, StoreError::DuplicateSkill(name) if name.as_str() == "local/twice"),
+        "{err}"
+    );
     assert_eq!(ctx.scalar("SELECT COUNT(*) FROM skills").await, 0);
 }
 
@@ -101,14 +138,26 @@ pub async fn not_found(ctx: Ctx) {
     let ghost = name("local/ghost");
     assert_eq!(store.get_skill(&ghost).await.unwrap(), None);
     assert!(!store.remove_skill(&ghost).await.unwrap());
-    let err = store.update_skills(&[skill("local/ghost", vec![])]).await.unwrap_err();
-    assert!(matches!(&err, StoreError::SkillNotFound(name) if *name == ghost), "{err}");
+    let err = store
+        .update_skills(&[skill("local/ghost", vec![])])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, StoreError::SkillNotFound(name) if *name == ghost),
+        "{err}"
+    );
     assert_eq!(err.to_string(), "skill `local/ghost` is not registered");
     // A batch with one missing skill writes nothing.
-    store.add_skills(&[skill("local/real", vec![])]).await.unwrap();
+    store
+        .add_skills(&[skill("local/real", vec![])])
+        .await
+        .unwrap();
     let mut real = skill("local/real", vec![tool_ref("a/b")]);
     real.description = Some("should not land".into());
-    let err = store.update_skills(&[real, skill("local/ghost", vec![])]).await.unwrap_err();
+    let err = store
+        .update_skills(&[real, skill("local/ghost", vec![])])
+        .await
+        .unwrap_err();
     assert!(matches!(err, StoreError::SkillNotFound(_)), "{err}");
     let real = store.get_skill(&name("local/real")).await.unwrap().unwrap();
     assert_eq!(real.description, None);
@@ -119,31 +168,50 @@ pub async fn remove_cascades_to_items(ctx: Ctx) {
     let store = ctx.open().await;
     store
         .add_skills(&[
-            skill("local/doomed", vec![tool_ref("a/b"), include("local/kept"), tool_ref("c/d")]),
+            skill(
+                "local/doomed",
+                vec![tool_ref("a/b"), include("local/kept"), tool_ref("c/d")],
+            ),
             skill("local/kept", vec![tool_ref("e/f")]),
         ])
         .await
         .unwrap();
-    assert_eq!(ctx.scalar("SELECT COUNT(*) FROM skill_items WHERE skill_name = 'local/doomed'").await, 3);
+    assert_eq!(
+        ctx.scalar("SELECT COUNT(*) FROM skill_items WHERE skill_name = 'local/doomed'")
+            .await,
+        3
+    );
     assert!(store.remove_skill(&name("local/doomed")).await.unwrap());
-    assert_eq!(ctx.scalar("SELECT COUNT(*) FROM skill_items WHERE skill_name = 'local/doomed'").await, 0);
+    assert_eq!(
+        ctx.scalar("SELECT COUNT(*) FROM skill_items WHERE skill_name = 'local/doomed'")
+            .await,
+        0
+    );
     assert_eq!(ctx.scalar("SELECT COUNT(*) FROM skill_items").await, 1);
     // The database itself cascades, not just the store.
-    ctx.execute("DELETE FROM skills WHERE name = 'local/kept'").await;
+    ctx.execute("DELETE FROM skills WHERE name = 'local/kept'")
+        .await;
     assert_eq!(ctx.scalar("SELECT COUNT(*) FROM skill_items").await, 0);
 }
 
 pub async fn every_item_kind_round_trips_in_order(ctx: Ctx) {
     let store = ctx.open().await;
     let original = everything("local/everything");
-    let added = store.add_skills(std::slice::from_ref(&original)).await.unwrap();
+    let added = store
+        .add_skills(std::slice::from_ref(&original))
+        .await
+        .unwrap();
     let got = store.get_skill(&original.name).await.unwrap().unwrap();
     assert_eq!(got, added[0]);
     assert_eq!(got.items, original.items);
     assert_eq!(got.metadata, original.metadata);
     assert_eq!(got.overrides, original.overrides);
     let keys: Vec<&String> = got.metadata.keys().collect();
-    assert_eq!(keys, ["zeta", "alpha", "mid"], "metadata key order survives");
+    assert_eq!(
+        keys,
+        ["zeta", "alpha", "mid"],
+        "metadata key order survives"
+    );
     let override_keys: Vec<&String> = got.overrides.keys().collect();
     assert_eq!(override_keys, ["builtin/read_file", "mcp:gh/create_issue"]);
 
@@ -155,7 +223,14 @@ pub async fn every_item_kind_round_trips_in_order(ctx: Ctx) {
         .await;
     let columns: Vec<(String, String, Option<String>, String)> = rows
         .iter()
-        .map(|row| (row[0].clone().unwrap(), row[1].clone().unwrap(), row[2].clone(), row[3].clone().unwrap()))
+        .map(|row| {
+            (
+                row[0].clone().unwrap(),
+                row[1].clone().unwrap(),
+                row[2].clone(),
+                row[3].clone().unwrap(),
+            )
+        })
         .collect();
     let expected_types = [
         "tool_ref",
@@ -168,7 +243,10 @@ pub async fn every_item_kind_round_trips_in_order(ctx: Ctx) {
         "mcp_source",
         "tool_ref",
     ];
-    assert_eq!(columns.iter().map(|c| c.0.as_str()).collect::<Vec<_>>(), expected_types);
+    assert_eq!(
+        columns.iter().map(|c| c.0.as_str()).collect::<Vec<_>>(),
+        expected_types
+    );
     let names: Vec<&str> = columns.iter().map(|c| c.1.as_str()).collect();
     assert_eq!(
         names,
@@ -184,18 +262,38 @@ pub async fn every_item_kind_round_trips_in_order(ctx: Ctx) {
             "mcp:gh/create_issue"
         ]
     );
-    assert_eq!(columns.iter().map(|c| c.3.as_str()).collect::<Vec<_>>(), ["0", "1", "2", "3", "4", "5", "6", "7", "8"]);
-    let config = |i: usize| columns[i].2.as_deref().map(|raw| serde_json::from_str::<serde_json::Value>(raw).unwrap());
+    assert_eq!(
+        columns.iter().map(|c| c.3.as_str()).collect::<Vec<_>>(),
+        ["0", "1", "2", "3", "4", "5", "6", "7", "8"]
+    );
+    let config = |i: usize| {
+        columns[i]
+            .2
+            .as_deref()
+            .map(|raw| serde_json::from_str::<serde_json::Value>(raw).unwrap())
+    };
     assert_eq!(config(0), None, "tool_ref has no config");
     assert_eq!(config(4), None, "agent_source has no config");
     assert_eq!(config(5), None, "include without overrides has no config");
-    assert_eq!(config(2), Some(json!({"overrides": {"checkpointable": true}})));
-    assert_eq!(config(3).unwrap()["env"], json!({"TOKEN": "${GITHUB_TOKEN}", "A": "1"}));
+    assert_eq!(
+        config(2),
+        Some(json!({"overrides": {"checkpointable": true}}))
+    );
+    assert_eq!(
+        config(3).unwrap()["env"],
+        json!({"TOKEN": "${GITHUB_TOKEN}", "A": "1"})
+    );
     assert_eq!(config(1).unwrap()["description"], json!("first inline"));
-    assert!(rows.iter().all(|row| row[4].as_deref() == added[0].created_at.as_deref()));
+    assert!(
+        rows.iter()
+            .all(|row| row[4].as_deref() == added[0].created_at.as_deref())
+    );
     let meta = ctx.rows("SELECT metadata_json FROM skills").await;
     let meta: serde_json::Value = serde_json::from_str(meta[0][0].as_deref().unwrap()).unwrap();
-    assert_eq!(meta["overrides"]["builtin/read_file"], json!({"read_only": true, "description": "reads"}));
+    assert_eq!(
+        meta["overrides"]["builtin/read_file"],
+        json!({"read_only": true, "description": "reads"})
+    );
     assert_eq!(meta["metadata"]["zeta"], json!(1));
 
     // The same skill survives a full export too.
@@ -204,47 +302,90 @@ pub async fn every_item_kind_round_trips_in_order(ctx: Ctx) {
 
 pub async fn list_filters_by_namespace_and_sorts_by_name(ctx: Ctx) {
     let store = ctx.open().await;
-    let names = ["ns/b", "other/a", "ns/B", "ns/a", "ns/_x", "ns/-y", "ns/a-b", "ns/a_b", "ns/Z9", "zz/top", "ns2/a"];
-    let mut batch: Vec<Skill> = names.iter().map(|n| skill(n, vec![tool_ref("t/1")])).collect();
+    let names = [
+        "ns/b", "other/a", "ns/B", "ns/a", "ns/_x", "ns/-y", "ns/a-b", "ns/a_b", "ns/Z9", "zz/top",
+        "ns2/a",
+    ];
+    let mut batch: Vec<Skill> = names
+        .iter()
+        .map(|n| skill(n, vec![tool_ref("t/1")]))
+        .collect();
     batch[0].items.push(tool_ref("t/2"));
     batch[0].version = Some("0.1".into());
     store.add_skills(&batch).await.unwrap();
 
     let mut sorted: Vec<&str> = names.to_vec();
     sorted.sort();
-    let all: Vec<String> = store.list_skills(None).await.unwrap().into_iter().map(|s| s.name.to_string()).collect();
+    let all: Vec<String> = store
+        .list_skills(None)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| s.name.to_string())
+        .collect();
     assert_eq!(all, sorted, "byte order on every backend");
 
     let ns = store.list_skills(Some("ns")).await.unwrap();
     let ns_names: Vec<&str> = ns.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(ns_names, ["ns/-y", "ns/B", "ns/Z9", "ns/_x", "ns/a", "ns/a-b", "ns/a_b", "ns/b"]);
+    assert_eq!(
+        ns_names,
+        [
+            "ns/-y", "ns/B", "ns/Z9", "ns/_x", "ns/a", "ns/a-b", "ns/a_b", "ns/b"
+        ]
+    );
     let b = ns.iter().find(|s| s.name.as_str() == "ns/b").unwrap();
     assert_eq!((b.items, b.version.as_deref()), (2, Some("0.1")));
     assert!(store.list_skills(Some("nobody")).await.unwrap().is_empty());
     assert_eq!(store.list_skills(Some("ns2")).await.unwrap().len(), 1);
 
     let all = store.all_skills().await.unwrap();
-    assert_eq!(all.iter().map(|s| s.name.to_string()).collect::<Vec<_>>(), sorted);
+    assert_eq!(
+        all.iter().map(|s| s.name.to_string()).collect::<Vec<_>>(),
+        sorted
+    );
 }
 
 pub async fn failed_batches_leave_the_database_unchanged(ctx: Ctx) {
     let store = ctx.open().await;
-    store.add_skills(&[skill("keep/one", vec![tool_ref("a/b")])]).await.unwrap();
+    store
+        .add_skills(&[skill("keep/one", vec![tool_ref("a/b")])])
+        .await
+        .unwrap();
     let before = store.status().await.unwrap();
     let dump = store.all_skills().await.unwrap();
 
-    let mut batch: Vec<Skill> = (0..50).map(|i| skill(&format!("keep/new{i}"), vec![tool_ref("x/y")])).collect();
+    let mut batch: Vec<Skill> = (0..50)
+        .map(|i| skill(&format!("keep/new{i}"), vec![tool_ref("x/y")]))
+        .collect();
     batch.push(skill("keep/one", vec![]));
-    assert!(matches!(store.add_skills(&batch).await, Err(StoreError::DuplicateSkill(_))));
+    assert!(matches!(
+        store.add_skills(&batch).await,
+        Err(StoreError::DuplicateSkill(_))
+    ));
 
     let mut bad = skill("keep/bad", vec![]);
     bad.version = Some("v".repeat(51));
-    let err = store.add_skills(&[skill("keep/fine", vec![]), bad]).await.unwrap_err();
-    assert!(matches!(err, StoreError::InvalidValue { column: "version", .. }), "{err}");
+    let err = store
+        .add_skills(&[skill("keep/fine", vec![]), bad])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::InvalidValue {
+                column: "version",
+                ..
+            }
+        ),
+        "{err}"
+    );
 
     let mut update = dump[0].clone();
     update.description = Some("nul\0".into());
-    assert!(matches!(store.update_skills(&[update]).await, Err(StoreError::InvalidValue { .. })));
+    assert!(matches!(
+        store.update_skills(&[update]).await,
+        Err(StoreError::InvalidValue { .. })
+    ));
 
     assert_eq!(store.status().await.unwrap(), before);
     assert_eq!(store.all_skills().await.unwrap(), dump);
@@ -252,12 +393,20 @@ pub async fn failed_batches_leave_the_database_unchanged(ctx: Ctx) {
 
 pub async fn optimistic_update_detects_conflicts(ctx: Ctx) {
     let store = ctx.open().await;
-    let added = store.add_skills(&[skill("opt/s", vec![])]).await.unwrap().remove(0);
+    let added = store
+        .add_skills(&[skill("opt/s", vec![])])
+        .await
+        .unwrap()
+        .remove(0);
     let token = added.updated_at.clone().unwrap();
 
     let mut mine = added.clone();
     mine.description = Some("mine".into());
-    let after = store.update_skills(&[mine.clone()]).await.unwrap().remove(0);
+    let after = store
+        .update_skills(&[mine.clone()])
+        .await
+        .unwrap()
+        .remove(0);
     let new_token = after.updated_at.clone().unwrap();
     assert!(new_token > token);
 
@@ -265,7 +414,11 @@ pub async fn optimistic_update_detects_conflicts(ctx: Ctx) {
     mine.description = Some("stale".into());
     let err = store.update_skills(&[mine]).await.unwrap_err();
     match &err {
-        StoreError::Conflict { name, expected, found } => {
+        StoreError::Conflict {
+            name,
+            expected,
+            found,
+        } => {
             assert_eq!(name.as_str(), "opt/s");
             assert_eq!(expected, &token);
             assert_eq!(found, &new_token);
@@ -273,8 +426,20 @@ pub async fn optimistic_update_detects_conflicts(ctx: Ctx) {
         other => panic!("expected a conflict, got {other}"),
     }
     assert_eq!(err.kind(), "conflict");
-    assert!(err.to_string().contains("fetch it again and retry"), "{err}");
-    assert_eq!(store.get_skill(&name("opt/s")).await.unwrap().unwrap().description.as_deref(), Some("mine"));
+    assert!(
+        err.to_string().contains("fetch it again and retry"),
+        "{err}"
+    );
+    assert_eq!(
+        store
+            .get_skill(&name("opt/s"))
+            .await
+            .unwrap()
+            .unwrap()
+            .description
+            .as_deref(),
+        Some("mine")
+    );
 
     // Without a token, the write applies; tokens strictly increase even
     // when updates come faster than the clock ticks.
@@ -293,18 +458,37 @@ pub async fn optimistic_update_detects_conflicts(ctx: Ctx) {
 
 pub async fn schema_too_new_is_refused_untouched(ctx: Ctx) {
     let store = ctx.open().await;
-    store.add_skills(&[skill("keep/me", vec![tool_ref("a/b")])]).await.unwrap();
+    store
+        .add_skills(&[skill("keep/me", vec![tool_ref("a/b")])])
+        .await
+        .unwrap();
     let status = store.status().await.unwrap();
     assert_eq!((status.schema_version, status.supported_version), (1, 1));
     drop(store);
     ctx.execute("INSERT INTO schema_migrations (version, description, applied_at) VALUES (999, 'from the future', '2999-01-01T00:00:00.000000Z')")
         .await;
     let err = ctx.try_open().await.unwrap_err();
-    assert!(matches!(err, StoreError::SchemaTooNew { found: 999, supported: 1 }), "{err}");
+    assert!(
+        matches!(
+            err,
+            StoreError::SchemaTooNew {
+                found: 999,
+                supported: 1
+            }
+        ),
+        "{err}"
+    );
     assert_eq!(err.kind(), "schema_too_new");
     assert!(err.to_string().contains("upgrade `agents`"), "{err}");
-    assert_eq!(ctx.scalar("SELECT MAX(version) FROM schema_migrations").await, 999);
-    assert_eq!(ctx.scalar("SELECT COUNT(*) FROM schema_migrations").await, 2);
+    assert_eq!(
+        ctx.scalar("SELECT MAX(version) FROM schema_migrations")
+            .await,
+        999
+    );
+    assert_eq!(
+        ctx.scalar("SELECT COUNT(*) FROM schema_migrations").await,
+        2
+    );
     assert_eq!(ctx.scalar("SELECT COUNT(*) FROM skill_items").await, 1);
 }
 
@@ -314,8 +498,19 @@ pub async fn reopening_keeps_data_and_schema(ctx: Ctx) {
     drop(store);
     let again = ctx.open().await;
     assert_eq!(again.status().await.unwrap().schema_version, 1);
-    assert_eq!(ctx.scalar("SELECT COUNT(*) FROM schema_migrations").await, 1);
-    assert_eq!(again.get_skill(&name("keep/all")).await.unwrap().unwrap().items, everything("keep/all").items);
+    assert_eq!(
+        ctx.scalar("SELECT COUNT(*) FROM schema_migrations").await,
+        1
+    );
+    assert_eq!(
+        again
+            .get_skill(&name("keep/all"))
+            .await
+            .unwrap()
+            .unwrap()
+            .items,
+        everything("keep/all").items
+    );
 }
 
 pub async fn concurrent_first_opens_all_succeed(ctx: Ctx) {
@@ -328,7 +523,10 @@ pub async fn concurrent_first_opens_all_succeed(ctx: Ctx) {
     for open in opens {
         open.await.unwrap().unwrap();
     }
-    assert_eq!(ctx.scalar("SELECT COUNT(*) FROM schema_migrations").await, 1);
+    assert_eq!(
+        ctx.scalar("SELECT COUNT(*) FROM schema_migrations").await,
+        1
+    );
     assert_eq!(ctx.open().await.status().await.unwrap().schema_version, 1);
 }
 
@@ -341,45 +539,119 @@ pub async fn tools_put_get_list_remove(ctx: Ctx) {
         tool("agent_skills/pdf", ToolSource::AgentSkills),
     ];
     store.put_tools(&tools, false).await.unwrap();
-    assert_eq!(store.get_tool("mcp:gh/create_issue").await.unwrap().as_ref(), Some(&tools[1]));
+    assert_eq!(
+        store
+            .get_tool("mcp:gh/create_issue")
+            .await
+            .unwrap()
+            .as_ref(),
+        Some(&tools[1])
+    );
     assert_eq!(store.get_tool("nope").await.unwrap(), None);
-    let names: Vec<String> = store.list_tools(None).await.unwrap().into_iter().map(|t| t.name).collect();
-    assert_eq!(names, ["agent_skills/pdf", "builtin/read_file", "custom/zeta", "mcp:gh/create_issue"]);
-    assert_eq!(store.list_tools(Some(ToolSource::Mcp)).await.unwrap(), vec![tools[1].clone()]);
-    assert!(store.list_tools(Some(ToolSource::Custom)).await.unwrap().iter().all(|t| t.source == ToolSource::Custom));
+    let names: Vec<String> = store
+        .list_tools(None)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "agent_skills/pdf",
+            "builtin/read_file",
+            "custom/zeta",
+            "mcp:gh/create_issue"
+        ]
+    );
+    assert_eq!(
+        store.list_tools(Some(ToolSource::Mcp)).await.unwrap(),
+        vec![tools[1].clone()]
+    );
+    assert!(
+        store
+            .list_tools(Some(ToolSource::Custom))
+            .await
+            .unwrap()
+            .iter()
+            .all(|t| t.source == ToolSource::Custom)
+    );
 
-    let wanted = vec!["custom/zeta".to_string(), "missing".to_string(), "builtin/read_file".to_string()];
-    let got: Vec<String> = store.get_tools(&wanted).await.unwrap().into_iter().map(|t| t.name).collect();
-    assert_eq!(got, ["custom/zeta", "builtin/read_file"], "request order, missing skipped");
+    let wanted = vec![
+        "custom/zeta".to_string(),
+        "missing".to_string(),
+        "builtin/read_file".to_string(),
+    ];
+    let got: Vec<String> = store
+        .get_tools(&wanted)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(
+        got,
+        ["custom/zeta", "builtin/read_file"],
+        "request order, missing skipped"
+    );
     assert!(store.get_tools(&[]).await.unwrap().is_empty());
     assert_eq!(
-        ctx.rows("SELECT source, origin FROM tools WHERE name = 'mcp:gh/create_issue'").await,
+        ctx.rows("SELECT source, origin FROM tools WHERE name = 'mcp:gh/create_issue'")
+            .await,
         vec![vec![Some("mcp".to_string()), Some("gh".to_string())]]
     );
-    assert_eq!(ctx.rows("SELECT origin FROM tools WHERE name = 'custom/zeta'").await, vec![vec![None]]);
+    assert_eq!(
+        ctx.rows("SELECT origin FROM tools WHERE name = 'custom/zeta'")
+            .await,
+        vec![vec![None]]
+    );
 
     // A taken name without `replace` fails and writes nothing.
     let err = store
-        .put_tools(&[tool("custom/new", ToolSource::Custom), tool("custom/zeta", ToolSource::Custom)], false)
+        .put_tools(
+            &[
+                tool("custom/new", ToolSource::Custom),
+                tool("custom/zeta", ToolSource::Custom),
+            ],
+            false,
+        )
         .await
         .unwrap_err();
-    assert!(matches!(&err, StoreError::DuplicateTool(name) if name == "custom/zeta"), "{err}");
+    assert!(
+        matches!(&err, StoreError::DuplicateTool(name) if name == "custom/zeta"),
+        "{err}"
+    );
     assert_eq!(err.to_string(), "tool `custom/zeta` is already registered");
     assert_eq!(store.get_tool("custom/new").await.unwrap(), None);
     let err = store
-        .put_tools(&[tool("custom/twice", ToolSource::Custom), tool("custom/twice", ToolSource::Custom)], false)
+        .put_tools(
+            &[
+                tool("custom/twice", ToolSource::Custom),
+                tool("custom/twice", ToolSource::Custom),
+            ],
+            false,
+        )
         .await
         .unwrap_err();
-    assert!(matches!(&err, StoreError::DuplicateTool(name) if name == "custom/twice"), "{err}");
+    assert!(
+        matches!(&err, StoreError::DuplicateTool(name) if name == "custom/twice"),
+        "{err}"
+    );
 
     // With `replace`, the definition changes and created_at stays.
-    let created = ctx.rows("SELECT created_at FROM tools WHERE name = 'custom/zeta'").await;
+    let created = ctx
+        .rows("SELECT created_at FROM tools WHERE name = 'custom/zeta'")
+        .await;
     let mut changed = tool("custom/zeta", ToolSource::Custom);
     changed.description = "changed".into();
     changed.writes = Some(true);
     store.put_tools(&[changed.clone()], true).await.unwrap();
     assert_eq!(store.get_tool("custom/zeta").await.unwrap(), Some(changed));
-    assert_eq!(ctx.rows("SELECT created_at FROM tools WHERE name = 'custom/zeta'").await, created);
+    assert_eq!(
+        ctx.rows("SELECT created_at FROM tools WHERE name = 'custom/zeta'")
+            .await,
+        created
+    );
 
     assert!(store.remove_tool("custom/zeta").await.unwrap());
     assert!(!store.remove_tool("custom/zeta").await.unwrap());
@@ -407,30 +679,63 @@ pub async fn replace_tool_group_swaps_one_group(ctx: Ctx) {
         source: ToolSource::Mcp,
         origin: Some("a".into()),
     };
-    let deleted = store.replace_tool_group(&group, &[mcp_tool("a", "two"), mcp_tool("a", "three")]).await.unwrap();
+    let deleted = store
+        .replace_tool_group(&group, &[mcp_tool("a", "two"), mcp_tool("a", "three")])
+        .await
+        .unwrap();
     assert_eq!(deleted, 2);
-    let mcp: Vec<String> = store.list_tools(Some(ToolSource::Mcp)).await.unwrap().into_iter().map(|t| t.name).collect();
+    let mcp: Vec<String> = store
+        .list_tools(Some(ToolSource::Mcp))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
     assert_eq!(mcp, ["mcp:a/three", "mcp:a/two", "mcp:b/one"]);
 
     let all_skills = ToolGroup {
         source: ToolSource::AgentSkills,
         origin: None,
     };
-    let deleted = store.replace_tool_group(&all_skills, &[tool("skills/pdf", ToolSource::AgentSkills)]).await.unwrap();
+    let deleted = store
+        .replace_tool_group(&all_skills, &[tool("skills/pdf", ToolSource::AgentSkills)])
+        .await
+        .unwrap();
     assert_eq!(deleted, 2);
-    let skills: Vec<String> = store.list_tools(Some(ToolSource::AgentSkills)).await.unwrap().into_iter().map(|t| t.name).collect();
+    let skills: Vec<String> = store
+        .list_tools(Some(ToolSource::AgentSkills))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
     assert_eq!(skills, ["skills/pdf"]);
 
     // New tools replace a same-named tool of another source.
     let mut moved = tool("builtin/read_file", ToolSource::AgentSkills);
     moved.description = "now from a skill folder".into();
-    store.replace_tool_group(&all_skills, &[moved.clone()]).await.unwrap();
-    assert_eq!(store.get_tool("builtin/read_file").await.unwrap(), Some(moved));
-    assert!(store.list_tools(Some(ToolSource::Builtin)).await.unwrap().is_empty());
+    store
+        .replace_tool_group(&all_skills, &[moved.clone()])
+        .await
+        .unwrap();
+    assert_eq!(
+        store.get_tool("builtin/read_file").await.unwrap(),
+        Some(moved)
+    );
+    assert!(
+        store
+            .list_tools(Some(ToolSource::Builtin))
+            .await
+            .unwrap()
+            .is_empty()
+    );
 
     // Emptying a group.
     assert_eq!(store.replace_tool_group(&group, &[]).await.unwrap(), 2);
-    assert_eq!(store.list_tools(Some(ToolSource::Mcp)).await.unwrap().len(), 1);
+    assert_eq!(
+        store.list_tools(Some(ToolSource::Mcp)).await.unwrap().len(),
+        1
+    );
 }
 
 pub async fn replace_tool_group_is_atomic_for_readers(ctx: Ctx) {
@@ -439,7 +744,11 @@ pub async fn replace_tool_group_is_atomic_for_readers(ctx: Ctx) {
         source: ToolSource::Mcp,
         origin: Some("srv".into()),
     };
-    let set = |prefix: &str| (0..40).map(|i| mcp_tool("srv", &format!("{prefix}{i:02}"))).collect::<Vec<_>>();
+    let set = |prefix: &str| {
+        (0..40)
+            .map(|i| mcp_tool("srv", &format!("{prefix}{i:02}")))
+            .collect::<Vec<_>>()
+    };
     store.replace_tool_group(&group, &set("a")).await.unwrap();
     let writer = {
         let store = Arc::clone(&store);
@@ -455,8 +764,18 @@ pub async fn replace_tool_group_is_atomic_for_readers(ctx: Ctx) {
     let reader_store = ctx.open().await;
     let mut observed = 0;
     while observed == 0 || !writer.is_finished() {
-        let names: Vec<String> = reader_store.list_tools(Some(ToolSource::Mcp)).await.unwrap().into_iter().map(|t| t.name).collect();
-        assert_eq!(names.len(), 40, "a reader saw a half-replaced group: {names:?}");
+        let names: Vec<String> = reader_store
+            .list_tools(Some(ToolSource::Mcp))
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(
+            names.len(),
+            40,
+            "a reader saw a half-replaced group: {names:?}"
+        );
         let prefixes: BTreeSet<&str> = names.iter().map(|n| &n[6..7]).collect();
         assert_eq!(prefixes.len(), 1, "mixed groups: {names:?}");
         observed += 1;
@@ -471,7 +790,10 @@ pub async fn meta_values(ctx: Ctx) {
     store.set_meta("last_refresh", "yesterday").await.unwrap();
     store.set_meta("last_refresh", "today").await.unwrap();
     store.set_meta("other", "").await.unwrap();
-    assert_eq!(store.get_meta("last_refresh").await.unwrap().as_deref(), Some("today"));
+    assert_eq!(
+        store.get_meta("last_refresh").await.unwrap().as_deref(),
+        Some("today")
+    );
     assert_eq!(store.get_meta("other").await.unwrap().as_deref(), Some(""));
 }
 
@@ -479,7 +801,10 @@ pub async fn load_closure_follows_includes(ctx: Ctx) {
     let store = ctx.open().await;
     store
         .add_skills(&[
-            skill("d/top", vec![include("d/left"), include("d/right"), tool_ref("t/top")]),
+            skill(
+                "d/top",
+                vec![include("d/left"), include("d/right"), tool_ref("t/top")],
+            ),
             skill("d/left", vec![include("d/bottom")]),
             skill("d/right", vec![include("d/bottom"), include("d/missing")]),
             skill("d/bottom", vec![tool_ref("t/bottom")]),
@@ -492,16 +817,28 @@ pub async fn load_closure_follows_includes(ctx: Ctx) {
     let closure = store.load_closure(&[name("d/top")]).await.unwrap();
     let names: Vec<&str> = closure.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["d/bottom", "d/left", "d/right", "d/top"]);
-    assert_eq!(closure[3], store.get_skill(&name("d/top")).await.unwrap().unwrap());
+    assert_eq!(
+        closure[3],
+        store.get_skill(&name("d/top")).await.unwrap().unwrap()
+    );
     assert_eq!(closure[0].items, vec![tool_ref("t/bottom")]);
 
-    let closure = store.load_closure(&[name("d/left"), name("d/unrelated"), name("d/nope")]).await.unwrap();
+    let closure = store
+        .load_closure(&[name("d/left"), name("d/unrelated"), name("d/nope")])
+        .await
+        .unwrap();
     let names: Vec<&str> = closure.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["d/bottom", "d/left", "d/unrelated"]);
 
     let cycle = store.load_closure(&[name("c/a")]).await.unwrap();
     assert_eq!(cycle.len(), 2, "a cycle terminates");
-    assert!(store.load_closure(&[name("d/nope")]).await.unwrap().is_empty());
+    assert!(
+        store
+            .load_closure(&[name("d/nope")])
+            .await
+            .unwrap()
+            .is_empty()
+    );
     assert!(store.load_closure(&[]).await.unwrap().is_empty());
 }
 
@@ -523,11 +860,17 @@ pub async fn load_closure_of_a_deep_chain(ctx: Ctx) {
     let started = Instant::now();
     let closure = store.load_closure(&[name("chain/s00000")]).await.unwrap();
     let loaded = started.elapsed();
-    eprintln!("{}: add {DEPTH} chained skills {added:?}, load_closure {loaded:?}", ctx.backend());
+    eprintln!(
+        "{}: add {DEPTH} chained skills {added:?}, load_closure {loaded:?}",
+        ctx.backend()
+    );
     assert_eq!(closure.len(), DEPTH);
     assert_eq!(closure[DEPTH - 1].name.as_str(), "chain/s09999");
     assert_eq!(closure[0].items.len(), 2);
-    assert!(loaded < Duration::from_secs(10), "closure of {DEPTH} took {loaded:?}");
+    assert!(
+        loaded < Duration::from_secs(10),
+        "closure of {DEPTH} took {loaded:?}"
+    );
     let tail = store.load_closure(&[name("chain/s09998")]).await.unwrap();
     assert_eq!(tail.len(), 2);
 }
@@ -540,34 +883,79 @@ pub async fn status_counts_rows(ctx: Ctx) {
     assert_eq!(status.schema_version, 1);
     assert_eq!(status.location, ctx.url().to_string());
     if let Some(url) = ctx.postgres_url() {
-        let password = url.split_once("://").unwrap().1.split('@').next().unwrap().split(':').nth(1).unwrap_or("");
+        let password = url
+            .split_once("://")
+            .unwrap()
+            .1
+            .split('@')
+            .next()
+            .unwrap()
+            .split(':')
+            .nth(1)
+            .unwrap_or("");
         if !password.is_empty() {
             assert!(!status.location.contains(password), "{}", status.location);
         }
     }
     store
-        .add_skills(&[skill("s/a", vec![tool_ref("x/1"), tool_ref("x/2")]), skill("s/b", vec![tool_ref("x/3")])])
+        .add_skills(&[
+            skill("s/a", vec![tool_ref("x/1"), tool_ref("x/2")]),
+            skill("s/b", vec![tool_ref("x/3")]),
+        ])
         .await
         .unwrap();
-    store.put_tools(&[tool("x/1", ToolSource::Custom)], false).await.unwrap();
+    store
+        .put_tools(&[tool("x/1", ToolSource::Custom)], false)
+        .await
+        .unwrap();
     let status = store.status().await.unwrap();
     assert_eq!((status.skills, status.skill_items, status.tools), (2, 3, 1));
 }
 
 pub async fn undecodable_rows_are_reported_as_corrupt(ctx: Ctx) {
     let store = ctx.open().await;
-    store.add_skills(&[skill("bad/meta", vec![]), skill("bad/item", vec![tool_ref("a/b")])]).await.unwrap();
-    store.put_tools(&[tool("bad/tool", ToolSource::Custom)], false).await.unwrap();
-    ctx.execute("UPDATE skills SET metadata_json = 'not json' WHERE name = 'bad/meta'").await;
-    ctx.execute("UPDATE skill_items SET item_type = 'gadget' WHERE skill_name = 'bad/item'").await;
-    ctx.execute("UPDATE tools SET spec_json = '{}' WHERE name = 'bad/tool'").await;
+    store
+        .add_skills(&[
+            skill("bad/meta", vec![]),
+            skill("bad/item", vec![tool_ref("a/b")]),
+        ])
+        .await
+        .unwrap();
+    store
+        .put_tools(&[tool("bad/tool", ToolSource::Custom)], false)
+        .await
+        .unwrap();
+    ctx.execute("UPDATE skills SET metadata_json = 'not json' WHERE name = 'bad/meta'")
+        .await;
+    ctx.execute("UPDATE skill_items SET item_type = 'gadget' WHERE skill_name = 'bad/item'")
+        .await;
+    ctx.execute("UPDATE tools SET spec_json = '{}' WHERE name = 'bad/tool'")
+        .await;
     let err = store.get_skill(&name("bad/meta")).await.unwrap_err();
-    assert!(matches!(err, StoreError::Corrupt { table: "skills", .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            StoreError::Corrupt {
+                table: "skills",
+                ..
+            }
+        ),
+        "{err}"
+    );
     assert_eq!(err.kind(), "corrupt_data");
     let err = store.get_skill(&name("bad/item")).await.unwrap_err();
-    assert!(err.to_string().contains("unknown `item_type` `gadget`"), "{err}");
-    assert!(matches!(store.all_skills().await, Err(StoreError::Corrupt { .. })));
-    assert!(matches!(store.get_tool("bad/tool").await, Err(StoreError::Corrupt { table: "tools", .. })));
+    assert!(
+        err.to_string().contains("unknown `item_type` `gadget`"),
+        "{err}"
+    );
+    assert!(matches!(
+        store.all_skills().await,
+        Err(StoreError::Corrupt { .. })
+    ));
+    assert!(matches!(
+        store.get_tool("bad/tool").await,
+        Err(StoreError::Corrupt { table: "tools", .. })
+    ));
     // Summaries do not decode JSON, so listing still works.
     assert_eq!(store.list_skills(None).await.unwrap().len(), 2);
 }
@@ -600,9 +988,19 @@ pub async fn bulk_add_ten_thousand_skills(ctx: Ctx) {
         COUNT as f64 / elapsed.as_secs_f64()
     );
     let status = store.status().await.unwrap();
-    assert_eq!((status.skills, status.skill_items), (COUNT as u64, 5 * COUNT as u64));
-    assert!(elapsed < Duration::from_secs(30), "bulk add took {elapsed:?}");
-    let last = store.get_skill(&name("bulk/skill-09999")).await.unwrap().unwrap();
+    assert_eq!(
+        (status.skills, status.skill_items),
+        (COUNT as u64, 5 * COUNT as u64)
+    );
+    assert!(
+        elapsed < Duration::from_secs(30),
+        "bulk add took {elapsed:?}"
+    );
+    let last = store
+        .get_skill(&name("bulk/skill-09999"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(last.items, batch[COUNT - 1].items);
 }
 
@@ -619,7 +1017,10 @@ pub async fn sixteen_concurrent_writers_lose_nothing(ctx: Ctx) {
                 let mut expected: BTreeMap<String, String> = BTreeMap::new();
                 for j in 0..PER_WRITER {
                     let raw = format!("race/w{writer:02}-{j}");
-                    let mut s = skill(&raw, vec![tool_ref(&format!("t/{writer}")), include("race/shared")]);
+                    let mut s = skill(
+                        &raw,
+                        vec![tool_ref(&format!("t/{writer}")), include("race/shared")],
+                    );
                     s.description = Some(format!("added by {writer}"));
                     let stored = store.add_skills(&[s]).await.unwrap().remove(0);
                     expected.insert(raw.clone(), "added".into());
@@ -644,18 +1045,37 @@ pub async fn sixteen_concurrent_writers_lose_nothing(ctx: Ctx) {
         expected.extend(task.await.unwrap());
     }
     let store = ctx.open().await;
-    let listed: Vec<String> = store.list_skills(Some("race")).await.unwrap().into_iter().map(|s| s.name.to_string()).collect();
+    let listed: Vec<String> = store
+        .list_skills(Some("race"))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| s.name.to_string())
+        .collect();
     assert_eq!(listed, expected.keys().cloned().collect::<Vec<_>>());
     for (raw, state) in &expected {
         let got = store.get_skill(&name(raw)).await.unwrap().unwrap();
         let items = if state == "updated" { 3 } else { 2 };
         assert_eq!(got.items.len(), items, "{raw}");
-        assert!(got.description.unwrap().starts_with(state.as_str()), "{raw}");
+        assert!(
+            got.description.unwrap().starts_with(state.as_str()),
+            "{raw}"
+        );
     }
-    let orphans = ctx.scalar("SELECT COUNT(*) FROM skill_items WHERE skill_name NOT IN (SELECT name FROM skills)").await;
+    let orphans = ctx
+        .scalar(
+            "SELECT COUNT(*) FROM skill_items WHERE skill_name NOT IN (SELECT name FROM skills)",
+        )
+        .await;
     assert_eq!(orphans, 0);
-    let expected_items: usize = expected.values().map(|state| if state == "updated" { 3 } else { 2 }).sum();
-    assert_eq!(store.status().await.unwrap().skill_items, expected_items as u64);
+    let expected_items: usize = expected
+        .values()
+        .map(|state| if state == "updated" { 3 } else { 2 })
+        .sum();
+    assert_eq!(
+        store.status().await.unwrap().skill_items,
+        expected_items as u64
+    );
 }
 
 pub async fn racing_adds_exactly_one_wins(ctx: Ctx) {
@@ -668,16 +1088,31 @@ pub async fn racing_adds_exactly_one_wins(ctx: Ctx) {
             s.description = Some(writer.into());
             tokio::spawn(async move { store.add_skills(&[s]).await })
         };
-        let (a, b) = (attempt(Arc::clone(&first), "first"), attempt(Arc::clone(&second), "second"));
+        let (a, b) = (
+            attempt(Arc::clone(&first), "first"),
+            attempt(Arc::clone(&second), "second"),
+        );
         let results = [a.await.unwrap(), b.await.unwrap()];
         let wins = results.iter().filter(|r| r.is_ok()).count();
         assert_eq!(wins, 1, "round {round}: {results:?}");
         for result in &results {
             if let Err(err) = result {
-                assert!(matches!(err, StoreError::DuplicateSkill(name) if name.as_str() == raw), "round {round}: {err}");
+                assert!(
+                    matches!(err, StoreError::DuplicateSkill(name) if name.as_str() == raw),
+                    "round {round}: {err}"
+                );
             }
         }
-        assert_eq!(first.get_skill(&name(&raw)).await.unwrap().unwrap().items.len(), 1);
+        assert_eq!(
+            first
+                .get_skill(&name(&raw))
+                .await
+                .unwrap()
+                .unwrap()
+                .items
+                .len(),
+            1
+        );
     }
     assert_eq!(ctx.scalar("SELECT COUNT(*) FROM skill_items").await, 10);
 }
@@ -688,7 +1123,10 @@ pub async fn update_racing_remove_applies_or_reports_not_found(ctx: Ctx) {
     let mut outcomes = BTreeMap::new();
     for round in 0..12 {
         let raw = format!("race/ur-{round}");
-        updater.add_skills(&[skill(&raw, vec![tool_ref("t/a")])]).await.unwrap();
+        updater
+            .add_skills(&[skill(&raw, vec![tool_ref("t/a")])])
+            .await
+            .unwrap();
         let mut change = skill(&raw, vec![tool_ref("t/a"), tool_ref("t/b")]);
         change.description = Some("updated".into());
         let update = {
@@ -701,16 +1139,25 @@ pub async fn update_racing_remove_applies_or_reports_not_found(ctx: Ctx) {
             tokio::spawn(async move { store.remove_skill(&target).await })
         };
         let (updated, removed) = (update.await.unwrap(), remove.await.unwrap());
-        assert!(removed.unwrap(), "round {round}: the skill existed before both writes");
+        assert!(
+            removed.unwrap(),
+            "round {round}: the skill existed before both writes"
+        );
         match updated {
             Ok(_) => *outcomes.entry("applied").or_insert(0) += 1,
-            Err(StoreError::SkillNotFound(n)) if n.as_str() == raw => *outcomes.entry("not_found").or_insert(0) += 1,
+            Err(StoreError::SkillNotFound(n)) if n.as_str() == raw => {
+                *outcomes.entry("not_found").or_insert(0) += 1
+            }
             Err(other) => panic!("round {round}: {other}"),
         }
         assert_eq!(updater.get_skill(&name(&raw)).await.unwrap(), None);
     }
     eprintln!("{}: update vs remove outcomes {outcomes:?}", ctx.backend());
-    assert_eq!(ctx.scalar("SELECT COUNT(*) FROM skill_items").await, 0, "no orphan items");
+    assert_eq!(
+        ctx.scalar("SELECT COUNT(*) FROM skill_items").await,
+        0,
+        "no orphan items"
+    );
 }
 
 pub async fn racing_optimistic_updates_one_wins(ctx: Ctx) {
@@ -718,21 +1165,38 @@ pub async fn racing_optimistic_updates_one_wins(ctx: Ctx) {
     let second = Arc::new(ctx.open().await);
     for round in 0..10 {
         let raw = format!("race/opt-{round}");
-        let stored = first.add_skills(&[skill(&raw, vec![])]).await.unwrap().remove(0);
+        let stored = first
+            .add_skills(&[skill(&raw, vec![])])
+            .await
+            .unwrap()
+            .remove(0);
         let attempt = |store: Arc<agents_store::AnyStore>, writer: &'static str| {
             let mut change = stored.clone();
             change.description = Some(writer.into());
             change.items = vec![tool_ref(&format!("t/{writer}"))];
             tokio::spawn(async move { store.update_skills(&[change]).await })
         };
-        let (a, b) = (attempt(Arc::clone(&first), "first"), attempt(Arc::clone(&second), "second"));
+        let (a, b) = (
+            attempt(Arc::clone(&first), "first"),
+            attempt(Arc::clone(&second), "second"),
+        );
         let results = [a.await.unwrap(), b.await.unwrap()];
-        let winners: Vec<&Skill> = results.iter().filter_map(|r| r.as_ref().ok()).map(|v| &v[0]).collect();
+        let winners: Vec<&Skill> = results
+            .iter()
+            .filter_map(|r| r.as_ref().ok())
+            .map(|v| &v[0])
+            .collect();
         assert_eq!(winners.len(), 1, "round {round}: {results:?}");
         let loser = results.iter().find_map(|r| r.as_ref().err()).unwrap();
-        assert!(matches!(loser, StoreError::Conflict { .. }), "round {round}: {loser}");
+        assert!(
+            matches!(loser, StoreError::Conflict { .. }),
+            "round {round}: {loser}"
+        );
         let now = first.get_skill(&name(&raw)).await.unwrap().unwrap();
-        assert_eq!(&now, winners[0], "the winner's definition is what is stored");
+        assert_eq!(
+            &now, winners[0],
+            "the winner's definition is what is stored"
+        );
         assert_eq!(now.items.len(), 1);
     }
 }
