@@ -32,14 +32,20 @@ fn batch(count: usize) -> Vec<Skill> {
             let mut skill = Skill::new(name(&format!("bulk/skill-{i:05}")));
             skill.description = Some(format!("skill number {i}"));
             skill.items = vec![
-                SkillItem::ToolRef { name: "builtin/read_file".into() },
-                SkillItem::ToolRef { name: format!("custom/t{i}") },
+                SkillItem::ToolRef {
+                    name: "builtin/read_file".into(),
+                },
+                SkillItem::ToolRef {
+                    name: format!("custom/t{i}"),
+                },
                 SkillItem::Include(Include {
                     skill: name("bulk/skill-00000"),
                     overrides: ValueMap::new(),
                 }),
                 SkillItem::InlineTool(InlineTool::default()),
-                SkillItem::ToolRef { name: "builtin/write_file".into() },
+                SkillItem::ToolRef {
+                    name: "builtin/write_file".into(),
+                },
             ];
             skill
         })
@@ -50,7 +56,9 @@ fn chain(depth: usize) -> Vec<Skill> {
     (0..depth)
         .map(|i| {
             let mut skill = Skill::new(name(&format!("chain/s{i:05}")));
-            skill.items.push(SkillItem::ToolRef { name: format!("t/{i}") });
+            skill.items.push(SkillItem::ToolRef {
+                name: format!("t/{i}"),
+            });
             if i + 1 < depth {
                 skill.items.push(SkillItem::Include(Include {
                     skill: name(&format!("chain/s{:05}", i + 1)),
@@ -65,7 +73,11 @@ fn chain(depth: usize) -> Vec<Skill> {
 /// Where fresh, empty stores come from.
 enum Target {
     Sqlite(tempfile::TempDir),
-    Postgres { admin: String, url: String, database: String },
+    Postgres {
+        admin: String,
+        url: String,
+        database: String,
+    },
 }
 
 impl Target {
@@ -86,12 +98,18 @@ impl Target {
                     *next += 1;
                     *next
                 };
-                agents_store::open(&DatabaseUrl::Sqlite(dir.path().join(format!("{n}.db")))).await.unwrap()
+                agents_store::open(&DatabaseUrl::Sqlite(dir.path().join(format!("{n}.db"))))
+                    .await
+                    .unwrap()
             }
             Target::Postgres { url, .. } => {
-                let store = agents_store::open(&DatabaseUrl::Postgres(url.clone())).await.unwrap();
+                let store = agents_store::open(&DatabaseUrl::Postgres(url.clone()))
+                    .await
+                    .unwrap();
                 let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
-                conn.execute("TRUNCATE skills, skill_items, tools").await.unwrap();
+                conn.execute("TRUNCATE skills, skill_items, tools")
+                    .await
+                    .unwrap();
                 conn.close().await.unwrap();
                 store
             }
@@ -99,11 +117,16 @@ impl Target {
     }
 
     async fn cleanup(self) {
-        if let Target::Postgres { admin, database, .. } = self {
+        if let Target::Postgres {
+            admin, database, ..
+        } = self
+        {
             let mut conn = sqlx::PgConnection::connect(&admin).await.unwrap();
-            conn.execute(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS \"{database}\" WITH (FORCE)")))
-                .await
-                .unwrap();
+            conn.execute(sqlx::AssertSqlSafe(format!(
+                "DROP DATABASE IF EXISTS \"{database}\" WITH (FORCE)"
+            )))
+            .await
+            .unwrap();
         }
     }
 }
@@ -114,15 +137,27 @@ async fn targets() -> Vec<Target> {
         Ok(admin) if !admin.is_empty() => {
             let database = format!("bench_{}", std::process::id());
             let mut conn = sqlx::PgConnection::connect(&admin).await.unwrap();
-            conn.execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE \"{database}\""))).await.unwrap();
-            let (base, query) = admin.split_once('?').map_or((admin.as_str(), None), |(b, q)| (b, Some(q)));
+            conn.execute(sqlx::AssertSqlSafe(format!(
+                "CREATE DATABASE \"{database}\""
+            )))
+            .await
+            .unwrap();
+            let (base, query) = admin
+                .split_once('?')
+                .map_or((admin.as_str(), None), |(b, q)| (b, Some(q)));
             let authority = base.find("://").map_or(0, |i| i + 3);
-            let path = base[authority..].find('/').map_or(base.len(), |i| i + authority);
+            let path = base[authority..]
+                .find('/')
+                .map_or(base.len(), |i| i + authority);
             let mut url = format!("{}/{database}", &base[..path]);
             if let Some(query) = query {
                 url = format!("{url}?{query}");
             }
-            targets.push(Target::Postgres { admin, url, database });
+            targets.push(Target::Postgres {
+                admin,
+                url,
+                database,
+            });
         }
         _ => eprintln!("note: AGENTS_TEST_POSTGRES_URL is not set; benchmarking SQLite only"),
     }
@@ -141,51 +176,67 @@ fn record(key: String, total: Duration, iters: u64) {
 
 fn mean(key: &str) -> Option<Duration> {
     let means = MEANS.lock().unwrap();
-    means.get(key).map(|(total, iters)| *total / (*iters).max(1) as u32)
+    means
+        .get(key)
+        .map(|(total, iters)| *total / (*iters).max(1) as u32)
 }
 
 fn bulk_add(c: &mut Criterion, rt: &Runtime, targets: &[Target]) {
     let mut group = c.benchmark_group("add_skills");
-    group.sample_size(10).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(2));
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2));
     for target in targets {
         for count in [1_000, 10_000] {
             let skills = batch(count);
             let key = format!("{}/batched/{count}", target.label());
-            group.bench_function(BenchmarkId::new(format!("{}/one_transaction", target.label()), count), |b| {
+            group.bench_function(
+                BenchmarkId::new(format!("{}/one_transaction", target.label()), count),
+                |b| {
+                    b.iter_custom(|iters| {
+                        rt.block_on(async {
+                            let mut total = Duration::ZERO;
+                            for _ in 0..iters {
+                                let store = target.fresh().await;
+                                let started = Instant::now();
+                                black_box(store.add_skills(&skills).await.unwrap());
+                                total += started.elapsed();
+                            }
+                            record(key.clone(), total, iters);
+                            total
+                        })
+                    })
+                },
+            );
+        }
+        let skills = batch(NAIVE_SKILLS);
+        let key = format!("{}/naive/{NAIVE_SKILLS}", target.label());
+        group.bench_function(
+            BenchmarkId::new(
+                format!("{}/transaction_per_skill", target.label()),
+                NAIVE_SKILLS,
+            ),
+            |b| {
                 b.iter_custom(|iters| {
                     rt.block_on(async {
                         let mut total = Duration::ZERO;
                         for _ in 0..iters {
                             let store = target.fresh().await;
                             let started = Instant::now();
-                            black_box(store.add_skills(&skills).await.unwrap());
+                            for skill in &skills {
+                                black_box(
+                                    store.add_skills(std::slice::from_ref(skill)).await.unwrap(),
+                                );
+                            }
                             total += started.elapsed();
                         }
                         record(key.clone(), total, iters);
                         total
                     })
                 })
-            });
-        }
-        let skills = batch(NAIVE_SKILLS);
-        let key = format!("{}/naive/{NAIVE_SKILLS}", target.label());
-        group.bench_function(BenchmarkId::new(format!("{}/transaction_per_skill", target.label()), NAIVE_SKILLS), |b| {
-            b.iter_custom(|iters| {
-                rt.block_on(async {
-                    let mut total = Duration::ZERO;
-                    for _ in 0..iters {
-                        let store = target.fresh().await;
-                        let started = Instant::now();
-                        for skill in &skills {
-                            black_box(store.add_skills(std::slice::from_ref(skill)).await.unwrap());
-                        }
-                        total += started.elapsed();
-                    }
-                    record(key.clone(), total, iters);
-                    total
-                })
-            })
-        });
+            },
+        );
     }
     group.finish();
 }
@@ -209,7 +260,10 @@ async fn naive_closure(store: &AnyStore, root: &SkillName) -> Vec<Skill> {
 
 fn closure(c: &mut Criterion, rt: &Runtime, targets: &[Target]) {
     let mut group = c.benchmark_group("load_closure");
-    group.sample_size(10).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(2));
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2));
     let root = name("chain/s00000");
     for target in targets {
         for (depth, naive) in [(NAIVE_CHAIN, true), (CHAIN, false)] {
@@ -219,34 +273,52 @@ fn closure(c: &mut Criterion, rt: &Runtime, targets: &[Target]) {
                 store
             });
             let key = format!("{}/closure/{depth}", target.label());
-            group.bench_function(BenchmarkId::new(format!("{}/recursive_query", target.label()), depth), |b| {
-                b.iter_custom(|iters| {
-                    rt.block_on(async {
-                        let started = Instant::now();
-                        for _ in 0..iters {
-                            assert_eq!(black_box(store.load_closure(std::slice::from_ref(&root)).await.unwrap()).len(), depth);
-                        }
-                        let total = started.elapsed();
-                        record(key.clone(), total, iters);
-                        total
-                    })
-                })
-            });
-            if naive {
-                let key = format!("{}/naive_closure/{depth}", target.label());
-                group.bench_function(BenchmarkId::new(format!("{}/get_skill_per_include", target.label()), depth), |b| {
+            group.bench_function(
+                BenchmarkId::new(format!("{}/recursive_query", target.label()), depth),
+                |b| {
                     b.iter_custom(|iters| {
                         rt.block_on(async {
                             let started = Instant::now();
                             for _ in 0..iters {
-                                assert_eq!(black_box(naive_closure(&store, &root).await).len(), depth);
+                                assert_eq!(
+                                    black_box(
+                                        store
+                                            .load_closure(std::slice::from_ref(&root))
+                                            .await
+                                            .unwrap()
+                                    )
+                                    .len(),
+                                    depth
+                                );
                             }
                             let total = started.elapsed();
                             record(key.clone(), total, iters);
                             total
                         })
                     })
-                });
+                },
+            );
+            if naive {
+                let key = format!("{}/naive_closure/{depth}", target.label());
+                group.bench_function(
+                    BenchmarkId::new(format!("{}/get_skill_per_include", target.label()), depth),
+                    |b| {
+                        b.iter_custom(|iters| {
+                            rt.block_on(async {
+                                let started = Instant::now();
+                                for _ in 0..iters {
+                                    assert_eq!(
+                                        black_box(naive_closure(&store, &root).await).len(),
+                                        depth
+                                    );
+                                }
+                                let total = started.elapsed();
+                                record(key.clone(), total, iters);
+                                total
+                            })
+                        })
+                    },
+                );
             }
         }
     }
