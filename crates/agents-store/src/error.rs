@@ -102,3 +102,21 @@ impl StoreError {
         }
     }
 }
+
+/// Maps a driver error to [`StoreError::Database`] with `what` we were
+/// doing and where (password removed).
+pub(crate) fn db_error(
+    what: &str,
+    location: &str,
+) -> impl FnOnce(sqlx::Error) -> StoreError + use<> {
+    let context = format!("{what} in `{location}`");
+    move |source| {
+        let context = match source {
+            sqlx::Error::PoolTimedOut => {
+                format!("{context}: no connection to the database in time (is the server running?)")
+            }
+            _ => context,
+        };
+        StoreError::Database { context, source }
+    }
+}

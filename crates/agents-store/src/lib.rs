@@ -1,8 +1,10 @@
 //! Persistent storage for skills and the tool catalogue.
 //!
 //! [`Store`] is the storage contract: it speaks in core types ([`Skill`],
-//! [`ToolSpec`]) and holds no SQL. Each backend implements it in its own
-//! module and owns its own versioned migrations:
+//! [`ToolSpec`]) and holds no SQL. Its logic is written once (`engine.rs`)
+//! and runs on two backends, whose differences (placeholders, bulk insert,
+//! locking, the closure CTE, the migrations folder) are one `Dialect` and
+//! a few binding functions each:
 //!
 //! - [`SqliteStore`]: the embedded default (one file, WAL, busy timeout);
 //! - [`PostgresStore`]: the shared store for teams.
@@ -12,9 +14,11 @@
 
 mod any;
 mod codec;
+mod engine;
 mod error;
 mod migrate;
 mod postgres;
+mod sql;
 mod sqlite;
 mod url;
 
@@ -24,6 +28,7 @@ use agents_core::{Skill, SkillName, ToolSource, ToolSpec};
 
 pub use any::{AnyStore, open};
 pub use error::StoreError;
+pub(crate) use error::db_error;
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 pub use url::{DatabaseUrl, default_sqlite_path};
@@ -76,7 +81,7 @@ pub struct StoreStatus {
     pub tools: u64,
 }
 
-/// The storage contract, implemented once per backend.
+/// The storage contract, implemented once for both backends.
 ///
 /// Timestamps are the store's business: `created_at` is set on add and kept
 /// on update, `updated_at` is set on every write and is strictly increasing
@@ -185,3 +190,86 @@ pub trait Store: Send + Sync {
     /// Backend, schema version and row counts.
     fn status(&self) -> impl Future<Output = Result<StoreStatus, StoreError>> + Send;
 }
+
+/// Implements [`Store`] for a type by handing every call to the engine that
+/// `$engine` (a method of the type) returns.
+macro_rules! store_via_engine {
+    ($type:ty, $engine:ident) => {
+        impl $crate::Store for $type {
+            async fn add_skills(&self, skills: &[Skill]) -> Result<Vec<Skill>, StoreError> {
+                self.$engine().add_skills(skills).await
+            }
+            async fn update_skills(&self, skills: &[Skill]) -> Result<Vec<Skill>, StoreError> {
+                self.$engine().update_skills(skills).await
+            }
+            async fn get_skill(&self, name: &SkillName) -> Result<Option<Skill>, StoreError> {
+                self.$engine().get_skill(name).await
+            }
+            async fn list_skills(
+                &self,
+                namespace: Option<&str>,
+            ) -> Result<Vec<SkillSummary>, StoreError> {
+                self.$engine().list_skills(namespace).await
+            }
+            async fn remove_skill(&self, name: &SkillName) -> Result<bool, StoreError> {
+                self.$engine().remove_skill(name).await
+            }
+            async fn load_closure(&self, roots: &[SkillName]) -> Result<Vec<Skill>, StoreError> {
+                self.$engine().load_closure(roots).await
+            }
+            async fn all_skills(&self) -> Result<Vec<Skill>, StoreError> {
+                self.$engine().all_skills().await
+            }
+            async fn put_tools(&self, tools: &[ToolSpec], replace: bool) -> Result<(), StoreError> {
+                self.$engine().put_tools(tools, replace).await
+            }
+            async fn get_tool(&self, name: &str) -> Result<Option<ToolSpec>, StoreError> {
+                self.$engine().get_tool(name).await
+            }
+            async fn get_tools(&self, names: &[String]) -> Result<Vec<ToolSpec>, StoreError> {
+                self.$engine().get_tools(names).await
+            }
+            async fn list_tools(
+                &self,
+                source: Option<ToolSource>,
+            ) -> Result<Vec<ToolSpec>, StoreError> {
+                self.$engine().list_tools(source).await
+            }
+            async fn remove_tool(&self, name: &str) -> Result<bool, StoreError> {
+                self.$engine().remove_tool(name).await
+            }
+            async fn replace_tool_group(
+                &self,
+                group: &ToolGroup,
+                tools: &[ToolSpec],
+            ) -> Result<u64, StoreError> {
+                self.$engine().replace_tool_group(group, tools).await
+            }
+            async fn get_meta(&self, key: &str) -> Result<Option<String>, StoreError> {
+                self.$engine().get_meta(key).await
+            }
+            async fn set_meta(&self, key: &str, value: &str) -> Result<(), StoreError> {
+                self.$engine().set_meta(key, value).await
+            }
+            async fn status(&self) -> Result<StoreStatus, StoreError> {
+                self.$engine().status().await
+            }
+        }
+    };
+}
+
+impl SqliteStore {
+    fn engine(&self) -> &engine::Engine {
+        &self.engine
+    }
+}
+
+impl PostgresStore {
+    fn engine(&self) -> &engine::Engine {
+        &self.engine
+    }
+}
+
+store_via_engine!(SqliteStore, engine);
+store_via_engine!(PostgresStore, engine);
+store_via_engine!(AnyStore, engine);

@@ -1,15 +1,25 @@
-//! The shape of a backend's migration list. Each backend owns its SQL and
-//! applies it itself (locking differs); the versions must stay in step.
+//! Schema migrations: one runner for both backends over the SQL files in
+//! `migrations/sqlite` and `migrations/postgres` (embedded by `build.rs`,
+//! applied in version order, recorded in `schema_migrations`).
+
+use crate::codec;
+use crate::sql::{Conn, Dialect};
+use crate::{StoreError, db_error};
 
 /// One schema step.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Migration {
-    /// Strictly increasing from 1.
+    /// From the file name `NNNN_name.sql`; strictly increasing from 1.
     pub version: i64,
-    /// Short label recorded with the version.
+    /// The file name's `name` part, recorded with the version.
     pub description: &'static str,
     /// The statements, run in one transaction.
     pub sql: &'static str,
+}
+
+pub(crate) mod list {
+    use super::Migration;
+    include!(concat!(env!("OUT_DIR"), "/migrations.rs"));
 }
 
 /// The newest version in `migrations`.
@@ -21,23 +31,111 @@ pub(crate) fn latest(migrations: &[Migration]) -> i64 {
         .unwrap_or(0)
 }
 
+const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (
+    version     BIGINT NOT NULL PRIMARY KEY,
+    description VARCHAR(255) NOT NULL,
+    applied_at  VARCHAR(30) NOT NULL
+)";
+
+/// The applied schema version (0 for an empty database).
+pub(crate) async fn applied_version(conn: &mut Conn<'_>) -> Result<i64, sqlx::Error> {
+    let exists = conn
+        .fetch_int(conn.dialect().schema_table_exists, &[])
+        .await?;
+    if exists.unwrap_or(0) == 0 {
+        return Ok(0);
+    }
+    Ok(conn
+        .fetch_int("SELECT MAX(version) FROM schema_migrations", &[])
+        .await?
+        .unwrap_or(0))
+}
+
+/// Brings the schema to the newest version this build knows. `conn` is a
+/// connection outside any transaction. The common case (up to date) costs
+/// one read; otherwise each step runs in its own locked transaction, so
+/// concurrent first opens apply every step exactly once.
+pub(crate) async fn run(conn: &mut Conn<'_>, location: &str) -> Result<(), StoreError> {
+    let dialect: &Dialect = conn.dialect();
+    let migrations = dialect.migrations;
+    let supported = latest(migrations);
+    let db = |what: &str| db_error(what, location);
+    let current = applied_version(conn)
+        .await
+        .map_err(db("cannot read the schema version"))?;
+    if current > supported {
+        return Err(StoreError::SchemaTooNew {
+            found: current,
+            supported,
+        });
+    }
+    if current == supported {
+        return Ok(());
+    }
+    loop {
+        let mut tx = conn
+            .begin(dialect.write_begin)
+            .await
+            .map_err(db("cannot start the migration"))?;
+        if let Some(lock) = dialect.migration_lock {
+            tx.execute(lock, &[])
+                .await
+                .map_err(db("cannot lock the schema for migration"))?;
+        }
+        let current = applied_version(&mut tx)
+            .await
+            .map_err(db("cannot read the schema version"))?;
+        if current > supported {
+            return Err(StoreError::SchemaTooNew {
+                found: current,
+                supported,
+            });
+        }
+        let Some(next) = migrations
+            .iter()
+            .find(|migration| migration.version > current)
+        else {
+            tx.commit()
+                .await
+                .map_err(db("cannot finish the migration"))?;
+            return Ok(());
+        };
+        let failed = format!(
+            "cannot apply schema migration {} ({})",
+            next.version, next.description
+        );
+        tx.execute_script(CREATE_TABLE).await.map_err(db(&failed))?;
+        tx.execute_script(next.sql).await.map_err(db(&failed))?;
+        let at = codec::format_timestamp(codec::now());
+        tx.execute(
+            "INSERT INTO schema_migrations (version, description, applied_at) VALUES (?, ?, ?)",
+            &[
+                crate::sql::Arg::Int(next.version),
+                crate::sql::Arg::Text(next.description),
+                crate::sql::Arg::Text(&at),
+            ],
+        )
+        .await
+        .map_err(db(&failed))?;
+        tx.commit().await.map_err(db(&failed))?;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn backends_are_in_step_and_versions_increase() {
-        let sqlite = crate::sqlite::MIGRATIONS;
-        let postgres = crate::postgres::MIGRATIONS;
         let labels = |list: &[Migration]| {
             list.iter()
                 .map(|m| (m.version, m.description))
                 .collect::<Vec<_>>()
         };
-        assert_eq!(labels(sqlite), labels(postgres));
-        for (index, migration) in sqlite.iter().enumerate() {
+        assert_eq!(labels(list::SQLITE), labels(list::POSTGRES));
+        for (index, migration) in list::SQLITE.iter().enumerate() {
             assert_eq!(migration.version, index as i64 + 1);
         }
-        assert_eq!(latest(sqlite), sqlite.len() as i64);
+        assert_eq!(latest(list::SQLITE), list::SQLITE.len() as i64);
     }
 }

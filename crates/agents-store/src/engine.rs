@@ -1,0 +1,775 @@
+//! The store's logic, written once for both backends. It speaks through
+//! [`Conn`] with `?` placeholders and neutral values; what differs between
+//! SQLite and PostgreSQL is in their modules' `DIALECT` and statement
+//! binding.
+
+use std::collections::HashSet;
+
+use agents_core::{Skill, SkillName, ToolSource, ToolSpec};
+use sqlx::postgres::PgPool;
+use sqlx::sqlite::SqlitePool;
+
+use crate::codec::{self, ItemRow, SkillColumns, SkillRow, ToolColumns};
+use crate::migrate;
+use crate::sql::{Arg, Cell, Cells, Conn, Dialect, Handle, Insert, Kind};
+use crate::{SkillSummary, StoreError, StoreStatus, ToolGroup, db_error};
+
+/// A pool of either backend.
+#[derive(Debug, Clone)]
+pub(crate) enum Pool {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// A store: a pool and where it points (password removed).
+#[derive(Debug, Clone)]
+pub(crate) struct Engine {
+    pool: Pool,
+    location: String,
+}
+
+const SKILL_COLUMNS: &str = "name, description, version, metadata_json, created_at, updated_at";
+const ITEM_COLUMNS: &str = "skill_name, item_type, item_name, item_config, item_order";
+
+static SKILL_INSERT: &[(&str, Kind)] = &[
+    ("name", Kind::Text),
+    ("namespace", Kind::Text),
+    ("short_name", Kind::Text),
+    ("description", Kind::Text),
+    ("version", Kind::Text),
+    ("metadata_json", Kind::Text),
+    ("created_at", Kind::Text),
+    ("updated_at", Kind::Text),
+];
+static ITEM_INSERT: &[(&str, Kind)] = &[
+    ("skill_name", Kind::Text),
+    ("item_type", Kind::Text),
+    ("item_name", Kind::Text),
+    ("item_config", Kind::Text),
+    ("item_order", Kind::Int),
+    ("created_at", Kind::Text),
+];
+static TOOL_INSERT: &[(&str, Kind)] = &[
+    ("name", Kind::Text),
+    ("source", Kind::Text),
+    ("origin", Kind::Text),
+    ("spec_json", Kind::Text),
+    ("created_at", Kind::Text),
+    ("updated_at", Kind::Text),
+];
+const TOOL_UPSERT: &str = " ON CONFLICT (name) DO UPDATE SET source = excluded.source, \
+     origin = excluded.origin, spec_json = excluded.spec_json, updated_at = excluded.updated_at";
+
+fn is_unique_violation(err: &StoreError) -> bool {
+    matches!(err, StoreError::Database { source, .. }
+        if source.as_database_error().is_some_and(|db| db.is_unique_violation()))
+}
+
+fn count(value: i64) -> u64 {
+    u64::try_from(value).unwrap_or(0)
+}
+
+fn skill_row(row: Vec<Cell>) -> Result<SkillRow, StoreError> {
+    let mut cells = Cells::new("skills", row);
+    Ok(SkillRow {
+        name: cells.text("name")?,
+        description: cells.opt_text("description")?,
+        version: cells.opt_text("version")?,
+        metadata_json: cells.text("metadata_json")?,
+        created_at: cells.text("created_at")?,
+        updated_at: cells.text("updated_at")?,
+    })
+}
+
+fn item_row(row: Vec<Cell>) -> Result<ItemRow, StoreError> {
+    let mut cells = Cells::new("skill_items", row);
+    Ok(ItemRow {
+        skill_name: cells.text("skill_name")?,
+        item_type: cells.text("item_type")?,
+        item_name: cells.text("item_name")?,
+        item_config: cells.opt_text("item_config")?,
+        item_order: cells.int("item_order")?,
+    })
+}
+
+fn tool_row(row: Vec<Cell>) -> Result<ToolSpec, StoreError> {
+    let mut cells = Cells::new("tools", row);
+    let name = cells.text("name")?;
+    let spec = cells.text("spec_json")?;
+    codec::decode_tool(&name, &spec)
+}
+
+fn rows<T>(
+    rows: Vec<Vec<Cell>>,
+    decode: fn(Vec<Cell>) -> Result<T, StoreError>,
+) -> Result<Vec<T>, StoreError> {
+    rows.into_iter().map(decode).collect()
+}
+
+fn skill_values<'a>(skills: &'a [SkillColumns], at: &'a str) -> Vec<Arg<'a>> {
+    skills
+        .iter()
+        .flat_map(|skill| {
+            [
+                Arg::Text(&skill.name),
+                Arg::Text(&skill.namespace),
+                Arg::Text(&skill.short_name),
+                Arg::OptText(skill.description.as_deref()),
+                Arg::OptText(skill.version.as_deref()),
+                Arg::Text(&skill.metadata_json),
+                Arg::Text(at),
+                Arg::Text(at),
+            ]
+        })
+        .collect()
+}
+
+fn item_values<'a>(skills: &'a [SkillColumns], at: &'a str) -> Vec<Arg<'a>> {
+    skills
+        .iter()
+        .flat_map(|skill| {
+            skill.items.iter().flat_map(move |item| {
+                [
+                    Arg::Text(&skill.name),
+                    Arg::Text(item.item_type),
+                    Arg::Text(&item.item_name),
+                    Arg::OptText(item.item_config.as_deref()),
+                    Arg::Int(item.item_order.into()),
+                    Arg::Text(at),
+                ]
+            })
+        })
+        .collect()
+}
+
+fn tool_values<'a>(tools: &'a [ToolColumns], at: &'a str) -> Vec<Arg<'a>> {
+    tools
+        .iter()
+        .flat_map(|tool| {
+            [
+                Arg::Text(&tool.name),
+                Arg::Text(tool.source),
+                Arg::OptText(tool.origin.as_deref()),
+                Arg::Text(&tool.spec_json),
+                Arg::Text(at),
+                Arg::Text(at),
+            ]
+        })
+        .collect()
+}
+
+impl Engine {
+    pub(crate) fn new(pool: Pool, location: String) -> Self {
+        Self { pool, location }
+    }
+
+    pub(crate) fn location(&self) -> &str {
+        &self.location
+    }
+
+    fn dialect(&self) -> &'static Dialect {
+        match self.pool {
+            Pool::Sqlite(_) => &crate::sqlite::DIALECT,
+            Pool::Postgres(_) => &crate::postgres::DIALECT,
+        }
+    }
+
+    pub(crate) fn db(&self, what: &str) -> impl FnOnce(sqlx::Error) -> StoreError + use<> {
+        db_error(what, &self.location)
+    }
+
+    /// A pooled connection outside any transaction.
+    pub(crate) async fn conn(&self, what: &str) -> Result<Conn<'static>, StoreError> {
+        match &self.pool {
+            Pool::Sqlite(pool) => pool
+                .acquire()
+                .await
+                .map(|c| Conn::Sqlite(Handle::Pooled(c))),
+            Pool::Postgres(pool) => pool
+                .acquire()
+                .await
+                .map(|c| Conn::Postgres(Handle::Pooled(c))),
+        }
+        .map_err(self.db(what))
+    }
+
+    async fn begin(&self, sql: &'static str, what: &str) -> Result<Conn<'static>, StoreError> {
+        match &self.pool {
+            Pool::Sqlite(pool) => pool
+                .begin_with(sql)
+                .await
+                .map(|tx| Conn::Sqlite(Handle::Tx(tx))),
+            Pool::Postgres(pool) => pool
+                .begin_with(sql)
+                .await
+                .map(|tx| Conn::Postgres(Handle::Tx(tx))),
+        }
+        .map_err(self.db(what))
+    }
+
+    /// A read transaction: one snapshot, never blocks writers.
+    pub(crate) async fn read(&self) -> Result<Conn<'static>, StoreError> {
+        self.begin(self.dialect().read_begin, "cannot start a read transaction")
+            .await
+    }
+
+    /// A write transaction, queued behind other writers.
+    pub(crate) async fn write(&self) -> Result<Conn<'static>, StoreError> {
+        self.begin(
+            self.dialect().write_begin,
+            "cannot start a write transaction",
+        )
+        .await
+    }
+
+    async fn commit(&self, tx: Conn<'_>, what: &str) -> Result<(), StoreError> {
+        tx.commit().await.map_err(self.db(what))
+    }
+
+    async fn lock_tools(&self, tx: &mut Conn<'_>) -> Result<(), StoreError> {
+        if let Some(lock) = self.dialect().lock_tools {
+            tx.execute(lock, &[])
+                .await
+                .map_err(self.db("cannot lock the tool catalogue"))?;
+        }
+        Ok(())
+    }
+
+    async fn existing(
+        &self,
+        conn: &mut Conn<'_>,
+        table: &'static str,
+        names: &[&str],
+    ) -> Result<HashSet<String>, StoreError> {
+        let sql = format!(
+            "SELECT name FROM {table} WHERE name IN ({})",
+            self.dialect().names
+        );
+        let found = conn
+            .fetch_texts(&sql, &[Arg::Names(names)])
+            .await
+            .map_err(self.db(&format!("cannot check for registered {table}")))?;
+        Ok(found.into_iter().collect())
+    }
+
+    /// After a unique violation (another writer won the race and has
+    /// committed), the first of `names` that is taken now.
+    async fn taken_after_race<'n>(
+        &self,
+        table: &'static str,
+        names: &[&'n str],
+    ) -> Option<&'n str> {
+        let mut conn = self.conn("cannot check for registered names").await.ok()?;
+        let taken = self.existing(&mut conn, table, names).await.ok()?;
+        names.iter().copied().find(|name| taken.contains(*name))
+    }
+
+    /// Inserts new skills and their items inside `tx`; a taken name is
+    /// [`StoreError::DuplicateSkill`] (or a unique violation when another
+    /// writer got there first).
+    async fn insert_skills(
+        &self,
+        tx: &mut Conn<'_>,
+        skills: &[SkillColumns],
+        at: &str,
+    ) -> Result<(), StoreError> {
+        let names: Vec<&str> = skills.iter().map(|skill| skill.name.as_str()).collect();
+        let taken = self.existing(tx, "skills", &names).await?;
+        if let Some(name) = names.iter().find(|name| taken.contains(**name)) {
+            return Err(StoreError::DuplicateSkill(self.skill_name(name)?));
+        }
+        tx.insert(&Insert {
+            table: "skills",
+            columns: SKILL_INSERT,
+            values: skill_values(skills, at),
+            suffix: "",
+        })
+        .await
+        .map_err(self.db("cannot add skills"))?;
+        tx.insert(&Insert {
+            table: "skill_items",
+            columns: ITEM_INSERT,
+            values: item_values(skills, at),
+            suffix: "",
+        })
+        .await
+        .map_err(self.db("cannot add skill items"))
+    }
+
+    fn skill_name(&self, raw: &str) -> Result<SkillName, StoreError> {
+        SkillName::new(raw).map_err(|err| StoreError::Corrupt {
+            table: "skills",
+            key: raw.to_owned(),
+            reason: format!("`name`: {err}"),
+        })
+    }
+
+    /// Writes tools inside `tx` (the catalogue already locked).
+    async fn upsert_tools(
+        &self,
+        tx: &mut Conn<'_>,
+        tools: &[ToolColumns],
+        replace: bool,
+    ) -> Result<(), StoreError> {
+        let at = codec::format_timestamp(codec::now());
+        tx.insert(&Insert {
+            table: "tools",
+            columns: TOOL_INSERT,
+            values: tool_values(tools, &at),
+            suffix: if replace { TOOL_UPSERT } else { "" },
+        })
+        .await
+        .map_err(self.db("cannot add tools"))
+    }
+
+    pub(crate) async fn add_skills(&self, skills: &[Skill]) -> Result<Vec<Skill>, StoreError> {
+        if skills.is_empty() {
+            return Ok(Vec::new());
+        }
+        if let Some(repeat) = codec::first_repeat(skills.iter().map(|skill| &skill.name)) {
+            return Err(StoreError::DuplicateSkill(repeat.clone()));
+        }
+        let encoded = skills
+            .iter()
+            .map(codec::encode_skill)
+            .collect::<Result<Vec<_>, _>>()?;
+        let at = codec::format_timestamp(codec::now());
+        let mut tx = self.write().await?;
+        if let Err(err) = self.insert_skills(&mut tx, &encoded, &at).await {
+            drop(tx);
+            if is_unique_violation(&err) {
+                let names: Vec<&str> = skills.iter().map(|skill| skill.name.as_str()).collect();
+                if let Some(name) = self.taken_after_race("skills", &names).await {
+                    return Err(StoreError::DuplicateSkill(self.skill_name(name)?));
+                }
+            }
+            return Err(err);
+        }
+        self.commit(tx, "cannot commit the new skills").await?;
+        Ok(skills
+            .iter()
+            .map(|skill| Skill {
+                created_at: Some(at.clone()),
+                updated_at: Some(at.clone()),
+                ..skill.clone()
+            })
+            .collect())
+    }
+
+    pub(crate) async fn update_skills(&self, skills: &[Skill]) -> Result<Vec<Skill>, StoreError> {
+        if skills.is_empty() {
+            return Ok(Vec::new());
+        }
+        let encoded = skills
+            .iter()
+            .map(codec::encode_skill)
+            .collect::<Result<Vec<_>, _>>()?;
+        let read = format!(
+            "SELECT created_at, updated_at FROM skills WHERE name = ?{}",
+            self.dialect().for_update
+        );
+        let mut tx = self.write().await?;
+        let now = codec::now();
+        let mut updated = Vec::with_capacity(skills.len());
+        for (skill, columns) in skills.iter().zip(&encoded) {
+            let row = tx
+                .fetch(&read, &[Arg::Text(&columns.name)])
+                .await
+                .map_err(self.db("cannot read the skill to update"))?
+                .into_iter()
+                .next();
+            let Some(row) = row else {
+                return Err(StoreError::SkillNotFound(skill.name.clone()));
+            };
+            let mut cells = Cells::new("skills", row);
+            let created_at = cells.text("created_at")?;
+            let found = cells.text("updated_at")?;
+            if let Some(expected) = &skill.updated_at
+                && *expected != found
+            {
+                return Err(StoreError::Conflict {
+                    name: skill.name.clone(),
+                    expected: expected.clone(),
+                    found,
+                });
+            }
+            let at = codec::next_updated_at(now, &found, skill.name.as_str())?;
+            let changed = tx
+                .execute(
+                    "UPDATE skills SET description = ?, version = ?, metadata_json = ?, updated_at = ? \
+                     WHERE name = ? AND updated_at = ?",
+                    &[
+                        Arg::OptText(columns.description.as_deref()),
+                        Arg::OptText(columns.version.as_deref()),
+                        Arg::Text(&columns.metadata_json),
+                        Arg::Text(&at),
+                        Arg::Text(&columns.name),
+                        Arg::Text(&found),
+                    ],
+                )
+                .await
+                .map_err(self.db("cannot update the skill"))?;
+            if changed != 1 {
+                return Err(StoreError::Conflict {
+                    name: skill.name.clone(),
+                    expected: found.clone(),
+                    found,
+                });
+            }
+            tx.execute(
+                "DELETE FROM skill_items WHERE skill_name = ?",
+                &[Arg::Text(&columns.name)],
+            )
+            .await
+            .map_err(self.db("cannot replace the skill's items"))?;
+            tx.insert(&Insert {
+                table: "skill_items",
+                columns: ITEM_INSERT,
+                values: item_values(std::slice::from_ref(columns), &at),
+                suffix: "",
+            })
+            .await
+            .map_err(self.db("cannot replace the skill's items"))?;
+            updated.push(Skill {
+                created_at: Some(created_at),
+                updated_at: Some(at),
+                ..skill.clone()
+            });
+        }
+        self.commit(tx, "cannot commit the updated skills").await?;
+        Ok(updated)
+    }
+
+    pub(crate) async fn get_skill(&self, name: &SkillName) -> Result<Option<Skill>, StoreError> {
+        let failed = "cannot read the skill";
+        let mut tx = self.read().await?;
+        let row = tx
+            .fetch(
+                &format!("SELECT {SKILL_COLUMNS} FROM skills WHERE name = ?"),
+                &[Arg::Text(name.as_str())],
+            )
+            .await
+            .map_err(self.db(failed))?
+            .into_iter()
+            .next();
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let items = tx
+            .fetch(
+                &format!(
+                    "SELECT {ITEM_COLUMNS} FROM skill_items WHERE skill_name = ? ORDER BY item_order"
+                ),
+                &[Arg::Text(name.as_str())],
+            )
+            .await
+            .map_err(self.db(failed))?;
+        self.commit(tx, failed).await?;
+        codec::decode_skill(skill_row(row)?, rows(items, item_row)?).map(Some)
+    }
+
+    pub(crate) async fn list_skills(
+        &self,
+        namespace: Option<&str>,
+    ) -> Result<Vec<SkillSummary>, StoreError> {
+        let select = "SELECT s.name, s.namespace, s.short_name, s.description, s.version, s.updated_at, \
+                      (SELECT COUNT(*) FROM skill_items i WHERE i.skill_name = s.name) AS items FROM skills s";
+        let failed = "cannot list skills";
+        let mut conn = self.conn(failed).await?;
+        let found = match namespace {
+            Some(namespace) => {
+                conn.fetch(
+                    &format!("{select} WHERE s.namespace = ? ORDER BY s.name"),
+                    &[Arg::Text(namespace)],
+                )
+                .await
+            }
+            None => conn.fetch(&format!("{select} ORDER BY s.name"), &[]).await,
+        }
+        .map_err(self.db(failed))?;
+        found
+            .into_iter()
+            .map(|row| {
+                let mut cells = Cells::new("skills", row);
+                Ok(SkillSummary {
+                    name: self.skill_name(&cells.text("name")?)?,
+                    namespace: cells.text("namespace")?,
+                    short_name: cells.text("short_name")?,
+                    description: cells.opt_text("description")?,
+                    version: cells.opt_text("version")?,
+                    updated_at: cells.text("updated_at")?,
+                    items: count(cells.int("items")?),
+                })
+            })
+            .collect()
+    }
+
+    pub(crate) async fn remove_skill(&self, name: &SkillName) -> Result<bool, StoreError> {
+        let failed = "cannot remove the skill";
+        let mut tx = self.write().await?;
+        let done = tx
+            .execute(
+                "DELETE FROM skills WHERE name = ?",
+                &[Arg::Text(name.as_str())],
+            )
+            .await
+            .map_err(self.db(failed))?;
+        self.commit(tx, failed).await?;
+        Ok(done > 0)
+    }
+
+    pub(crate) async fn load_closure(&self, roots: &[SkillName]) -> Result<Vec<Skill>, StoreError> {
+        if roots.is_empty() {
+            return Ok(Vec::new());
+        }
+        let failed = "cannot load the skills and their includes";
+        let roots: Vec<&str> = roots.iter().map(SkillName::as_str).collect();
+        let dialect = self.dialect();
+        let mut tx = self.read().await?;
+        let found = tx
+            .fetch(
+                &format!(
+                    "{} SELECT {SKILL_COLUMNS} FROM skills WHERE name IN (SELECT name FROM closure) ORDER BY name",
+                    dialect.closure
+                ),
+                &[Arg::Names(&roots)],
+            )
+            .await
+            .map_err(self.db(failed))?;
+        let skills = rows(found, skill_row)?;
+        let names: Vec<&str> = skills.iter().map(|skill| skill.name.as_str()).collect();
+        let items = tx
+            .fetch(
+                &format!(
+                    "SELECT {ITEM_COLUMNS} FROM skill_items WHERE skill_name IN ({})",
+                    dialect.names
+                ),
+                &[Arg::Names(&names)],
+            )
+            .await
+            .map_err(self.db(failed))?;
+        self.commit(tx, failed).await?;
+        codec::decode_skills(skills, rows(items, item_row)?)
+    }
+
+    pub(crate) async fn all_skills(&self) -> Result<Vec<Skill>, StoreError> {
+        let failed = "cannot read all skills";
+        let mut tx = self.read().await?;
+        let skills = tx
+            .fetch(
+                &format!("SELECT {SKILL_COLUMNS} FROM skills ORDER BY name"),
+                &[],
+            )
+            .await
+            .map_err(self.db(failed))?;
+        let items = tx
+            .fetch(&format!("SELECT {ITEM_COLUMNS} FROM skill_items"), &[])
+            .await
+            .map_err(self.db(failed))?;
+        self.commit(tx, failed).await?;
+        codec::decode_skills(rows(skills, skill_row)?, rows(items, item_row)?)
+    }
+
+    pub(crate) async fn put_tools(
+        &self,
+        tools: &[ToolSpec],
+        replace: bool,
+    ) -> Result<(), StoreError> {
+        if tools.is_empty() {
+            return Ok(());
+        }
+        let kept: Vec<&ToolSpec> = if replace {
+            codec::last_wins(tools)
+        } else {
+            if let Some(repeat) = codec::first_repeat(tools.iter().map(|tool| tool.name.as_str())) {
+                return Err(StoreError::DuplicateTool(repeat.to_owned()));
+            }
+            tools.iter().collect()
+        };
+        let encoded = kept
+            .into_iter()
+            .map(codec::encode_tool)
+            .collect::<Result<Vec<_>, _>>()?;
+        let names: Vec<&str> = encoded.iter().map(|tool| tool.name.as_str()).collect();
+        let mut tx = self.write().await?;
+        self.lock_tools(&mut tx).await?;
+        if !replace {
+            let taken = self.existing(&mut tx, "tools", &names).await?;
+            if let Some(name) = names.iter().find(|name| taken.contains(**name)) {
+                return Err(StoreError::DuplicateTool((*name).to_owned()));
+            }
+        }
+        if let Err(err) = self.upsert_tools(&mut tx, &encoded, replace).await {
+            drop(tx);
+            if is_unique_violation(&err)
+                && let Some(name) = self.taken_after_race("tools", &names).await
+            {
+                return Err(StoreError::DuplicateTool(name.to_owned()));
+            }
+            return Err(err);
+        }
+        self.commit(tx, "cannot commit the tools").await
+    }
+
+    pub(crate) async fn get_tool(&self, name: &str) -> Result<Option<ToolSpec>, StoreError> {
+        let failed = "cannot read the tool";
+        let mut conn = self.conn(failed).await?;
+        let row = conn
+            .fetch(
+                "SELECT name, spec_json FROM tools WHERE name = ?",
+                &[Arg::Text(name)],
+            )
+            .await
+            .map_err(self.db(failed))?
+            .into_iter()
+            .next();
+        row.map(tool_row).transpose()
+    }
+
+    pub(crate) async fn get_tools(&self, names: &[String]) -> Result<Vec<ToolSpec>, StoreError> {
+        if names.is_empty() {
+            return Ok(Vec::new());
+        }
+        let list: Vec<&str> = names.iter().map(String::as_str).collect();
+        let failed = "cannot read tools";
+        let mut conn = self.conn(failed).await?;
+        let found = conn
+            .fetch(
+                &format!(
+                    "SELECT name, spec_json FROM tools WHERE name IN ({})",
+                    self.dialect().names
+                ),
+                &[Arg::Names(&list)],
+            )
+            .await
+            .map_err(self.db(failed))?;
+        Ok(codec::in_request_order(names, rows(found, tool_row)?))
+    }
+
+    pub(crate) async fn list_tools(
+        &self,
+        source: Option<ToolSource>,
+    ) -> Result<Vec<ToolSpec>, StoreError> {
+        let failed = "cannot list tools";
+        let mut conn = self.conn(failed).await?;
+        let found = match source {
+            Some(source) => {
+                conn.fetch(
+                    "SELECT name, spec_json FROM tools WHERE source = ? ORDER BY name",
+                    &[Arg::Text(source.as_str())],
+                )
+                .await
+            }
+            None => {
+                conn.fetch("SELECT name, spec_json FROM tools ORDER BY name", &[])
+                    .await
+            }
+        }
+        .map_err(self.db(failed))?;
+        rows(found, tool_row)
+    }
+
+    pub(crate) async fn remove_tool(&self, name: &str) -> Result<bool, StoreError> {
+        let failed = "cannot remove the tool";
+        let mut tx = self.write().await?;
+        self.lock_tools(&mut tx).await?;
+        let done = tx
+            .execute("DELETE FROM tools WHERE name = ?", &[Arg::Text(name)])
+            .await
+            .map_err(self.db(failed))?;
+        self.commit(tx, failed).await?;
+        Ok(done > 0)
+    }
+
+    pub(crate) async fn replace_tool_group(
+        &self,
+        group: &ToolGroup,
+        tools: &[ToolSpec],
+    ) -> Result<u64, StoreError> {
+        let encoded = codec::last_wins(tools)
+            .into_iter()
+            .map(codec::encode_tool)
+            .collect::<Result<Vec<_>, _>>()?;
+        let failed = "cannot replace the tool group";
+        let mut tx = self.write().await?;
+        self.lock_tools(&mut tx).await?;
+        let deleted = match &group.origin {
+            Some(origin) => {
+                tx.execute(
+                    "DELETE FROM tools WHERE source = ? AND origin = ?",
+                    &[Arg::Text(group.source.as_str()), Arg::Text(origin)],
+                )
+                .await
+            }
+            None => {
+                tx.execute(
+                    "DELETE FROM tools WHERE source = ?",
+                    &[Arg::Text(group.source.as_str())],
+                )
+                .await
+            }
+        }
+        .map_err(self.db(failed))?;
+        self.upsert_tools(&mut tx, &encoded, true).await?;
+        self.commit(tx, failed).await?;
+        Ok(deleted)
+    }
+
+    pub(crate) async fn get_meta(&self, key: &str) -> Result<Option<String>, StoreError> {
+        let failed = "cannot read `registry_meta`";
+        let mut conn = self.conn(failed).await?;
+        let found = conn
+            .fetch(
+                "SELECT value FROM registry_meta WHERE key = ?",
+                &[Arg::Text(key)],
+            )
+            .await
+            .map_err(self.db(failed))?;
+        match found.into_iter().next() {
+            Some(row) => Cells::new("registry_meta", row).text("value").map(Some),
+            None => Ok(None),
+        }
+    }
+
+    pub(crate) async fn set_meta(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        codec::check_meta(key, value)?;
+        let failed = "cannot write `registry_meta`";
+        let mut tx = self.write().await?;
+        tx.execute(
+            "INSERT INTO registry_meta (key, value) VALUES (?, ?) \
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            &[Arg::Text(key), Arg::Text(value)],
+        )
+        .await
+        .map_err(self.db(failed))?;
+        self.commit(tx, failed).await
+    }
+
+    pub(crate) async fn status(&self) -> Result<StoreStatus, StoreError> {
+        let failed = "cannot read the store status";
+        let dialect = self.dialect();
+        let mut tx = self.read().await?;
+        let schema_version = migrate::applied_version(&mut tx)
+            .await
+            .map_err(self.db(failed))?;
+        let found = tx
+            .fetch(
+                "SELECT (SELECT COUNT(*) FROM skills), (SELECT COUNT(*) FROM skill_items), \
+                 (SELECT COUNT(*) FROM tools)",
+                &[],
+            )
+            .await
+            .map_err(self.db(failed))?;
+        self.commit(tx, failed).await?;
+        let mut cells = Cells::new("skills", found.into_iter().next().unwrap_or_default());
+        Ok(StoreStatus {
+            backend: dialect.backend,
+            location: self.location.clone(),
+            schema_version,
+            supported_version: migrate::latest(dialect.migrations),
+            skills: count(cells.int("skills")?),
+            skill_items: count(cells.int("skill_items")?),
+            tools: count(cells.int("tools")?),
+        })
+    }
+}
