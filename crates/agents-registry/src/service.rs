@@ -195,8 +195,8 @@ impl<S: Store> SkillRegistryService<S> {
         }
     }
 
-    /// Loads an export: catalogue tools (replacing same-named ones), then
-    /// skills in one transaction. Builtin tools in the export are skipped
+    /// Loads an export: catalogue tools (replacing same-named ones) and
+    /// skills, together in one transaction (all or nothing). Builtin tools in the export are skipped
     /// because they live in code.
     pub async fn import(&self, skills: &[Skill], tools: &[ToolSpec]) -> Result<(), ServiceError> {
         validate_all(skills)?;
@@ -205,8 +205,7 @@ impl<S: Store> SkillRegistryService<S> {
             .filter(|t| t.source != ToolSource::Builtin)
             .cloned()
             .collect();
-        self.store.put_tools(&tools, true).await?;
-        self.store.add_skills(skills).await?;
+        self.store.import(&tools, skills).await?;
         Ok(())
     }
 

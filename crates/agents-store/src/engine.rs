@@ -323,7 +323,15 @@ impl Engine {
     }
 
     pub(crate) async fn add_skills(&self, skills: &[Skill]) -> Result<Vec<Skill>, StoreError> {
-        if skills.is_empty() {
+        self.import(&[], skills).await
+    }
+
+    pub(crate) async fn import(
+        &self,
+        tools: &[ToolSpec],
+        skills: &[Skill],
+    ) -> Result<Vec<Skill>, StoreError> {
+        if skills.is_empty() && tools.is_empty() {
             return Ok(Vec::new());
         }
         if let Some(repeat) = codec::first_repeat(skills.iter().map(|skill| &skill.name)) {
@@ -333,9 +341,19 @@ impl Engine {
             .iter()
             .map(codec::encode_skill)
             .collect::<Result<Vec<_>, _>>()?;
+        let tools = codec::last_wins(tools)
+            .into_iter()
+            .map(codec::encode_tool)
+            .collect::<Result<Vec<_>, _>>()?;
         let at = codec::format_timestamp(codec::now());
         let mut tx = self.write().await?;
-        if let Err(err) = self.insert_skills(&mut tx, &encoded, &at).await {
+        if !tools.is_empty() {
+            self.lock_tools(&mut tx).await?;
+            self.upsert_tools(&mut tx, &tools, true).await?;
+        }
+        if !encoded.is_empty()
+            && let Err(err) = self.insert_skills(&mut tx, &encoded, &at).await
+        {
             drop(tx);
             if is_unique_violation(&err) {
                 let names: Vec<&str> = skills.iter().map(|skill| skill.name.as_str()).collect();

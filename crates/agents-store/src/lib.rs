@@ -187,6 +187,15 @@ pub trait Store: Send + Sync {
         value: &str,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
+    /// In one transaction, writes catalogue `tools` (replacing same-named
+    /// ones) and adds `skills` (as [`Store::add_skills`]): an import that
+    /// fails on a taken skill name leaves no tool behind.
+    fn import(
+        &self,
+        tools: &[ToolSpec],
+        skills: &[Skill],
+    ) -> impl Future<Output = Result<Vec<Skill>, StoreError>> + Send;
+
     /// Backend, schema version and row counts.
     fn status(&self) -> impl Future<Output = Result<StoreStatus, StoreError>> + Send;
 }
@@ -250,6 +259,13 @@ macro_rules! store_via_engine {
             }
             async fn set_meta(&self, key: &str, value: &str) -> Result<(), StoreError> {
                 self.$engine().set_meta(key, value).await
+            }
+            async fn import(
+                &self,
+                tools: &[ToolSpec],
+                skills: &[Skill],
+            ) -> Result<Vec<Skill>, StoreError> {
+                self.$engine().import(tools, skills).await
             }
             async fn status(&self) -> Result<StoreStatus, StoreError> {
                 self.$engine().status().await

@@ -34,6 +34,7 @@ macro_rules! suite {
 }
 
 suite!(
+    import_is_all_or_nothing,
     crud,
     duplicate_add_is_rejected_and_writes_nothing,
     duplicate_within_one_batch,

@@ -1200,3 +1200,33 @@ pub async fn racing_optimistic_updates_one_wins(ctx: Ctx) {
         assert_eq!(now.items.len(), 1);
     }
 }
+
+pub async fn import_is_all_or_nothing(ctx: Ctx) {
+    let store = ctx.open().await;
+    store
+        .add_skills(&[skill("taken/one", vec![tool_ref("a/b")])])
+        .await
+        .unwrap();
+    // The tools are written first in the transaction; the taken skill fails
+    // it afterwards, and the tools must be gone with it.
+    let err = store
+        .import(
+            &[tool("imp/tool", ToolSource::Custom)],
+            &[skill("imp/new", vec![]), skill("taken/one", vec![])],
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::DuplicateSkill(_)), "{err}");
+    assert_eq!(store.get_tool("imp/tool").await.unwrap(), None);
+    assert_eq!(store.get_skill(&name("imp/new")).await.unwrap(), None);
+    let done = store
+        .import(
+            &[tool("imp/tool", ToolSource::Custom)],
+            &[skill("imp/new", vec![])],
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.len(), 1);
+    assert!(store.get_tool("imp/tool").await.unwrap().is_some());
+    assert!(store.get_skill(&name("imp/new")).await.unwrap().is_some());
+}
