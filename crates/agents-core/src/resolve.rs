@@ -245,6 +245,32 @@ pub enum ResolveWarning {
         /// The server.
         server: String,
     },
+    /// An `agent_sources` path that matches no discovered or readable folder.
+    #[error(
+        "Skill '{skill}': agent source '{path}' matches no Agent Skill folder (run `agents skill discover` or check the path)"
+    )]
+    UnknownAgentSkill {
+        /// The skill holding the source.
+        skill: SkillName,
+        /// The path as written.
+        path: String,
+    },
+    /// Two entries of one tool set are the same Agent Skill under two names
+    /// (a `tools:` ref `agent_skills/x` and an `agent_sources` path to x's
+    /// folder, or two spellings of one folder).
+    #[error(
+        "Skill '{skill}': entries '{first}' and '{second}' are the same Agent Skill '{tool}'; the agent gets it twice"
+    )]
+    DuplicateAgentSkill {
+        /// The root skill.
+        skill: SkillName,
+        /// The earlier entry.
+        first: String,
+        /// The later entry.
+        second: String,
+        /// The Agent Skill's tool name.
+        tool: String,
+    },
     /// An allow-listed tool the MCP server does not offer.
     #[error("Skill '{skill}': MCP server '{server}' has no tool '{tool}'")]
     McpToolMissing {
@@ -385,29 +411,36 @@ fn own_entries(
         let prefix = format!("mcp:{}/", source.server);
         match tools.mcp_tools(&source.server) {
             Some(served) => {
-                if let Some(allow) = &source.tools {
-                    for wanted in allow {
-                        let full = format!("{prefix}{wanted}");
-                        if !served.iter().any(|spec| spec.name == full) {
-                            warnings.push(ResolveWarning::McpToolMissing {
-                                skill: skill.name.clone(),
-                                server: source.server.clone(),
-                                tool: wanted.clone(),
-                            });
+                // One order whether cached or not: the allow-list's when there
+                // is one, else the server's own listing order.
+                let short_of = |spec: &&ToolSpec| {
+                    spec.name
+                        .strip_prefix(&prefix)
+                        .unwrap_or(&spec.name)
+                        .to_owned()
+                };
+                let chosen: Vec<&ToolSpec> = match &source.tools {
+                    Some(allow) => {
+                        let by_short: HashMap<String, &ToolSpec> =
+                            served.iter().map(|spec| (short_of(spec), *spec)).collect();
+                        let mut chosen = Vec::with_capacity(allow.len());
+                        for wanted in allow {
+                            match by_short.get(wanted) {
+                                Some(spec) => chosen.push(*spec),
+                                None => warnings.push(ResolveWarning::McpToolMissing {
+                                    skill: skill.name.clone(),
+                                    server: source.server.clone(),
+                                    tool: wanted.clone(),
+                                }),
+                            }
                         }
+                        chosen
                     }
-                }
-                for spec in served {
-                    let short = spec.name.strip_prefix(&prefix).unwrap_or(&spec.name);
-                    if source
-                        .tools
-                        .as_ref()
-                        .is_some_and(|allow| !allow.iter().any(|t| t == short))
-                    {
-                        continue;
-                    }
+                    None => served,
+                };
+                for spec in chosen {
                     out.push(OwnEntry {
-                        name: format!("{prefix}{short}"),
+                        name: format!("{prefix}{}", short_of(&spec)),
                         kind: ItemKind::McpSource,
                         tool: Some(spec.clone()),
                     });
@@ -472,6 +505,7 @@ impl<'a> SkillResolver<'a> {
             return Err(analysis.errors.swap_remove(0));
         }
         let entries = self.collect_values(root, &mut analysis);
+        duplicate_agent_skills(root, &entries, &mut analysis.warnings);
         Ok(Resolution {
             root: root.clone(),
             entries,
@@ -608,11 +642,25 @@ impl<'a> SkillResolver<'a> {
         }
         let own = own_entries(skill, self.tools, &mut analysis.warnings);
         for entry in &own {
-            if entry.kind == ItemKind::ToolRef && entry.tool.is_none() {
-                analysis.warnings.push(ResolveWarning::UnknownTool {
+            if entry.tool.is_some() {
+                continue;
+            }
+            match entry.kind {
+                ItemKind::ToolRef => analysis.warnings.push(ResolveWarning::UnknownTool {
                     skill: skill.name.clone(),
                     tool: entry.name.clone(),
-                });
+                }),
+                ItemKind::AgentSource => {
+                    let path = entry
+                        .name
+                        .strip_prefix("agent_skill:")
+                        .unwrap_or(&entry.name);
+                    analysis.warnings.push(ResolveWarning::UnknownAgentSkill {
+                        skill: skill.name.clone(),
+                        path: path.to_owned(),
+                    });
+                }
+                _ => {}
             }
         }
         for target in skill.overrides.keys() {
@@ -682,6 +730,33 @@ impl<'a> SkillResolver<'a> {
             .iter()
             .filter_map(|name| winners.remove(name))
             .collect()
+    }
+}
+
+/// Warns once per extra entry that resolves to an Agent Skill already in the
+/// tool set under another name.
+fn duplicate_agent_skills(
+    root: &SkillName,
+    entries: &[ResolvedToolEntry],
+    warnings: &mut Vec<ResolveWarning>,
+) {
+    let mut first: HashMap<&str, &str> = HashMap::new();
+    for entry in entries {
+        let Some(tool) = &entry.tool else { continue };
+        if tool.source != ToolSource::AgentSkills {
+            continue;
+        }
+        match first.get(tool.name.as_str()) {
+            Some(earlier) => warnings.push(ResolveWarning::DuplicateAgentSkill {
+                skill: root.clone(),
+                first: (*earlier).to_owned(),
+                second: entry.name.clone(),
+                tool: tool.name.clone(),
+            }),
+            None => {
+                first.insert(&tool.name, &entry.name);
+            }
+        }
     }
 }
 

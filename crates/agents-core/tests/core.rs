@@ -593,3 +593,50 @@ mod properties {
         }
     }
 }
+
+// ----- resolution defects found in review ----------------------------------
+
+#[test]
+fn mcp_entries_keep_allow_list_order_whether_cached_or_not() {
+    let skills = set(vec![skill("l/root").mcp("gh", Some(vec!["zeta", "alpha"]))]);
+    let uncached = resolve(&skills, &ToolRegistry::new(), "l/root").unwrap();
+    let mut registry = ToolRegistry::new();
+    for t in ["alpha", "zeta"] {
+        let mut spec = ToolSpec::new(format!("mcp:gh/{t}"), t, ToolSource::Mcp);
+        spec.source_metadata = map(json!({"server": "gh"}));
+        registry.register(spec, false).unwrap();
+    }
+    let cached = resolve(&skills, &registry, "l/root").unwrap();
+    assert_eq!(names(&uncached), ["mcp:gh/zeta", "mcp:gh/alpha"]);
+    assert_eq!(names(&cached), names(&uncached));
+}
+
+#[test]
+fn unmatched_agent_source_warns() {
+    let skills = set(vec![skill("l/root").agent("/nowhere/x")]);
+    let r = resolve(&skills, &ToolRegistry::new(), "l/root").unwrap();
+    assert!(r.entries[0].tool.is_none());
+    assert!(r.warnings.contains(&ResolveWarning::UnknownAgentSkill {
+        skill: name("l/root"),
+        path: "/nowhere/x".into()
+    }));
+}
+
+#[test]
+fn same_agent_skill_under_two_names_warns() {
+    let mut registry = ToolRegistry::new();
+    let mut spec = ToolSpec::new("agent_skills/x", "x skill", ToolSource::AgentSkills);
+    spec.source_metadata = map(json!({"path": "/skills/x"}));
+    registry.register(spec, false).unwrap();
+    let skills = set(vec![
+        skill("l/root").tools(["agent_skills/x"]).agent("/skills/x"),
+    ]);
+    let r = resolve(&skills, &registry, "l/root").unwrap();
+    assert_eq!(r.entries.len(), 2);
+    assert!(r.warnings.contains(&ResolveWarning::DuplicateAgentSkill {
+        skill: name("l/root"),
+        first: "agent_skills/x".into(),
+        second: "agent_skill:/skills/x".into(),
+        tool: "agent_skills/x".into(),
+    }));
+}

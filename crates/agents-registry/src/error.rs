@@ -19,6 +19,16 @@ pub enum ServiceError {
     /// Builtin tools live in code, not in the catalogue.
     #[error("tool `{0}` is builtin and cannot be changed or removed")]
     BuiltinTool(String),
+    /// Custom tools may not use a namespace reserved for another source.
+    #[error(
+        "tool `{name}`: the `{prefix}` namespace is reserved for tools from its source; pick another name"
+    )]
+    ReservedToolName {
+        /// The refused name.
+        name: String,
+        /// The reserved prefix it starts with.
+        prefix: String,
+    },
     /// The tool is not in the catalogue.
     #[error("tool `{0}` is not registered")]
     ToolNotFound(String),
@@ -54,6 +64,7 @@ impl ServiceError {
             Self::Tool(RegistryError::Invalid(_)) => "invalid_tool",
             Self::BuiltinTool(_) => "builtin_tool",
             Self::ToolNotFound(_) => "tool_not_found",
+            Self::ReservedToolName { .. } => "reserved_tool_name",
             Self::UnknownMcpServer { .. } => "unknown_mcp_server",
             Self::Discovery(_) => "discovery",
             Self::Mcp(_) => "mcp",

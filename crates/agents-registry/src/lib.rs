@@ -18,4 +18,4 @@ pub use builtin::builtin_tools;
 pub use discovery::Progress;
 pub use error::ServiceError;
 pub use mcp::{DEFAULT_MCP_TIMEOUT, McpRefresh, McpServerState};
-pub use service::{SkillRegistryService, ToolSet};
+pub use service::{RESERVED_TOOL_PREFIXES, SkillRegistryService, ToolSet};

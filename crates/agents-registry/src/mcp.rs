@@ -46,6 +46,10 @@ pub struct McpServerState {
     pub last_error: Option<String>,
 }
 
+/// `source_metadata` key of an MCP tool: its position in the server's
+/// `tools/list` answer, so the resolver can keep the server's order.
+pub const LIST_INDEX: &str = "list_index";
+
 fn meta_key(server: &str, field: &str) -> String {
     format!("mcp.{server}.{field}")
 }
@@ -160,7 +164,11 @@ impl<S: Store> SkillRegistryService<S> {
                 origin: Some(server.clone()),
             };
             match result {
-                Ok(fetched) => {
+                Ok(mut fetched) => {
+                    for (index, tool) in fetched.tools.iter_mut().enumerate() {
+                        tool.source_metadata
+                            .insert(LIST_INDEX.into(), serde_json::Value::from(index));
+                    }
                     let stamp = fetched
                         .fetched_at
                         .format(&time::format_description::well_known::Rfc3339)

@@ -11,6 +11,10 @@ use indexmap::IndexMap;
 
 use crate::error::ServiceError;
 
+/// Name prefixes that belong to a tool source other than custom tools:
+/// `agent_skills/` (discovered Agent Skills) and `mcp:` (MCP servers).
+pub const RESERVED_TOOL_PREFIXES: [&str; 2] = ["agent_skills/", "mcp:"];
+
 /// A skill's flattened tool set, its capability summary and the warnings
 /// produced on the way (unknown tools, stale MCP caches, ...).
 #[derive(Debug, Clone, PartialEq)]
@@ -151,6 +155,15 @@ impl<S: Store> SkillRegistryService<S> {
             if self.builtins.get(&tool.name).is_some() {
                 return Err(ServiceError::BuiltinTool(tool.name.clone()));
             }
+            if let Some(prefix) = RESERVED_TOOL_PREFIXES
+                .iter()
+                .find(|prefix| tool.name.starts_with(**prefix))
+            {
+                return Err(ServiceError::ReservedToolName {
+                    name: tool.name.clone(),
+                    prefix: (*prefix).to_owned(),
+                });
+            }
         }
         Ok(self.store.put_tools(tools, replace).await?)
     }
@@ -264,6 +277,7 @@ impl<S: Store> SkillRegistryService<S> {
             for tool in self.store.list_tools(Some(ToolSource::Mcp)).await? {
                 catalog.insert(tool);
             }
+            catalog.order_mcp();
         }
         if has_agent {
             for tool in self.store.list_tools(Some(ToolSource::AgentSkills)).await? {
@@ -359,10 +373,12 @@ fn validate_all(skills: &[Skill]) -> Result<(), ServiceError> {
 struct Catalog {
     by_name: HashMap<String, ToolSpec>,
     mcp: IndexMap<String, Vec<String>>,
-    /// Agent Skill folder realpath → tool name.
-    agent_by_folder: HashMap<String, String>,
-    /// Agent source path as written → tool name.
-    agent_by_written: HashMap<String, String>,
+    /// Agent Skill folder realpath → its spec.
+    agent_by_folder: HashMap<String, ToolSpec>,
+    /// Agent source path as written → the spec of the folder it names. Kept
+    /// apart from `by_name` so a catalogue tool that happens to share the
+    /// Agent Skill's name can never stand in for the folder.
+    agent_by_written: HashMap<String, ToolSpec>,
 }
 
 impl Catalog {
@@ -378,8 +394,7 @@ impl Catalog {
             }
             ToolSource::AgentSkills => {
                 if let Some(path) = tool.source_metadata.get("path").and_then(|s| s.as_str()) {
-                    self.agent_by_folder
-                        .insert(path.to_owned(), tool.name.clone());
+                    self.agent_by_folder.insert(path.to_owned(), tool.clone());
                 }
             }
             ToolSource::Builtin | ToolSource::Custom => {}
@@ -387,23 +402,36 @@ impl Catalog {
         self.by_name.insert(tool.name.clone(), tool);
     }
 
+    /// Puts each server's tools back in the order the server listed them
+    /// (the store returns them sorted by name).
+    fn order_mcp(&mut self) {
+        let by_name = &self.by_name;
+        for names in self.mcp.values_mut() {
+            names.sort_by_key(|name| {
+                by_name
+                    .get(name)
+                    .and_then(|spec| spec.source_metadata.get(crate::mcp::LIST_INDEX))
+                    .and_then(serde_json::Value::as_u64)
+                    .unwrap_or(u64::MAX)
+            });
+        }
+    }
+
     fn map_agent_path(&mut self, written: &str, home: &Path) {
         let expanded = expand_home(written, home);
         let canonical = std::fs::canonicalize(&expanded).unwrap_or(expanded);
-        if let Some(name) = self
+        if let Some(spec) = self
             .agent_by_folder
             .get(&canonical.to_string_lossy().into_owned())
         {
             self.agent_by_written
-                .insert(written.to_owned(), name.clone());
+                .insert(written.to_owned(), spec.clone());
             return;
         }
         // A folder outside the configured discovery paths: read it directly so
         // the entry still shows its real name, description and schemas.
         if let Ok(tool) = agents_discovery::load_folder(&canonical) {
-            self.agent_by_written
-                .insert(written.to_owned(), tool.name.clone());
-            self.by_name.entry(tool.name.clone()).or_insert(tool);
+            self.agent_by_written.insert(written.to_owned(), tool);
         }
     }
 }
@@ -428,7 +456,6 @@ impl ToolLookup for Catalog {
     }
 
     fn agent_skill(&self, path: &str) -> Option<&ToolSpec> {
-        let name = self.agent_by_written.get(path)?;
-        self.by_name.get(name)
+        self.agent_by_written.get(path)
     }
 }

@@ -4,7 +4,7 @@
 
 use agents_core::{Plan, Skill, SkillItem, SkillName, ToolRegistry, ToolSource};
 use agents_registry::{ConflictStrategy, ServiceError, SkillRegistryService, builtin_tools};
-use agents_store::{AnyStore, DatabaseUrl, StoreError};
+use agents_store::{AnyStore, DatabaseUrl, Store, StoreError};
 
 fn name(s: &str) -> SkillName {
     SkillName::new(s).unwrap()
@@ -197,4 +197,43 @@ async fn refresh_agent_skills_replaces_only_agent_skill_tools() {
         .await
         .unwrap();
     assert_eq!(again.discovered.len(), 1);
+}
+
+#[tokio::test]
+async fn agent_source_entry_never_shows_a_same_named_catalogue_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let svc = service(&dir).await;
+    // `tool add` refuses the reserved namespaces outright.
+    for reserved in ["agent_skills/my-tool", "mcp:gh/create_issue"] {
+        let tool = agents_core::ToolSpec::new(reserved, "impostor", ToolSource::Custom);
+        assert!(matches!(
+            svc.add_tools(&[tool], false).await,
+            Err(ServiceError::ReservedToolName { .. })
+        ));
+    }
+    // A database written before the rule may still hold one: the folder wins.
+    let impostor =
+        agents_core::ToolSpec::new("agent_skills/my-tool", "impostor", ToolSource::Custom);
+    svc.store().put_tools(&[impostor], false).await.unwrap();
+    let folder = dir.path().join("elsewhere").join("my-tool");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("SKILL.md"),
+        "---\nname: my-tool\ndescription: The real folder\n---\n",
+    )
+    .unwrap();
+    let mut s = skill("local/s", vec![tool_ref("agent_skills/my-tool")]);
+    s.items
+        .push(SkillItem::AgentSource(agents_core::AgentSource {
+            path: "~/elsewhere/my-tool".into(),
+        }));
+    svc.add_skill(&s).await.unwrap();
+    let set = svc.tools(&name("local/s")).await.unwrap();
+    let agent = set
+        .entries
+        .iter()
+        .find(|e| e.name == "agent_skill:~/elsewhere/my-tool")
+        .unwrap();
+    assert_eq!(agent.tool.as_ref().unwrap().description, "The real folder");
+    assert_eq!(agent.tool.as_ref().unwrap().source, ToolSource::AgentSkills);
 }
