@@ -60,7 +60,9 @@ pub fn redact_url(url: &str) -> String {
     out.push_str(scheme);
     // Userinfo ends at the last `@`: an unencoded `/`, `?` or `#` in a
     // password must not let the rest of it through.
-    let rest = match (scheme_end > 0, rest.rfind('@')) {
+    // `sqlite:///path` has no authority: nothing before an `@` is a password.
+    let has_authority = scheme_end > 0 && !rest.starts_with('/');
+    let rest = match (has_authority, rest.rfind('@')) {
         (true, Some(at)) => {
             let userinfo = rest.get(..at).unwrap_or_default();
             match userinfo.split_once(':') {
@@ -223,6 +225,7 @@ mod tests {
             ("postgres://tokenonly@h/db", "postgres://tokenonly@h/db"),
             ("postgres://a/b:c@h/db", "postgres://***@h/db"),
             ("sqlite:///tmp/x.db", "sqlite:///tmp/x.db"),
+            ("sqlite:///tmp/a:b@c.db", "sqlite:///tmp/a:b@c.db"),
         ] {
             assert_eq!(redact_url(url), shown, "{url}");
         }
