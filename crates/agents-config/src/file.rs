@@ -143,6 +143,7 @@ pub(crate) fn located(path: &Path, text: &str, span: Range<usize>, message: Stri
     let end = floor_char_boundary(text, span.end.clamp(start, line_start + line_text.len()));
     let width = text[start..end].chars().count().max(1);
     let gutter = " ".repeat(line.to_string().len());
+    let line_text = shown_line(line_text);
     let snippet = format!(
         "{gutter} |\n{line} | {line_text}\n{gutter} | {}{}",
         " ".repeat(column - 1),
@@ -155,6 +156,21 @@ pub(crate) fn located(path: &Path, text: &str, span: Range<usize>, message: Stri
         message,
         snippet,
     }
+}
+
+/// The echoed line, without secrets (a URL's password, a secret-named key's
+/// value, an inline `env`/`headers` table) or control characters, and short.
+fn shown_line(line_text: &str) -> String {
+    use agents_core::redact::{REDACTED, is_secret_name, redact_url};
+    let key = line_text.split('=').next().unwrap_or_default().trim();
+    let text = if line_text.contains("://") {
+        redact_url(line_text)
+    } else if line_text.contains('=') && (is_secret_name(key) || key == "env" || key == "headers") {
+        format!("{key} = {REDACTED}")
+    } else {
+        line_text.to_owned()
+    };
+    agents_core::text::shorten(&text, 400).into_owned()
 }
 
 fn floor_char_boundary(text: &str, mut index: usize) -> usize {

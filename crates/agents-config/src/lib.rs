@@ -153,7 +153,9 @@ pub struct Settings {
     pub agent_skills_paths: Setting<Vec<PathBuf>>,
     /// `mcp.timeout_s`.
     pub mcp_timeout_s: Setting<u64>,
-    /// `[mcp.servers.NAME]`, validated, in file order.
+    /// `[mcp.servers.NAME]`, validated, in file order. `env` and `headers`
+    /// values are hidden in JSON.
+    #[serde(serialize_with = "serialize_mcp_servers")]
     pub mcp_servers: IndexMap<String, McpSource>,
     /// Problems that do not stop the program, e.g. a configured directory
     /// that does not exist.
@@ -490,28 +492,32 @@ fn server_problems(source: &McpSource) -> Vec<String> {
     problems
 }
 
-/// `scheme://user:password@host` → `scheme://user:***@host`.
+/// A database URL fit to print: the one redaction of
+/// [`agents_core::redact::redact_url`] (password, however encoded, and
+/// password-like query values).
 pub fn mask_database_url(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_owned();
-    };
-    let authority_start = scheme_end + 3;
-    let authority_end = url[authority_start..]
-        .find(['/', '?', '#'])
-        .map_or(url.len(), |at| authority_start + at);
-    let authority = &url[authority_start..authority_end];
-    let Some(at) = authority.rfind('@') else {
-        return url.to_owned();
-    };
-    let Some(colon) = authority[..at].find(':') else {
-        return url.to_owned();
-    };
-    format!(
-        "{}{}:***{}",
-        &url[..authority_start],
-        &authority[..colon],
-        &url[authority_start + at..]
-    )
+    agents_core::redact::redact_url(url)
+}
+
+/// `[mcp.servers]` as printed: `env` and `headers` values hidden (a pure
+/// `${VAR}` reference is kept), URLs redacted.
+fn serialize_mcp_servers<S: Serializer>(
+    servers: &IndexMap<String, McpSource>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    use agents_core::redact::{redact_setting_value, redact_url};
+    let shown: IndexMap<&String, McpSource> = servers
+        .iter()
+        .map(|(name, server)| {
+            let mut server = server.clone();
+            for value in server.env.values_mut().chain(server.headers.values_mut()) {
+                *value = redact_setting_value(value);
+            }
+            server.url = server.url.as_deref().map(redact_url);
+            (name, server)
+        })
+        .collect();
+    shown.serialize(serializer)
 }
 
 fn serialize_database_url<S: Serializer>(
@@ -570,7 +576,9 @@ impl fmt::Display for Settings {
             for (name, server) in &self.mcp_servers {
                 let how = match (&server.command, &server.url) {
                     (Some(command), _) => format!("stdio: {command}"),
-                    (None, Some(url)) => format!("http: {url}"),
+                    (None, Some(url)) => {
+                        format!("http: {}", agents_core::redact::redact_url(url))
+                    }
                     (None, None) => "(no transport)".to_owned(),
                 };
                 write!(f, "\n  {name:<25} {how}")?;

@@ -709,3 +709,49 @@ fn every_environment_variable_is_declared_once() {
         );
     }
 }
+
+#[test]
+fn secrets_never_reach_config_show_in_any_format() {
+    let world = World::new();
+    world.write_default_config(concat!(
+        "[database]\n",
+        "url = \"postgres://u:pa/ss?w#rd@h/db?sslmode=require&password=hunter2&%70assword=qq77\"\n",
+        "[mcp.servers.gh]\n",
+        "command = \"gh\"\n",
+        "env = { GITHUB_TOKEN = \"ghp_literal1\", REF = \"${GITHUB_TOKEN}\" }\n",
+        "[mcp.servers.web]\n",
+        "url = \"http://tok:en9@127.0.0.1:1/mcp?api_key=zz88\"\n",
+        "headers = { Authorization = \"Bearer lit3ral\" }\n",
+    ));
+    let settings = world.ok(&no_flags());
+    let table = settings.to_string();
+    let json = serde_json::to_string(&settings).unwrap();
+    for shown in [&table, &json] {
+        for secret in [
+            "pa/ss",
+            "w#rd",
+            "hunter2",
+            "qq77",
+            "ghp_literal1",
+            "en9",
+            "zz88",
+            "lit3ral",
+        ] {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+    }
+    assert!(json.contains("${GITHUB_TOKEN}"), "{json}");
+    assert!(
+        table.contains("postgres://u:***@h/db?sslmode=require&password=***"),
+        "{table}"
+    );
+}
+
+#[test]
+fn a_syntax_error_on_the_url_line_does_not_echo_the_password() {
+    let world = World::new();
+    world.write_default_config("[database]\nurl = \"postgres://u:hunter2@h/db\" oops\n");
+    let err = world.err(&no_flags());
+    assert!(!err.contains("hunter2"), "{err}");
+    assert!(err.contains(":2:"), "{err}");
+}

@@ -8,10 +8,12 @@
 
 mod name;
 mod plan;
+pub mod redact;
 mod registry;
 mod resolve;
 mod skill;
 mod summary;
+pub mod text;
 mod tool;
 
 pub use name::{InvalidSkillName, SKILL_NAME_PATTERN, SkillName};

@@ -335,12 +335,10 @@ pub enum ResolveError {
     },
 }
 
+/// A cycle as written, or for a long one its first and last skills around
+/// its length, so the message stays short.
 fn join(names: &[SkillName]) -> String {
-    names
-        .iter()
-        .map(SkillName::as_str)
-        .collect::<Vec<_>>()
-        .join(" -> ")
+    crate::text::head_tail(names, 5, 5, " -> ")
 }
 
 fn quote_list(fields: &[String]) -> String {

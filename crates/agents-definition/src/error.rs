@@ -1,6 +1,17 @@
 use std::fmt;
 
+use agents_core::text::{MAX_ECHO_BYTES, escape_control, shorten};
+
+/// Longest message kept, in bytes; a longer one is cut with its length.
+const MAX_MESSAGE_BYTES: usize = 1024;
+/// Characters of the offending line shown on each side of the column.
+const SOURCE_CONTEXT: usize = 60;
+
 /// A definition that could not be read, with enough context to fix it.
+///
+/// Every field is bounded whatever the input: messages, names and the source
+/// line are cut (with an ellipsis and where the cut is), and control
+/// characters are escaped, so an error is at most a few KiB.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DefinitionError {
     /// The file (or other label) the text came from.
@@ -11,12 +22,27 @@ pub struct DefinitionError {
     pub subject: Option<String>,
     /// 1-based line, when known.
     pub line: Option<usize>,
-    /// 1-based column, when known.
+    /// 1-based column (in characters), when known.
     pub column: Option<usize>,
     /// What is wrong and what was expected.
     pub message: String,
-    /// The offending source line.
-    pub source_line: Option<String>,
+    /// The offending source line, or the part of it around `column`.
+    pub source_line: Option<SourceLine>,
+}
+
+/// The part of the offending line that is shown, control characters escaped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceLine {
+    /// The shown text.
+    pub text: String,
+    /// Characters of `text` before the caret.
+    pub caret: usize,
+    /// Byte offset within the line where `text` starts, when cut at the start.
+    pub cut_start: Option<usize>,
+    /// Whether the line goes on after `text`.
+    pub cut_end: bool,
+    /// The whole line's length in bytes.
+    pub line_bytes: usize,
 }
 
 impl std::error::Error for DefinitionError {}
@@ -29,43 +55,168 @@ impl DefinitionError {
         err: &yaml_serde::Error,
     ) -> Self {
         let location = err.location();
-        let message = strip_location(&err.to_string());
-        let line = location.as_ref().map(|l| l.line());
-        let column = location.as_ref().map(|l| l.column());
+        let mut message = strip_location(&err.to_string());
+        let (mut line, mut column) = match &location {
+            Some(at) => (Some(at.line()), Some(at.column())),
+            None => (None, None),
+        };
+        // libyaml's reader (control characters, bad encodings) reports a byte
+        // offset instead of a mark.
+        if let Some((offset, suffix)) = byte_position(&message) {
+            message.truncate(message.len() - suffix);
+            let (l, c) = line_and_column(text, offset);
+            (line, column) = (Some(l), Some(c));
+        }
+        for (terse, plain) in [
+            (
+                "repetition limit exceeded",
+                "YAML aliases expand too far (repetition limit exceeded)",
+            ),
+            (
+                "recursion limit exceeded",
+                "nested deeper than 128 levels (recursion limit exceeded)",
+            ),
+        ] {
+            if message.ends_with(terse) {
+                message.truncate(message.len() - terse.len());
+                message.push_str(plain);
+            }
+        }
         Self {
-            file: file.to_owned(),
+            file: bounded(file),
             document,
             subject: None,
             line,
             column,
-            message,
-            source_line: line
-                .and_then(|n| text.lines().nth(n.saturating_sub(1)).map(str::to_owned)),
+            message: bounded_message(&message),
+            source_line: line.and_then(|n| source_line(text, n, column.unwrap_or(1))),
         }
     }
 
     pub(crate) fn at_document(
         file: &str,
         document: usize,
-        subject: impl Into<String>,
-        message: impl Into<String>,
+        subject: impl AsRef<str>,
+        message: impl AsRef<str>,
     ) -> Self {
         Self {
-            file: file.to_owned(),
+            file: bounded(file),
             document: Some(document),
-            subject: Some(subject.into()),
+            subject: Some(bounded(subject.as_ref())),
             line: None,
             column: None,
-            message: message.into(),
+            message: bounded_message(message.as_ref()),
             source_line: None,
         }
     }
+
+    pub(crate) fn whole_file(file: &str, message: impl AsRef<str>) -> Self {
+        Self {
+            file: bounded(file),
+            document: None,
+            subject: None,
+            line: None,
+            column: None,
+            message: bounded_message(message.as_ref()),
+            source_line: None,
+        }
+    }
+
+    pub(crate) fn at_offset(
+        file: &str,
+        text: &str,
+        offset: usize,
+        message: impl AsRef<str>,
+    ) -> Self {
+        let (line, column) = line_and_column(text, offset);
+        Self {
+            file: bounded(file),
+            document: None,
+            subject: None,
+            line: Some(line),
+            column: Some(column),
+            message: bounded_message(message.as_ref()),
+            source_line: source_line(text, line, column),
+        }
+    }
+}
+
+fn bounded(text: &str) -> String {
+    shorten(text, MAX_ECHO_BYTES).into_owned()
+}
+
+/// Messages quote names and values from the input; keep each quoted part and
+/// the whole message short.
+fn bounded_message(message: &str) -> String {
+    let mut out = String::with_capacity(message.len().min(MAX_MESSAGE_BYTES) + 40);
+    // Cut every backtick-quoted literal to MAX_ECHO_BYTES.
+    for (index, part) in message.split('`').enumerate() {
+        if index > 0 {
+            out.push('`');
+        }
+        if index % 2 == 1 {
+            out.push_str(&shorten(part, MAX_ECHO_BYTES));
+        } else {
+            out.push_str(&escape_control(part));
+        }
+        if out.len() > MAX_MESSAGE_BYTES * 4 {
+            break;
+        }
+    }
+    shorten(&out, MAX_MESSAGE_BYTES).into_owned()
+}
+
+/// Line `line` (1-based) of `text`, cut to a window around `column`.
+fn source_line(text: &str, line: usize, column: usize) -> Option<SourceLine> {
+    let whole = text.split('\n').nth(line.saturating_sub(1))?;
+    let whole = whole.strip_suffix('\r').unwrap_or(whole);
+    let column = column.max(1) - 1;
+    let first = column.saturating_sub(SOURCE_CONTEXT);
+    let mut chars = whole.char_indices().skip(first);
+    let start_byte = chars.next().map_or(whole.len(), |(at, _)| at);
+    let shown_chars = column - first + SOURCE_CONTEXT;
+    let rest = whole.get(start_byte..).unwrap_or_default();
+    let end_byte = rest
+        .char_indices()
+        .nth(shown_chars)
+        .map_or(rest.len(), |(at, _)| at);
+    let window = rest.get(..end_byte).unwrap_or_default();
+    let before: String = window.chars().take(column - first).collect();
+    let caret = escape_control(&before).chars().count();
+    Some(SourceLine {
+        text: escape_control(window).into_owned(),
+        caret,
+        cut_start: (start_byte > 0).then_some(start_byte),
+        cut_end: end_byte < rest.len(),
+        line_bytes: whole.len(),
+    })
+}
+
+/// `… at position N` at the end of a message: (N, length of that suffix).
+fn byte_position(message: &str) -> Option<(usize, usize)> {
+    let start = message.rfind(" at position ")?;
+    let offset = message.get(start + " at position ".len()..)?.parse().ok()?;
+    Some((offset, message.len() - start))
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+pub(crate) fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = text.get(..offset).unwrap_or_default();
+    let line_start = before.rfind('\n').map_or(0, |at| at + 1);
+    (
+        before.bytes().filter(|b| *b == b'\n').count() + 1,
+        before.get(line_start..).unwrap_or_default().chars().count() + 1,
+    )
 }
 
 /// yaml_serde appends ` at line L column C`; we print the location ourselves.
 fn strip_location(message: &str) -> String {
     if let Some(at) = message.rfind(" at line ") {
-        let tail = &message[at + " at line ".len()..];
+        let tail = message.get(at + " at line ".len()..).unwrap_or_default();
         let mut parts = tail.splitn(3, ' ');
         let is_location = matches!(
             (parts.next(), parts.next(), parts.next()),
@@ -74,7 +225,7 @@ fn strip_location(message: &str) -> String {
                     && col.split(',').next().is_some_and(|c| c.chars().all(|c| c.is_ascii_digit()))
         );
         if is_location {
-            return message[..at].to_owned();
+            return message.get(..at).unwrap_or_default().to_owned();
         }
     }
     message.to_owned()
@@ -98,17 +249,27 @@ impl fmt::Display for DefinitionError {
         f.write_str(&self.message)?;
         if let (Some(line), Some(source)) = (self.line, &self.source_line) {
             let gutter = line.to_string().len();
-            let column = self.column.unwrap_or(1).max(1);
-            let caret_pad: String = source
-                .chars()
-                .take(column - 1)
-                .map(|c| if c == '\t' { '\t' } else { ' ' })
-                .collect();
+            let lead = if source.cut_start.is_some() {
+                "…"
+            } else {
+                ""
+            };
+            let tail = if source.cut_end { "…" } else { "" };
+            let pad = " ".repeat(source.caret + usize::from(source.cut_start.is_some()));
             write!(
                 f,
-                "\n{:gutter$} |\n{line} | {source}\n{:gutter$} | {caret_pad}^",
-                "", ""
+                "\n{:gutter$} |\n{line} | {lead}{}{tail}\n{:gutter$} | {pad}^",
+                "", source.text, ""
             )?;
+            if source.cut_start.is_some() || source.cut_end {
+                write!(
+                    f,
+                    "\n{:gutter$} = line {line} is {} bytes long; shown from byte {}",
+                    "",
+                    source.line_bytes,
+                    source.cut_start.unwrap_or(0)
+                )?;
+            }
         }
         Ok(())
     }
@@ -116,7 +277,7 @@ impl fmt::Display for DefinitionError {
 
 #[cfg(test)]
 mod tests {
-    use super::strip_location;
+    use super::*;
 
     #[test]
     fn strips_only_a_trailing_location() {
@@ -125,5 +286,23 @@ mod tests {
             "unknown field `x`"
         );
         assert_eq!(strip_location("bad at line one"), "bad at line one");
+    }
+
+    #[test]
+    fn long_lines_and_quoted_names_are_cut() {
+        let line = format!("{}X{}", "a".repeat(100_000), "b".repeat(100_000));
+        let source = source_line(&line, 1, 100_001).unwrap();
+        assert_eq!(source.cut_start, Some(100_000 - SOURCE_CONTEXT));
+        assert!(source.cut_end);
+        assert_eq!(source.text.chars().nth(source.caret), Some('X'));
+        let message = bounded_message(&format!(
+            "invalid skill name `{}`: bad",
+            "n".repeat(1 << 20)
+        ));
+        assert!(message.len() < 300, "{}", message.len());
+        assert!(
+            message.ends_with("(1048576 bytes in all)`: bad"),
+            "{message}"
+        );
     }
 }

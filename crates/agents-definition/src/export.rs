@@ -1,8 +1,8 @@
 use agents_core::{Skill, ToolSpec};
 use serde::{Deserialize, Serialize};
 
-use crate::DefinitionError;
 use crate::skill::SkillDocument;
+use crate::{DefinitionError, Limits};
 
 /// The version tag of the export format.
 pub const EXPORT_FORMAT: &str = "cleveragents-export/1";
@@ -29,11 +29,22 @@ pub fn export_to_yaml(skills: &[Skill], tools: &[ToolSpec]) -> Result<String, De
         .map_err(|err| DefinitionError::at_document("<output>", 1, "export", err.to_string()))
 }
 
-/// Reads what [`export_to_yaml`] wrote, validating every skill and tool.
+/// Reads what [`export_to_yaml`] wrote, validating every skill and tool,
+/// within [`Limits::EXPORT`].
 pub fn parse_export(
     text: &str,
     file: &str,
 ) -> Result<(Vec<Skill>, Vec<ToolSpec>), DefinitionError> {
+    parse_export_with(text, file, &Limits::EXPORT)
+}
+
+/// [`parse_export`] with explicit limits.
+pub fn parse_export_with(
+    text: &str,
+    file: &str,
+    limits: &Limits,
+) -> Result<(Vec<Skill>, Vec<ToolSpec>), DefinitionError> {
+    crate::limits::check(text, file, limits)?;
     let export: Export = yaml_serde::from_str(text)
         .map_err(|err| DefinitionError::from_yaml(file, text, None, &err))?;
     if export.format != EXPORT_FORMAT {

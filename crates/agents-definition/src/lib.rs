@@ -5,37 +5,50 @@
 //! source line and a caret. [`skills_to_yaml`] prints definitions that
 //! [`parse_skills`] reads back into identical skills.
 //!
+//! Every parser first checks the input against its [`Limits`] (size and
+//! nesting depth) in one linear pass, then deserializes one document at a
+//! time, so cost is linear in the input and errors are bounded.
+//!
 //! This crate reads no files itself: callers pass the text and a label.
 
 mod error;
 mod export;
+mod limits;
 mod plan;
 mod skill;
 mod tool;
 
-pub use error::DefinitionError;
-pub use export::{EXPORT_FORMAT, export_to_yaml, parse_export};
-pub use plan::parse_plan;
-pub use skill::{parse_skills, skill_to_json, skills_to_yaml};
-pub use tool::{parse_tools, tools_to_yaml};
+pub use error::{DefinitionError, SourceLine};
+pub use export::{EXPORT_FORMAT, export_to_yaml, parse_export, parse_export_with};
+pub use limits::{DEFAULT_MAX_DEPTH, HARD_MAX_DEPTH, Limits};
+pub use plan::{parse_plan, parse_plan_with};
+pub use skill::{parse_skills, parse_skills_with, skill_to_json, skills_to_yaml};
+pub use tool::{parse_tools, parse_tools_with, tools_to_yaml};
 
-/// Splits a multi-document YAML stream and deserializes each document,
-/// skipping empty ones (a stream may start or end with `---`). Returns each
-/// value with its 1-based document number.
-fn documents<T: serde::de::DeserializeOwned>(
+/// Checks `text` against `limits`, then deserializes each document of the
+/// YAML stream in turn and hands it to `each` with its 1-based number,
+/// skipping empty documents (a stream may start or end with `---`). Only one
+/// document's parse events are held at a time.
+fn documents<T, F>(
     text: &str,
     file: &str,
-) -> Result<Vec<(usize, T)>, DefinitionError> {
-    let mut out = Vec::new();
+    limits: &Limits,
+    mut each: F,
+) -> Result<(), DefinitionError>
+where
+    T: serde::de::DeserializeOwned,
+    F: FnMut(usize, T) -> Result<(), DefinitionError>,
+{
+    limits::check(text, file, limits)?;
     for (index, document) in yaml_serde::Deserializer::from_str(text).enumerate() {
         let number = index + 1;
         let parsed = Option::<T>::deserialize(document)
             .map_err(|err| DefinitionError::from_yaml(file, text, Some(number), &err))?;
         if let Some(parsed) = parsed {
-            out.push((number, parsed));
+            each(number, parsed)?;
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 use serde::Deserialize;

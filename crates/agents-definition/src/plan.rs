@@ -1,25 +1,36 @@
 use agents_core::Plan;
 
-use crate::{DefinitionError, documents};
+use crate::{DefinitionError, Limits, documents};
 
-/// Parses a plan, `{"skills": [...]}` in JSON or `skills: [...]` in YAML.
+/// Parses a plan, `{"skills": [...]}` in JSON or `skills: [...]` in YAML,
+/// within [`Limits::PLAN`].
 pub fn parse_plan(text: &str, file: &str) -> Result<Plan, DefinitionError> {
-    let mut plans: Vec<(usize, Plan)> = documents(text, file)?;
-    match plans.len() {
-        1 => Ok(plans.remove(0).1),
-        0 => Err(DefinitionError::at_document(
+    parse_plan_with(text, file, &Limits::PLAN)
+}
+
+/// [`parse_plan`] with explicit limits.
+pub fn parse_plan_with(text: &str, file: &str, limits: &Limits) -> Result<Plan, DefinitionError> {
+    let mut plan: Option<Plan> = None;
+    documents(text, file, limits, |number, parsed: Plan| {
+        if plan.is_some() {
+            return Err(DefinitionError::at_document(
+                file,
+                number,
+                "plan",
+                "expected one plan, found more than one document",
+            ));
+        }
+        plan = Some(parsed);
+        Ok(())
+    })?;
+    plan.ok_or_else(|| {
+        DefinitionError::at_document(
             file,
             1,
             "plan",
             "expected a plan with a `skills` list, found nothing",
-        )),
-        n => Err(DefinitionError::at_document(
-            file,
-            2,
-            "plan",
-            format!("expected one plan, found {n} documents"),
-        )),
-    }
+        )
+    })
 }
 
 #[cfg(test)]

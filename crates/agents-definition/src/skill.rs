@@ -7,7 +7,7 @@ use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
-use crate::{DefinitionError, documents};
+use crate::{DefinitionError, Limits, documents};
 
 /// One skill document, exactly the keys users may write.
 #[derive(Debug, Deserialize, Serialize)]
@@ -138,16 +138,24 @@ impl SkillDocument {
 }
 
 /// Parses every skill in `text` (one document, or a `---` stream), labelled
-/// `file` in errors. Rejects unknown keys, invalid names, invalid schemas and
-/// a name defined twice in the same stream.
+/// `file` in errors, within [`Limits::SKILLS`]. Rejects unknown keys, invalid
+/// names, invalid schemas and a name defined twice in the same stream.
 ///
 /// Items are ordered by kind (tools, includes, inline tools, MCP sources,
 /// agent sources), each kind in the order written.
 pub fn parse_skills(text: &str, file: &str) -> Result<Vec<Skill>, DefinitionError> {
-    let parsed: Vec<(usize, SkillDocument)> = documents(text, file)?;
-    let mut skills: Vec<Skill> = Vec::with_capacity(parsed.len());
-    let mut seen = std::collections::HashSet::with_capacity(parsed.len());
-    for (number, document) in parsed {
+    parse_skills_with(text, file, &Limits::SKILLS)
+}
+
+/// [`parse_skills`] with explicit limits.
+pub fn parse_skills_with(
+    text: &str,
+    file: &str,
+    limits: &Limits,
+) -> Result<Vec<Skill>, DefinitionError> {
+    let mut skills: Vec<Skill> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    documents(text, file, limits, |number, document: SkillDocument| {
         let skill = document.into_skill();
         if let Err(problems) = skill.validate() {
             return Err(DefinitionError::at_document(
@@ -166,7 +174,8 @@ pub fn parse_skills(text: &str, file: &str) -> Result<Vec<Skill>, DefinitionErro
             ));
         }
         skills.push(skill);
-    }
+        Ok(())
+    })?;
     Ok(skills)
 }
 
@@ -480,5 +489,65 @@ agent_sources:
             assert!(json.get(key).is_some(), "{key}");
         }
         assert_eq!(json["namespace"], "a");
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_by_the_pre_scan_with_its_position() {
+        let deep = format!(
+            "name: a/b\nmetadata: {{x: {}{}}}\n",
+            "[".repeat(200_000),
+            "]".repeat(200_000)
+        );
+        let err = error_of(&deep);
+        assert!(
+            err.message.contains("nested deeper than 64 levels"),
+            "{err}"
+        );
+        assert_eq!(err.line, Some(2));
+        assert!(err.to_string().len() < 4096, "{}", err.to_string().len());
+        let shallow = format!(
+            "name: a/b\nmetadata: {{x: {}{}}}\n",
+            "[".repeat(30),
+            "]".repeat(30)
+        );
+        assert!(parse_skills(&shallow, "s.yaml").is_ok());
+        let limits = Limits::SKILLS.with_max_depth(10);
+        assert!(parse_skills_with(&shallow, "s.yaml", &limits).is_err());
+    }
+
+    #[test]
+    fn size_limit_is_checked_first() {
+        let limits = Limits::SKILLS.with_max_bytes(20);
+        let err =
+            parse_skills_with("name: a/b\ndescription: too long\n", "s.yaml", &limits).unwrap_err();
+        assert!(
+            err.message.contains("larger than the limit of 20 bytes"),
+            "{err}"
+        );
+        assert_eq!(Limits::SKILLS.max_bytes, 16 << 20);
+        assert_eq!(Limits::PLAN.max_bytes, 1 << 20);
+    }
+
+    #[test]
+    fn errors_stay_short_and_escape_control_characters() {
+        let long_name = format!("name: {}\n", "n".repeat(1 << 20));
+        let shown = error_of(&long_name).to_string();
+        assert!(shown.len() < 4096, "{}", shown.len());
+        let one_line = format!(
+            "{{\"name\": \"a/b\", {}\"toolz\": 1}}",
+            "\"k\": 1, ".repeat(100_000)
+        );
+        let shown = error_of(&one_line).to_string();
+        assert!(shown.len() < 4096, "{}", shown.len());
+        assert!(shown.contains("shown from byte"), "{shown}");
+        let err = error_of("name: a/b\ndescription: x\u{1}y\n");
+        assert_eq!(err.line, Some(2), "{err}");
+        assert!(!err.to_string().contains('\u{1}'), "{err}");
+        let shown = error_of("\0\0\0\0").to_string();
+        assert!(!shown.contains('\0'), "{shown}");
+    }
+
+    fn error_of(text: &str) -> DefinitionError {
+        parse_skills(text, "s.yaml").unwrap_err()
     }
 }

@@ -2,7 +2,7 @@ use agents_core::{ToolSource, ToolSpec, ValueMap};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{DefinitionError, documents};
+use crate::{DefinitionError, Limits, documents};
 
 /// A custom tool definition as users write it.
 #[derive(Debug, Deserialize, Serialize)]
@@ -27,13 +27,22 @@ struct ToolDocument {
     metadata: ValueMap,
 }
 
-/// Parses custom tool definitions (one document or a `---` stream). Each tool
-/// gets source `custom`; `metadata` becomes its `source_metadata`, to which
-/// the caller may add the file path.
+/// Parses custom tool definitions (one document or a `---` stream) within
+/// [`Limits::TOOLS`]. Each tool gets source `custom`; `metadata` becomes its
+/// `source_metadata`, to which the caller may add the file path.
 pub fn parse_tools(text: &str, file: &str) -> Result<Vec<ToolSpec>, DefinitionError> {
-    let parsed: Vec<(usize, ToolDocument)> = documents(text, file)?;
-    let mut tools: Vec<ToolSpec> = Vec::with_capacity(parsed.len());
-    for (number, document) in parsed {
+    parse_tools_with(text, file, &Limits::TOOLS)
+}
+
+/// [`parse_tools`] with explicit limits.
+pub fn parse_tools_with(
+    text: &str,
+    file: &str,
+    limits: &Limits,
+) -> Result<Vec<ToolSpec>, DefinitionError> {
+    let mut tools: Vec<ToolSpec> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    documents(text, file, limits, |number, document: ToolDocument| {
         let tool = ToolSpec {
             name: document.name,
             description: document.description,
@@ -54,7 +63,7 @@ pub fn parse_tools(text: &str, file: &str) -> Result<Vec<ToolSpec>, DefinitionEr
                 err.message,
             ));
         }
-        if tools.iter().any(|t| t.name == tool.name) {
+        if !seen.insert(tool.name.clone()) {
             return Err(DefinitionError::at_document(
                 file,
                 number,
@@ -63,7 +72,8 @@ pub fn parse_tools(text: &str, file: &str) -> Result<Vec<ToolSpec>, DefinitionEr
             ));
         }
         tools.push(tool);
-    }
+        Ok(())
+    })?;
     Ok(tools)
 }
 

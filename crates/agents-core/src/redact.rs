@@ -1,0 +1,279 @@
+//! The one redaction every secret-bearing value goes through before it is
+//! printed: database URLs, `env` and `headers` values, and any text that may
+//! contain them (error messages, logs).
+//!
+//! Redaction errs on the side of hiding too much: a URL that cannot be
+//! understood loses everything between `://` and its last `@`, and every
+//! query parameter whose decoded name looks like a credential loses its
+//! value, however it is encoded.
+
+/// What a hidden value is replaced with.
+pub const REDACTED: &str = "***";
+
+/// Query-parameter and header names (compared lowercase, with `-`, `_`, `.`
+/// and spaces removed) whose values are secrets.
+const SECRET_WORDS: &[&str] = &[
+    "password",
+    "passwd",
+    "pwd",
+    "pass",
+    "secret",
+    "token",
+    "apikey",
+    "key",
+    "auth",
+    "authorization",
+    "credential",
+    "credentials",
+    "sslpassword",
+    "sslkey",
+    "cookie",
+    "session",
+    "signature",
+    "sig",
+];
+
+/// Whether a parameter, header or variable name names a secret: `password`,
+/// `PGPASSWORD`, `X-Api-Key`, `access_token`, `%70assword` and the like.
+pub fn is_secret_name(name: &str) -> bool {
+    let decoded = percent_decode(name);
+    let folded: String = decoded
+        .chars()
+        .filter(|c| !matches!(c, '-' | '_' | '.' | ' '))
+        .flat_map(char::to_lowercase)
+        .collect();
+    SECRET_WORDS
+        .iter()
+        .any(|word| folded == *word || folded.ends_with(word) || folded.starts_with(word))
+}
+
+/// A URL with its password (or, when the userinfo cannot be told apart, all of
+/// its userinfo) and every password-like query value replaced by [`REDACTED`].
+/// Text without `://` is only checked for `key=value` credentials.
+pub fn redact_url(url: &str) -> String {
+    let (scheme_end, rest) = match url.find("://") {
+        Some(at) => (at + 3, url.get(at + 3..).unwrap_or_default()),
+        None => (0, url),
+    };
+    let scheme = url.get(..scheme_end).unwrap_or_default();
+    let mut out = String::with_capacity(url.len());
+    out.push_str(scheme);
+    // Userinfo ends at the last `@`: an unencoded `/`, `?` or `#` in a
+    // password must not let the rest of it through.
+    // `sqlite:///path` has no authority: nothing before an `@` is a password.
+    let has_authority = scheme_end > 0 && !rest.starts_with('/');
+    let rest = match (has_authority, rest.rfind('@')) {
+        (true, Some(at)) => {
+            let userinfo = rest.get(..at).unwrap_or_default();
+            match userinfo.split_once(':') {
+                Some((user, _)) if !user.contains(['/', '?', '#']) => {
+                    out.push_str(user);
+                    out.push(':');
+                    out.push_str(REDACTED);
+                }
+                None if !userinfo.contains(['/', '?', '#', '&', '=']) => out.push_str(userinfo),
+                _ => out.push_str(REDACTED),
+            }
+            out.push('@');
+            rest.get(at + 1..).unwrap_or_default()
+        }
+        _ => rest,
+    };
+    out.push_str(&redact_pairs(rest));
+    out
+}
+
+/// Every `name=value` pair (separated by `?`, `&`, `;`, `#` or whitespace)
+/// whose name is a secret name gets its value replaced.
+fn redact_pairs(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(eq) = rest.find('=') {
+        let (before, after) = rest.split_at(eq);
+        let name_start = before
+            .rfind(['?', '&', ';', '#', ' ', '\t', '\n', ',', '`', '\'', '"'])
+            .map_or(0, |at| at + 1);
+        let name = before.get(name_start..).unwrap_or_default();
+        out.push_str(before);
+        out.push('=');
+        let value = after.get(1..).unwrap_or_default();
+        if is_secret_name(name) && !name.is_empty() {
+            // The value runs to the next `&` or whitespace; a `#` or `?`
+            // inside it is part of a mis-encoded secret.
+            let end = value
+                .find(['&', ' ', '\t', '\n', '`', '\'', '"'])
+                .unwrap_or(value.len());
+            out.push_str(REDACTED);
+            rest = value.get(end..).unwrap_or_default();
+        } else {
+            rest = value;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Replaces every occurrence of each known secret (and its percent-decoded
+/// form) in `text`. Secrets shorter than 3 bytes are left alone: they would
+/// blot out ordinary words.
+pub fn scrub(text: &str, secrets: &[String]) -> String {
+    let mut out = text.to_owned();
+    for secret in secrets {
+        for form in [secret.clone(), percent_decode(secret)] {
+            if form.len() >= 3 && out.contains(form.as_str()) {
+                out = out.replace(form.as_str(), REDACTED);
+            }
+        }
+    }
+    out
+}
+
+/// The secrets inside a URL: its password (raw and decoded) and the values of
+/// password-like query parameters, for [`scrub`].
+pub fn url_secrets(url: &str) -> Vec<String> {
+    let mut secrets = Vec::new();
+    if let Some(at) = url.find("://") {
+        let rest = url.get(at + 3..).unwrap_or_default();
+        if let Some(end) = rest.rfind('@') {
+            let userinfo = rest.get(..end).unwrap_or_default();
+            match userinfo.split_once(':') {
+                Some((_, password)) => secrets.push(password.to_owned()),
+                None => secrets.push(userinfo.to_owned()),
+            }
+        }
+    }
+    for pair in url.split(['?', '&', ';']) {
+        if let Some((name, value)) = pair.split_once('=')
+            && is_secret_name(name)
+        {
+            secrets.push(value.to_owned());
+            if let Some((head, _)) = value.split_once('#') {
+                secrets.push(head.to_owned());
+            }
+        }
+    }
+    secrets.retain(|s| !s.is_empty());
+    secrets
+}
+
+/// Decodes `%XX` escapes and `+`; invalid escapes are kept as written.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        let hex = |at: usize| bytes.get(at).and_then(|d| (*d as char).to_digit(16));
+        match (b, hex(i + 1), hex(i + 2)) {
+            (b'%', Some(hi), Some(lo)) => {
+                out.push(u8::try_from(hi * 16 + lo).unwrap_or(b'?'));
+                i += 3;
+            }
+            (b'+', _, _) => {
+                out.push(b' ');
+                i += 1;
+            }
+            _ => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A map of `env` or `headers` values with every value hidden: they are
+/// where tokens live, and `${VAR}` references are shown as written.
+pub fn redact_value_map<'a, I>(entries: I) -> Vec<(String, String)>
+where
+    I: IntoIterator<Item = (&'a String, &'a String)>,
+{
+    entries
+        .into_iter()
+        .map(|(name, value)| (name.clone(), redact_setting_value(value)))
+        .collect()
+}
+
+/// An `env`/`headers` value: a pure `${VAR}` reference is kept (it is not the
+/// secret itself); anything else becomes [`REDACTED`].
+pub fn redact_setting_value(value: &str) -> String {
+    let is_reference = value.starts_with("${")
+        && value.ends_with('}')
+        && value.matches("${").count() == 1
+        && value
+            .get(2..value.len() - 1)
+            .is_some_and(|name| name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+    if is_reference {
+        value.to_owned()
+    } else {
+        REDACTED.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hides_passwords_in_userinfo_however_written() {
+        for (url, shown) in [
+            (
+                "postgres://u:secret@h:5432/db",
+                "postgres://u:***@h:5432/db",
+            ),
+            ("postgres://u:se/cr?et#x@h/db", "postgres://u:***@h/db"),
+            ("postgres://u:p%40ss@h/db", "postgres://u:***@h/db"),
+            ("postgres://tokenonly@h/db", "postgres://tokenonly@h/db"),
+            ("postgres://a/b:c@h/db", "postgres://***@h/db"),
+            ("sqlite:///tmp/x.db", "sqlite:///tmp/x.db"),
+            ("sqlite:///tmp/a:b@c.db", "sqlite:///tmp/a:b@c.db"),
+        ] {
+            assert_eq!(redact_url(url), shown, "{url}");
+        }
+    }
+
+    #[test]
+    fn hides_password_like_query_values_however_encoded() {
+        for (url, shown) in [
+            (
+                "postgres://h/db?password=hunter2",
+                "postgres://h/db?password=***",
+            ),
+            (
+                "postgres://h/db?sslmode=require&PassWord=a#b&x=1",
+                "postgres://h/db?sslmode=require&PassWord=***&x=1",
+            ),
+            (
+                "postgres://h/db?%70assword=x",
+                "postgres://h/db?%70assword=***",
+            ),
+            (
+                "postgres://h/db?api_key=x&user=bob",
+                "postgres://h/db?api_key=***&user=bob",
+            ),
+            (
+                "postgres://h/db?application_name=x",
+                "postgres://h/db?application_name=x",
+            ),
+        ] {
+            assert_eq!(redact_url(url), shown, "{url}");
+        }
+        assert!(is_secret_name("PGPASSWORD"));
+        assert!(is_secret_name("X-Api-Key"));
+        assert!(is_secret_name("GITHUB_TOKEN"));
+        assert!(!is_secret_name("sslmode"));
+    }
+
+    #[test]
+    fn scrubs_known_secrets_from_any_text() {
+        let secrets = url_secrets("postgres://u:p%40ss/w?rd@h/db?password=hunter2#frag");
+        let text = scrub("failed: p@ss/w?rd and p%40ss/w?rd and hunter2", &secrets);
+        assert_eq!(text, "failed: *** and *** and ***");
+    }
+
+    #[test]
+    fn setting_values_keep_only_references() {
+        assert_eq!(redact_setting_value("${GITHUB_TOKEN}"), "${GITHUB_TOKEN}");
+        assert_eq!(redact_setting_value("ghp_literal"), REDACTED);
+        assert_eq!(redact_setting_value("Bearer ${T}"), REDACTED);
+    }
+}

@@ -1,0 +1,119 @@
+//! Making untrusted text safe and short enough to print.
+//!
+//! Names, descriptions and source lines come from files and databases other
+//! people control. Before any of it reaches a terminal or an error message it
+//! goes through [`escape_control`] (no raw control characters, NULs or
+//! terminal escape sequences) and [`shorten`] (a bounded number of bytes).
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+/// The longest echoed name or value in an error message, in bytes.
+pub const MAX_ECHO_BYTES: usize = 200;
+
+/// Replaces every control character (C0, DEL, C1) with a visible escape:
+/// `\n`, `\r`, `\t`, `\0`, or `\u{1b}`. Other text is returned unchanged.
+pub fn escape_control(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        push_escaped(&mut out, c);
+    }
+    Cow::Owned(out)
+}
+
+fn push_escaped(out: &mut String, c: char) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        '\0' => out.push_str("\\0"),
+        c if c.is_control() => {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        }
+        c => out.push(c),
+    }
+}
+
+/// At most about `max` bytes of `text`, control characters escaped. A longer
+/// text is cut at a character boundary and ends with
+/// `… (N bytes in all)`, so the reader knows it was cut and by how much.
+pub fn shorten(text: &str, max: usize) -> Cow<'_, str> {
+    if text.len() <= max && !text.chars().any(char::is_control) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(max.min(text.len()) + 32);
+    let mut cut = false;
+    for c in text.chars() {
+        if out.len() >= max {
+            cut = true;
+            break;
+        }
+        push_escaped(&mut out, c);
+    }
+    if cut {
+        let _ = write!(out, "… ({} bytes in all)", text.len());
+    }
+    Cow::Owned(out)
+}
+
+/// A long list as its first `head` and last `tail` items around
+/// `… (N in all) …`; a short list as is. Items are joined with `separator`.
+pub fn head_tail<T: AsRef<str>>(items: &[T], head: usize, tail: usize, separator: &str) -> String {
+    let shown = |items: &[T]| {
+        items
+            .iter()
+            .map(|item| shorten(item.as_ref(), MAX_ECHO_BYTES).into_owned())
+            .collect::<Vec<_>>()
+            .join(separator)
+    };
+    if items.len() <= head + tail + 1 {
+        return shown(items);
+    }
+    let first = items.get(..head).unwrap_or_default();
+    let last = items.get(items.len() - tail..).unwrap_or_default();
+    format!(
+        "{}{separator}… ({} in all) …{separator}{}",
+        shown(first),
+        items.len(),
+        shown(last)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_controls_and_terminal_sequences() {
+        assert_eq!(escape_control("plain"), "plain");
+        assert_eq!(
+            escape_control("\u{1b}]0;TITLE\u{7}\u{1b}[2J\0\n\u{9b}"),
+            "\\u{1b}]0;TITLE\\u{7}\\u{1b}[2J\\0\\n\\u{9b}"
+        );
+    }
+
+    #[test]
+    fn shortens_with_the_full_length() {
+        assert_eq!(shorten("short", 10), "short");
+        let long = "é".repeat(1000);
+        let cut = shorten(&long, 11);
+        assert_eq!(cut, format!("{}… (2000 bytes in all)", "é".repeat(6)));
+        assert!(shorten(&"\0".repeat(1_000_000), 20).len() < 60);
+    }
+
+    #[test]
+    fn long_lists_show_head_and_tail() {
+        let items: Vec<String> = (0..20_000).map(|i| format!("s/{i}")).collect();
+        assert_eq!(
+            head_tail(&items, 2, 2, " -> "),
+            "s/0 -> s/1 -> … (20000 in all) … -> s/19998 -> s/19999"
+        );
+        assert_eq!(
+            head_tail(&items[..5], 2, 2, " -> "),
+            "s/0 -> s/1 -> s/2 -> s/3 -> s/4"
+        );
+    }
+}

@@ -1,0 +1,186 @@
+//! Input limits, checked before the YAML parser runs.
+//!
+//! libyaml's scanner keeps one "simple key" slot per open flow collection and
+//! walks all of them for every token, so a file of nested `[`/`{` costs time
+//! quadratic in its depth. [`check`] refuses a file that is too large or
+//! nested too deep in one linear pass, before the parser sees it.
+
+use crate::DefinitionError;
+
+/// yaml_serde refuses anything nested deeper than this anyway.
+pub const HARD_MAX_DEPTH: usize = 128;
+
+/// How large and how deeply nested one input may be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest input, in bytes.
+    pub max_bytes: usize,
+    /// Deepest nesting of collections (flow `[`/`{` and block indentation),
+    /// at most [`HARD_MAX_DEPTH`].
+    pub max_depth: usize,
+}
+
+/// Default nesting limit for every kind of file.
+pub const DEFAULT_MAX_DEPTH: usize = 64;
+
+impl Limits {
+    /// Skill definition files: 16 MiB.
+    pub const SKILLS: Self = Self {
+        max_bytes: 16 << 20,
+        max_depth: DEFAULT_MAX_DEPTH,
+    };
+    /// Custom tool files: 16 MiB.
+    pub const TOOLS: Self = Self {
+        max_bytes: 16 << 20,
+        max_depth: DEFAULT_MAX_DEPTH,
+    };
+    /// Plans: 1 MiB.
+    pub const PLAN: Self = Self {
+        max_bytes: 1 << 20,
+        max_depth: DEFAULT_MAX_DEPTH,
+    };
+    /// Exports of a whole registry: 256 MiB.
+    pub const EXPORT: Self = Self {
+        max_bytes: 256 << 20,
+        max_depth: DEFAULT_MAX_DEPTH,
+    };
+
+    /// The same limits with a different nesting depth (capped at
+    /// [`HARD_MAX_DEPTH`]).
+    #[must_use]
+    pub const fn with_max_depth(self, max_depth: usize) -> Self {
+        let max_depth = if max_depth > HARD_MAX_DEPTH {
+            HARD_MAX_DEPTH
+        } else {
+            max_depth
+        };
+        Self { max_depth, ..self }
+    }
+
+    /// The same limits with a different size.
+    #[must_use]
+    pub const fn with_max_bytes(self, max_bytes: usize) -> Self {
+        Self { max_bytes, ..self }
+    }
+}
+
+/// Refuses `text` when it is larger than `limits.max_bytes` or nests deeper
+/// than `limits.max_depth`, in one pass over its bytes.
+pub(crate) fn check(text: &str, file: &str, limits: &Limits) -> Result<(), DefinitionError> {
+    if text.len() > limits.max_bytes {
+        return Err(DefinitionError::whole_file(
+            file,
+            format!(
+                "file is {} bytes, larger than the limit of {} bytes for this kind of file",
+                text.len(),
+                limits.max_bytes
+            ),
+        ));
+    }
+    if let Some(offset) = too_deep(text, limits.max_depth.min(HARD_MAX_DEPTH)) {
+        return Err(DefinitionError::at_offset(
+            file,
+            text,
+            offset,
+            format!(
+                "nested deeper than {} levels (the nesting limit)",
+                limits.max_depth.min(HARD_MAX_DEPTH)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Byte offset where nesting first exceeds `max_depth`, or `None`.
+///
+/// Flow depth counts `[` and `{` minus `]` and `}` outside comments, reset at
+/// each document marker. Quoted text counts too: a scanner that tried to
+/// skip quotes could be fooled by a stray `'` into letting a deep file
+/// through. Skipping comments is safe: ` #` outside quotes always starts one,
+/// and inside quotes no bracket counts for YAML either. Block depth is the
+/// number of open indentation levels, each `- ` or `? ` counting as one more.
+pub(crate) fn too_deep(text: &str, max_depth: usize) -> Option<usize> {
+    let mut flow = 0usize;
+    let mut indents: Vec<usize> = Vec::new();
+    let mut offset = 0usize;
+    for line in text.split_inclusive('\n') {
+        let bytes = line.as_bytes();
+        let start = offset;
+        offset += bytes.len();
+        if is_document_marker(bytes) {
+            flow = 0;
+            indents.clear();
+            continue;
+        }
+        let indent = bytes.iter().take_while(|b| **b == b' ').count();
+        let content = bytes.get(indent..).unwrap_or_default();
+        let blank = matches!(content.first(), None | Some(b'\n' | b'\r' | b'#'));
+        if flow == 0 && !blank {
+            while indents.last().is_some_and(|top| *top >= indent) {
+                indents.pop();
+            }
+            indents.push(indent);
+            // `- - - x`: each indicator after the first (whose collection is
+            // the one at `indent`) opens one more block collection.
+            let mut column = indent;
+            let mut rest = content;
+            let mut first = true;
+            while let [b'-' | b'?' | b':', b' ', tail @ ..] = rest {
+                column += 2;
+                if !first {
+                    indents.push(column);
+                }
+                first = false;
+                let spaces = tail.iter().take_while(|b| **b == b' ').count();
+                column += spaces;
+                rest = tail.get(spaces..).unwrap_or_default();
+            }
+            if indents.len() > max_depth {
+                return Some(start + indent);
+            }
+        }
+        let mut previous = b' ';
+        for (at, byte) in bytes.iter().enumerate() {
+            match byte {
+                b'#' if matches!(previous, b' ' | b'\t') => break,
+                b'[' | b'{' => {
+                    flow += 1;
+                    if flow + indents.len() > max_depth {
+                        return Some(start + at);
+                    }
+                }
+                b']' | b'}' => flow = flow.saturating_sub(1),
+                _ => {}
+            }
+            previous = *byte;
+        }
+    }
+    None
+}
+
+fn is_document_marker(line: &[u8]) -> bool {
+    matches!(
+        line,
+        [b'-', b'-', b'-']
+            | [b'.', b'.', b'.']
+            | [b'-', b'-', b'-', b' ' | b'\t' | b'\n' | b'\r', ..]
+            | [b'.', b'.', b'.', b' ' | b'\t' | b'\n' | b'\r', ..]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::too_deep;
+
+    #[test]
+    fn counts_flow_and_block_nesting() {
+        assert_eq!(too_deep("a: [[[]]]\n", 3), Some(5));
+        assert_eq!(too_deep("a: [[[]]]\n", 4), None);
+        assert_eq!(too_deep("a:\n  b:\n    c: 1\n", 2), Some(12));
+        assert_eq!(too_deep("a:\n  b:\n    c: 1\n", 3), None);
+        assert_eq!(too_deep("- - - x\n", 2), Some(0));
+        assert_eq!(too_deep("- - - x\n", 3), None);
+        assert_eq!(too_deep("a: 1 # [[[[[[\n", 2), None);
+        assert_eq!(too_deep("a: [[[\n---\nb: [[[\n", 4), None);
+    }
+}
