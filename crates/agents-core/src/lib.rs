@@ -6,6 +6,7 @@
 //! async. Storage, discovery, MCP and the CLI build on top of it; it must never
 //! depend on any of them.
 
+mod export;
 mod name;
 mod plan;
 mod registry;
@@ -14,6 +15,10 @@ mod skill;
 mod summary;
 mod tool;
 
+pub use export::{
+    EXPORT_NAME_MAX, Effective, ExportFormat, ExportedTools, LeftOut, META_NAME, effective,
+    export_name, export_tools, is_valid_export_name, mcp_annotations,
+};
 pub use name::{InvalidSkillName, SKILL_NAME_PATTERN, SkillName};
 pub use plan::{Plan, PlanReport, validate_plan};
 pub use registry::{RegistryError, ToolRegistry};
