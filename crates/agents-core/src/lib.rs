@@ -6,6 +6,7 @@
 //! async. Storage, discovery, MCP and the CLI build on top of it; it must never
 //! depend on any of them.
 
+mod export;
 mod name;
 mod plan;
 pub mod redact;
@@ -16,6 +17,10 @@ mod summary;
 pub mod text;
 mod tool;
 
+pub use export::{
+    EXPORT_NAME_MAX, Effective, ExportFormat, ExportedTools, LeftOut, META_NAME, effective,
+    export_name, export_tools, is_valid_export_name, mcp_annotations,
+};
 pub use name::{InvalidSkillName, SKILL_NAME_PATTERN, SkillName};
 pub use plan::{Plan, PlanReport, validate_plan};
 pub use registry::{RegistryError, ToolRegistry};

@@ -640,3 +640,64 @@ fn same_agent_skill_under_two_names_warns() {
         tool: "agent_skills/x".into(),
     }));
 }
+
+mod export_names {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    fn registry_name() -> impl Strategy<Value = String> {
+        prop_oneof![
+            // Realistic shapes, with characters that need sanitising.
+            "(builtin|custom|local)/[a-z_.:é -]{1,30}",
+            "mcp:[a-zA-Z0-9_-]{1,20}/[a-zA-Z0-9_./:-]{1,80}",
+            "agent_skill:[~/a-z._-]{1,60}",
+            // Already valid names, including ones that look hashed.
+            "[a-zA-Z0-9_-]{1,64}",
+            "[a-z]{1,50}_[0-9a-f]{8}",
+            // Anything at all.
+            ".{1,200}",
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn export_names_are_valid_deterministic_and_collision_free(
+            names in proptest::collection::hash_set(registry_name(), 1..60)
+        ) {
+            let mut seen: HashMap<String, String> = HashMap::new();
+            for name in &names {
+                let exported = export_name(name);
+                prop_assert!(is_valid_export_name(&exported), "{name:?} -> {exported:?}");
+                prop_assert_eq!(&exported, &export_name(name));
+                if let Some(other) = seen.insert(exported.clone(), name.clone()) {
+                    prop_assert!(false, "{other:?} and {name:?} both export as {exported:?}");
+                }
+            }
+        }
+
+        #[test]
+        fn a_name_and_its_own_export_name_never_collide(name in registry_name()) {
+            let exported = export_name(&name);
+            if exported != name {
+                prop_assert_ne!(export_name(&exported), exported);
+            }
+        }
+    }
+
+    #[test]
+    fn near_misses_do_not_collide() {
+        // Same sanitised text, different registry names.
+        let names = [
+            "local/a.b",
+            "local/a_b",
+            "local:a_b",
+            "local/a b",
+            "local/a\u{e9}b",
+        ];
+        let exported: std::collections::HashSet<String> =
+            names.iter().map(|n| export_name(n)).collect();
+        assert_eq!(exported.len(), names.len(), "{exported:?}");
+    }
+}

@@ -1,0 +1,328 @@
+//! Export names and the tool formats agents consume (OpenAI Chat Completions,
+//! Anthropic Messages, MCP `tools/list`).
+//!
+//! Registry names (`builtin/read_file`, `mcp:github/create_issue`) are not valid
+//! tool names for OpenAI or Anthropic (`^[a-zA-Z0-9_-]{1,64}$`). [`export_name`]
+//! maps every registry name to one that is, with one rule used everywhere:
+//!
+//! - a name that already matches the pattern, and does not end like a hashed name
+//!   (`_` and eight lowercase hex digits), is kept as it is;
+//! - otherwise the name is sanitised (`mcp:` dropped; `agent_skill:{path}` becomes
+//!   `skill__{last path segment}`; `/` and `:` become `__`; any other character
+//!   outside the pattern becomes `_`), cut to 55 characters, and `_` plus the first
+//!   eight hex digits of the SHA-256 of the full registry name is appended.
+//!
+//! The result depends on the registry name alone. Two different registry names can
+//! only share an export name if they share the sanitised prefix *and* the 32-bit
+//! hash, so the mapping is collision-free in practice; the mapping back is carried
+//! in `_meta["io.cleveragents/name"]` (MCP) and `export_name` (JSON).
+
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::resolve::ResolvedToolEntry;
+use crate::tool::{ToolSource, ToolSpec};
+
+/// Longest export name (the OpenAI and Anthropic limit).
+pub const EXPORT_NAME_MAX: usize = 64;
+
+/// `_meta` key holding the registry name of an exported tool.
+pub const META_NAME: &str = "io.cleveragents/name";
+
+const HASH_HEX: usize = 8;
+
+/// True when `name` matches `^[a-zA-Z0-9_-]{1,64}$`.
+pub fn is_valid_export_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= EXPORT_NAME_MAX
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+fn looks_hashed(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    bytes.len() > HASH_HEX
+        && bytes[bytes.len() - HASH_HEX - 1] == b'_'
+        && bytes[bytes.len() - HASH_HEX..]
+            .iter()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
+}
+
+/// The export name of a registry name (see the module documentation).
+pub fn export_name(registry_name: &str) -> String {
+    if is_valid_export_name(registry_name) && !looks_hashed(registry_name) {
+        return registry_name.to_owned();
+    }
+    let readable: String = if let Some(rest) = registry_name.strip_prefix("mcp:") {
+        rest.to_owned()
+    } else if let Some(path) = registry_name.strip_prefix("agent_skill:") {
+        let last = path
+            .trim_end_matches(['/', '\\'])
+            .rsplit(['/', '\\'])
+            .next()
+            .unwrap_or_default();
+        format!("skill__{last}")
+    } else {
+        registry_name.to_owned()
+    };
+    let budget = EXPORT_NAME_MAX - HASH_HEX - 1;
+    let mut base = String::with_capacity(budget);
+    for c in readable.chars() {
+        let piece = match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '_' | '-' => {
+                base.push(c);
+                None
+            }
+            '/' | ':' => Some("__"),
+            _ => Some("_"),
+        };
+        if let Some(piece) = piece {
+            base.push_str(piece);
+        }
+        if base.len() >= budget {
+            break;
+        }
+    }
+    base.truncate(budget);
+    let digest = Sha256::digest(registry_name.as_bytes());
+    let mut hash = String::with_capacity(HASH_HEX);
+    for byte in digest.iter().take(HASH_HEX / 2) {
+        hash.push_str(&format!("{byte:02x}"));
+    }
+    format!("{base}_{hash}")
+}
+
+/// A tool format agents consume.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExportFormat {
+    /// Chat Completions `tools`: `[{"type":"function","function":{...}}]`.
+    OpenAi,
+    /// Messages API `tools`: `[{"name","description","input_schema"}]`.
+    Anthropic,
+    /// The MCP `tools/list` result the gateway serves (MCP tools only).
+    Mcp,
+}
+
+/// An entry that was not exported, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeftOut {
+    /// Registry name of the entry.
+    pub name: String,
+    /// Why it was left out.
+    pub reason: String,
+}
+
+/// The exported tools and the entries left out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExportedTools {
+    /// One JSON value per exported tool, in entry order.
+    pub tools: Vec<Value>,
+    /// Entries that were not exported.
+    pub left_out: Vec<LeftOut>,
+}
+
+/// The capability flags and texts of an entry after its overrides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Effective<'a> {
+    /// The catalogue spec.
+    pub tool: &'a ToolSpec,
+    /// Description (override or the tool's).
+    pub description: String,
+    /// Title override.
+    pub title: Option<String>,
+    /// `read_only`.
+    pub read_only: Option<bool>,
+    /// `writes`.
+    pub writes: Option<bool>,
+    /// `side_effects` (defaults to `writes`).
+    pub side_effects: Option<bool>,
+    /// `checkpointable`.
+    pub checkpointable: Option<bool>,
+}
+
+/// Applies the `description`, `title` and capability-flag overrides of `entry`;
+/// `None` when its tool is unknown.
+pub fn effective(entry: &ResolvedToolEntry) -> Option<Effective<'_>> {
+    let tool = entry.tool.as_ref()?;
+    let text = |key: &str| entry.overrides.get(key).and_then(Value::as_str);
+    let flag =
+        |key: &str, own: Option<bool>| entry.overrides.get(key).and_then(Value::as_bool).or(own);
+    let writes = flag("writes", tool.writes);
+    Some(Effective {
+        tool,
+        description: text("description").map_or_else(|| tool.description.clone(), str::to_owned),
+        title: text("title").map(str::to_owned),
+        read_only: flag("read_only", tool.read_only),
+        writes,
+        side_effects: flag("side_effects", tool.side_effects).or(writes),
+        checkpointable: flag("checkpointable", tool.checkpointable),
+    })
+}
+
+/// MCP `annotations` from the capability flags:
+/// `read_only` → `readOnlyHint`; `writes` or `side_effects` → `destructiveHint`
+/// (`false` only when both are `false`); `title` → `title`. `None` when nothing is set.
+pub fn mcp_annotations(tool: &Effective<'_>) -> Option<Value> {
+    let mut annotations = Map::new();
+    if let Some(title) = &tool.title {
+        annotations.insert("title".into(), json!(title));
+    }
+    if let Some(read_only) = tool.read_only {
+        annotations.insert("readOnlyHint".into(), json!(read_only));
+    }
+    let destructive = match (tool.writes, tool.side_effects) {
+        (Some(true), _) | (_, Some(true)) => Some(true),
+        (Some(false), Some(false)) | (None, Some(false)) | (Some(false), None) => Some(false),
+        (None, None) => None,
+    };
+    if let Some(destructive) = destructive
+        && tool.read_only != Some(true)
+    {
+        annotations.insert("destructiveHint".into(), json!(destructive));
+    }
+    (!annotations.is_empty()).then_some(Value::Object(annotations))
+}
+
+/// The input schema as an object schema: absent → `{"type":"object"}`, an object
+/// schema without `type` gets `"type": "object"`; any other type is an error.
+fn object_schema(schema: Option<&Value>) -> Result<Value, String> {
+    let Some(schema) = schema else {
+        return Ok(json!({"type": "object"}));
+    };
+    let Some(fields) = schema.as_object() else {
+        return Err("its input schema is not a JSON object".into());
+    };
+    match fields.get("type") {
+        None => {
+            let mut fields = fields.clone();
+            fields.insert("type".into(), json!("object"));
+            Ok(Value::Object(fields))
+        }
+        Some(Value::String(kind)) if kind == "object" => Ok(schema.clone()),
+        Some(other) => Err(format!(
+            "its input schema has `type` {other}, expected `\"object\"`"
+        )),
+    }
+}
+
+/// Exports `entries` in `format`. Entries whose tool is unknown, or whose input
+/// schema is not an object schema, are left out; [`ExportFormat::Mcp`] also leaves
+/// out everything the gateway cannot execute (all but MCP tools).
+pub fn export_tools(entries: &[ResolvedToolEntry], format: ExportFormat) -> ExportedTools {
+    let mut tools = Vec::new();
+    let mut left_out = Vec::new();
+    for entry in entries {
+        let mut leave = |reason: String| {
+            left_out.push(LeftOut {
+                name: entry.name.clone(),
+                reason,
+            })
+        };
+        let Some(tool) = effective(entry) else {
+            leave("its source is unknown (not in the tool catalogue)".into());
+            continue;
+        };
+        if format == ExportFormat::Mcp && tool.tool.source != ToolSource::Mcp {
+            leave(format!(
+                "`{}` tools have no executor in the gateway",
+                tool.tool.source
+            ));
+            continue;
+        }
+        let schema = match object_schema(tool.tool.input_schema.as_ref()) {
+            Ok(schema) => schema,
+            Err(reason) => {
+                leave(reason);
+                continue;
+            }
+        };
+        let name = export_name(&entry.name);
+        tools.push(match format {
+            ExportFormat::OpenAi => json!({
+                "type": "function",
+                "function": {"name": name, "description": tool.description, "parameters": schema},
+            }),
+            ExportFormat::Anthropic => {
+                json!({"name": name, "description": tool.description, "input_schema": schema})
+            }
+            ExportFormat::Mcp => mcp_tool(entry, &tool, name, schema),
+        });
+    }
+    ExportedTools { tools, left_out }
+}
+
+fn mcp_tool(entry: &ResolvedToolEntry, tool: &Effective<'_>, name: String, schema: Value) -> Value {
+    let mut object = Map::new();
+    object.insert("name".into(), json!(name));
+    if let Some(title) = &tool.title {
+        object.insert("title".into(), json!(title));
+    }
+    object.insert("description".into(), json!(tool.description));
+    object.insert("inputSchema".into(), schema);
+    if let Some(output) = &tool.tool.output_schema
+        && output.get("type").and_then(Value::as_str) == Some("object")
+    {
+        object.insert("outputSchema".into(), output.clone());
+    }
+    if let Some(annotations) = mcp_annotations(tool) {
+        object.insert("annotations".into(), annotations);
+    }
+    let mut meta = Map::new();
+    meta.insert(META_NAME.into(), json!(entry.name));
+    meta.insert("io.cleveragents/source".into(), json!(tool.tool.source));
+    meta.insert(
+        "io.cleveragents/source_skill".into(),
+        json!(entry.source_skill),
+    );
+    meta.insert(
+        "io.cleveragents/include_path".into(),
+        json!(entry.include_path),
+    );
+    if let Some(checkpointable) = tool.checkpointable {
+        meta.insert(
+            "io.cleveragents/checkpointable".into(),
+            json!(checkpointable),
+        );
+    }
+    object.insert("_meta".into(), Value::Object(meta));
+    Value::Object(object)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn valid_names_are_kept_and_others_get_a_hash() {
+        assert_eq!(export_name("deploy"), "deploy");
+        assert_eq!(export_name("run-it_2"), "run-it_2");
+        let github = export_name("mcp:github/create_issue");
+        assert!(github.starts_with("github__create_issue_"), "{github}");
+        assert_eq!(github.len(), "github__create_issue_".len() + 8);
+        let builtin = export_name("builtin/read_file");
+        assert!(builtin.starts_with("builtin__read_file_"), "{builtin}");
+        let skill = export_name("agent_skill:~/.cleveragents/agent_skills/pdf-processing");
+        assert!(skill.starts_with("skill__pdf-processing_"), "{skill}");
+    }
+
+    #[test]
+    fn names_that_look_hashed_are_hashed_again() {
+        let github = export_name("mcp:github/create_issue");
+        let again = export_name(&github);
+        assert_ne!(again, github);
+        assert!(is_valid_export_name(&again));
+    }
+
+    #[test]
+    fn long_names_are_cut_and_hashed() {
+        let long = "a".repeat(64);
+        assert_eq!(export_name(&long), long);
+        let longer = "a".repeat(65);
+        let exported = export_name(&longer);
+        assert_eq!(exported.len(), 64);
+        assert_ne!(exported, export_name(&"a".repeat(66)));
+        let wide = "é".repeat(200);
+        assert!(is_valid_export_name(&export_name(&wide)));
+    }
+}
