@@ -156,35 +156,15 @@ fn conflicts_follow_the_strategy() {
         ])
         .fails(1);
     assert!(run.stderr.contains("dup"), "{}", run.stderr);
-    // A custom tool already holding the name (in a registry that never discovered).
+    // A custom tool cannot take a name in the reserved `agent_skills/` namespace, so
+    // discovery never has to arbitrate between a custom tool and a discovered skill.
     let sb = Sandbox::new();
-    sb.write("first/dup/SKILL.md", &skill_md("dup", "From first"));
     let tool = sb.write(
         "t.yaml",
         "name: agent_skills/dup\ndescription: Custom one\n",
     );
-    sb.run(&["tool", "add", tool.to_str().unwrap()]).ok();
-    let only = first.display().to_string();
-    sb.run(&["skill", "discover", "--paths", &only]).ok();
-    let got = sb
-        .run(&["tool", "get", "agent_skills/dup", "--format", "json"])
-        .ok()
-        .json();
-    assert_eq!(got["source"], "custom");
-    sb.run(&[
-        "skill",
-        "discover",
-        "--paths",
-        &only,
-        "--on-conflict",
-        "replace",
-    ])
-    .ok();
-    let got = sb
-        .run(&["tool", "get", "agent_skills/dup", "--format", "json"])
-        .ok()
-        .json();
-    assert_eq!(got["source"], "agent_skills");
+    let run = sb.run(&["tool", "add", tool.to_str().unwrap()]).fails(1);
+    assert!(run.stderr.contains("reserved"), "{}", run.stderr);
 }
 
 #[test]
