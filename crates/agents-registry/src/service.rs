@@ -10,6 +10,7 @@ use agents_store::{SkillSummary, Store, StoreError};
 use indexmap::IndexMap;
 
 use crate::error::ServiceError;
+use crate::trust::TrustStore;
 
 /// A skill's flattened tool set, its capability summary and the warnings
 /// produced on the way (unknown tools, stale MCP caches, ...).
@@ -39,6 +40,8 @@ pub struct SkillRegistryService<S> {
     builtins: ToolRegistry,
     mcp_servers: IndexMap<String, agents_core::McpSource>,
     home: PathBuf,
+    trust: TrustStore,
+    identity: Option<String>,
 }
 
 impl<S: Store> SkillRegistryService<S> {
@@ -50,7 +53,28 @@ impl<S: Store> SkillRegistryService<S> {
             builtins: ToolRegistry::new(),
             mcp_servers: IndexMap::new(),
             home,
+            trust: TrustStore::in_memory(),
+            identity: None,
         }
+    }
+
+    /// Uses `trust` to decide which MCP definitions not in config may start
+    /// (default: an empty in-memory store, so only configured servers run).
+    pub fn with_trust(mut self, trust: TrustStore) -> Self {
+        self.trust = trust;
+        self
+    }
+
+    /// Who is writing (`user@host`), recorded as `defined_by` of the skills
+    /// this service adds or updates.
+    pub fn with_identity(mut self, identity: impl Into<String>) -> Self {
+        self.identity = Some(identity.into());
+        self
+    }
+
+    /// This user's MCP trust store.
+    pub fn trust(&self) -> &TrustStore {
+        &self.trust
     }
 
     /// Uses `builtins` as the in-code tool registry (source `builtin`).
@@ -98,7 +122,20 @@ impl<S: Store> SkillRegistryService<S> {
     /// Registers skills in one transaction: all land or none do.
     pub async fn add_skills(&self, skills: &[Skill]) -> Result<Vec<Skill>, ServiceError> {
         validate_all(skills)?;
-        Ok(self.store.add_skills(skills).await?)
+        let added = self.store.add_skills(skills).await?;
+        self.record_writer(skills).await?;
+        Ok(added)
+    }
+
+    async fn record_writer(&self, skills: &[Skill]) -> Result<(), ServiceError> {
+        if let Some(identity) = &self.identity {
+            for skill in skills {
+                self.store
+                    .set_meta(&crate::mcp::defined_by_key(&skill.name), identity)
+                    .await?;
+            }
+        }
+        Ok(())
     }
 
     /// The skill called `name`.
@@ -129,7 +166,9 @@ impl<S: Store> SkillRegistryService<S> {
     /// Replaces existing definitions in one transaction.
     pub async fn update_skills(&self, skills: &[Skill]) -> Result<Vec<Skill>, ServiceError> {
         validate_all(skills)?;
-        Ok(self.store.update_skills(skills).await?)
+        let updated = self.store.update_skills(skills).await?;
+        self.record_writer(skills).await?;
+        Ok(updated)
     }
 
     /// Deletes a skill and its items.
@@ -254,7 +293,10 @@ impl<S: Store> SkillRegistryService<S> {
         }
         wanted.sort();
         wanted.dedup();
-        let mut catalog = Catalog::default();
+        let mut catalog = Catalog {
+            config: self.mcp_servers.clone(),
+            ..Catalog::default()
+        };
         for tool in self.builtins.list(None) {
             catalog.insert(tool.clone());
         }
@@ -263,7 +305,9 @@ impl<S: Store> SkillRegistryService<S> {
         }
         if has_mcp {
             for tool in self.store.list_tools(Some(ToolSource::Mcp)).await? {
-                catalog.insert(tool);
+                if let Some((digest, tool)) = crate::mcp::restore_cached(tool) {
+                    catalog.insert_mcp(digest, tool);
+                }
             }
         }
         if has_agent {
@@ -359,7 +403,10 @@ fn validate_all(skills: &[Skill]) -> Result<(), ServiceError> {
 #[derive(Debug, Default)]
 struct Catalog {
     by_name: HashMap<String, ToolSpec>,
-    mcp: IndexMap<String, Vec<String>>,
+    /// Cached MCP tools by launch-spec digest, named `mcp:{server}/{tool}`.
+    mcp: HashMap<String, Vec<ToolSpec>>,
+    /// Configured servers, which references resolve to.
+    config: IndexMap<String, agents_core::McpSource>,
     /// Agent Skill folder realpath → tool name.
     agent_by_folder: HashMap<String, String>,
     /// Agent source path as written → tool name.
@@ -369,14 +416,8 @@ struct Catalog {
 impl Catalog {
     fn insert(&mut self, tool: ToolSpec) {
         match tool.source {
-            ToolSource::Mcp => {
-                if let Some(server) = tool.source_metadata.get("server").and_then(|s| s.as_str()) {
-                    let names = self.mcp.entry(server.to_owned()).or_default();
-                    if !names.contains(&tool.name) {
-                        names.push(tool.name.clone());
-                    }
-                }
-            }
+            // Cached MCP tools only count through `insert_mcp`, by digest.
+            ToolSource::Mcp => return,
             ToolSource::AgentSkills => {
                 if let Some(path) = tool.source_metadata.get("path").and_then(|s| s.as_str()) {
                     self.agent_by_folder
@@ -386,6 +427,13 @@ impl Catalog {
             ToolSource::Builtin | ToolSource::Custom => {}
         }
         self.by_name.insert(tool.name.clone(), tool);
+    }
+
+    fn insert_mcp(&mut self, digest: String, tool: ToolSpec) {
+        let tools = self.mcp.entry(digest).or_default();
+        if !tools.iter().any(|t| t.name == tool.name) {
+            tools.push(tool);
+        }
     }
 
     fn map_agent_path(&mut self, written: &str, home: &Path) {
@@ -423,9 +471,14 @@ impl ToolLookup for Catalog {
         self.by_name.get(name)
     }
 
-    fn mcp_tools(&self, server: &str) -> Option<Vec<&ToolSpec>> {
-        let names = self.mcp.get(server)?;
-        Some(names.iter().filter_map(|n| self.by_name.get(n)).collect())
+    fn mcp_tools(&self, source: &agents_core::McpSource) -> Option<Vec<&ToolSpec>> {
+        let spec = if source.is_reference() {
+            self.config.get(&source.server)?
+        } else {
+            source
+        };
+        let tools = self.mcp.get(&agents_mcp::spec_digest(spec))?;
+        Some(tools.iter().collect())
     }
 
     fn agent_skill(&self, path: &str) -> Option<&ToolSpec> {

@@ -25,7 +25,9 @@ pub enum TrustError {
         message: String,
     },
     /// The file is not a trust store this version can read.
-    #[error("trust store `{path}` is not valid: {message}; expected the JSON written by `agents mcp trust`")]
+    #[error(
+        "trust store `{path}` is not valid: {message}; expected the JSON written by `agents mcp trust`"
+    )]
     Invalid {
         /// The file.
         path: String,
@@ -367,7 +369,11 @@ mod tests {
             options.mode(0o600);
         }
         use std::io::Write;
-        options.open(&path).unwrap().write_all(b"{not json").unwrap();
+        options
+            .open(&path)
+            .unwrap()
+            .write_all(b"{not json")
+            .unwrap();
         let err = TrustStore::open(&path).unwrap_err();
         assert_eq!(err.kind(), "trust_store_invalid");
         assert!(err.to_string().contains("line 1"), "{err}");
