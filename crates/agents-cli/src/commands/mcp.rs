@@ -1,8 +1,7 @@
 use std::process::ExitCode;
 
-use agents_core::ToolSource;
 use agents_registry::{FetchOptions, McpRefresh};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::cli::{Format, McpCommand};
 use crate::context::Context;
