@@ -159,6 +159,25 @@ pub enum McpCommand {
     List,
     /// Show the cached tools of one server
     Tools { server: String },
+    /// Trust an MCP server definition from the registry on this machine
+    /// (prints what it runs and who defined it), or list trusted ones
+    Trust {
+        #[arg(required_unless_present = "list")]
+        server: Option<String>,
+        /// Only the definition whose digest starts with this
+        #[arg(long, value_name = "PREFIX")]
+        digest: Option<String>,
+        /// List the trusted definitions
+        #[arg(long, conflicts_with = "server")]
+        list: bool,
+    },
+    /// Forget the trust given to an MCP server's definitions
+    Untrust {
+        server: String,
+        /// Only the definition whose digest starts with this
+        #[arg(long, value_name = "PREFIX")]
+        digest: Option<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use agents_config::{CliOverrides, Settings};
 use agents_core::ToolRegistry;
-use agents_registry::{SkillRegistryService, builtin_tools};
+use agents_registry::{SkillRegistryService, TrustStore, builtin_tools};
 use agents_store::{AnyStore, DatabaseUrl};
 
 use crate::cli::{Format, GlobalArgs};
@@ -60,9 +60,13 @@ impl Context {
                 .register(tool, false)
                 .map_err(|err| Failure::new("internal", err.to_string()))?;
         }
+        let trust = TrustStore::open(&TrustStore::default_path(&settings.home))
+            .map_err(|err| Failure::new(err.kind(), err.to_string()))?;
         let service = SkillRegistryService::new(store, settings.home.clone())
             .with_builtins(builtins)
-            .with_mcp_servers(settings.mcp_servers.clone());
+            .with_mcp_servers(settings.mcp_servers.clone())
+            .with_trust(trust)
+            .with_identity(identity());
         Ok(Self {
             format,
             settings,
@@ -76,4 +80,20 @@ pub fn settings_with_paths(ctx: &Context, raw: String) -> Result<Vec<PathBuf>, F
     let env = |name: &str| std::env::var(name).ok();
     agents_config::parse_paths(&raw, &ctx.settings.home, &env)
         .map_err(|err| Failure::new("config", err.to_string()))
+}
+
+/// `user@host` of whoever runs this command, recorded with the skills they write.
+fn identity() -> String {
+    let user = std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .unwrap_or_else(|_| "unknown".into());
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_default();
+    if host.is_empty() {
+        user
+    } else {
+        format!("{user}@{host}")
+    }
 }

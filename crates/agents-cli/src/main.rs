@@ -35,7 +35,13 @@ fn main() -> ExitCode {
         }
     };
     let format = args.global.format_or_table();
-    match runtime.block_on(commands::run(args)) {
+    // Grandchildren of MCP servers that left their process group come back to
+    // us when their parent dies, and are killed before we exit.
+    agents_mcp::adopt_orphans();
+    let outcome = runtime.block_on(commands::run(args));
+    drop(runtime);
+    agents_mcp::stop_adopted();
+    match outcome {
         Ok(code) => code,
         Err(failure) => {
             output::report_error(format, &failure);

@@ -51,8 +51,10 @@ impl SkillSource for IndexMap<SkillName, Skill> {
 pub trait ToolLookup {
     /// The tool registered under `name`.
     fn tool(&self, name: &str) -> Option<&ToolSpec>;
-    /// The cached tools of MCP server `server`; `None` when never fetched.
-    fn mcp_tools(&self, server: &str) -> Option<Vec<&ToolSpec>>;
+    /// The cached tools of the MCP server `source` describes (the item as
+    /// written: an implementation may tell two same-named definitions apart by
+    /// their launch spec); `None` when never fetched.
+    fn mcp_tools(&self, source: &crate::McpSource) -> Option<Vec<&ToolSpec>>;
     /// The Agent Skill found at `path` (as written in the definition).
     fn agent_skill(&self, path: &str) -> Option<&ToolSpec>;
 }
@@ -62,7 +64,8 @@ impl ToolLookup for crate::registry::ToolRegistry {
         self.get(name)
     }
 
-    fn mcp_tools(&self, server: &str) -> Option<Vec<&ToolSpec>> {
+    fn mcp_tools(&self, source: &crate::McpSource) -> Option<Vec<&ToolSpec>> {
+        let server = source.server.as_str();
         let tools: Vec<_> = self
             .list(Some(ToolSource::Mcp))
             .filter(|spec| {
@@ -407,7 +410,7 @@ fn own_entries(
             continue;
         };
         let prefix = format!("mcp:{}/", source.server);
-        match tools.mcp_tools(&source.server) {
+        match tools.mcp_tools(source) {
             Some(served) => {
                 // One order whether cached or not: the allow-list's when there
                 // is one, else the server's own listing order.

@@ -27,6 +27,10 @@
 //!   its stdin closes, so a test that dies does not leave it running;
 //! - `--pid-file PATH` writes this process's pid, and with `--grandchild` the pid of
 //!   a `sleep 600` it starts and never waits for, one per line;
+//! - `--setsid-grandchild`: like `--grandchild`, but the `sleep 600` calls `setsid`
+//!   first, so it leaves the server's process group and session;
+//! - `--env-file PATH` writes this process's whole environment, `NAME=VALUE` per
+//!   line, sorted, before serving;
 //! - `--echo-env VAR` adds a tool `echo_env` whose description is `$VAR`;
 //! - `--echo-header NAME` adds a tool `echo_header` whose description is the value
 //!   of that HTTP request header.
@@ -94,6 +98,10 @@ pub struct Args {
     pub pid_file: Option<String>,
     /// Start a `sleep 600` grandchild.
     pub grandchild: bool,
+    /// Start a `setsid sleep 600` grandchild (its own session).
+    pub setsid_grandchild: bool,
+    /// Where to write this process's environment.
+    pub env_file: Option<String>,
     /// Environment variable echoed by the `echo_env` tool.
     pub echo_env: Option<String>,
     /// HTTP header echoed by the `echo_header` tool.
@@ -101,7 +109,7 @@ pub struct Args {
 }
 
 const USAGE: &str = "usage: agents-mcp-fixture [--http 127.0.0.1:PORT] [--pid-file PATH] [--grandchild] \
-[--echo-env VAR] [--echo-header NAME] \
+[--setsid-grandchild] [--env-file PATH] [--echo-env VAR] [--echo-header NAME] \
 normal|paginated N PAGE_SIZE|slow SECONDS|crash|crash-after-init|garbage|huge N|loop-cursor|endless|bad-schema|\
 list-error|no-tools";
 
@@ -110,6 +118,8 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
     let mut http = None;
     let mut pid_file = None;
     let mut grandchild = false;
+    let mut setsid_grandchild = false;
+    let mut env_file = None;
     let mut echo_env = None;
     let mut echo_header = None;
     let mut rest = args.iter();
@@ -135,6 +145,8 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
             }
             "--pid-file" => pid_file = Some(value("--pid-file")?),
             "--grandchild" => grandchild = true,
+            "--setsid-grandchild" => setsid_grandchild = true,
+            "--env-file" => env_file = Some(value("--env-file")?),
             "--echo-env" => echo_env = Some(value("--echo-env")?),
             "--echo-header" => echo_header = Some(value("--echo-header")?),
             other if other.starts_with("--") => return Err(format!("unknown option `{other}`")),
@@ -177,6 +189,8 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
         http,
         pid_file,
         grandchild,
+        setsid_grandchild,
+        env_file,
         echo_env,
         echo_header,
     })
@@ -219,13 +233,30 @@ fn say_err(message: &str) {
 
 async fn serve(args: Args) -> Result<ExitCode, String> {
     let mut pids = vec![std::process::id()];
-    if args.grandchild {
+    if let Some(path) = &args.env_file {
+        let mut vars: Vec<String> = std::env::vars_os()
+            .map(|(name, value)| format!("{}={}", name.to_string_lossy(), value.to_string_lossy()))
+            .collect();
+        vars.sort();
+        let text: String = vars.iter().map(|line| format!("{line}\n")).collect();
+        let partial = format!("{path}.partial");
+        std::fs::write(&partial, text)
+            .and_then(|()| std::fs::rename(&partial, path))
+            .map_err(|err| format!("cannot write `{path}`: {err}"))?;
+    }
+    for (wanted, program, argv) in [
+        (args.grandchild, "sleep", &["600"][..]),
+        (args.setsid_grandchild, "setsid", &["sleep", "600"][..]),
+    ] {
+        if !wanted {
+            continue;
+        }
         // Inherits stdout/stderr like a real wrapper's child (npx -> node) would.
-        let child = std::process::Command::new("sleep")
-            .arg("600")
+        let child = std::process::Command::new(program)
+            .args(argv)
             .stdin(Stdio::null())
             .spawn()
-            .map_err(|err| format!("cannot start the grandchild `sleep 600`: {err}"))?;
+            .map_err(|err| format!("cannot start the grandchild `{program}`: {err}"))?;
         pids.push(child.id());
         // Never waited for on purpose: the client must clean it up.
         std::mem::forget(child);

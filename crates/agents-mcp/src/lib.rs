@@ -16,17 +16,23 @@
 //!   (usually nothing: servers exit when their stdin closes).
 //! - **No orphans** (Unix): a stdio server runs in its own process group. On
 //!   success its stdin is closed, then it gets SIGTERM, then SIGKILL, each after
-//!   `shutdown_grace`; on any error or timeout the group is SIGKILLed at once; and
+//!   `shutdown_grace`; on any error or timeout the group
+//!   gets SIGTERM, then SIGKILL after `shutdown_grace`; and
 //!   when the fetch future is dropped (e.g. Ctrl-C handled by the caller) the group
 //!   is SIGKILLed from a destructor. Whatever is left of the group (grandchildren
 //!   such as the `node` behind `npx`) is killed in every case. Because the server
 //!   has its own group, a terminal's Ctrl-C does not reach it directly: the
 //!   program must handle SIGINT (e.g. `tokio::signal::ctrl_c`) and drop the future
 //!   rather than die on the default action, which runs no destructors.
+//!   A grandchild that calls `setsid` leaves the group; a program that called
+//!   [`adopt_orphans`] (Linux) gets it back when its parent dies and kills it
+//!   with [`stop_adopted`] at exit.
 //! - **Secrets**: `${VAR}` in `env` values and `headers` is expanded from
 //!   [`FetchOptions::env`] into a copy when the server is started; the
 //!   [`McpSource`] is never changed, and errors never contain expanded values.
-//!   The child inherits this process's environment, with the item's `env` on top.
+//!   The child gets only [`INHERITED_ENV`] from this process's environment, plus
+//!   the item's `env`. Which specs may start at all is the caller's policy (the
+//!   registry's trust store); [`spec_digest`] names a spec for it.
 //! - **Faults** are [`McpError`]s naming the server: a program that cannot start,
 //!   exits early (with its last stderr lines), writes non-JSON-RPC to stdout (a few
 //!   banner lines are tolerated, a flood is not), is too slow, lists too much, or an
@@ -35,10 +41,12 @@
 //!   duplicate) do not fail the server: they are left out and reported in
 //!   [`FetchedTools::rejected`], each naming the server and the tool.
 
+mod digest;
 mod error;
 mod expand;
 mod http;
 mod list;
+mod orphans;
 mod process;
 mod session;
 mod source;
@@ -50,8 +58,14 @@ use std::time::Duration;
 
 use agents_core::{McpSource, ToolSpec};
 
+pub use digest::{short_digest, spec_digest};
 pub use error::McpError;
 pub use expand::{VarError, expand_vars};
+pub use orphans::{adopt_orphans, stop_adopted};
+
+/// Variables a stdio server inherits from this process (when set), as the
+/// official MCP SDKs do; everything else it gets comes from the item's `env`.
+pub const INHERITED_ENV: &[&str] = &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
 /// Default for [`FetchOptions::max_message_bytes`]: rmcp's own stdio line limit
 /// (16 MiB), which a larger value could not raise.

@@ -65,11 +65,17 @@ impl ChildGuard {
             .and_then(Result::ok)
     }
 
-    /// Kills the group now and reaps the leader.
-    pub(crate) async fn kill(&mut self) {
+    /// Stops the group after an error or a timeout: SIGTERM, then SIGKILL if
+    /// the leader is still there after `grace`; reaps the leader and kills what
+    /// is left of the group.
+    pub(crate) async fn kill(&mut self, grace: Duration) {
+        self.signal_group(GroupSignal::Term);
+        if self.wait(grace).await.is_none() {
+            self.signal_group(GroupSignal::Kill);
+            let _ = self.child.start_kill();
+            let _ = self.wait(Duration::from_secs(2)).await;
+        }
         self.signal_group(GroupSignal::Kill);
-        let _ = self.child.start_kill();
-        let _ = self.wait(Duration::from_secs(2)).await;
         self.finished = true;
     }
 

@@ -39,6 +39,13 @@ pub(crate) async fn fetch(
     }
 
     let mut command = tokio::process::Command::new(launch.command);
+    // Least environment: a few variables from this process, then the item's `env`.
+    command.env_clear();
+    for name in crate::INHERITED_ENV {
+        if let Some(value) = std::env::var_os(name) {
+            command.env(name, value);
+        }
+    }
     command
         .args(launch.args)
         .envs(launch.env.iter().map(|(name, value)| (name, value)))
@@ -63,7 +70,7 @@ pub(crate) async fn fetch(
     let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let mut guard = ChildGuard::new(child);
     let (Some(stdin), Some(stdout), Some(stderr)) = pipes else {
-        guard.kill().await;
+        guard.kill(options.shutdown_grace).await;
         return Err(spawn_error(
             "its standard streams could not be opened".into(),
         ));
@@ -105,11 +112,11 @@ pub(crate) async fn fetch(
             Ok(fetched)
         }
         Ok(Err(err)) => {
-            guard.kill().await;
+            guard.kill(options.shutdown_grace).await;
             Err(err)
         }
         Err(_elapsed) => {
-            guard.kill().await;
+            guard.kill(options.shutdown_grace).await;
             let seen = read_report(&report);
             let mut note = String::new();
             if let Some(sample) = &seen.first_garbage {

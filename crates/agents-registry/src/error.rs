@@ -48,6 +48,9 @@ pub enum ServiceError {
     /// An MCP server could not be queried.
     #[error("{0}")]
     Mcp(String),
+    /// The local MCP trust store cannot be used.
+    #[error(transparent)]
+    Trust(#[from] crate::trust::TrustError),
 }
 
 impl ServiceError {
@@ -68,6 +71,7 @@ impl ServiceError {
             Self::UnknownMcpServer { .. } => "unknown_mcp_server",
             Self::Discovery(_) => "discovery",
             Self::Mcp(_) => "mcp",
+            Self::Trust(err) => err.kind(),
         }
     }
 }

@@ -10,6 +10,7 @@ mod discovery;
 mod error;
 mod mcp;
 mod service;
+mod trust;
 
 pub use agents_discovery::{ConflictStrategy, DiscoveryResult};
 pub use agents_mcp::FetchOptions;
@@ -17,5 +18,6 @@ pub use agents_store::Store;
 pub use builtin::builtin_tools;
 pub use discovery::Progress;
 pub use error::ServiceError;
-pub use mcp::{DEFAULT_MCP_TIMEOUT, McpRefresh, McpServerState};
+pub use mcp::{DEFAULT_MCP_TIMEOUT, McpDefinition, McpRefresh, McpServerState};
 pub use service::{RESERVED_TOOL_PREFIXES, SkillRegistryService, ToolSet};
+pub use trust::{TrustEntry, TrustError, TrustStore, describe_launch};

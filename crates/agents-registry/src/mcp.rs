@@ -1,168 +1,320 @@
-//! MCP refresh: which server definition to use, querying it, and replacing
-//! its cached tools in the catalogue in one transaction.
+//! MCP refresh: which server definitions exist, which of them this user
+//! trusts, querying them, and replacing each definition's cached tools in the
+//! catalogue in one transaction.
+//!
+//! A cached tool list belongs to the launch spec that fetched it: catalogue
+//! rows are named `mcp:{server}@{digest12}/{tool}`, grouped by the full
+//! [`agents_mcp::spec_digest`] (`tools.origin`), and carry `spec_digest` in
+//! their metadata. A skill's `mcp_source` resolves to the cache of its own
+//! spec (a reference to the spec in `config.toml`), so no definition can
+//! replace the tools another definition's server served.
+//!
+//! Nothing per-user goes into shared rows: refresh errors (which may quote a
+//! server's stderr) are returned to the caller only; `registry_meta` holds
+//! `mcp.{digest}.fetched_at` and `defined_by.{skill}`.
 
 use std::time::Duration;
 
-use agents_core::{McpSource, Skill, SkillItem, SkillName, ToolSource};
-use agents_mcp::{FetchOptions, fetch_tools};
+use agents_core::{McpSource, Skill, SkillItem, SkillName, ToolSource, ToolSpec};
+use agents_mcp::{FetchOptions, fetch_tools, short_digest, spec_digest};
 use agents_store::{Store, ToolGroup};
-use indexmap::IndexMap;
 use serde::Serialize;
 
 use crate::error::ServiceError;
 use crate::service::SkillRegistryService;
+use crate::trust::describe_launch;
 
-/// The outcome of refreshing one MCP server.
+/// The outcome of refreshing one MCP server definition.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct McpRefresh {
     /// Server name.
     pub server: String,
+    /// The definition's launch-spec digest.
+    pub digest: String,
     /// `stdio` or `http`.
     pub transport: Option<String>,
-    /// Tools now cached (on success).
+    /// Tools now cached (on success), named `mcp:{server}/{tool}`.
     pub tools: Vec<String>,
     /// Tools the server listed but the catalogue refused.
     pub rejected: Vec<String>,
-    /// Why the server could not be queried; the old cache is kept.
+    /// Why the server was not queried or could not be; the old cache is kept.
     pub error: Option<String>,
+    /// `untrusted_mcp_server` when the server was not started because this
+    /// user does not trust it, `mcp` for other failures.
+    pub error_kind: Option<&'static str>,
     /// When the cache in use was fetched (ISO-8601), if there is one.
     pub cached_at: Option<String>,
 }
 
-/// A server known to the registry and its cache state, for `agents mcp list`.
+/// One MCP server definition and whether this user trusts it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct McpDefinition {
+    /// Server name.
+    pub server: String,
+    /// `config` or the first skill (by name) holding this exact spec inline.
+    pub defined_in: String,
+    /// Who wrote that skill (`user@host`, as recorded when it was written; a
+    /// claim made by whoever wrote the row), if known.
+    pub defined_by: Option<String>,
+    /// [`agents_mcp::spec_digest`] of the spec.
+    pub digest: String,
+    /// Servers in `config.toml` and specs in this user's trust store.
+    pub trusted: bool,
+    /// The spec as written (`${VAR}` unexpanded).
+    #[serde(skip)]
+    pub source: McpSource,
+}
+
+impl McpDefinition {
+    /// What it runs (`command args…`) or reaches (the URL).
+    pub fn launch(&self) -> String {
+        describe_launch(&self.source)
+    }
+
+    /// Says why it was not started and how to trust it.
+    pub fn untrusted_message(&self) -> String {
+        let by = self
+            .defined_by
+            .as_deref()
+            .map(|user| format!(" by `{user}`"))
+            .unwrap_or_default();
+        let verb = if self.source.url.is_some() {
+            "would connect to"
+        } else {
+            "would run"
+        };
+        format!(
+            "mcp server `{}` (defined in skill `{}`{by}, digest {}) is not trusted on this machine and was not started; it {verb} `{}`; if you trust it, run `agents mcp trust {}`",
+            self.server,
+            self.defined_in,
+            short_digest(&self.digest),
+            bounded(&self.launch(), 2000),
+            self.server
+        )
+    }
+}
+
+/// A definition with its cache state, for `agents mcp list`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct McpServerState {
     /// Server name.
     pub server: String,
     /// Where it is defined: `config` or the first skill that defines it inline.
     pub defined_in: String,
+    /// Who wrote that skill, if known.
+    pub defined_by: Option<String>,
+    /// Launch-spec digest (empty for a reference to an undefined server).
+    pub digest: String,
+    /// Whether this user trusts it.
+    pub trusted: bool,
     /// `stdio` or `http`; `None` for a reference to an undefined server.
     pub transport: Option<&'static str>,
-    /// Number of cached tools.
+    /// Number of cached tools of this definition.
     pub cached_tools: usize,
-    /// When the cache was fetched.
+    /// When this definition's cache was fetched.
     pub fetched_at: Option<String>,
-    /// The last refresh error, if the last refresh failed.
-    pub last_error: Option<String>,
 }
 
 /// `source_metadata` key of an MCP tool: its position in the server's
 /// `tools/list` answer, so the resolver can keep the server's order.
 pub const LIST_INDEX: &str = "list_index";
 
-fn meta_key(server: &str, field: &str) -> String {
-    format!("mcp.{server}.{field}")
+fn fetched_key(digest: &str) -> String {
+    format!("mcp.{digest}.fetched_at")
+}
+
+/// `registry_meta` key recording who last wrote a skill.
+pub(crate) fn defined_by_key(skill: &SkillName) -> String {
+    format!("defined_by.{skill}")
+}
+
+fn bounded(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_owned()
+    } else {
+        let cut: String = text.chars().take(max).collect();
+        format!("{cut}…")
+    }
+}
+
+/// The catalogue name of a cached tool: `mcp:{server}@{digest12}/{tool}`.
+fn cached_name(server: &str, digest: &str, tool: &str) -> String {
+    format!("mcp:{server}@{}/{tool}", short_digest(digest))
+}
+
+/// The tool's own name as the server gave it.
+fn tool_of(spec: &ToolSpec) -> Option<&str> {
+    spec.source_metadata.get("tool").and_then(|t| t.as_str())
+}
+
+/// A cached row back in the shape skills see: `mcp:{server}/{tool}`.
+pub(crate) fn restore_cached(mut spec: ToolSpec) -> Option<(String, ToolSpec)> {
+    let digest = spec
+        .source_metadata
+        .get("spec_digest")
+        .and_then(|d| d.as_str())?
+        .to_owned();
+    let server = spec
+        .source_metadata
+        .get("server")
+        .and_then(|s| s.as_str())?
+        .to_owned();
+    let tool = tool_of(&spec)?.to_owned();
+    spec.name = format!("mcp:{server}/{tool}");
+    Some((digest, spec))
 }
 
 impl<S: Store> SkillRegistryService<S> {
-    /// Every MCP server definition the registry knows: configured servers
-    /// first, then servers defined inline in skills (the first skill by name
-    /// wins when two define the same server differently).
-    pub async fn mcp_server_definitions(
+    fn definition(
         &self,
-    ) -> Result<IndexMap<String, (String, McpSource)>, ServiceError> {
-        let mut servers: IndexMap<String, (String, McpSource)> = self
-            .mcp_servers()
-            .iter()
-            .map(|(name, source)| (name.clone(), ("config".to_owned(), source.clone())))
-            .collect();
-        for skill in self.store().all_skills().await? {
-            collect_inline(&skill, &mut servers);
+        source: &McpSource,
+        defined_in: &str,
+        defined_by: Option<String>,
+    ) -> McpDefinition {
+        let digest = spec_digest(source);
+        let trusted = defined_in == "config" || self.trust().is_trusted(&digest);
+        McpDefinition {
+            server: source.server.clone(),
+            defined_in: defined_in.to_owned(),
+            defined_by,
+            digest,
+            trusted,
+            source: source.clone(),
         }
-        Ok(servers)
     }
 
-    /// The definition of the MCP servers used by `skills` (inline or from
-    /// config), by server name.
-    fn servers_of(&self, skills: &[&Skill]) -> Result<IndexMap<String, McpSource>, ServiceError> {
-        let mut servers = IndexMap::new();
+    async fn defined_by(&self, skill: &SkillName) -> Result<Option<String>, ServiceError> {
+        Ok(self
+            .store()
+            .get_meta(&defined_by_key(skill))
+            .await?
+            .filter(|s| !s.is_empty()))
+    }
+
+    /// Every MCP server definition the registry knows, one per distinct spec:
+    /// configured servers first, then specs held inline by skills (by skill
+    /// name; the first skill holding a spec is where it is shown as defined).
+    pub async fn mcp_server_definitions(&self) -> Result<Vec<McpDefinition>, ServiceError> {
+        let mut definitions: Vec<McpDefinition> = self
+            .mcp_servers()
+            .values()
+            .map(|source| self.definition(source, "config", None))
+            .collect();
+        for skill in self.store().all_skills().await? {
+            for item in &skill.items {
+                let SkillItem::McpSource(source) = item else {
+                    continue;
+                };
+                if source.is_reference() {
+                    continue;
+                }
+                let digest = spec_digest(source);
+                if definitions.iter().any(|d| d.digest == digest) {
+                    continue;
+                }
+                let by = self.defined_by(&skill.name).await?;
+                definitions.push(self.definition(source, skill.name.as_ref(), by));
+            }
+        }
+        Ok(definitions)
+    }
+
+    /// The definitions used by `skills` (inline, or from config for references).
+    async fn definitions_of(&self, skills: &[Skill]) -> Result<Vec<McpDefinition>, ServiceError> {
+        let mut definitions: Vec<McpDefinition> = Vec::new();
         for skill in skills {
             for item in &skill.items {
                 let SkillItem::McpSource(source) = item else {
                     continue;
                 };
-                if servers.contains_key(&source.server) {
-                    continue;
-                }
                 let definition = if source.is_reference() {
-                    self.mcp_servers()
-                        .get(&source.server)
-                        .cloned()
-                        .ok_or_else(|| ServiceError::UnknownMcpServer {
+                    let configured = self.mcp_servers().get(&source.server).ok_or_else(|| {
+                        ServiceError::UnknownMcpServer {
                             skill: skill.name.to_string(),
                             server: source.server.clone(),
-                        })?
+                        }
+                    })?;
+                    self.definition(configured, "config", None)
                 } else {
-                    source.clone()
+                    let by = self.defined_by(&skill.name).await?;
+                    self.definition(source, skill.name.as_ref(), by)
                 };
-                servers.insert(source.server.clone(), definition);
+                if !definitions.iter().any(|d| d.digest == definition.digest) {
+                    definitions.push(definition);
+                }
             }
         }
-        Ok(servers)
+        Ok(definitions)
     }
 
-    /// Re-queries the MCP servers used by `name` and its includes.
+    /// Re-queries the MCP servers used by `name` and its includes (trusted
+    /// ones; untrusted ones are reported, not started).
     pub async fn refresh_mcp_for_skill(
         &self,
         name: &SkillName,
         options: &FetchOptions,
     ) -> Result<Vec<McpRefresh>, ServiceError> {
-        let skills = self
+        let mut skills = self
             .store()
             .load_closure(std::slice::from_ref(name))
             .await?;
-        let refs: Vec<&Skill> = skills.iter().collect();
-        let servers = self.servers_of(&refs)?;
-        self.refresh_servers(servers, options).await
+        skills.sort_by(|a, b| a.name.cmp(&b.name));
+        let definitions = self.definitions_of(&skills).await?;
+        self.refresh_definitions(definitions, options).await
     }
 
-    /// Re-queries the named servers (all known servers when `names` is empty).
+    /// Re-queries every definition of the named servers (all known servers
+    /// when `names` is empty); untrusted ones are reported, not started.
     pub async fn refresh_mcp(
         &self,
         names: &[String],
         options: &FetchOptions,
     ) -> Result<Vec<McpRefresh>, ServiceError> {
         let known = self.mcp_server_definitions().await?;
-        let mut servers = IndexMap::new();
+        let mut chosen = Vec::new();
         if names.is_empty() {
-            for (name, (_, source)) in known {
-                if !source.is_reference() {
-                    servers.insert(name, source);
-                }
-            }
+            chosen = known;
         } else {
             for name in names {
-                match known.get(name) {
-                    Some((_, source)) if !source.is_reference() => {
-                        servers.insert(name.clone(), source.clone());
-                    }
-                    _ => {
-                        return Err(ServiceError::Mcp(format!(
-                            "mcp server `{name}` is not defined in config.toml or in any skill"
-                        )));
-                    }
+                let matching: Vec<McpDefinition> = known
+                    .iter()
+                    .filter(|d| &d.server == name)
+                    .cloned()
+                    .collect();
+                if matching.is_empty() {
+                    return Err(ServiceError::Mcp(format!(
+                        "mcp server `{name}` is not defined in config.toml or in any skill"
+                    )));
                 }
+                chosen.extend(matching);
             }
         }
-        self.refresh_servers(servers, options).await
+        self.refresh_definitions(chosen, options).await
     }
 
-    async fn refresh_servers(
+    async fn cached_at(&self, digest: &str) -> Result<Option<String>, ServiceError> {
+        Ok(self
+            .store()
+            .get_meta(&fetched_key(digest))
+            .await?
+            .filter(|s| !s.is_empty()))
+    }
+
+    async fn refresh_definitions(
         &self,
-        servers: IndexMap<String, McpSource>,
+        definitions: Vec<McpDefinition>,
         options: &FetchOptions,
     ) -> Result<Vec<McpRefresh>, ServiceError> {
-        // Servers are independent: query them concurrently.
-        let fetches = servers.values().map(|source| async move {
-            (source.server.clone(), fetch_tools(source, options).await)
+        let (trusted, untrusted): (Vec<_>, Vec<_>) =
+            definitions.into_iter().partition(|d| d.trusted);
+        // Servers are independent: query the trusted ones concurrently.
+        let fetches = trusted.iter().map(|definition| async move {
+            (definition, fetch_tools(&definition.source, options).await)
         });
         let results = futures::future::join_all(fetches).await;
-        let mut outcomes = Vec::with_capacity(results.len());
-        for (server, result) in results {
-            let group = ToolGroup {
-                source: ToolSource::Mcp,
-                origin: Some(server.clone()),
-            };
+        let mut outcomes = Vec::with_capacity(results.len() + untrusted.len());
+        for (definition, result) in results {
+            let digest = definition.digest.clone();
             match result {
                 Ok(mut fetched) => {
                     for (index, tool) in fetched.tools.iter_mut().enumerate() {
@@ -173,101 +325,209 @@ impl<S: Store> SkillRegistryService<S> {
                         .fetched_at
                         .format(&time::format_description::well_known::Rfc3339)
                         .unwrap_or_default();
-                    self.store()
-                        .replace_tool_group(&group, &fetched.tools)
-                        .await?;
-                    self.store()
-                        .set_meta(&meta_key(&server, "fetched_at"), &stamp)
-                        .await?;
-                    self.store()
-                        .set_meta(&meta_key(&server, "last_error"), "")
-                        .await?;
+                    let shown: Vec<String> = fetched.tools.iter().map(|t| t.name.clone()).collect();
+                    let rows: Vec<ToolSpec> = fetched
+                        .tools
+                        .into_iter()
+                        .map(|mut tool| {
+                            let own = tool_of(&tool).unwrap_or_default().to_owned();
+                            tool.name = cached_name(&definition.server, &digest, &own);
+                            tool.source_metadata
+                                .insert("spec_digest".into(), digest.clone().into());
+                            tool
+                        })
+                        .collect();
+                    let group = ToolGroup {
+                        source: ToolSource::Mcp,
+                        origin: Some(digest.clone()),
+                    };
+                    self.store().replace_tool_group(&group, &rows).await?;
+                    self.store().set_meta(&fetched_key(&digest), &stamp).await?;
                     outcomes.push(McpRefresh {
-                        server,
+                        server: definition.server.clone(),
+                        digest,
                         transport: Some(fetched.transport.as_str().to_owned()),
-                        tools: fetched.tools.iter().map(|t| t.name.clone()).collect(),
+                        tools: shown,
                         rejected: fetched.rejected.iter().map(ToString::to_string).collect(),
                         error: None,
+                        error_kind: None,
                         cached_at: Some(stamp),
                     });
                 }
                 Err(err) => {
-                    let message = err.to_string();
-                    self.store()
-                        .set_meta(&meta_key(&server, "last_error"), &message)
-                        .await?;
-                    let cached_at = self
-                        .store()
-                        .get_meta(&meta_key(&server, "fetched_at"))
-                        .await?
-                        .filter(|s| !s.is_empty());
+                    // The message may quote the server's stderr: it goes to this
+                    // user only, never into the shared database.
                     outcomes.push(McpRefresh {
-                        server,
+                        server: definition.server.clone(),
+                        cached_at: self.cached_at(&digest).await?,
+                        digest,
                         transport: None,
                         tools: Vec::new(),
                         rejected: Vec::new(),
-                        error: Some(message),
-                        cached_at,
+                        error: Some(bounded(&err.to_string(), 4000)),
+                        error_kind: Some("mcp"),
                     });
                 }
             }
         }
+        for definition in untrusted {
+            outcomes.push(McpRefresh {
+                server: definition.server.clone(),
+                cached_at: self.cached_at(&definition.digest).await?,
+                digest: definition.digest.clone(),
+                transport: None,
+                tools: Vec::new(),
+                rejected: Vec::new(),
+                error: Some(definition.untrusted_message()),
+                error_kind: Some("untrusted_mcp_server"),
+            });
+        }
         Ok(outcomes)
     }
 
-    /// Known servers with their cache state.
+    /// Known definitions with their cache state, plus references to servers
+    /// defined nowhere.
     pub async fn mcp_server_states(&self) -> Result<Vec<McpServerState>, ServiceError> {
         let known = self.mcp_server_definitions().await?;
         let cached = self.store().list_tools(Some(ToolSource::Mcp)).await?;
         let mut states = Vec::with_capacity(known.len());
-        for (server, (defined_in, source)) in known {
+        for definition in &known {
             let cached_tools = cached
                 .iter()
                 .filter(|t| {
-                    t.source_metadata.get("server").and_then(|s| s.as_str())
-                        == Some(server.as_str())
+                    t.source_metadata
+                        .get("spec_digest")
+                        .and_then(|s| s.as_str())
+                        == Some(definition.digest.as_str())
                 })
                 .count();
-            let transport = if source.url.is_some() {
+            let transport = if definition.source.url.is_some() {
                 Some("http")
-            } else if source.command.is_some() {
-                Some("stdio")
             } else {
-                None
+                Some("stdio")
             };
-            let fetched_at = self
-                .store()
-                .get_meta(&meta_key(&server, "fetched_at"))
-                .await?
-                .filter(|s| !s.is_empty());
-            let last_error = self
-                .store()
-                .get_meta(&meta_key(&server, "last_error"))
-                .await?
-                .filter(|s| !s.is_empty());
             states.push(McpServerState {
-                server,
-                defined_in,
+                server: definition.server.clone(),
+                defined_in: definition.defined_in.clone(),
+                defined_by: definition.defined_by.clone(),
+                digest: definition.digest.clone(),
+                trusted: definition.trusted,
                 transport,
                 cached_tools,
-                fetched_at,
-                last_error,
+                fetched_at: self.cached_at(&definition.digest).await?,
             });
+        }
+        // References to a server that is neither configured nor inline anywhere.
+        for skill in self.store().all_skills().await? {
+            for item in &skill.items {
+                if let SkillItem::McpSource(source) = item
+                    && source.is_reference()
+                    && !self.mcp_servers().contains_key(&source.server)
+                    && !states.iter().any(|s| s.server == source.server)
+                {
+                    states.push(McpServerState {
+                        server: source.server.clone(),
+                        defined_in: skill.name.to_string(),
+                        defined_by: None,
+                        digest: String::new(),
+                        trusted: false,
+                        transport: None,
+                        cached_tools: 0,
+                        fetched_at: None,
+                    });
+                }
+            }
         }
         Ok(states)
     }
-}
 
-fn collect_inline(skill: &Skill, servers: &mut IndexMap<String, (String, McpSource)>) {
-    for item in &skill.items {
-        if let SkillItem::McpSource(source) = item
-            && !servers.contains_key(&source.server)
-        {
-            servers.insert(
-                source.server.clone(),
-                (skill.name.to_string(), source.clone()),
-            );
+    /// The cached tools of every definition named `server`, as skills see
+    /// them (`mcp:{server}/{tool}`), with the digest each belongs to.
+    pub async fn mcp_cached_tools(
+        &self,
+        server: &str,
+    ) -> Result<Vec<(String, ToolSpec)>, ServiceError> {
+        Ok(self
+            .store()
+            .list_tools(Some(ToolSource::Mcp))
+            .await?
+            .into_iter()
+            .filter_map(restore_cached)
+            .filter(|(_, spec)| {
+                spec.source_metadata.get("server").and_then(|s| s.as_str()) == Some(server)
+            })
+            .collect())
+    }
+
+    /// Trusts the inline MCP specs of `skills` for this user (they come from
+    /// a file the user chose); returns the newly trusted definitions.
+    pub fn trust_specs_of(
+        &self,
+        skills: &[Skill],
+        reason: &str,
+    ) -> Result<Vec<String>, ServiceError> {
+        let mut added = Vec::new();
+        for skill in skills {
+            for item in &skill.items {
+                if let SkillItem::McpSource(source) = item
+                    && !source.is_reference()
+                    && self.trust().trust(source, reason)?
+                {
+                    added.push(source.server.clone());
+                }
+            }
         }
+        Ok(added)
+    }
+
+    /// Trusts the definitions named `server` (only the one whose digest
+    /// starts with `digest`, when given). Several untrusted definitions of one
+    /// name need `digest`. Returns what was trusted.
+    pub async fn trust_server(
+        &self,
+        server: &str,
+        digest: Option<&str>,
+    ) -> Result<Vec<McpDefinition>, ServiceError> {
+        let known = self.mcp_server_definitions().await?;
+        let named: Vec<McpDefinition> = known
+            .into_iter()
+            .filter(|d| d.server == server)
+            .filter(|d| digest.is_none_or(|prefix| d.digest.starts_with(prefix)))
+            .collect();
+        if named.is_empty() {
+            return Err(ServiceError::Mcp(match digest {
+                Some(prefix) => format!(
+                    "no definition of mcp server `{server}` has a digest starting with `{prefix}`"
+                ),
+                None => {
+                    format!("mcp server `{server}` is not defined in config.toml or in any skill")
+                }
+            }));
+        }
+        let pending: Vec<McpDefinition> = named.into_iter().filter(|d| !d.trusted).collect();
+        if pending.len() > 1 {
+            let listed: Vec<String> = pending
+                .iter()
+                .map(|d| {
+                    format!(
+                        "{} (skill `{}`: `{}`)",
+                        short_digest(&d.digest),
+                        d.defined_in,
+                        bounded(&d.launch(), 200)
+                    )
+                })
+                .collect();
+            return Err(ServiceError::Mcp(format!(
+                "mcp server `{server}` has {} untrusted definitions: {}; choose one with `agents mcp trust {server} --digest PREFIX`",
+                pending.len(),
+                listed.join("; ")
+            )));
+        }
+        for definition in &pending {
+            let reason = format!("agents mcp trust (skill `{}`)", definition.defined_in);
+            self.trust().trust(&definition.source, &reason)?;
+        }
+        Ok(pending)
     }
 }
 

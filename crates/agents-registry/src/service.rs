@@ -10,6 +10,7 @@ use agents_store::{SkillSummary, Store, StoreError};
 use indexmap::IndexMap;
 
 use crate::error::ServiceError;
+use crate::trust::TrustStore;
 
 /// Name prefixes that belong to a tool source other than custom tools:
 /// `agent_skills/` (discovered Agent Skills) and `mcp:` (MCP servers).
@@ -43,6 +44,8 @@ pub struct SkillRegistryService<S> {
     builtins: ToolRegistry,
     mcp_servers: IndexMap<String, agents_core::McpSource>,
     home: PathBuf,
+    trust: TrustStore,
+    identity: Option<String>,
 }
 
 impl<S: Store> SkillRegistryService<S> {
@@ -54,7 +57,28 @@ impl<S: Store> SkillRegistryService<S> {
             builtins: ToolRegistry::new(),
             mcp_servers: IndexMap::new(),
             home,
+            trust: TrustStore::in_memory(),
+            identity: None,
         }
+    }
+
+    /// Uses `trust` to decide which MCP definitions not in config may start
+    /// (default: an empty in-memory store, so only configured servers run).
+    pub fn with_trust(mut self, trust: TrustStore) -> Self {
+        self.trust = trust;
+        self
+    }
+
+    /// Who is writing (`user@host`), recorded as `defined_by` of the skills
+    /// this service adds or updates.
+    pub fn with_identity(mut self, identity: impl Into<String>) -> Self {
+        self.identity = Some(identity.into());
+        self
+    }
+
+    /// This user's MCP trust store.
+    pub fn trust(&self) -> &TrustStore {
+        &self.trust
     }
 
     /// Uses `builtins` as the in-code tool registry (source `builtin`).
@@ -102,7 +126,20 @@ impl<S: Store> SkillRegistryService<S> {
     /// Registers skills in one transaction: all land or none do.
     pub async fn add_skills(&self, skills: &[Skill]) -> Result<Vec<Skill>, ServiceError> {
         validate_all(skills)?;
-        Ok(self.store.add_skills(skills).await?)
+        let added = self.store.add_skills(skills).await?;
+        self.record_writer(skills).await?;
+        Ok(added)
+    }
+
+    async fn record_writer(&self, skills: &[Skill]) -> Result<(), ServiceError> {
+        if let Some(identity) = &self.identity {
+            for skill in skills {
+                self.store
+                    .set_meta(&crate::mcp::defined_by_key(&skill.name), identity)
+                    .await?;
+            }
+        }
+        Ok(())
     }
 
     /// The skill called `name`.
@@ -133,7 +170,9 @@ impl<S: Store> SkillRegistryService<S> {
     /// Replaces existing definitions in one transaction.
     pub async fn update_skills(&self, skills: &[Skill]) -> Result<Vec<Skill>, ServiceError> {
         validate_all(skills)?;
-        Ok(self.store.update_skills(skills).await?)
+        let updated = self.store.update_skills(skills).await?;
+        self.record_writer(skills).await?;
+        Ok(updated)
     }
 
     /// Deletes a skill and its items.
@@ -266,7 +305,10 @@ impl<S: Store> SkillRegistryService<S> {
         }
         wanted.sort();
         wanted.dedup();
-        let mut catalog = Catalog::default();
+        let mut catalog = Catalog {
+            config: self.mcp_servers.clone(),
+            ..Catalog::default()
+        };
         for tool in self.builtins.list(None) {
             catalog.insert(tool.clone());
         }
@@ -275,7 +317,9 @@ impl<S: Store> SkillRegistryService<S> {
         }
         if has_mcp {
             for tool in self.store.list_tools(Some(ToolSource::Mcp)).await? {
-                catalog.insert(tool);
+                if let Some((digest, tool)) = crate::mcp::restore_cached(tool) {
+                    catalog.insert_mcp(digest, tool);
+                }
             }
             catalog.order_mcp();
         }
@@ -372,7 +416,10 @@ fn validate_all(skills: &[Skill]) -> Result<(), ServiceError> {
 #[derive(Debug, Default)]
 struct Catalog {
     by_name: HashMap<String, ToolSpec>,
-    mcp: IndexMap<String, Vec<String>>,
+    /// Cached MCP tools by launch-spec digest, named `mcp:{server}/{tool}`.
+    mcp: HashMap<String, Vec<ToolSpec>>,
+    /// Configured servers, which references resolve to.
+    config: IndexMap<String, agents_core::McpSource>,
     /// Agent Skill folder realpath → its spec.
     agent_by_folder: HashMap<String, ToolSpec>,
     /// Agent source path as written → the spec of the folder it names. Kept
@@ -384,14 +431,8 @@ struct Catalog {
 impl Catalog {
     fn insert(&mut self, tool: ToolSpec) {
         match tool.source {
-            ToolSource::Mcp => {
-                if let Some(server) = tool.source_metadata.get("server").and_then(|s| s.as_str()) {
-                    let names = self.mcp.entry(server.to_owned()).or_default();
-                    if !names.contains(&tool.name) {
-                        names.push(tool.name.clone());
-                    }
-                }
-            }
+            // Cached MCP tools only count through `insert_mcp`, by digest.
+            ToolSource::Mcp => return,
             ToolSource::AgentSkills => {
                 if let Some(path) = tool.source_metadata.get("path").and_then(|s| s.as_str()) {
                     self.agent_by_folder.insert(path.to_owned(), tool.clone());
@@ -402,15 +443,20 @@ impl Catalog {
         self.by_name.insert(tool.name.clone(), tool);
     }
 
+    fn insert_mcp(&mut self, digest: String, tool: ToolSpec) {
+        let tools = self.mcp.entry(digest).or_default();
+        if !tools.iter().any(|t| t.name == tool.name) {
+            tools.push(tool);
+        }
+    }
+
     /// Puts each server's tools back in the order the server listed them
     /// (the store returns them sorted by name).
     fn order_mcp(&mut self) {
-        let by_name = &self.by_name;
-        for names in self.mcp.values_mut() {
-            names.sort_by_key(|name| {
-                by_name
-                    .get(name)
-                    .and_then(|spec| spec.source_metadata.get(crate::mcp::LIST_INDEX))
+        for tools in self.mcp.values_mut() {
+            tools.sort_by_key(|spec| {
+                spec.source_metadata
+                    .get(crate::mcp::LIST_INDEX)
                     .and_then(serde_json::Value::as_u64)
                     .unwrap_or(u64::MAX)
             });
@@ -450,9 +496,14 @@ impl ToolLookup for Catalog {
         self.by_name.get(name)
     }
 
-    fn mcp_tools(&self, server: &str) -> Option<Vec<&ToolSpec>> {
-        let names = self.mcp.get(server)?;
-        Some(names.iter().filter_map(|n| self.by_name.get(n)).collect())
+    fn mcp_tools(&self, source: &agents_core::McpSource) -> Option<Vec<&ToolSpec>> {
+        let spec = if source.is_reference() {
+            self.config.get(&source.server)?
+        } else {
+            source
+        };
+        let tools = self.mcp.get(&agents_mcp::spec_digest(spec))?;
+        Some(tools.iter().collect())
     }
 
     fn agent_skill(&self, path: &str) -> Option<&ToolSpec> {

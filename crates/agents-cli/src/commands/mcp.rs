@@ -1,8 +1,7 @@
 use std::process::ExitCode;
 
-use agents_core::ToolSource;
 use agents_registry::{FetchOptions, McpRefresh};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::cli::{Format, McpCommand};
 use crate::context::Context;
@@ -53,9 +52,11 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
                             s.server.clone(),
                             s.transport.unwrap_or("undefined").to_owned(),
                             s.defined_in.clone(),
+                            s.defined_by.clone().unwrap_or_default(),
+                            agents_mcp_short(&s.digest),
+                            if s.trusted { "yes" } else { "no" }.to_owned(),
                             s.cached_tools.to_string(),
                             s.fetched_at.clone().unwrap_or_else(|| "never".into()),
-                            s.last_error.clone().unwrap_or_default(),
                         ]
                     })
                     .collect();
@@ -64,9 +65,11 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
                         "SERVER",
                         "TRANSPORT",
                         "DEFINED IN",
+                        "BY",
+                        "DIGEST",
+                        "TRUSTED",
                         "TOOLS",
                         "FETCHED",
-                        "LAST ERROR",
                     ],
                     rows,
                 )?;
@@ -76,15 +79,13 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
         McpCommand::Tools { server } => {
             let tools: Vec<_> = ctx
                 .service
-                .list_tools(Some(ToolSource::Mcp))
+                .mcp_cached_tools(&server)
                 .await?
                 .into_iter()
-                .filter(|t| {
-                    t.source_metadata.get("server").and_then(Value::as_str) == Some(server.as_str())
-                })
+                .map(|(_, tool)| tool)
                 .collect();
             let known = ctx.service.mcp_server_definitions().await?;
-            if tools.is_empty() && !known.contains_key(&server) {
+            if tools.is_empty() && !known.iter().any(|d| d.server == server) {
                 return Err(Failure::new(
                     "unknown_mcp_server",
                     format!("mcp server `{server}` is not defined in config.toml or in any skill"),
@@ -105,7 +106,86 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
             }
             Ok(ExitCode::SUCCESS)
         }
+        McpCommand::Trust {
+            server,
+            digest,
+            list,
+        } => trust(ctx, server, digest, list).await,
+        McpCommand::Untrust { server, digest } => untrust(ctx, &server, digest.as_deref()),
     }
+}
+
+fn agents_mcp_short(digest: &str) -> String {
+    digest.get(..12).unwrap_or(digest).to_owned()
+}
+
+async fn trust(
+    ctx: &Context,
+    server: Option<String>,
+    digest: Option<String>,
+    list: bool,
+) -> Result<ExitCode, Failure> {
+    if list || server.is_none() {
+        let entries = ctx.service.trust().entries();
+        if ctx.format == Format::Json {
+            output::json(&entries)?;
+        } else if entries.is_empty() {
+            output::line(
+                "no MCP server definitions are trusted (servers in config.toml always are)",
+            )?;
+        } else {
+            let rows = entries
+                .iter()
+                .map(|e| {
+                    [
+                        e.server.clone(),
+                        agents_mcp_short(&e.digest),
+                        e.launch.clone(),
+                        e.reason.clone(),
+                        e.trusted_at.clone(),
+                    ]
+                })
+                .collect();
+            output::table(["SERVER", "DIGEST", "RUNS", "WHY", "SINCE"], rows)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let server = server.unwrap_or_default();
+    let trusted = ctx.service.trust_server(&server, digest.as_deref()).await?;
+    if ctx.format == Format::Json {
+        output::json(&trusted)?;
+    } else if trusted.is_empty() {
+        output::line(format!("mcp server `{server}` is already trusted"))?;
+    } else {
+        for d in &trusted {
+            output::line(format!(
+                "trusted mcp server `{}` (digest {}) defined in skill `{}` by `{}`: it runs `{}`",
+                d.server,
+                agents_mcp_short(&d.digest),
+                d.defined_in,
+                d.defined_by.as_deref().unwrap_or("unknown"),
+                d.launch()
+            ))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn untrust(ctx: &Context, server: &str, digest: Option<&str>) -> Result<ExitCode, Failure> {
+    let gone = ctx
+        .service
+        .trust()
+        .untrust(|e| e.server == server && digest.is_none_or(|p| e.digest.starts_with(p)))
+        .map_err(|err| Failure::new(err.kind(), err.to_string()))?;
+    if ctx.format == Format::Json {
+        output::json(&gone)?;
+    } else {
+        output::line(format!(
+            "untrusted {} definition(s) of mcp server `{server}`",
+            gone.len()
+        ))?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Options for MCP fetches from the resolved settings.
@@ -143,9 +223,26 @@ fn age(stamp: &str) -> String {
     }
 }
 
-/// Runs `future` until it finishes or the user presses Ctrl-C; dropping the
+/// Runs `future` until it finishes or SIGINT, SIGTERM or SIGHUP arrives; dropping the
 /// future on Ctrl-C runs the MCP client's destructors, which kill servers.
 pub async fn with_ctrl_c<T>(future: impl std::future::Future<Output = T>) -> Result<T, Failure> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut hup)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) else {
+            return Err(Failure::new("internal", "cannot install signal handlers"));
+        };
+        tokio::select! {
+            value = future => Ok(value),
+            _ = tokio::signal::ctrl_c() => Err(Failure::new("interrupted", "interrupted")),
+            _ = term.recv() => Err(Failure::new("interrupted", "terminated (SIGTERM)")),
+            _ = hup.recv() => Err(Failure::new("interrupted", "hung up (SIGHUP)")),
+        }
+    }
+    #[cfg(not(unix))]
     tokio::select! {
         value = future => Ok(value),
         _ = tokio::signal::ctrl_c() => Err(Failure::new("interrupted", "interrupted")),

@@ -90,6 +90,11 @@ async fn write_file(
             ctx.service.update_skills(&skills).await.map_err(in_file)?;
         }
     }
+    // The user chose this file: the launch specs in it are trusted for them.
+    let verb = if mode == Mode::Add { "add" } else { "update" };
+    ctx.service
+        .trust_specs_of(&skills, &format!("skill {verb} {shown}"))
+        .map_err(in_file)?;
     Ok(skills.into_iter().map(|s| s.name.to_string()).collect())
 }
 

@@ -45,7 +45,10 @@ fn skill_tools_refresh_queries_a_real_mcp_server_and_falls_back_to_the_cache() {
             "name: l/mcp\nmcp_sources:\n  - server: everything\n    command: {command}\n    args: [\"{entry}\", stdio]\n    env: {{AGENTS_TEST_MARKER: refresh-{pid}}}\n    tools: [echo, get-sum, no-such-tool]\n"
         )
     };
-    let file = sb.write("s.yaml", &definition("node"));
+    // A wrapper, so the server can break later without its launch spec changing.
+    let wrapper = sb.write("node-wrapper", "#!/bin/sh\nexec node \"$@\"\n");
+    make_executable(&wrapper);
+    let file = sb.write("s.yaml", &definition(wrapper.to_str().unwrap()));
     sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
 
     // Before any refresh: allow-listed names without specs, and a warning.
@@ -106,12 +109,10 @@ fn skill_tools_refresh_queries_a_real_mcp_server_and_falls_back_to_the_cache() {
     );
 
     // The server breaks: the refresh warns with the cache's age and keeps it.
-    let file = sb.write("s.yaml", &definition("/nonexistent/node"));
-    sb.run(&["skill", "update", file.to_str().unwrap()]).ok();
+    sb.write("node-wrapper", "#!/bin/sh\necho broken >&2\nexit 1\n");
     let run = sb
         .run(&["skill", "tools", "l/mcp", "--refresh", "--format", "json"])
         .ok();
-    assert!(run.stderr.contains("cannot start"), "{}", run.stderr);
     assert!(
         run.stderr.contains("using the tools cached at"),
         "{}",
@@ -128,6 +129,24 @@ fn skill_tools_refresh_queries_a_real_mcp_server_and_falls_back_to_the_cache() {
         !cached["tools"].as_array().unwrap().is_empty(),
         "the cache was lost"
     );
+
+    // A changed launch spec is a different server: the old cache never stands in for it.
+    let file = sb.write("s.yaml", &definition("/nonexistent/node"));
+    sb.run(&["skill", "update", file.to_str().unwrap()]).ok();
+    let run = sb
+        .run(&["skill", "tools", "l/mcp", "--refresh", "--format", "json"])
+        .ok();
+    assert!(run.stderr.contains("cannot start"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no cached tools to fall back on"),
+        "{}",
+        run.stderr
+    );
+}
+
+fn make_executable(path: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 #[test]

@@ -1,0 +1,381 @@
+//! The local trust store: which MCP launch specs this user allows to run on
+//! this machine. It lives in a file under the user's home
+//! (`~/.cleveragents/trust.json`, mode 0600), never in the registry database,
+//! and is keyed by [`agents_mcp::spec_digest`] of the whole launch spec, so any
+//! change to a definition needs trust again.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use agents_core::McpSource;
+use serde::{Deserialize, Serialize};
+
+/// Largest trust file read (far above any real one).
+const MAX_TRUST_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Why the trust store cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum TrustError {
+    /// Reading or writing the file failed.
+    #[error("trust store `{path}`: {message}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What failed.
+        message: String,
+    },
+    /// The file is not a trust store this version can read.
+    #[error(
+        "trust store `{path}` is not valid: {message}; expected the JSON written by `agents mcp trust`"
+    )]
+    Invalid {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Others could change (or read) the file.
+    #[error(
+        "trust store `{path}` has mode {mode:o}: others could change what runs as you; expected 0600 (run `chmod 600` on it)"
+    )]
+    Permissions {
+        /// The file.
+        path: String,
+        /// Its permission bits.
+        mode: u32,
+    },
+}
+
+impl TrustError {
+    /// A stable machine-readable kind.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Io { .. } => "trust_store_io",
+            Self::Invalid { .. } => "trust_store_invalid",
+            Self::Permissions { .. } => "trust_store_permissions",
+        }
+    }
+}
+
+/// One trusted launch spec.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrustEntry {
+    /// [`agents_mcp::spec_digest`] of the spec.
+    pub digest: String,
+    /// Server name.
+    pub server: String,
+    /// What it runs or reaches, for people (`command args…` or the URL).
+    pub launch: String,
+    /// Why it is trusted (`agents mcp trust`, `skill add FILE`, …).
+    pub reason: String,
+    /// When (RFC 3339).
+    pub trusted_at: String,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct TrustFile {
+    version: u32,
+    #[serde(default)]
+    trusted: Vec<TrustEntry>,
+}
+
+/// The trust store: a file, or memory only (for embedding and tests).
+#[derive(Debug)]
+pub struct TrustStore {
+    path: Option<PathBuf>,
+    entries: Mutex<Vec<TrustEntry>>,
+}
+
+impl Default for TrustStore {
+    fn default() -> Self {
+        Self::in_memory()
+    }
+}
+
+impl TrustStore {
+    /// `~/.cleveragents/trust.json` under `home`.
+    pub fn default_path(home: &Path) -> PathBuf {
+        home.join(".cleveragents").join("trust.json")
+    }
+
+    /// An empty store that is never written anywhere.
+    pub fn in_memory() -> Self {
+        Self {
+            path: None,
+            entries: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Opens the store at `path`; a missing file is an empty store.
+    pub fn open(path: &Path) -> Result<Self, TrustError> {
+        let entries = read_file(path)?;
+        Ok(Self {
+            path: Some(path.to_owned()),
+            entries: Mutex::new(entries),
+        })
+    }
+
+    /// Where the store lives, if it is a file.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<TrustEntry>> {
+        self.entries
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// True when the spec with this digest is trusted.
+    pub fn is_trusted(&self, digest: &str) -> bool {
+        self.lock().iter().any(|entry| entry.digest == digest)
+    }
+
+    /// Every trusted spec, in the order trusted.
+    pub fn entries(&self) -> Vec<TrustEntry> {
+        self.lock().clone()
+    }
+
+    /// Trusts `source` (its digest); returns false when it already was.
+    pub fn trust(&self, source: &McpSource, reason: &str) -> Result<bool, TrustError> {
+        let digest = agents_mcp::spec_digest(source);
+        let entry = TrustEntry {
+            digest: digest.clone(),
+            server: source.server.clone(),
+            launch: describe_launch(source),
+            reason: reason.to_owned(),
+            trusted_at: now(),
+        };
+        self.update(|entries| {
+            if entries.iter().any(|e| e.digest == digest) {
+                false
+            } else {
+                entries.push(entry);
+                true
+            }
+        })
+    }
+
+    /// Forgets the entries `remove` selects; returns them.
+    pub fn untrust(
+        &self,
+        remove: impl Fn(&TrustEntry) -> bool,
+    ) -> Result<Vec<TrustEntry>, TrustError> {
+        self.update(|entries| {
+            let (gone, kept): (Vec<_>, Vec<_>) = entries.drain(..).partition(|e| remove(e));
+            *entries = kept;
+            gone
+        })
+    }
+
+    /// Re-reads the file (another `agents` may have changed it), applies
+    /// `change`, and writes the result atomically with mode 0600.
+    fn update<T>(&self, change: impl FnOnce(&mut Vec<TrustEntry>) -> T) -> Result<T, TrustError> {
+        let mut entries = self.lock();
+        if let Some(path) = &self.path {
+            *entries = read_file(path)?;
+        }
+        let result = change(&mut entries);
+        if let Some(path) = &self.path {
+            write_file(path, &entries)?;
+        }
+        Ok(result)
+    }
+}
+
+/// `command arg…` (arguments with spaces or quotes quoted) or the URL.
+pub fn describe_launch(source: &McpSource) -> String {
+    if let Some(url) = &source.url {
+        return url.clone();
+    }
+    let Some(command) = &source.command else {
+        return String::new();
+    };
+    let mut words = vec![quote(command)];
+    words.extend(source.args.iter().map(|arg| quote(arg)));
+    words.join(" ")
+}
+
+fn quote(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c))
+    {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+fn now() -> String {
+    time::OffsetDateTime::now_utc()
+        .replace_nanosecond(0)
+        .unwrap_or_else(|_| time::OffsetDateTime::now_utc())
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+fn io_error(path: &Path, what: &str, err: &std::io::Error) -> TrustError {
+    TrustError::Io {
+        path: path.display().to_string(),
+        message: format!("cannot {what}: {err}"),
+    }
+}
+
+fn read_file(path: &Path) -> Result<Vec<TrustEntry>, TrustError> {
+    use std::io::Read;
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(err) => return Err(io_error(path, "read it", &err)),
+    };
+    let metadata = file
+        .metadata()
+        .map_err(|err| io_error(path, "read it", &err))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = metadata.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            return Err(TrustError::Permissions {
+                path: path.display().to_string(),
+                mode,
+            });
+        }
+    }
+    if !metadata.is_file() {
+        return Err(TrustError::Invalid {
+            path: path.display().to_string(),
+            message: "it is not a regular file".into(),
+        });
+    }
+    let mut text = String::new();
+    file.take(MAX_TRUST_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|err| io_error(path, "read it", &err))?;
+    if text.len() as u64 > MAX_TRUST_BYTES {
+        return Err(TrustError::Invalid {
+            path: path.display().to_string(),
+            message: format!("it is larger than {} MiB", MAX_TRUST_BYTES / 1024 / 1024),
+        });
+    }
+    let parsed: TrustFile = serde_json::from_str(&text).map_err(|err| TrustError::Invalid {
+        path: path.display().to_string(),
+        message: format!("line {}: {err}", err.line()),
+    })?;
+    if parsed.version != 1 {
+        return Err(TrustError::Invalid {
+            path: path.display().to_string(),
+            message: format!("unknown `version` {}", parsed.version),
+        });
+    }
+    Ok(parsed.trusted)
+}
+
+fn write_file(path: &Path, entries: &[TrustEntry]) -> Result<(), TrustError> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|err| io_error(path, "create its directory", &err))?;
+    let text = serde_json::to_string_pretty(&TrustFile {
+        version: 1,
+        trusted: entries.to_vec(),
+    })
+    .map_err(|err| TrustError::Invalid {
+        path: path.display().to_string(),
+        message: err.to_string(),
+    })?;
+    let partial = path.with_extension(format!("json.{}.partial", std::process::id()));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let written = options
+        .open(&partial)
+        .and_then(|mut file| {
+            file.write_all(text.as_bytes())?;
+            file.write_all(b"\n")?;
+            file.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&partial, path));
+    if let Err(err) = written {
+        let _ = std::fs::remove_file(&partial);
+        return Err(io_error(path, "write it", &err));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(server: &str, command: &str) -> McpSource {
+        McpSource {
+            server: server.into(),
+            command: Some(command.into()),
+            args: vec!["-c".into(), "echo hi".into()],
+            ..McpSource::default()
+        }
+    }
+
+    #[test]
+    fn trust_is_written_with_mode_0600_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = TrustStore::default_path(dir.path());
+        let store = TrustStore::open(&path).unwrap();
+        let linter = source("linter", "/bin/sh");
+        assert!(!store.is_trusted(&agents_mcp::spec_digest(&linter)));
+        assert!(store.trust(&linter, "test").unwrap());
+        assert!(!store.trust(&linter, "test").unwrap());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+        }
+        let again = TrustStore::open(&path).unwrap();
+        assert!(again.is_trusted(&agents_mcp::spec_digest(&linter)));
+        assert_eq!(again.entries()[0].launch, "/bin/sh -c 'echo hi'");
+        let gone = again.untrust(|e| e.server == "linter").unwrap();
+        assert_eq!(gone.len(), 1);
+        assert!(!TrustStore::open(&path).unwrap().is_trusted(&gone[0].digest));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_others_can_write_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trust.json");
+        std::fs::write(&path, r#"{"version":1,"trusted":[]}"#).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let err = TrustStore::open(&path).unwrap_err();
+        assert_eq!(err.kind(), "trust_store_permissions");
+        assert!(err.to_string().contains("expected 0600"), "{err}");
+    }
+
+    #[test]
+    fn a_broken_file_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trust.json");
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        use std::io::Write;
+        options
+            .open(&path)
+            .unwrap()
+            .write_all(b"{not json")
+            .unwrap();
+        let err = TrustStore::open(&path).unwrap_err();
+        assert_eq!(err.kind(), "trust_store_invalid");
+        assert!(err.to_string().contains("line 1"), "{err}");
+    }
+}
