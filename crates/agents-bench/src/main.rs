@@ -1,0 +1,120 @@
+//! `agents-bench [--skills N] [--seed S] [--runs R]`: resolves the generated
+//! `N`-skill DAG and the `2N`-skill DAG in process, `R` times each after one
+//! warm-up, and prints one JSON object (timings in milliseconds, peak memory
+//! in bytes) for `bench/run`. It asserts nothing: the harness compares.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use agents_bench::{Dag, generate, peak_rss_bytes};
+use agents_core::SkillResolver;
+use serde_json::{Value, json};
+
+struct Options {
+    skills: usize,
+    seed: u64,
+    runs: usize,
+}
+
+fn parse(args: &[String]) -> Result<Options, String> {
+    let mut options = Options {
+        skills: 10_000,
+        seed: 1,
+        runs: 15,
+    };
+    let mut args = args.iter();
+    while let Some(flag) = args.next() {
+        let value = args
+            .next()
+            .ok_or_else(|| format!("`{flag}` needs a value"))?;
+        let number = |what: &str| {
+            value
+                .parse::<u64>()
+                .map_err(|_| format!("`{what}` expects a whole number, got `{value}`"))
+        };
+        match flag.as_str() {
+            "--skills" => options.skills = number("--skills")? as usize,
+            "--seed" => options.seed = number("--seed")?,
+            "--runs" => options.runs = number("--runs")?.max(1) as usize,
+            other => {
+                return Err(format!(
+                    "unknown argument `{other}`, expected `--skills`, `--seed` or `--runs`"
+                ));
+            }
+        }
+    }
+    if options.skills == 0 || options.skills > 1_000_000 {
+        return Err("`--skills` expects 1 to 1000000".into());
+    }
+    Ok(options)
+}
+
+fn median(samples: &[f64]) -> f64 {
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mid = sorted.len() / 2;
+    if sorted.len().is_multiple_of(2) {
+        (sorted[mid - 1] + sorted[mid]) / 2.0
+    } else {
+        sorted[mid]
+    }
+}
+
+fn measure(dag: &Dag, runs: usize) -> Result<Value, String> {
+    let resolver = SkillResolver::new(&dag.skills, &dag.tools);
+    let warm = resolver.resolve(&dag.root).map_err(|err| err.to_string())?;
+    let mut samples = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let start = Instant::now();
+        let resolution = resolver.resolve(&dag.root).map_err(|err| err.to_string())?;
+        samples.push(start.elapsed().as_secs_f64() * 1e3);
+        std::hint::black_box(resolution);
+    }
+    Ok(json!({
+        "skills": dag.skills.len(),
+        "include_edges": dag.includes,
+        "entries": warm.entries.len(),
+        "warnings": warm.warnings.len(),
+        "median_ms": median(&samples),
+        "samples_ms": samples,
+    }))
+}
+
+fn run(options: &Options) -> Result<Value, String> {
+    let start = Instant::now();
+    let small = generate(options.skills, options.seed)?;
+    let load_ms = start.elapsed().as_secs_f64() * 1e3;
+    let single = measure(&small, options.runs)?;
+    // Peak memory with the N-skill graph built and resolved, before the 2N one exists.
+    let peak = peak_rss_bytes();
+    drop(small);
+    let large = generate(options.skills * 2, options.seed)?;
+    let double = measure(&large, options.runs)?;
+    Ok(json!({
+        "seed": options.seed,
+        "build_graph_ms": load_ms,
+        "single": single,
+        "double": double,
+        "peak_rss_bytes": peak,
+    }))
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = parse(&args).and_then(|options| run(&options));
+    match result {
+        Ok(report) => {
+            let mut out = std::io::stdout().lock();
+            match writeln!(out, "{report}") {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(_) => ExitCode::FAILURE,
+            }
+        }
+        Err(message) => {
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(err, "error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
