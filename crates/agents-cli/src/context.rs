@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use agents_config::{CliOverrides, Settings};
 use agents_core::ToolRegistry;
-use agents_registry::{SkillRegistryService, TrustStore, builtin_tools};
+use agents_registry::{DiscoveryScope, SkillRegistryService, TrustStore, builtin_tools};
 use agents_store::{AnyStore, DatabaseUrl};
 
 use crate::cli::{Format, GlobalArgs};
@@ -62,7 +62,10 @@ impl Context {
         }
         let trust = TrustStore::open(&TrustStore::default_path(&settings.home))
             .map_err(|err| Failure::new(err.kind(), err.to_string()))?;
+        let scope = DiscoveryScope::load_or_create(&DiscoveryScope::default_path(&settings.home))
+            .map_err(|err| Failure::new(err.kind(), err.to_string()))?;
         let service = SkillRegistryService::new(store, settings.home.clone())
+            .with_scope(scope)
             .with_builtins(builtins)
             .with_mcp_servers(settings.mcp_servers.clone())
             .with_trust(trust)

@@ -1,6 +1,7 @@
 //! Agent Skills discovery against the catalogue: conflicts are judged
-//! against what is stored, and a refresh replaces every agent-skill tool in
-//! one transaction.
+//! against what is stored, and both discovery and refresh replace this
+//! user's [discovery scope](crate::scope) (its rows and its
+//! `discovered_at`) in one transaction; other scopes are never touched.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -16,11 +17,10 @@ use crate::service::SkillRegistryService;
 /// Progress callback: (folders done, folders total).
 pub type Progress = Arc<dyn Fn(usize, usize) + Send + Sync>;
 
-const DISCOVERED_AT: &str = "agent_skills.discovered_at";
-
 impl<S: Store> SkillRegistryService<S> {
     /// Scans `paths` and registers what it finds next to what is there:
-    /// previously discovered agent skills count as existing tools.
+    /// previously discovered agent skills (of this scope) count as existing
+    /// tools and are kept.
     pub async fn discover_and_register(
         &self,
         paths: &[PathBuf],
@@ -29,14 +29,17 @@ impl<S: Store> SkillRegistryService<S> {
     ) -> Result<DiscoveryResult, ServiceError> {
         let existing = self.existing_tools(true).await?;
         let result = run_discovery(paths.to_vec(), existing, strategy, progress).await?;
-        self.store().put_tools(&result.discovered, true).await?;
-        self.mark_discovered().await?;
+        let mut kept: Vec<ToolSpec> = self.list_tools(Some(ToolSource::AgentSkills)).await?;
+        kept.retain(|old| !result.discovered.iter().any(|new| new.name == old.name));
+        kept.extend(result.discovered.iter().cloned());
+        self.replace_scope(&kept).await?;
         Ok(result)
     }
 
-    /// Re-scans `paths`: removes every previously discovered agent-skill tool
-    /// and registers what is found now, in one transaction. Tools of other
-    /// sources are untouched (unless `replace` wins a conflict).
+    /// Re-scans `paths`: replaces every agent-skill tool this scope
+    /// discovered before with what is found now, in one transaction. Tools of
+    /// other sources and other scopes are untouched (unless `replace` wins a
+    /// conflict with a custom tool).
     pub async fn refresh_agent_skills(
         &self,
         paths: &[PathBuf],
@@ -45,27 +48,35 @@ impl<S: Store> SkillRegistryService<S> {
     ) -> Result<DiscoveryResult, ServiceError> {
         let existing = self.existing_tools(false).await?;
         let result = run_discovery(paths.to_vec(), existing, strategy, progress).await?;
-        let group = ToolGroup {
-            source: ToolSource::AgentSkills,
-            origin: None,
-        };
-        self.store()
-            .replace_tool_group(&group, &result.discovered)
-            .await?;
-        self.mark_discovered().await?;
+        self.replace_scope(&result.discovered).await?;
         Ok(result)
     }
 
-    /// True once any discovery has run against this database.
+    /// True once any discovery has run in this scope.
     pub async fn agent_skills_discovered(&self) -> Result<bool, ServiceError> {
-        Ok(self.store().get_meta(DISCOVERED_AT).await?.is_some())
+        Ok(self
+            .store()
+            .get_meta(&self.scope().discovered_key())
+            .await?
+            .is_some())
     }
 
-    async fn mark_discovered(&self) -> Result<(), ServiceError> {
+    /// This scope's rows become `tools`, with `discovered_at`, in one transaction.
+    async fn replace_scope(&self, tools: &[ToolSpec]) -> Result<(), ServiceError> {
         let now = time::OffsetDateTime::now_utc()
             .format(&time::format_description::well_known::Rfc3339)
             .unwrap_or_default();
-        Ok(self.store().set_meta(DISCOVERED_AT, &now).await?)
+        let scope = self.scope();
+        let rows: Vec<ToolSpec> = tools.iter().cloned().map(|t| scope.to_row(t)).collect();
+        let group = ToolGroup {
+            source: ToolSource::AgentSkills,
+            origin: Some(scope.id().to_owned()),
+        };
+        let key = scope.discovered_key();
+        self.store()
+            .replace_tool_group(&group, &rows, &[(key.as_str(), now.as_str())])
+            .await?;
+        Ok(())
     }
 
     /// Builtins and catalogue tools a discovered name may collide with.
@@ -76,6 +87,7 @@ impl<S: Store> SkillRegistryService<S> {
         let mut existing = HashMap::new();
         let stored = self.store().list_tools(None).await?;
         let builtins: Vec<ToolSpec> = self.builtins().list(None).cloned().collect();
+        let stored = stored.into_iter().filter_map(|t| self.scope().from_row(t));
         for tool in builtins.into_iter().chain(stored) {
             if tool.source == ToolSource::AgentSkills && !include_agent_skills {
                 continue;

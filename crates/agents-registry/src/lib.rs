@@ -9,6 +9,7 @@ mod builtin;
 mod discovery;
 mod error;
 mod mcp;
+mod scope;
 mod service;
 mod trust;
 
@@ -19,5 +20,6 @@ pub use builtin::builtin_tools;
 pub use discovery::Progress;
 pub use error::ServiceError;
 pub use mcp::{DEFAULT_MCP_TIMEOUT, McpDefinition, McpRefresh, McpServerState};
+pub use scope::{DiscoveryScope, ScopeError};
 pub use service::{RESERVED_TOOL_PREFIXES, SkillRegistryService, ToolSet};
 pub use trust::{TrustEntry, TrustError, TrustStore, describe_launch};

@@ -341,8 +341,10 @@ impl<S: Store> SkillRegistryService<S> {
                         source: ToolSource::Mcp,
                         origin: Some(digest.clone()),
                     };
-                    self.store().replace_tool_group(&group, &rows).await?;
-                    self.store().set_meta(&fetched_key(&digest), &stamp).await?;
+                    let key = fetched_key(&digest);
+                    self.store()
+                        .replace_tool_group(&group, &rows, &[(key.as_str(), stamp.as_str())])
+                        .await?;
                     outcomes.push(McpRefresh {
                         server: definition.server.clone(),
                         digest,

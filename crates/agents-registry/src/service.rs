@@ -10,6 +10,7 @@ use agents_store::{SkillSummary, Store, StoreError};
 use indexmap::IndexMap;
 
 use crate::error::ServiceError;
+use crate::scope::DiscoveryScope;
 use crate::trust::TrustStore;
 
 /// Name prefixes that belong to a tool source other than custom tools:
@@ -46,6 +47,7 @@ pub struct SkillRegistryService<S> {
     home: PathBuf,
     trust: TrustStore,
     identity: Option<String>,
+    scope: DiscoveryScope,
 }
 
 impl<S: Store> SkillRegistryService<S> {
@@ -59,6 +61,7 @@ impl<S: Store> SkillRegistryService<S> {
             home,
             trust: TrustStore::in_memory(),
             identity: None,
+            scope: DiscoveryScope::default(),
         }
     }
 
@@ -74,6 +77,18 @@ impl<S: Store> SkillRegistryService<S> {
     pub fn with_identity(mut self, identity: impl Into<String>) -> Self {
         self.identity = Some(identity.into());
         self
+    }
+
+    /// Stores and reads discovered Agent Skills under `scope` (this user on
+    /// this machine; default: the fixed scope `local`).
+    pub fn with_scope(mut self, scope: DiscoveryScope) -> Self {
+        self.scope = scope;
+        self
+    }
+
+    /// This user's discovery scope.
+    pub fn scope(&self) -> &DiscoveryScope {
+        &self.scope
     }
 
     /// This user's MCP trust store.
@@ -212,9 +227,14 @@ impl<S: Store> SkillRegistryService<S> {
         if let Some(tool) = self.builtins.get(name) {
             return Ok(tool.clone());
         }
+        let stored = self
+            .scope
+            .stored_name(name)
+            .unwrap_or_else(|| name.to_owned());
         self.store
-            .get_tool(name)
+            .get_tool(&stored)
             .await?
+            .and_then(|tool| self.scope.from_row(tool))
             .ok_or_else(|| ServiceError::ToolNotFound(name.to_owned()))
     }
 
@@ -225,12 +245,17 @@ impl<S: Store> SkillRegistryService<S> {
     ) -> Result<Vec<ToolSpec>, ServiceError> {
         let mut tools: Vec<ToolSpec> = self.builtins.list(source).cloned().collect();
         if source != Some(ToolSource::Builtin) {
-            let stored = self.store.list_tools(source).await?;
-            tools.extend(
-                stored
-                    .into_iter()
-                    .filter(|t| self.builtins.get(&t.name).is_none()),
-            );
+            let mut stored: Vec<ToolSpec> = self
+                .store
+                .list_tools(source)
+                .await?
+                .into_iter()
+                .filter_map(|t| self.scope.from_row(t))
+                .filter(|t| self.builtins.get(&t.name).is_none())
+                .collect();
+            // Scoped rows come back in the order of their stored names.
+            stored.sort_by(|a, b| a.name.cmp(&b.name));
+            tools.extend(stored);
         }
         Ok(tools)
     }
@@ -240,7 +265,11 @@ impl<S: Store> SkillRegistryService<S> {
         if self.builtins.get(name).is_some() {
             return Err(ServiceError::BuiltinTool(name.to_owned()));
         }
-        if self.store.remove_tool(name).await? {
+        let stored = self
+            .scope
+            .stored_name(name)
+            .unwrap_or_else(|| name.to_owned());
+        if self.store.remove_tool(&stored).await? {
             Ok(())
         } else {
             Err(ServiceError::ToolNotFound(name.to_owned()))
@@ -312,8 +341,14 @@ impl<S: Store> SkillRegistryService<S> {
         for tool in self.builtins.list(None) {
             catalog.insert(tool.clone());
         }
-        for tool in self.store.get_tools(&wanted).await? {
-            catalog.insert(tool);
+        let stored: Vec<String> = wanted
+            .iter()
+            .map(|name| self.scope.stored_name(name).unwrap_or_else(|| name.clone()))
+            .collect();
+        for tool in self.store.get_tools(&stored).await? {
+            if let Some(tool) = self.scope.from_row(tool) {
+                catalog.insert(tool);
+            }
         }
         if has_mcp {
             for tool in self.store.list_tools(Some(ToolSource::Mcp)).await? {
@@ -325,7 +360,9 @@ impl<S: Store> SkillRegistryService<S> {
         }
         if has_agent {
             for tool in self.store.list_tools(Some(ToolSource::AgentSkills)).await? {
-                catalog.insert(tool);
+                if let Some(tool) = self.scope.from_row(tool) {
+                    catalog.insert(tool);
+                }
             }
             for skill in skills.values() {
                 for item in skill.items_of(ItemKind::AgentSource) {

@@ -353,17 +353,22 @@ pub(crate) struct ToolColumns {
     pub spec_json: String,
 }
 
-/// The `tools.origin` of a spec: the MCP server, so one server's tools can
-/// be replaced without touching another's.
+/// The `tools.origin` of a spec, the group a refresh replaces as a whole: for
+/// an MCP tool the launch-spec digest that fetched it (`spec_digest`; the bare
+/// `server` for rows written before digests), for a discovered Agent Skill the
+/// discovery scope (`scope`) of the user and machine that found it.
 pub(crate) fn tool_origin(tool: &ToolSpec) -> Option<String> {
-    if tool.source != ToolSource::Mcp {
-        return None;
-    }
-    match tool.source_metadata.get("server") {
-        Some(serde_json::Value::String(server)) => Some(server.clone()),
-        Some(other) => Some(other.to_string()),
-        None => None,
-    }
+    let keys: &[&str] = match tool.source {
+        ToolSource::Mcp => &["spec_digest", "server"],
+        ToolSource::AgentSkills => &["scope"],
+        ToolSource::Builtin | ToolSource::Custom => return None,
+    };
+    keys.iter()
+        .find_map(|key| tool.source_metadata.get(*key))
+        .map(|value| match value {
+            serde_json::Value::String(text) => text.clone(),
+            other => other.to_string(),
+        })
 }
 
 pub(crate) fn encode_tool(tool: &ToolSpec) -> Result<ToolColumns, StoreError> {
@@ -560,13 +565,20 @@ mod tests {
     }
 
     #[test]
-    fn origin_is_the_mcp_server() {
+    fn origin_is_the_spec_digest_or_the_discovery_scope() {
         let mut tool = ToolSpec::new("mcp:gh/x", "", ToolSource::Mcp);
         assert_eq!(tool_origin(&tool), None);
         tool.source_metadata.insert("server".into(), json!("gh"));
         assert_eq!(tool_origin(&tool).as_deref(), Some("gh"));
+        tool.source_metadata
+            .insert("spec_digest".into(), json!("d1"));
+        assert_eq!(tool_origin(&tool).as_deref(), Some("d1"));
         tool.source = ToolSource::Custom;
         assert_eq!(tool_origin(&tool), None);
+        let mut found = ToolSpec::new("agent_skills/x", "", ToolSource::AgentSkills);
+        assert_eq!(tool_origin(&found), None);
+        found.source_metadata.insert("scope".into(), json!("s1"));
+        assert_eq!(tool_origin(&found).as_deref(), Some("s1"));
     }
 
     #[test]

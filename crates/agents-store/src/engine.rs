@@ -703,7 +703,11 @@ impl Engine {
         &self,
         group: &ToolGroup,
         tools: &[ToolSpec],
+        meta: &[(&str, &str)],
     ) -> Result<u64, StoreError> {
+        for (key, value) in meta {
+            codec::check_meta(key, value)?;
+        }
         let encoded = codec::last_wins(tools)
             .into_iter()
             .map(codec::encode_tool)
@@ -729,8 +733,24 @@ impl Engine {
         }
         .map_err(self.db(failed))?;
         self.upsert_tools(&mut tx, &encoded, true).await?;
+        for (key, value) in meta {
+            Self::upsert_meta(&mut tx, key, value)
+                .await
+                .map_err(self.db(failed))?;
+        }
         self.commit(tx, failed).await?;
         Ok(deleted)
+    }
+
+    /// Why one statement: an upsert, so the same key written twice keeps one row.
+    async fn upsert_meta(tx: &mut Conn<'_>, key: &str, value: &str) -> Result<(), sqlx::Error> {
+        tx.execute(
+            "INSERT INTO registry_meta (key, value) VALUES (?, ?) \
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            &[Arg::Text(key), Arg::Text(value)],
+        )
+        .await
+        .map(drop)
     }
 
     pub(crate) async fn get_meta(&self, key: &str) -> Result<Option<String>, StoreError> {
@@ -753,13 +773,9 @@ impl Engine {
         codec::check_meta(key, value)?;
         let failed = "cannot write `registry_meta`";
         let mut tx = self.write().await?;
-        tx.execute(
-            "INSERT INTO registry_meta (key, value) VALUES (?, ?) \
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            &[Arg::Text(key), Arg::Text(value)],
-        )
-        .await
-        .map_err(self.db(failed))?;
+        Self::upsert_meta(&mut tx, key, value)
+            .await
+            .map_err(self.db(failed))?;
         self.commit(tx, failed).await
     }
 

@@ -53,7 +53,8 @@ pub struct SkillSummary {
 }
 
 /// Which tools a [`Store::replace_tool_group`] call replaces: all tools of
-/// `source`, narrowed to one `origin` (an MCP server name) when given.
+/// `source`, narrowed to one `origin` (an MCP launch-spec digest, a discovery
+/// scope) when given.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolGroup {
     /// The source whose tools are replaced.
@@ -164,14 +165,16 @@ pub trait Store: Send + Sync {
     /// Deletes a tool; false when absent.
     fn remove_tool(&self, name: &str) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
-    /// In one transaction, deletes every tool of `group` and inserts `tools`
-    /// (which replace same-named tools of any source). Used by discovery
-    /// refresh and MCP refresh so a failure leaves the old catalogue intact.
-    /// Returns how many tools were deleted.
+    /// In one transaction, deletes every tool of `group`, inserts `tools`
+    /// (which replace same-named tools of any source) and upserts the
+    /// `registry_meta` rows `meta` (such as when the group was fetched). Used
+    /// by discovery and MCP refresh so a failure leaves the old catalogue and
+    /// its meta intact. Returns how many tools were deleted.
     fn replace_tool_group(
         &self,
         group: &ToolGroup,
         tools: &[ToolSpec],
+        meta: &[(&str, &str)],
     ) -> impl Future<Output = Result<u64, StoreError>> + Send;
 
     /// A value from the small key/value `registry_meta` table.
@@ -251,8 +254,9 @@ macro_rules! store_via_engine {
                 &self,
                 group: &ToolGroup,
                 tools: &[ToolSpec],
+                meta: &[(&str, &str)],
             ) -> Result<u64, StoreError> {
-                self.$engine().replace_tool_group(group, tools).await
+                self.$engine().replace_tool_group(group, tools, meta).await
             }
             async fn get_meta(&self, key: &str) -> Result<Option<String>, StoreError> {
                 self.$engine().get_meta(key).await

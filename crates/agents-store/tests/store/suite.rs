@@ -680,7 +680,7 @@ pub async fn replace_tool_group_swaps_one_group(ctx: Ctx) {
         origin: Some("a".into()),
     };
     let deleted = store
-        .replace_tool_group(&group, &[mcp_tool("a", "two"), mcp_tool("a", "three")])
+        .replace_tool_group(&group, &[mcp_tool("a", "two"), mcp_tool("a", "three")], &[])
         .await
         .unwrap();
     assert_eq!(deleted, 2);
@@ -698,7 +698,11 @@ pub async fn replace_tool_group_swaps_one_group(ctx: Ctx) {
         origin: None,
     };
     let deleted = store
-        .replace_tool_group(&all_skills, &[tool("skills/pdf", ToolSource::AgentSkills)])
+        .replace_tool_group(
+            &all_skills,
+            &[tool("skills/pdf", ToolSource::AgentSkills)],
+            &[],
+        )
         .await
         .unwrap();
     assert_eq!(deleted, 2);
@@ -715,7 +719,7 @@ pub async fn replace_tool_group_swaps_one_group(ctx: Ctx) {
     let mut moved = tool("builtin/read_file", ToolSource::AgentSkills);
     moved.description = "now from a skill folder".into();
     store
-        .replace_tool_group(&all_skills, &[moved.clone()])
+        .replace_tool_group(&all_skills, &[moved.clone()], &[])
         .await
         .unwrap();
     assert_eq!(
@@ -731,11 +735,54 @@ pub async fn replace_tool_group_swaps_one_group(ctx: Ctx) {
     );
 
     // Emptying a group.
-    assert_eq!(store.replace_tool_group(&group, &[]).await.unwrap(), 2);
+    assert_eq!(store.replace_tool_group(&group, &[], &[]).await.unwrap(), 2);
     assert_eq!(
         store.list_tools(Some(ToolSource::Mcp)).await.unwrap().len(),
         1
     );
+}
+
+pub async fn replace_tool_group_writes_its_meta_in_the_same_transaction(ctx: Ctx) {
+    let store = ctx.open().await;
+    let group = ToolGroup {
+        source: ToolSource::Mcp,
+        origin: Some("a".into()),
+    };
+    store
+        .replace_tool_group(
+            &group,
+            &[mcp_tool("a", "one")],
+            &[("mcp.a.fetched_at", "t1")],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        store.get_meta("mcp.a.fetched_at").await.unwrap().as_deref(),
+        Some("t1")
+    );
+    // A refused call (a NUL in a meta value) changes neither the tools nor the meta.
+    let err = store
+        .replace_tool_group(
+            &group,
+            &[mcp_tool("a", "two")],
+            &[("mcp.a.fetched_at", "t2"), ("mcp.a.other", "bad\0")],
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), "invalid_value");
+    let names: Vec<String> = store
+        .list_tools(Some(ToolSource::Mcp))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(names, ["mcp:a/one"]);
+    assert_eq!(
+        store.get_meta("mcp.a.fetched_at").await.unwrap().as_deref(),
+        Some("t1")
+    );
+    assert_eq!(store.get_meta("mcp.a.other").await.unwrap(), None);
 }
 
 pub async fn replace_tool_group_is_atomic_for_readers(ctx: Ctx) {
@@ -749,7 +796,10 @@ pub async fn replace_tool_group_is_atomic_for_readers(ctx: Ctx) {
             .map(|i| mcp_tool("srv", &format!("{prefix}{i:02}")))
             .collect::<Vec<_>>()
     };
-    store.replace_tool_group(&group, &set("a")).await.unwrap();
+    store
+        .replace_tool_group(&group, &set("a"), &[])
+        .await
+        .unwrap();
     let writer = {
         let store = Arc::clone(&store);
         let group = group.clone();
@@ -757,7 +807,10 @@ pub async fn replace_tool_group_is_atomic_for_readers(ctx: Ctx) {
         tokio::spawn(async move {
             for round in 0..30 {
                 let next = if round % 2 == 0 { &b } else { &a };
-                assert_eq!(store.replace_tool_group(&group, next).await.unwrap(), 40);
+                assert_eq!(
+                    store.replace_tool_group(&group, next, &[]).await.unwrap(),
+                    40
+                );
             }
         })
     };
