@@ -12,7 +12,20 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use crate::output::Failure;
+
+/// Hidden first argument: run as the launcher of an MCP server (arm the
+/// parent-death signal, then `exec` it; see `agents_mcp::launch`).
+pub(crate) const LAUNCH_ARG: &str = "__mcp-launch";
+
 fn main() -> ExitCode {
+    if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new(LAUNCH_ARG)) {
+        let rest: Vec<std::ffi::OsString> = std::env::args_os().skip(2).collect();
+        let err = agents_mcp::exec_server(&rest);
+        // This is the server's stderr now: the refresh that started it reports it.
+        output::report_error(cli::Format::Table, &Failure::new("launch", err.to_string()));
+        return ExitCode::from(127);
+    }
     let args = match cli::Args::try_parse() {
         Ok(args) => args,
         Err(err) => {
@@ -38,7 +51,9 @@ fn main() -> ExitCode {
     // Grandchildren of MCP servers that left their process group come back to
     // us when their parent dies, and are killed before we exit.
     agents_mcp::adopt_orphans();
-    let outcome = runtime.block_on(commands::run(args));
+    let outcome = runtime
+        .block_on(until_signal(commands::run(args)))
+        .and_then(|inner| inner);
     drop(runtime);
     agents_mcp::stop_adopted();
     match outcome {
@@ -64,4 +79,31 @@ fn init_tracing(verbose: u8) {
         .with_target(false)
         .without_time()
         .try_init();
+}
+
+/// Runs `future` until it finishes or SIGINT, SIGTERM or SIGHUP arrives.
+/// Dropping the future runs the MCP clients' destructors, which kill every
+/// server's process group, so no command leaves a server behind.
+async fn until_signal<T>(future: impl std::future::Future<Output = T>) -> Result<T, Failure> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut hup)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) else {
+            return Err(Failure::new("internal", "cannot install signal handlers"));
+        };
+        tokio::select! {
+            value = future => Ok(value),
+            _ = tokio::signal::ctrl_c() => Err(Failure::new("interrupted", "interrupted")),
+            _ = term.recv() => Err(Failure::new("interrupted", "terminated (SIGTERM)")),
+            _ = hup.recv() => Err(Failure::new("interrupted", "hung up (SIGHUP)")),
+        }
+    }
+    #[cfg(not(unix))]
+    tokio::select! {
+        value = future => Ok(value),
+        _ = tokio::signal::ctrl_c() => Err(Failure::new("interrupted", "interrupted")),
+    }
 }

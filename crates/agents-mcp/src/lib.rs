@@ -45,6 +45,7 @@ mod digest;
 mod error;
 mod expand;
 mod http;
+pub mod launch;
 mod list;
 mod orphans;
 mod process;
@@ -61,6 +62,7 @@ use agents_core::{McpSource, ToolSpec};
 pub use digest::{short_digest, spec_digest};
 pub use error::McpError;
 pub use expand::{VarError, expand_vars};
+pub use launch::{LaunchError, Launcher, exec_server};
 pub use orphans::{adopt_orphans, stop_adopted};
 
 /// Variables a stdio server inherits from this process (when set), as the
@@ -92,6 +94,9 @@ pub struct FetchOptions {
     pub shutdown_grace: Duration,
     /// Source of `${VAR}` values.
     pub env: EnvLookup,
+    /// Start stdio servers through this launcher, which arms the parent-death
+    /// signal (see [`launch`]); `None` starts them directly.
+    pub launcher: Option<Launcher>,
 }
 
 impl Default for FetchOptions {
@@ -103,6 +108,7 @@ impl Default for FetchOptions {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             shutdown_grace: Duration::from_secs(1),
             env: Arc::new(|name: &str| std::env::var(name).ok()),
+            launcher: None,
         }
     }
 }

@@ -38,7 +38,43 @@ pub(crate) async fn fetch(
         )));
     }
 
-    let mut command = tokio::process::Command::new(launch.command);
+    let mut command = match &options.launcher {
+        None => {
+            let mut command = tokio::process::Command::new(launch.command);
+            command.args(launch.args);
+            command
+        }
+        Some(launcher) => {
+            // The launcher `exec`s the program, so find it now: a missing
+            // program is reported as such, not as a launcher that exited.
+            let path = launch
+                .env
+                .iter()
+                .rev()
+                .find(|(name, _)| name == "PATH")
+                .map(|(_, value)| value.clone())
+                .or_else(|| std::env::var("PATH").ok());
+            // A relative path is relative to the server's working directory.
+            let command = match launch.cwd {
+                Some(cwd) if launch.command.contains('/') && !launch.command.starts_with('/') => {
+                    std::path::Path::new(cwd)
+                        .join(launch.command)
+                        .display()
+                        .to_string()
+                }
+                _ => launch.command.to_owned(),
+            };
+            let program =
+                crate::launch::resolve_program(&command, path.as_deref()).map_err(spawn_error)?;
+            let mut command = tokio::process::Command::new(&launcher.program);
+            command
+                .args(&launcher.args)
+                .arg(std::process::id().to_string())
+                .arg(program)
+                .args(launch.args);
+            command
+        }
+    };
     // Least environment: a few variables from this process, then the item's `env`.
     command.env_clear();
     for name in crate::INHERITED_ENV {
@@ -47,7 +83,6 @@ pub(crate) async fn fetch(
         }
     }
     command
-        .args(launch.args)
         .envs(launch.env.iter().map(|(name, value)| (name, value)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -683,3 +683,29 @@ async fn http_connection_refused_is_reported() {
         }
     );
 }
+
+#[tokio::test]
+async fn the_child_gets_only_the_documented_environment_plus_its_env() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("env.txt");
+    let mut source = fixture_source("fx", &["--env-file", file.to_str().unwrap(), "normal"]);
+    source.env.insert("FROM_ITEM".into(), "yes".into());
+    // Whatever this process has beyond the documented set (the test runner
+    // sets many CARGO_* variables) must not reach the server.
+    assert!(std::env::var_os("CARGO").is_some() || std::env::var_os("CARGO_PKG_NAME").is_some());
+    fetch_tools(&source, &options(&[])).await.unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    let names: Vec<&str> = text
+        .lines()
+        .filter_map(|line| line.split_once('=').map(|(name, _)| name))
+        .collect();
+    let mut expected: Vec<&str> = agents_mcp::INHERITED_ENV
+        .iter()
+        .copied()
+        .filter(|name| std::env::var_os(name).is_some())
+        .chain(["FROM_ITEM"])
+        .collect();
+    expected.sort();
+    assert_eq!(names, expected, "{text}");
+    assert!(text.contains("FROM_ITEM=yes\n"), "{text}");
+}

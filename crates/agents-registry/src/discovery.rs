@@ -67,7 +67,7 @@ impl<S: Store> SkillRegistryService<S> {
             .format(&time::format_description::well_known::Rfc3339)
             .unwrap_or_default();
         let scope = self.scope();
-        let rows: Vec<ToolSpec> = tools.iter().cloned().map(|t| scope.to_row(t)).collect();
+        let rows: Vec<ToolSpec> = tools.iter().cloned().map(|t| scope.row_of(t)).collect();
         let group = ToolGroup {
             source: ToolSource::AgentSkills,
             origin: Some(scope.id().to_owned()),
@@ -87,7 +87,7 @@ impl<S: Store> SkillRegistryService<S> {
         let mut existing = HashMap::new();
         let stored = self.store().list_tools(None).await?;
         let builtins: Vec<ToolSpec> = self.builtins().list(None).cloned().collect();
-        let stored = stored.into_iter().filter_map(|t| self.scope().from_row(t));
+        let stored = stored.into_iter().filter_map(|t| self.scope().visible(t));
         for tool in builtins.into_iter().chain(stored) {
             if tool.source == ToolSource::AgentSkills && !include_agent_skills {
                 continue;

@@ -146,7 +146,7 @@ impl DiscoveryScope {
     }
 
     /// A discovered tool as this scope stores it.
-    pub(crate) fn to_row(&self, mut tool: ToolSpec) -> ToolSpec {
+    pub(crate) fn row_of(&self, mut tool: ToolSpec) -> ToolSpec {
         if let Some(stored) = self.stored_name(&tool.name) {
             tool.name = stored;
         }
@@ -158,7 +158,7 @@ impl DiscoveryScope {
     /// A stored Agent Skills row back under its public name when it belongs to
     /// this scope; `None` for other scopes' rows (and rows from before scopes).
     /// Tools of other sources pass unchanged.
-    pub(crate) fn from_row(&self, mut tool: ToolSpec) -> Option<ToolSpec> {
+    pub(crate) fn visible(&self, mut tool: ToolSpec) -> Option<ToolSpec> {
         if tool.source != ToolSource::AgentSkills {
             return Some(tool);
         }
@@ -194,14 +194,14 @@ mod tests {
         let mine = DiscoveryScope::new("aaaaaaaaaaaaaaaa");
         let theirs = DiscoveryScope::new("bbbbbbbbbbbbbbbb");
         let tool = ToolSpec::new("agent_skills/pdf", "x", ToolSource::AgentSkills);
-        let row = mine.to_row(tool.clone());
+        let row = mine.row_of(tool.clone());
         assert_eq!(row.name, "agent_skills@aaaaaaaaaaaa/pdf");
-        assert_eq!(mine.from_row(row.clone()), Some(tool.clone()));
-        assert_eq!(theirs.from_row(row), None);
+        assert_eq!(mine.visible(row.clone()), Some(tool.clone()));
+        assert_eq!(theirs.visible(row), None);
         // A row from before scopes belongs to nobody.
-        assert_eq!(mine.from_row(tool), None);
+        assert_eq!(mine.visible(tool), None);
         let custom = ToolSpec::new("custom/x", "x", ToolSource::Custom);
-        assert_eq!(mine.from_row(custom.clone()), Some(custom));
+        assert_eq!(mine.visible(custom.clone()), Some(custom));
     }
 
     #[test]

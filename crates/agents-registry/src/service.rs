@@ -234,7 +234,7 @@ impl<S: Store> SkillRegistryService<S> {
         self.store
             .get_tool(&stored)
             .await?
-            .and_then(|tool| self.scope.from_row(tool))
+            .and_then(|tool| self.scope.visible(tool))
             .ok_or_else(|| ServiceError::ToolNotFound(name.to_owned()))
     }
 
@@ -250,7 +250,7 @@ impl<S: Store> SkillRegistryService<S> {
                 .list_tools(source)
                 .await?
                 .into_iter()
-                .filter_map(|t| self.scope.from_row(t))
+                .filter_map(|t| self.scope.visible(t))
                 .filter(|t| self.builtins.get(&t.name).is_none())
                 .collect();
             // Scoped rows come back in the order of their stored names.
@@ -346,7 +346,7 @@ impl<S: Store> SkillRegistryService<S> {
             .map(|name| self.scope.stored_name(name).unwrap_or_else(|| name.clone()))
             .collect();
         for tool in self.store.get_tools(&stored).await? {
-            if let Some(tool) = self.scope.from_row(tool) {
+            if let Some(tool) = self.scope.visible(tool) {
                 catalog.insert(tool);
             }
         }
@@ -360,7 +360,7 @@ impl<S: Store> SkillRegistryService<S> {
         }
         if has_agent {
             for tool in self.store.list_tools(Some(ToolSource::AgentSkills)).await? {
-                if let Some(tool) = self.scope.from_row(tool) {
+                if let Some(tool) = self.scope.visible(tool) {
                     catalog.insert(tool);
                 }
             }

@@ -132,11 +132,10 @@ pub async fn prepare_for_tools(
         }
     }
     if refresh_all {
-        let outcomes = mcp::with_ctrl_c(
-            ctx.service
-                .refresh_mcp_for_skill(name, &mcp::fetch_options(ctx)),
-        )
-        .await??;
+        let outcomes = ctx
+            .service
+            .refresh_mcp_for_skill(name, &mcp::fetch_options(ctx))
+            .await?;
         for outcome in outcomes.iter().filter(|o| o.error.is_some()) {
             mcp::report_failure(ctx, outcome);
         }

@@ -11,8 +11,10 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
     output::supported(ctx.format, &[Format::Table, Format::Json], "mcp")?;
     match command {
         McpCommand::Refresh { servers } => {
-            let outcomes =
-                with_ctrl_c(ctx.service.refresh_mcp(&servers, &fetch_options(ctx))).await??;
+            let outcomes = ctx
+                .service
+                .refresh_mcp(&servers, &fetch_options(ctx))
+                .await?;
             let failed = outcomes.iter().any(|o| o.error.is_some());
             if ctx.format == Format::Json {
                 output::json(&outcomes)?;
@@ -192,6 +194,13 @@ fn untrust(ctx: &Context, server: &str, digest: Option<&str>) -> Result<ExitCode
 pub fn fetch_options(ctx: &Context) -> FetchOptions {
     FetchOptions {
         timeout: std::time::Duration::from_secs(ctx.settings.mcp_timeout_s.value),
+        // This program is its own launcher: see `crate::LAUNCH_ARG`.
+        launcher: std::env::current_exe()
+            .ok()
+            .map(|program| agents_mcp::Launcher {
+                program,
+                args: vec![crate::LAUNCH_ARG.into()],
+            }),
         ..FetchOptions::default()
     }
 }
@@ -220,31 +229,5 @@ fn age(stamp: &str) -> String {
         s if s < 7200 => format!("{} min old", s / 60),
         s if s < 172_800 => format!("{} h old", s / 3600),
         s => format!("{} days old", s / 86_400),
-    }
-}
-
-/// Runs `future` until it finishes or SIGINT, SIGTERM or SIGHUP arrives; dropping the
-/// future on Ctrl-C runs the MCP client's destructors, which kill servers.
-pub async fn with_ctrl_c<T>(future: impl std::future::Future<Output = T>) -> Result<T, Failure> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut term), Ok(mut hup)) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::hangup()),
-        ) else {
-            return Err(Failure::new("internal", "cannot install signal handlers"));
-        };
-        tokio::select! {
-            value = future => Ok(value),
-            _ = tokio::signal::ctrl_c() => Err(Failure::new("interrupted", "interrupted")),
-            _ = term.recv() => Err(Failure::new("interrupted", "terminated (SIGTERM)")),
-            _ = hup.recv() => Err(Failure::new("interrupted", "hung up (SIGHUP)")),
-        }
-    }
-    #[cfg(not(unix))]
-    tokio::select! {
-        value = future => Ok(value),
-        _ = tokio::signal::ctrl_c() => Err(Failure::new("interrupted", "interrupted")),
     }
 }

@@ -9,3 +9,4 @@ mod discover;
 mod mcp;
 mod skill;
 mod tool;
+mod trust;

@@ -87,7 +87,7 @@ pub struct Run {
 }
 
 impl Run {
-    fn from(output: Output, sandbox: &Sandbox) -> Self {
+    pub fn from(output: Output, sandbox: &Sandbox) -> Self {
         let clean = |bytes: Vec<u8>| {
             String::from_utf8(bytes)
                 .unwrap()
