@@ -170,6 +170,26 @@ fn inline_server_runs_only_when_trusted(shared: &Shared) {
     std::fs::remove_file(&marker).unwrap();
     assert!(!run.stderr.contains(SECRET), "{}", run.stderr);
 
+    // Imported definitions are untrusted too, even for the user who imports them.
+    let export = shared.sb.path("all.yaml");
+    shared
+        .run("alice", &["db", "export", "-o", export.to_str().unwrap()])
+        .ok();
+    let erin_db = format!("sqlite://{}", shared.sb.path("erin.db").display());
+    let erin = [("CLEVERAGENTS_DATABASE_URL", erin_db.as_str())];
+    shared
+        .run_with("erin", &erin, &["db", "import", export.to_str().unwrap()])
+        .ok();
+    let run = shared
+        .run_with("erin", &erin, &["mcp", "refresh", "linter"])
+        .fails(1);
+    assert!(
+        run.stderr.contains("agents mcp trust linter"),
+        "{}",
+        run.stderr
+    );
+    assert!(!marker.exists(), "an imported server ran");
+
     // Alice changes the definition: bob's trust was for the old spec only.
     let file = shared.sb.write("linter.yaml", &linter(" ; true"));
     shared
