@@ -85,12 +85,25 @@ pub fn report_error(format: Format, failure: &Failure) {
 
 /// Prints a warning to stderr (as JSON in JSON mode).
 pub fn warn(format: Format, message: &str) {
-    let mut stderr = std::io::stderr().lock();
-    let _ = if format == Format::Json {
-        writeln!(stderr, "{}", json!({"warning": {"message": message}}))
-    } else {
-        writeln!(stderr, "warning: {message}")
-    };
+    warn_all(format, std::iter::once(message));
+}
+
+/// Prints warnings to stderr with one write: stderr is unbuffered, and
+/// thousands of warnings written one by one cost a syscall per fragment.
+pub fn warn_all<'a>(format: Format, messages: impl IntoIterator<Item = &'a str>) {
+    let mut text = String::new();
+    for message in messages {
+        if format == Format::Json {
+            text.push_str(&json!({"warning": {"message": message}}).to_string());
+        } else {
+            text.push_str("warning: ");
+            text.push_str(message);
+        }
+        text.push('\n');
+    }
+    if !text.is_empty() {
+        let _ = std::io::stderr().lock().write_all(text.as_bytes());
+    }
 }
 
 /// Prints a line for people on stdout.

@@ -16,6 +16,7 @@ mod skill;
 mod summary;
 pub mod text;
 mod tool;
+mod warnings;
 
 pub use export::{
     EXPORT_NAME_MAX, Effective, ExportFormat, ExportedTools, LeftOut, META_NAME, effective,
@@ -34,3 +35,4 @@ pub use skill::{
 };
 pub use summary::{SkillCapabilitySummary, compute_capability_summary};
 pub use tool::{InvalidTool, ToolSource, ToolSpec, check_schema, validate_tool_name};
+pub use warnings::summarize_warnings;

@@ -2,8 +2,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use agents_core::{
-    ItemKind, Plan, PlanReport, ResolveWarning, ResolvedToolEntry, Skill, SkillCapabilitySummary,
-    SkillItem, SkillName, SkillResolver, ToolLookup, ToolRegistry, ToolSource, ToolSpec,
+    ItemKind, Plan, PlanReport, ResolvedToolEntry, Skill, SkillCapabilitySummary, SkillItem,
+    SkillName, SkillResolver, ToolLookup, ToolRegistry, ToolSource, ToolSpec,
     compute_capability_summary, validate_plan,
 };
 use agents_store::{SkillSummary, Store, StoreError};
@@ -411,11 +411,7 @@ impl<S: Store> SkillRegistryService<S> {
             skill: root.clone(),
             entries: resolution.entries,
             summary,
-            warnings: resolution
-                .warnings
-                .iter()
-                .map(ResolveWarning::to_string)
-                .collect(),
+            warnings: agents_core::summarize_warnings(&resolution.warnings),
         })
     }
 

@@ -161,9 +161,7 @@ async fn tools(ctx: &Context, name: &str, refresh: bool) -> Result<ExitCode, Fai
     let name = SkillName::new(name)?;
     super::discover::prepare_for_tools(ctx, &name, refresh).await?;
     let set = ctx.service.tools(&name).await?;
-    for warning in &set.warnings {
-        output::warn(ctx.format, warning);
-    }
+    output::warn_all(ctx.format, set.warnings.iter().map(String::as_str));
     if ctx.format == Format::Json {
         let tools: Vec<Value> = set.entries.iter().map(entry_json).collect();
         output::json(&json!({

@@ -475,3 +475,36 @@ fn json_errors_are_machine_readable() {
     let text = redact_times(&run.stderr);
     assert!(!text.contains("[TIMESTAMP]"));
 }
+
+#[test]
+fn an_unknown_tool_named_by_many_skills_is_one_warning_line() {
+    let sb = Sandbox::new();
+    let mut text = String::from("name: l/root\nincludes:\n");
+    for i in 0..20 {
+        text.push_str(&format!("  - l/s{i}\n"));
+    }
+    let mut files = vec![sb.write("root.yaml", &text)];
+    for i in 0..20 {
+        files.push(sb.write(
+            &format!("s{i}.yaml"),
+            &format!("name: l/s{i}\ntools:\n  - custom/missing\n  - builtin/read_file\n"),
+        ));
+    }
+    for file in &files {
+        sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    }
+    let run = sb.run(&["skill", "tools", "l/root"]).ok();
+    let lines: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|line| line.contains("custom/missing"))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "warning: Tool 'custom/missing' is not registered (named by 20 skills: 'l/s0', 'l/s1', 'l/s2' and 17 more)"
+        ],
+        "{}",
+        run.stderr
+    );
+}
