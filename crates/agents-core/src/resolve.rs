@@ -13,6 +13,7 @@
 //! of its names were already seen) nor a later last occurrence (in reverse
 //! order, its first visit is the forward-last one), so skipping is exact.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
@@ -361,24 +362,27 @@ pub fn entry_names(skill: &Skill, tools: &dyn ToolLookup) -> Vec<String> {
         .collect()
 }
 
-struct OwnEntry {
+/// One of a skill's own entries. The spec is borrowed from the lookup (or
+/// owned, for inline tools): a closure visits each skill once but a tool is
+/// named by many skills, and only the winning occurrence needs its own copy.
+struct OwnEntry<'t> {
     name: String,
     kind: ItemKind,
-    tool: Option<ToolSpec>,
+    tool: Option<Cow<'t, ToolSpec>>,
 }
 
-fn own_entries(
+fn own_entries<'t>(
     skill: &Skill,
-    tools: &dyn ToolLookup,
+    tools: &'t dyn ToolLookup,
     warnings: &mut Vec<ResolveWarning>,
-) -> Vec<OwnEntry> {
+) -> Vec<OwnEntry<'t>> {
     let mut out = Vec::new();
     for item in &skill.items {
         if let SkillItem::ToolRef { name } = item {
             out.push(OwnEntry {
                 name: name.clone(),
                 kind: ItemKind::ToolRef,
-                tool: tools.tool(name).cloned(),
+                tool: tools.tool(name).map(Cow::Borrowed),
             });
         }
     }
@@ -402,7 +406,7 @@ fn own_entries(
         out.push(OwnEntry {
             name,
             kind: ItemKind::InlineTool,
-            tool: Some(spec),
+            tool: Some(Cow::Owned(spec)),
         });
     }
     for item in &skill.items {
@@ -443,7 +447,7 @@ fn own_entries(
                     out.push(OwnEntry {
                         name: format!("{prefix}{}", short_of(&spec)),
                         kind: ItemKind::McpSource,
-                        tool: Some(spec.clone()),
+                        tool: Some(Cow::Borrowed(spec)),
                     });
                 }
             }
@@ -467,7 +471,7 @@ fn own_entries(
             out.push(OwnEntry {
                 name: format!("agent_skill:{}", source.path),
                 kind: ItemKind::AgentSource,
-                tool: tools.agent_skill(&source.path).cloned(),
+                tool: tools.agent_skill(&source.path).map(Cow::Borrowed),
             });
         }
     }
@@ -490,7 +494,7 @@ struct Analysis<'a> {
     errors: Vec<ResolveError>,
     warnings: Vec<ResolveWarning>,
     order: Vec<String>,
-    own: HashMap<&'a SkillName, Vec<OwnEntry>>,
+    own: HashMap<&'a SkillName, Vec<OwnEntry<'a>>>,
 }
 
 impl<'a> SkillResolver<'a> {
@@ -713,7 +717,7 @@ impl<'a> SkillResolver<'a> {
                             overrides,
                             include_path: path.clone(),
                             kind: entry.kind,
-                            tool: entry.tool.clone(),
+                            tool: entry.tool.as_deref().cloned(),
                         },
                     );
                 }

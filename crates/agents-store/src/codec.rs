@@ -318,6 +318,63 @@ pub(crate) fn decode_skill(row: SkillRow, mut items: Vec<ItemRow>) -> Result<Ski
 }
 
 /// Pairs skill rows with their item rows; keeps the order of `rows`.
+/// `skills` rows from the closure aggregate: `[[name, description, version,
+/// metadata_json, created_at, updated_at], …]`.
+pub(crate) fn skill_rows_from_json(text: &str) -> Result<Vec<SkillRow>, StoreError> {
+    type Row = (
+        String,
+        Option<String>,
+        Option<String>,
+        String,
+        String,
+        String,
+    );
+    let rows: Vec<Row> = aggregate(text, "skills")?;
+    Ok(rows
+        .into_iter()
+        .map(
+            |(name, description, version, metadata_json, created_at, updated_at)| SkillRow {
+                name,
+                description,
+                version,
+                metadata_json,
+                created_at,
+                updated_at,
+            },
+        )
+        .collect())
+}
+
+/// `skill_items` rows from the closure aggregate: `[[skill_name, item_type,
+/// item_name, item_config, item_order], …]`.
+pub(crate) fn item_rows_from_json(text: &str) -> Result<Vec<ItemRow>, StoreError> {
+    type Row = (String, String, String, Option<String>, i64);
+    let rows: Vec<Row> = aggregate(text, "skill_items")?;
+    Ok(rows
+        .into_iter()
+        .map(
+            |(skill_name, item_type, item_name, item_config, item_order)| ItemRow {
+                skill_name,
+                item_type,
+                item_name,
+                item_config,
+                item_order,
+            },
+        )
+        .collect())
+}
+
+fn aggregate<T: serde::de::DeserializeOwned>(
+    text: &str,
+    table: &'static str,
+) -> Result<Vec<T>, StoreError> {
+    serde_json::from_str(text).map_err(|err| StoreError::Corrupt {
+        table,
+        key: "(closure)".into(),
+        reason: format!("cannot decode the rows read: {err}"),
+    })
+}
+
 pub(crate) fn decode_skills(
     rows: Vec<SkillRow>,
     items: Vec<ItemRow>,

@@ -543,31 +543,38 @@ impl Engine {
         let failed = "cannot load the skills and their includes";
         let roots: Vec<&str> = roots.iter().map(SkillName::as_str).collect();
         let dialect = self.dialect();
-        let mut tx = self.read().await?;
-        let found = tx
-            .fetch(
-                &format!(
-                    "{} SELECT {SKILL_COLUMNS} FROM skills WHERE name IN (SELECT name FROM closure) ORDER BY name",
-                    dialect.closure
-                ),
-                &[Arg::Names(&roots)],
-            )
+        let (open, close) = dialect.json_rows;
+        // One statement, one row: the closure's skills and items, each as one
+        // JSON text. Row by row, the SQLite driver hands every row across
+        // threads, which cost more than the query for a 10,000-item closure.
+        let sql = format!(
+            "{closure} SELECT \
+             (SELECT {open}{SKILL_COLUMNS}{close} FROM skills WHERE name IN (SELECT name FROM closure)), \
+             (SELECT {open}{ITEM_COLUMNS}{close} FROM skill_items WHERE skill_name IN (SELECT name FROM closure))",
+            closure = dialect.closure
+        );
+        let mut conn = self.conn(failed).await?;
+        let found = conn
+            .fetch(&sql, &[Arg::Names(&roots)])
             .await
             .map_err(self.db(failed))?;
-        let skills = rows(found, skill_row)?;
-        let names: Vec<&str> = skills.iter().map(|skill| skill.name.as_str()).collect();
-        let items = tx
-            .fetch(
-                &format!(
-                    "SELECT {ITEM_COLUMNS} FROM skill_items WHERE skill_name IN ({})",
-                    dialect.names
-                ),
-                &[Arg::Names(&names)],
-            )
-            .await
-            .map_err(self.db(failed))?;
-        self.commit(tx, failed).await?;
-        codec::decode_skills(skills, rows(items, item_row)?)
+        let mut cells = found.into_iter().next().unwrap_or_default().into_iter();
+        let mut json_cell = |column: &str| -> Result<String, StoreError> {
+            match cells.next() {
+                Some(Cell::Text(text)) => Ok(text),
+                Some(Cell::Null) | None => Ok("[]".to_owned()),
+                Some(_) => Err(StoreError::Corrupt {
+                    table: "skills",
+                    key: column.to_owned(),
+                    reason: "the closure aggregate is not JSON text".into(),
+                }),
+            }
+        };
+        let skills = json_cell("skills")?;
+        let items = json_cell("items")?;
+        let mut skills = codec::skill_rows_from_json(&skills)?;
+        skills.sort_by(|a, b| a.name.cmp(&b.name));
+        codec::decode_skills(skills, codec::item_rows_from_json(&items)?)
     }
 
     pub(crate) async fn all_skills(&self) -> Result<Vec<Skill>, StoreError> {

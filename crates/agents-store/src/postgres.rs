@@ -56,6 +56,7 @@ pub(crate) static DIALECT: Dialect = Dialect {
                      OFFSET 0
                  ) AS step
              )",
+    json_rows: ("CAST(json_agg(json_build_array(", ")) AS TEXT)"),
     // A catalogue scan, not `to_regclass`: that answers from a per-session
     // cache that waiting on the migration lock does not refresh.
     schema_table_exists: "SELECT COUNT(*) FROM pg_catalog.pg_tables \

@@ -87,6 +87,10 @@ pub(crate) struct Dialect {
     pub names: &'static str,
     /// `WITH RECURSIVE closure(name) AS (...)` from one [`Arg::Names`].
     pub closure: &'static str,
+    /// Opens and closes an aggregate that turns rows of columns into one JSON
+    /// text (an array of arrays; NULL or `[]` for no rows). Reads of many rows
+    /// use it so that one row crosses from the driver, not thousands.
+    pub json_rows: (&'static str, &'static str),
     /// One integer: 1 when `schema_migrations` exists, else 0.
     pub schema_table_exists: &'static str,
     /// Bound values per bulk statement.

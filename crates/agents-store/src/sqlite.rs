@@ -46,6 +46,7 @@ pub(crate) static DIALECT: Dialect = Dialect {
                  SELECT i.item_name FROM closure c CROSS JOIN skill_items i
                  WHERE i.skill_name = c.name AND +i.item_type = 'include'
              )",
+    json_rows: ("json_group_array(json_array(", "))"),
     schema_table_exists: "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'",
     // Far below SQLite's 32766 parameters, large enough that a 10,000-skill
     // batch is a few dozen statements.
