@@ -102,7 +102,8 @@ pub(crate) struct ItemColumns {
     pub item_order: i32,
 }
 
-/// A `skills` row as read.
+/// A `skills` row as read; fields in the order of the engine's `SKILL_COLUMNS`.
+#[derive(Deserialize)]
 pub(crate) struct SkillRow {
     pub name: String,
     pub description: Option<String>,
@@ -112,7 +113,8 @@ pub(crate) struct SkillRow {
     pub updated_at: String,
 }
 
-/// A `skill_items` row as read.
+/// A `skill_items` row as read; fields in the order of the engine's `ITEM_COLUMNS`.
+#[derive(Deserialize)]
 pub(crate) struct ItemRow {
     pub skill_name: String,
     pub item_type: String,
@@ -317,54 +319,10 @@ pub(crate) fn decode_skill(row: SkillRow, mut items: Vec<ItemRow>) -> Result<Ski
     Ok(skill)
 }
 
-/// Pairs skill rows with their item rows; keeps the order of `rows`.
-/// `skills` rows from the closure aggregate: `[[name, description, version,
-/// metadata_json, created_at, updated_at], …]`.
-pub(crate) fn skill_rows_from_json(text: &str) -> Result<Vec<SkillRow>, StoreError> {
-    type Row = (
-        String,
-        Option<String>,
-        Option<String>,
-        String,
-        String,
-        String,
-    );
-    let rows: Vec<Row> = aggregate(text, "skills")?;
-    Ok(rows
-        .into_iter()
-        .map(
-            |(name, description, version, metadata_json, created_at, updated_at)| SkillRow {
-                name,
-                description,
-                version,
-                metadata_json,
-                created_at,
-                updated_at,
-            },
-        )
-        .collect())
-}
-
-/// `skill_items` rows from the closure aggregate: `[[skill_name, item_type,
-/// item_name, item_config, item_order], …]`.
-pub(crate) fn item_rows_from_json(text: &str) -> Result<Vec<ItemRow>, StoreError> {
-    type Row = (String, String, String, Option<String>, i64);
-    let rows: Vec<Row> = aggregate(text, "skill_items")?;
-    Ok(rows
-        .into_iter()
-        .map(
-            |(skill_name, item_type, item_name, item_config, item_order)| ItemRow {
-                skill_name,
-                item_type,
-                item_name,
-                item_config,
-                item_order,
-            },
-        )
-        .collect())
-}
-
-fn aggregate<T: serde::de::DeserializeOwned>(
+/// Rows from a closure aggregate of `table`: a JSON array of arrays whose
+/// columns are in the order of `T`'s fields (serde reads a struct from a
+/// sequence in field order).
+pub(crate) fn rows_from_json<T: serde::de::DeserializeOwned>(
     text: &str,
     table: &'static str,
 ) -> Result<Vec<T>, StoreError> {
@@ -375,6 +333,7 @@ fn aggregate<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// Pairs skill rows with their item rows; keeps the order of `rows`.
 pub(crate) fn decode_skills(
     rows: Vec<SkillRow>,
     items: Vec<ItemRow>,

@@ -559,22 +559,24 @@ impl Engine {
             .await
             .map_err(self.db(failed))?;
         let mut cells = found.into_iter().next().unwrap_or_default().into_iter();
-        let mut json_cell = |column: &str| -> Result<String, StoreError> {
+        let mut json_cell = |table: &'static str| -> Result<String, StoreError> {
             match cells.next() {
                 Some(Cell::Text(text)) => Ok(text),
                 Some(Cell::Null) | None => Ok("[]".to_owned()),
                 Some(_) => Err(StoreError::Corrupt {
-                    table: "skills",
-                    key: column.to_owned(),
+                    table,
+                    key: "(closure)".into(),
                     reason: "the closure aggregate is not JSON text".into(),
                 }),
             }
         };
         let skills = json_cell("skills")?;
-        let items = json_cell("items")?;
-        let mut skills = codec::skill_rows_from_json(&skills)?;
+        let items = json_cell("skill_items")?;
+        let mut skills: Vec<codec::SkillRow> = codec::rows_from_json(&skills, "skills")?;
+        // Byte order, the same on both backends (a PostgreSQL collation need
+        // not be).
         skills.sort_by(|a, b| a.name.cmp(&b.name));
-        codec::decode_skills(skills, codec::item_rows_from_json(&items)?)
+        codec::decode_skills(skills, codec::rows_from_json(&items, "skill_items")?)
     }
 
     pub(crate) async fn all_skills(&self) -> Result<Vec<Skill>, StoreError> {
