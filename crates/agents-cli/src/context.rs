@@ -34,8 +34,7 @@ pub fn settings(
         mcp_timeout_s: None,
     };
     let env = |name: &str| std::env::var(name).ok();
-    agents_config::resolve(&overrides, &env, &home_dir()?)
-        .map_err(|err| Failure::new("config", err.to_string()))
+    Ok(agents_config::resolve(&overrides, &env, &home_dir()?)?)
 }
 
 impl Context {
@@ -49,10 +48,7 @@ impl Context {
     ) -> Result<Self, Failure> {
         let format = global.format_or_table();
         let settings = settings(global, agent_skills_paths)?;
-        let url = match &settings.database_url.value {
-            Some(raw) => DatabaseUrl::parse(raw)?,
-            None => DatabaseUrl::Sqlite(agents_store::default_sqlite_path(&settings.home)),
-        };
+        let url = DatabaseUrl::parse(&settings.database_url.value)?;
         let store = agents_store::open(&url).await?;
         let mut builtins = ToolRegistry::new();
         for tool in builtin_tools() {
@@ -81,8 +77,7 @@ impl Context {
 /// The directories of a `--paths` flag, expanded like the configured ones.
 pub fn settings_with_paths(ctx: &Context, raw: String) -> Result<Vec<PathBuf>, Failure> {
     let env = |name: &str| std::env::var(name).ok();
-    agents_config::parse_paths(&raw, &ctx.settings.home, &env)
-        .map_err(|err| Failure::new("config", err.to_string()))
+    Ok(agents_config::parse_paths(&raw, &ctx.settings.home, &env)?)
 }
 
 /// `user@host` of whoever runs this command, recorded with the skills they write.

@@ -23,7 +23,10 @@ fn main() -> ExitCode {
         let rest: Vec<std::ffi::OsString> = std::env::args_os().skip(2).collect();
         let err = agents_mcp::exec_server(&rest);
         // This is the server's stderr now: the refresh that started it reports it.
-        output::report_error(cli::Format::Table, &Failure::new("launch", err.to_string()));
+        output::report_error(
+            cli::Format::Table,
+            &Failure::new(err.kind(), err.to_string()),
+        );
         return ExitCode::from(127);
     }
     let args = match cli::Args::try_parse() {

@@ -58,13 +58,19 @@ impl From<agents_store::StoreError> for Failure {
 
 impl From<agents_definition::DefinitionError> for Failure {
     fn from(err: agents_definition::DefinitionError) -> Self {
-        Self::new("invalid_definition", err.to_string())
+        Self::new(err.kind(), err.to_string())
     }
 }
 
 impl From<agents_core::InvalidSkillName> for Failure {
     fn from(err: agents_core::InvalidSkillName) -> Self {
-        Self::new("invalid_skill_name", err.to_string())
+        Self::new(err.kind(), err.to_string())
+    }
+}
+
+impl From<agents_config::ConfigError> for Failure {
+    fn from(err: agents_config::ConfigError) -> Self {
+        Self::new(err.kind(), err.to_string())
     }
 }
 

@@ -72,6 +72,8 @@ pub const ENV_VARS: &[EnvVar] = &[
 
 /// The config file, relative to the home directory.
 pub const DEFAULT_CONFIG_FILE: &str = ".cleveragents/config.toml";
+/// The embedded default database, relative to the home directory.
+pub const DEFAULT_DATABASE_FILE: &str = ".cleveragents/cleveragents.db";
 /// `skills.agent_skills_paths` when nothing sets it.
 pub const DEFAULT_AGENT_SKILLS_PATHS: &str = "~/.cleveragents/agent_skills";
 /// `mcp.timeout_s` when nothing sets it.
@@ -145,10 +147,10 @@ pub struct Settings {
     pub config_file: Setting<PathBuf>,
     /// Whether `config_file` existed and was read.
     pub config_file_loaded: bool,
-    /// `database.url`; `None` lets the store pick `~/.cleveragents/cleveragents.db`.
-    /// Any password is masked in `Display` and JSON.
+    /// `database.url` (default `sqlite://~/.cleveragents/cleveragents.db`,
+    /// expanded). Any password is masked in `Display` and JSON.
     #[serde(serialize_with = "serialize_database_url")]
-    pub database_url: Setting<Option<String>>,
+    pub database_url: Setting<String>,
     /// `skills.agent_skills_paths`, expanded, empty entries dropped.
     pub agent_skills_paths: Setting<Vec<PathBuf>>,
     /// `mcp.timeout_s`.
@@ -231,6 +233,21 @@ pub enum ConfigError {
     },
 }
 
+impl ConfigError {
+    /// A stable machine-readable kind.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Read { .. } => "config_read",
+            Self::NotAFile { .. } => "config_not_a_file",
+            Self::TooLarge { .. } => "config_too_large",
+            Self::MissingFile { .. } => "config_missing_file",
+            Self::File { .. } => "config_invalid",
+            Self::Invalid { .. } => "config_invalid_value",
+            Self::Expand { .. } => "config_expand",
+        }
+    }
+}
+
 /// The process environment, for callers that want it (the CLI).
 pub fn process_env(name: &str) -> Option<String> {
     std::env::var(name).ok()
@@ -264,18 +281,21 @@ pub fn resolve(
     let env_value = |name: &str| env(name).filter(|value| !value.is_empty());
     let mut warnings = Vec::new();
 
-    let config_file = if let Some(path) = &cli.config {
-        let path = match path.to_str() {
-            Some(raw) => expand_path(raw, home, env)?,
-            None => path.clone(),
-        };
-        Setting::new(path, Origin::Flag)
-    } else if let Some(raw) = env_value(ENV_CONFIG) {
-        let path = expand_path(&raw, home, env)?;
-        Setting::new(path, Origin::Env { var: ENV_CONFIG })
-    } else {
-        Setting::new(home.join(DEFAULT_CONFIG_FILE), Origin::Default)
-    };
+    let config_file = pick(
+        cli.config.as_ref().map(|path| {
+            found(Origin::Flag, move |_| match path.to_str() {
+                Some(raw) => expand_path(raw, home, env),
+                None => Ok(path.clone()),
+            })
+        }),
+        env_value(ENV_CONFIG).map(|raw| {
+            found(Origin::Env { var: ENV_CONFIG }, move |_| {
+                expand_path(&raw, home, env)
+            })
+        }),
+        None,
+        || Ok(home.join(DEFAULT_CONFIG_FILE)),
+    )?;
     let loaded = file::load(&config_file.value)?;
     if loaded.is_none() && config_file.origin != Origin::Default {
         return Err(ConfigError::MissingFile {
@@ -297,61 +317,68 @@ pub fn resolve(
         mcp,
     } = file;
 
-    let database_url = if let Some(url) = &cli.database_url {
-        Setting::new(Some(url.clone()), Origin::Flag)
-    } else if let Some(url) = env_value(ENV_DATABASE_URL) {
-        Setting::new(
-            Some(url),
-            Origin::Env {
-                var: ENV_DATABASE_URL,
-            },
-        )
-    } else if let Some(url) = database.url {
-        let origin = file_origin(url.span());
-        Setting::new(Some(url.into_inner()), origin)
-    } else {
-        Setting::new(None, Origin::Default)
-    };
+    let database_url = pick(
+        cli.database_url
+            .clone()
+            .map(|url| found(Origin::Flag, move |_| Ok(url))),
+        env_value(ENV_DATABASE_URL).map(|url| {
+            found(
+                Origin::Env {
+                    var: ENV_DATABASE_URL,
+                },
+                move |_| Ok(url),
+            )
+        }),
+        database
+            .url
+            .map(|url| found(file_origin(url.span()), move |_| Ok(url.into_inner()))),
+        || default_database_url(home),
+    )?;
 
-    let agent_skills_paths = if let Some(raw) = &cli.agent_skills_paths {
-        Setting::new(parse_paths(raw, home, env)?, Origin::Flag)
-    } else if let Some(raw) = env_value(ENV_AGENT_SKILLS_PATHS) {
-        let origin = Origin::Env {
-            var: ENV_AGENT_SKILLS_PATHS,
-        };
-        let paths = parse_paths(&raw, home, env).map_err(|err| ConfigError::Invalid {
-            key: "skills.agent_skills_paths",
-            origin: origin.clone(),
-            message: err.to_string(),
-        })?;
-        Setting::new(paths, origin)
-    } else if let Some(list) = skills.agent_skills_paths {
-        let span = list.span();
-        let base = path.parent().unwrap_or(Path::new(""));
-        let entries = match list.into_inner() {
-            PathList::Joined(raw) => raw
-                .split(',')
-                .map(|entry| entry.trim().to_owned())
-                .collect(),
-            PathList::Items(items) => items,
-        };
-        let mut paths = Vec::new();
-        for entry in entries
-            .iter()
-            .map(|entry| entry.trim())
-            .filter(|entry| !entry.is_empty())
-        {
-            let expanded =
-                expand_path(entry, home, env).map_err(|err| at(span.clone(), err.to_string()))?;
-            paths.push(base.join(expanded));
-        }
-        Setting::new(paths, file_origin(span))
-    } else {
-        Setting::new(
-            parse_paths(DEFAULT_AGENT_SKILLS_PATHS, home, env)?,
-            Origin::Default,
-        )
-    };
+    let agent_skills_paths = pick(
+        cli.agent_skills_paths
+            .as_ref()
+            .map(|raw| found(Origin::Flag, move |_| parse_paths(raw, home, env))),
+        env_value(ENV_AGENT_SKILLS_PATHS).map(|raw| {
+            found(
+                Origin::Env {
+                    var: ENV_AGENT_SKILLS_PATHS,
+                },
+                move |origin| {
+                    parse_paths(&raw, home, env).map_err(|err| ConfigError::Invalid {
+                        key: "skills.agent_skills_paths",
+                        origin: origin.clone(),
+                        message: err.to_string(),
+                    })
+                },
+            )
+        }),
+        skills.agent_skills_paths.map(|list| {
+            let span = list.span();
+            found(file_origin(span.clone()), move |_| {
+                let base = path.parent().unwrap_or(Path::new(""));
+                let entries: Vec<String> = match list.into_inner() {
+                    PathList::Joined(raw) => raw
+                        .split(',')
+                        .map(|entry| entry.trim().to_owned())
+                        .collect(),
+                    PathList::Items(items) => items,
+                };
+                let mut paths = Vec::new();
+                for entry in entries
+                    .iter()
+                    .map(|entry| entry.trim())
+                    .filter(|entry| !entry.is_empty())
+                {
+                    let expanded = expand_path(entry, home, env)
+                        .map_err(|err| at(span.clone(), err.to_string()))?;
+                    paths.push(base.join(expanded));
+                }
+                Ok(paths)
+            })
+        }),
+        || parse_paths(DEFAULT_AGENT_SKILLS_PATHS, home, env),
+    )?;
     for dir in &agent_skills_paths.value {
         match std::fs::metadata(dir) {
             Ok(meta) if meta.is_dir() => {}
@@ -369,44 +396,49 @@ pub fn resolve(
     }
 
     let timeout_rule = "expected whole seconds, at least 1";
-    let mcp_timeout_s = if let Some(seconds) = cli.mcp_timeout_s {
-        if seconds == 0 {
-            return Err(ConfigError::Invalid {
-                key: "mcp.timeout_s",
-                origin: Origin::Flag,
-                message: format!("{timeout_rule}, got `0`"),
-            });
-        }
-        Setting::new(seconds, Origin::Flag)
-    } else if let Some(raw) = env_value(ENV_MCP_TIMEOUT_S) {
-        let origin = Origin::Env {
-            var: ENV_MCP_TIMEOUT_S,
-        };
-        match raw.trim().parse::<u64>() {
-            Ok(seconds) if seconds >= 1 => Setting::new(seconds, origin),
-            _ => {
-                return Err(ConfigError::Invalid {
-                    key: "mcp.timeout_s",
-                    origin,
-                    message: format!("{timeout_rule}, got `{raw}`"),
-                });
-            }
-        }
-    } else if let Some(seconds) = mcp.timeout_s {
-        let span = seconds.span();
-        let value = positive_seconds(*seconds.get_ref()).ok_or_else(|| {
-            at(
-                span.clone(),
-                format!(
-                    "`mcp.timeout_s`: {timeout_rule}, got `{}`",
-                    seconds.get_ref()
-                ),
+    let mcp_timeout_s = pick(
+        cli.mcp_timeout_s.map(|seconds| {
+            found(Origin::Flag, move |origin| {
+                positive_seconds(i64::try_from(seconds).unwrap_or(0)).ok_or_else(|| {
+                    ConfigError::Invalid {
+                        key: "mcp.timeout_s",
+                        origin: origin.clone(),
+                        message: format!("{timeout_rule}, got `{seconds}`"),
+                    }
+                })
+            })
+        }),
+        env_value(ENV_MCP_TIMEOUT_S).map(|raw| {
+            found(
+                Origin::Env {
+                    var: ENV_MCP_TIMEOUT_S,
+                },
+                move |origin| match raw.trim().parse::<u64>() {
+                    Ok(seconds) if seconds >= 1 => Ok(seconds),
+                    _ => Err(ConfigError::Invalid {
+                        key: "mcp.timeout_s",
+                        origin: origin.clone(),
+                        message: format!("{timeout_rule}, got `{raw}`"),
+                    }),
+                },
             )
-        })?;
-        Setting::new(value, file_origin(span))
-    } else {
-        Setting::new(DEFAULT_MCP_TIMEOUT_S, Origin::Default)
-    };
+        }),
+        mcp.timeout_s.map(|seconds| {
+            let span = seconds.span();
+            found(file_origin(span.clone()), move |_| {
+                positive_seconds(*seconds.get_ref()).ok_or_else(|| {
+                    at(
+                        span,
+                        format!(
+                            "`mcp.timeout_s`: {timeout_rule}, got `{}`",
+                            seconds.get_ref()
+                        ),
+                    )
+                })
+            })
+        }),
+        || Ok(DEFAULT_MCP_TIMEOUT_S),
+    )?;
 
     let mut mcp_servers = IndexMap::new();
     for (name, table) in mcp.servers {
@@ -455,6 +487,50 @@ pub fn resolve(
         warnings,
         home: home.to_path_buf(),
     })
+}
+
+/// A set source of a setting: where the value comes from, and how to read it
+/// (called only for the source that wins, so a shadowed bad value is no error).
+type Found<'a, T> = (
+    Origin,
+    Box<dyn FnOnce(&Origin) -> Result<T, ConfigError> + 'a>,
+);
+
+fn found<'a, T>(
+    origin: Origin,
+    read: impl FnOnce(&Origin) -> Result<T, ConfigError> + 'a,
+) -> Found<'a, T> {
+    (origin, Box::new(read))
+}
+
+/// The one precedence rule: flag > environment > config file > default. The
+/// first source that is set decides, and only its value is read.
+fn pick<T>(
+    flag: Option<Found<'_, T>>,
+    env: Option<Found<'_, T>>,
+    file: Option<Found<'_, T>>,
+    default: impl FnOnce() -> Result<T, ConfigError>,
+) -> Result<Setting<T>, ConfigError> {
+    match [flag, env, file].into_iter().flatten().next() {
+        Some((origin, read)) => Ok(Setting::new(read(&origin)?, origin)),
+        None => Ok(Setting::new(default()?, Origin::Default)),
+    }
+}
+
+/// `sqlite://HOME/.cleveragents/cleveragents.db`: the embedded default.
+fn default_database_url(home: &Path) -> Result<String, ConfigError> {
+    let file = home.join(DEFAULT_DATABASE_FILE);
+    match file.to_str() {
+        Some(path) => Ok(format!("sqlite://{path}")),
+        None => Err(ConfigError::Invalid {
+            key: "database.url",
+            origin: Origin::Default,
+            message: format!(
+                "the default database `{}` is not valid UTF-8; set `database.url`",
+                file.display()
+            ),
+        }),
+    }
 }
 
 fn positive_seconds(seconds: i64) -> Option<u64> {
@@ -521,14 +597,10 @@ fn serialize_mcp_servers<S: Serializer>(
 }
 
 fn serialize_database_url<S: Serializer>(
-    setting: &Setting<Option<String>>,
+    setting: &Setting<String>,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
-    Setting::new(
-        setting.value.as_deref().map(mask_database_url),
-        setting.origin.clone(),
-    )
-    .serialize(serializer)
+    Setting::new(mask_database_url(&setting.value), setting.origin.clone()).serialize(serializer)
 }
 
 impl fmt::Display for Settings {
@@ -542,10 +614,7 @@ impl fmt::Display for Settings {
             format!("{} (not found)", self.config_file.value.display())
         };
         row(f, "config file", &file, &self.config_file.origin)?;
-        let url = match &self.database_url.value {
-            Some(url) => mask_database_url(url),
-            None => "(store default: ~/.cleveragents/cleveragents.db)".to_owned(),
-        };
+        let url = mask_database_url(&self.database_url.value);
         row(f, "database.url", &url, &self.database_url.origin)?;
         let paths = if self.agent_skills_paths.value.is_empty() {
             "(none)".to_owned()

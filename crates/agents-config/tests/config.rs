@@ -86,7 +86,13 @@ fn defaults_apply_when_nothing_is_set() {
     assert_eq!(settings.config_file.value, world.default_config());
     assert_eq!(settings.config_file.origin, Origin::Default);
     assert!(!settings.config_file_loaded);
-    assert_eq!(settings.database_url.value, None);
+    assert_eq!(
+        settings.database_url.value,
+        format!(
+            "sqlite://{}/.cleveragents/cleveragents.db",
+            world.home.path().display()
+        )
+    );
     assert_eq!(settings.database_url.origin, Origin::Default);
     assert_eq!(
         settings.agent_skills_paths.value,
@@ -105,7 +111,7 @@ fn database_url_precedence_flag_env_file_default() {
     let config = world.write_default_config("[database]\nurl = \"sqlite:///from/file.db\"\n");
     let settings = world.ok(&no_flags());
     assert_eq!(
-        settings.database_url.value.as_deref(),
+        Some(settings.database_url.value.as_str()),
         Some("sqlite:///from/file.db")
     );
     assert_eq!(settings.database_url.origin, file_origin(&config, 2));
@@ -113,7 +119,7 @@ fn database_url_precedence_flag_env_file_default() {
     world.set(ENV_DATABASE_URL, "sqlite:///from/env.db");
     let settings = world.ok(&no_flags());
     assert_eq!(
-        settings.database_url.value.as_deref(),
+        Some(settings.database_url.value.as_str()),
         Some("sqlite:///from/env.db")
     );
     assert_eq!(
@@ -129,7 +135,7 @@ fn database_url_precedence_flag_env_file_default() {
     };
     let settings = world.ok(&flags);
     assert_eq!(
-        settings.database_url.value.as_deref(),
+        Some(settings.database_url.value.as_str()),
         Some("sqlite:///from/flag.db")
     );
     assert_eq!(settings.database_url.origin, Origin::Flag);
@@ -627,7 +633,7 @@ fn config_show_json_has_value_and_origin_per_key() {
     let settings = world.ok(&flags);
     // The store still gets the real URL; only what is shown is masked.
     assert_eq!(
-        settings.database_url.value.as_deref(),
+        Some(settings.database_url.value.as_str()),
         Some("postgres://ada:s3cret@db.local:5432/agents")
     );
     let shown = serde_json::to_value(&settings).unwrap();

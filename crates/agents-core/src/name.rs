@@ -26,6 +26,13 @@ pub struct InvalidSkillName {
     pub reason: String,
 }
 
+impl InvalidSkillName {
+    /// A stable machine-readable kind.
+    pub fn kind(&self) -> &'static str {
+        "invalid_skill_name"
+    }
+}
+
 impl SkillName {
     /// Validates `name` against [`SKILL_NAME_PATTERN`] and the column widths.
     pub fn new(name: &str) -> Result<Self, InvalidSkillName> {

@@ -48,6 +48,11 @@ pub struct SourceLine {
 impl std::error::Error for DefinitionError {}
 
 impl DefinitionError {
+    /// A stable machine-readable kind.
+    pub fn kind(&self) -> &'static str {
+        "invalid_definition"
+    }
+
     pub(crate) fn from_yaml(
         file: &str,
         text: &str,

@@ -131,6 +131,15 @@ pub enum DiscoveryError {
     Conflicts(Vec<DiscoveryConflict>),
 }
 
+impl DiscoveryError {
+    /// A stable machine-readable kind.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Conflicts(_) => "agent_skill_conflict",
+        }
+    }
+}
+
 fn conflicts_message(conflicts: &[DiscoveryConflict]) -> String {
     let mut message = format!(
         "{} agent skill name conflict(s) with conflict strategy `error`:",

@@ -122,6 +122,24 @@ pub enum McpError {
 }
 
 impl McpError {
+    /// A stable machine-readable kind.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::InvalidSource { .. } => "mcp_invalid_source",
+            Self::MissingVar { .. } => "mcp_missing_variable",
+            Self::Spawn { .. } => "mcp_spawn",
+            Self::ExitedEarly { .. } => "mcp_exited_early",
+            Self::Garbage { .. } => "mcp_garbage_output",
+            Self::MessageTooLarge { .. } => "mcp_message_too_large",
+            Self::Timeout { .. } => "mcp_timeout",
+            Self::TooManyTools { .. } => "mcp_too_many_tools",
+            Self::CursorLoop { .. } => "mcp_cursor_loop",
+            Self::TooManyPages { .. } => "mcp_too_many_pages",
+            Self::Connect { .. } => "mcp_connect",
+            Self::Protocol { .. } => "mcp_protocol",
+        }
+    }
+
     /// The server the error is about.
     pub fn server(&self) -> &str {
         match self {

@@ -27,6 +27,18 @@ pub struct Launcher {
     pub args: Vec<OsString>,
 }
 
+impl LaunchError {
+    /// A stable machine-readable kind.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Usage => "launch_usage",
+            Self::Orphaned => "launch_orphaned",
+            Self::Signal(_) => "launch_signal",
+            Self::Exec { .. } => "launch_exec",
+        }
+    }
+}
+
 /// Why [`exec_server`] did not become the server.
 #[derive(Debug, thiserror::Error)]
 pub enum LaunchError {

@@ -131,6 +131,6 @@ async fn run_discovery(
         agents_discovery::discover(&paths, &lookup, strategy, progress_ref)
     })
     .await
-    .map_err(|err| ServiceError::Discovery(format!("discovery stopped: {err}")))?;
-    joined.map_err(|err| ServiceError::Discovery(err.to_string()))
+    .map_err(|err| ServiceError::DiscoveryStopped(err.to_string()))?;
+    Ok(joined?)
 }

@@ -43,11 +43,37 @@ pub enum ServiceError {
         server: String,
     },
     /// Agent Skills discovery failed as a whole (e.g. a conflict under `error`).
-    #[error("{0}")]
-    Discovery(String),
-    /// An MCP server could not be queried.
-    #[error("{0}")]
-    Mcp(String),
+    #[error(transparent)]
+    Discovery(#[from] agents_discovery::DiscoveryError),
+    /// The discovery worker stopped before it finished (it panicked or was cancelled).
+    #[error("discovery stopped: {0}")]
+    DiscoveryStopped(String),
+    /// No definition of the MCP server exists (neither in config.toml nor in any skill).
+    #[error("mcp server `{server}` is not defined in config.toml or in any skill")]
+    McpServerNotDefined {
+        /// The server name asked for.
+        server: String,
+    },
+    /// No definition of the MCP server has a digest with the given prefix.
+    #[error("no definition of mcp server `{server}` has a digest starting with `{prefix}`")]
+    McpDigestNotFound {
+        /// The server name.
+        server: String,
+        /// The digest prefix asked for.
+        prefix: String,
+    },
+    /// Several untrusted definitions share the server name: trust needs a digest.
+    #[error(
+        "mcp server `{server}` has {} untrusted definitions: {}; choose one with `agents mcp trust {server} --digest PREFIX`",
+        .definitions.len(),
+        .definitions.join("; ")
+    )]
+    McpAmbiguousTrust {
+        /// The server name.
+        server: String,
+        /// Each candidate: digest prefix, defining skill and launch line (bounded).
+        definitions: Vec<String>,
+    },
     /// The local MCP trust store cannot be used.
     #[error(transparent)]
     Trust(#[from] crate::trust::TrustError),
@@ -69,8 +95,11 @@ impl ServiceError {
             Self::ToolNotFound(_) => "tool_not_found",
             Self::ReservedToolName { .. } => "reserved_tool_name",
             Self::UnknownMcpServer { .. } => "unknown_mcp_server",
-            Self::Discovery(_) => "discovery",
-            Self::Mcp(_) => "mcp",
+            Self::Discovery(err) => err.kind(),
+            Self::DiscoveryStopped(_) => "discovery_stopped",
+            Self::McpServerNotDefined { .. } => "mcp_server_not_defined",
+            Self::McpDigestNotFound { .. } => "mcp_digest_not_found",
+            Self::McpAmbiguousTrust { .. } => "mcp_ambiguous_trust",
             Self::Trust(err) => err.kind(),
         }
     }

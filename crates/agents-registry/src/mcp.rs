@@ -40,7 +40,7 @@ pub struct McpRefresh {
     /// Why the server was not queried or could not be; the old cache is kept.
     pub error: Option<String>,
     /// `untrusted_mcp_server` when the server was not started because this
-    /// user does not trust it, `mcp` for other failures.
+    /// user does not trust it, else the fetch error's `kind()` (`mcp_timeout`, ...).
     pub error_kind: Option<&'static str>,
     /// When the cache in use was fetched (ISO-8601), if there is one.
     pub cached_at: Option<String>,
@@ -282,9 +282,9 @@ impl<S: Store> SkillRegistryService<S> {
                     .cloned()
                     .collect();
                 if matching.is_empty() {
-                    return Err(ServiceError::Mcp(format!(
-                        "mcp server `{name}` is not defined in config.toml or in any skill"
-                    )));
+                    return Err(ServiceError::McpServerNotDefined {
+                        server: name.clone(),
+                    });
                 }
                 chosen.extend(matching);
             }
@@ -367,7 +367,7 @@ impl<S: Store> SkillRegistryService<S> {
                         tools: Vec::new(),
                         rejected: Vec::new(),
                         error: Some(bounded(&err.to_string(), 4000)),
-                        error_kind: Some("mcp"),
+                        error_kind: Some(err.kind()),
                     });
                 }
             }
@@ -497,18 +497,19 @@ impl<S: Store> SkillRegistryService<S> {
             .filter(|d| digest.is_none_or(|prefix| d.digest.starts_with(prefix)))
             .collect();
         if named.is_empty() {
-            return Err(ServiceError::Mcp(match digest {
-                Some(prefix) => format!(
-                    "no definition of mcp server `{server}` has a digest starting with `{prefix}`"
-                ),
-                None => {
-                    format!("mcp server `{server}` is not defined in config.toml or in any skill")
-                }
-            }));
+            return Err(match digest {
+                Some(prefix) => ServiceError::McpDigestNotFound {
+                    server: server.to_owned(),
+                    prefix: prefix.to_owned(),
+                },
+                None => ServiceError::McpServerNotDefined {
+                    server: server.to_owned(),
+                },
+            });
         }
         let pending: Vec<McpDefinition> = named.into_iter().filter(|d| !d.trusted).collect();
         if pending.len() > 1 {
-            let listed: Vec<String> = pending
+            let definitions: Vec<String> = pending
                 .iter()
                 .map(|d| {
                     format!(
@@ -519,11 +520,10 @@ impl<S: Store> SkillRegistryService<S> {
                     )
                 })
                 .collect();
-            return Err(ServiceError::Mcp(format!(
-                "mcp server `{server}` has {} untrusted definitions: {}; choose one with `agents mcp trust {server} --digest PREFIX`",
-                pending.len(),
-                listed.join("; ")
-            )));
+            return Err(ServiceError::McpAmbiguousTrust {
+                server: server.to_owned(),
+                definitions,
+            });
         }
         for definition in &pending {
             let reason = format!("agents mcp trust (skill `{}`)", definition.defined_in);

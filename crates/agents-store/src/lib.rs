@@ -31,7 +31,7 @@ pub use error::StoreError;
 pub(crate) use error::db_error;
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
-pub use url::{DatabaseUrl, default_sqlite_path};
+pub use url::DatabaseUrl;
 
 /// A short row of `agents skill list`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

@@ -1,5 +1,5 @@
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::str::FromStr;
 
 use sqlx::postgres::PgConnectOptions;
@@ -90,59 +90,9 @@ impl fmt::Debug for DatabaseUrl {
     }
 }
 
-/// The embedded default: `HOME/.cleveragents/cleveragents.db`.
-pub fn default_sqlite_path(home: &Path) -> PathBuf {
-    home.join(".cleveragents").join("cleveragents.db")
-}
-
-/// `url` with the password of the user-info part and any `password=`
-/// parameter replaced by `***`.
+/// `url` fit to print: the one redaction every crate uses.
 pub(crate) fn redact(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_owned();
-    };
-    let authority_start = scheme_end + 3;
-    let rest = &url[authority_start..];
-    let authority_len = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let authority = &rest[..authority_len];
-    let mut out = String::with_capacity(url.len());
-    out.push_str(&url[..authority_start]);
-    match authority.rfind('@') {
-        Some(at) => {
-            let userinfo = &authority[..at];
-            match userinfo.find(':') {
-                Some(colon) => {
-                    out.push_str(&userinfo[..colon]);
-                    out.push_str(":***");
-                }
-                None => out.push_str(userinfo),
-            }
-            out.push_str(&authority[at..]);
-        }
-        None => out.push_str(authority),
-    }
-    let tail = &rest[authority_len..];
-    match tail.find('?') {
-        Some(question) => {
-            out.push_str(&tail[..=question]);
-            let query = &tail[question + 1..];
-            let (query, fragment) = match query.find('#') {
-                Some(hash) => (&query[..hash], &query[hash..]),
-                None => (query, ""),
-            };
-            let params: Vec<String> = query
-                .split('&')
-                .map(|param| match param.split_once('=') {
-                    Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
-                    _ => param.to_owned(),
-                })
-                .collect();
-            out.push_str(&params.join("&"));
-            out.push_str(fragment);
-        }
-        None => out.push_str(tail),
-    }
-    out
+    agents_core::redact::redact_url(url)
 }
 
 #[cfg(test)]
@@ -218,13 +168,5 @@ mod tests {
         assert!(!message.contains("hidden"), "{message}");
         let err = DatabaseUrl::parse("postgres://h/db?sslmode=sometimes").unwrap_err();
         assert!(matches!(err, StoreError::InvalidUrl { .. }), "{err}");
-    }
-
-    #[test]
-    fn default_path_is_under_home() {
-        assert_eq!(
-            default_sqlite_path(Path::new("/home/u")),
-            PathBuf::from("/home/u/.cleveragents/cleveragents.db")
-        );
     }
 }

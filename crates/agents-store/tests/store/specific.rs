@@ -39,7 +39,7 @@ async fn sqlite_creates_its_directory_and_uses_wal() {
 #[tokio::test]
 async fn sqlite_default_path_and_url_forms_open() {
     let home = tempfile::tempdir().unwrap();
-    let path = agents_store::default_sqlite_path(home.path());
+    let path = home.path().join(".cleveragents/cleveragents.db");
     let url = DatabaseUrl::parse(&format!("sqlite://{}", path.display())).unwrap();
     assert_eq!(url, DatabaseUrl::Sqlite(path.clone()));
     let store = agents_store::open(&url).await.unwrap();
