@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, with everything it needs: a throwaway PostgreSQL
-# server (TLS on, loopback only) and a real third-party MCP server from npm.
+# server (TLS on, loopback only), a real third-party MCP server from npm and
+# the official MCP Python SDK (a real third-party client) from PyPI.
 # Usage: scripts/test.sh [extra cargo test args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +20,11 @@ eval "$(scripts/pg-test-server.sh start "$work/pg")"
 echo "== installing the MCP reference server (npm)"
 AGENTS_TEST_MCP_EVERYTHING=$(scripts/install-mcp-everything.sh)
 export AGENTS_TEST_MCP_EVERYTHING
+echo "== installing the MCP Python SDK (PyPI) for the gateway tests"
+AGENTS_TEST_MCP_PYTHON=$(scripts/install-mcp-python.sh)
+export AGENTS_TEST_MCP_PYTHON
+# Tests that need these fail instead of skipping.
+export AGENTS_TEST_REQUIRE_ALL=1
 
 echo "== cargo test"
 cargo test --workspace --locked "$@"

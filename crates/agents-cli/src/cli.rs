@@ -39,6 +39,19 @@ pub enum Format {
     Table,
     Json,
     Yaml,
+    /// OpenAI Chat Completions `tools` (only `skill tools`)
+    Openai,
+    /// Anthropic Messages API `tools` (only `skill tools`)
+    Anthropic,
+    /// The MCP `tools/list` result `agents mcp serve` answers (only `skill tools`)
+    Mcp,
+}
+
+impl Format {
+    /// The formats only `agents skill tools` writes.
+    pub fn is_export(self) -> bool {
+        matches!(self, Self::Openai | Self::Anthropic | Self::Mcp)
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -159,6 +172,15 @@ pub enum McpCommand {
     List,
     /// Show the cached tools of one server
     Tools { server: String },
+    /// Serve the tools of skills as an MCP server over stdio (a gateway to
+    /// their MCP servers)
+    Serve {
+        #[arg(required = true)]
+        skills: Vec<String>,
+        /// Print what would be served and what is left out, then exit
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Trust an MCP server definition from the registry on this machine
     /// (prints what it runs and who defined it), or list trusted ones
     Trust {

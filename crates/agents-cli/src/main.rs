@@ -57,7 +57,8 @@ fn main() -> ExitCode {
     let outcome = runtime
         .block_on(until_signal(commands::run(args)))
         .and_then(|inner| inner);
-    drop(runtime);
+    // Do not wait for a blocking stdin read (the MCP stdio transport) forever.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     agents_mcp::stop_adopted();
     match outcome {
         Ok(code) => code,

@@ -112,6 +112,11 @@ pub fn warn_all<'a>(format: Format, messages: impl IntoIterator<Item = &'a str>)
     }
 }
 
+/// Prints a line for people on stderr (when stdout is a protocol channel).
+pub fn note(text: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
+}
+
 /// Prints a line for people on stdout.
 pub fn line(text: impl AsRef<str>) -> Result<(), Failure> {
     let mut stdout = std::io::stdout().lock();
@@ -178,5 +183,8 @@ pub fn format_name(format: Format) -> &'static str {
         Format::Table => "table",
         Format::Json => "json",
         Format::Yaml => "yaml",
+        Format::Openai => "openai",
+        Format::Anthropic => "anthropic",
+        Format::Mcp => "mcp",
     }
 }

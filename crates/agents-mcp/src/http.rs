@@ -25,6 +25,17 @@ pub(crate) async fn fetch(
     launch: HttpLaunch<'_>,
     options: &FetchOptions,
 ) -> Result<FetchedTools, McpError> {
+    let (client, fetched) = open(launch, options, session::Handler::default()).await?;
+    session::close(client, options.shutdown_grace).await;
+    Ok(fetched)
+}
+
+/// Connects and runs `initialize` and `tools/list`; the session stays open.
+pub(crate) async fn open(
+    launch: HttpLaunch<'_>,
+    options: &FetchOptions,
+    handler: session::Handler,
+) -> Result<(session::Client, FetchedTools), McpError> {
     let server = launch.server;
     let mut headers = HashMap::new();
     for (name, value) in launch.headers {
@@ -48,14 +59,18 @@ pub(crate) async fn fetch(
     let stage = Mutex::new(STAGE_INITIALIZE);
     let outcome = tokio::time::timeout(
         launch.timeout,
-        session::run(transport, server, McpTransport::Http, &stage, options),
+        session::run(
+            transport,
+            server,
+            McpTransport::Http,
+            &stage,
+            options,
+            handler,
+        ),
     )
     .await;
     match outcome {
-        Ok(Ok((client, fetched))) => {
-            session::close(client, options.shutdown_grace).await;
-            Ok(fetched)
-        }
+        Ok(Ok((client, fetched))) => Ok((client, fetched)),
         Ok(Err(failure)) => Err(diagnose(server, launch.url, get_stage(&stage), failure)),
         Err(_elapsed) => Err(McpError::Timeout {
             server: server.to_owned(),

@@ -52,6 +52,7 @@ mod process;
 mod session;
 mod source;
 mod stdio;
+mod upstream;
 
 use std::fmt;
 use std::sync::Arc;
@@ -64,6 +65,8 @@ pub use error::McpError;
 pub use expand::{VarError, expand_vars};
 pub use launch::{LaunchError, Launcher, exec_server};
 pub use orphans::{adopt_orphans, stop_adopted};
+pub use session::ToolsChanged;
+pub use upstream::{Upstream, connect};
 
 /// Variables a stdio server inherits from this process (when set), as the
 /// official MCP SDKs do; everything else it gets comes from the item's `env`.

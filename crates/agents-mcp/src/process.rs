@@ -58,6 +58,11 @@ impl ChildGuard {
     }
 
     /// Waits up to `within` for the leader to exit (reaping it).
+    /// True when the server process has exited.
+    pub(crate) fn has_exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
     pub(crate) async fn wait(&mut self, within: Duration) -> Option<ExitStatus> {
         tokio::time::timeout(within, self.child.wait())
             .await

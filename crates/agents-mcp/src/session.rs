@@ -22,7 +22,38 @@ pub(crate) enum SessionError {
     List(Failure),
 }
 
-pub(crate) type Client = RunningService<RoleClient, ClientConfig>;
+pub(crate) type Client = RunningService<RoleClient, Handler>;
+
+/// Called when the server sends `notifications/tools/list_changed`.
+pub type ToolsChanged = std::sync::Arc<dyn Fn() + Send + Sync>;
+
+/// The client side of a session: announces itself and passes
+/// `notifications/tools/list_changed` on.
+#[derive(Clone, Default)]
+pub(crate) struct Handler {
+    pub(crate) on_tools_changed: Option<ToolsChanged>,
+}
+
+impl std::fmt::Debug for Handler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handler").finish_non_exhaustive()
+    }
+}
+
+impl rmcp::ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("agents-mcp", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn on_tool_list_changed(&self, _context: rmcp::service::NotificationContext<RoleClient>) {
+        if let Some(callback) = &self.on_tools_changed {
+            callback();
+        }
+    }
+}
 
 pub(crate) async fn run<T, E, A>(
     transport: T,
@@ -30,16 +61,13 @@ pub(crate) async fn run<T, E, A>(
     kind: McpTransport,
     stage: &Mutex<&'static str>,
     options: &FetchOptions,
+    handler: Handler,
 ) -> Result<(Client, FetchedTools), SessionError>
 where
     T: IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let config = ClientConfig::new(
-        ClientCapabilities::default(),
-        Implementation::new("agents-mcp", env!("CARGO_PKG_VERSION")),
-    );
-    let client = config
+    let client = handler
         .serve(transport)
         .await
         .map_err(|err| SessionError::Init(Box::new(err)))?;

@@ -24,6 +24,21 @@ pub(crate) async fn fetch(
     launch: StdioLaunch<'_>,
     options: &FetchOptions,
 ) -> Result<FetchedTools, McpError> {
+    let (client, fetched, mut guard, _stderr) =
+        open(launch, options, session::Handler::default()).await?;
+    // Closing the session closes the server's stdin, the polite way to stop it.
+    session::close(client, options.shutdown_grace).await;
+    guard.shutdown(options.shutdown_grace).await;
+    Ok(fetched)
+}
+
+/// Starts the server and runs `initialize` and `tools/list`; the session and
+/// the process stay up (the guard kills the group when dropped).
+pub(crate) async fn open(
+    launch: StdioLaunch<'_>,
+    options: &FetchOptions,
+    handler: session::Handler,
+) -> Result<(session::Client, FetchedTools, ChildGuard, StderrTail), McpError> {
     let server = launch.server;
     let spawn_error = |reason: String| McpError::Spawn {
         server: server.to_owned(),
@@ -121,6 +136,7 @@ pub(crate) async fn fetch(
             McpTransport::Stdio,
             &stage,
             options,
+            handler,
         )
         .await
         {
@@ -140,12 +156,7 @@ pub(crate) async fn fetch(
     // Bound to a local so the future (and its borrows of `guard`) is gone before the match.
     let outcome = tokio::time::timeout(launch.timeout, work).await;
     match outcome {
-        Ok(Ok((client, fetched))) => {
-            // Closing the session closes the server's stdin, the polite way to stop it.
-            session::close(client, options.shutdown_grace).await;
-            guard.shutdown(options.shutdown_grace).await;
-            Ok(fetched)
-        }
+        Ok(Ok((client, fetched))) => Ok((client, fetched, guard, stderr_tail)),
         Ok(Err(err)) => {
             guard.kill(options.shutdown_grace).await;
             Err(err)

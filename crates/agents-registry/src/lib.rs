@@ -21,5 +21,5 @@ pub use discovery::Progress;
 pub use error::ServiceError;
 pub use mcp::{DEFAULT_MCP_TIMEOUT, McpDefinition, McpRefresh, McpServerState};
 pub use scope::{DiscoveryScope, ScopeError};
-pub use service::{RESERVED_TOOL_PREFIXES, SkillRegistryService, ToolSet};
+pub use service::{RESERVED_TOOL_PREFIXES, ServeSet, SkillRegistryService, ToolSet};
 pub use trust::{TrustEntry, TrustError, TrustStore, describe_launch};

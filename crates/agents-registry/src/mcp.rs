@@ -220,7 +220,10 @@ impl<S: Store> SkillRegistryService<S> {
     }
 
     /// The definitions used by `skills` (inline, or from config for references).
-    async fn definitions_of(&self, skills: &[Skill]) -> Result<Vec<McpDefinition>, ServiceError> {
+    pub(crate) async fn definitions_of(
+        &self,
+        skills: &[Skill],
+    ) -> Result<Vec<McpDefinition>, ServiceError> {
         let mut definitions: Vec<McpDefinition> = Vec::new();
         for skill in skills {
             for item in &skill.items {

@@ -38,6 +38,19 @@ impl ToolSet {
     }
 }
 
+/// What `agents mcp serve` serves: the flattened, de-duplicated tool set of
+/// several skills and the MCP server definitions their closure uses.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServeSet {
+    /// Entries in first-occurrence order across the skills; a name met again
+    /// (in a later skill) takes the later entry, as includes do.
+    pub entries: Vec<ResolvedToolEntry>,
+    /// The MCP server definitions of the closure (trusted or not).
+    pub servers: Vec<crate::McpDefinition>,
+    /// Non-fatal problems.
+    pub warnings: Vec<String>,
+}
+
 /// The skill registry over a store.
 #[derive(Debug)]
 pub struct SkillRegistryService<S> {
@@ -412,6 +425,34 @@ impl<S: Store> SkillRegistryService<S> {
             entries: resolution.entries,
             summary,
             warnings: agents_core::summarize_warnings(&resolution.warnings),
+        })
+    }
+
+    /// The tool set `agents mcp serve` serves for `names` (see [`ServeSet`]).
+    pub async fn serve_set(&self, names: &[SkillName]) -> Result<ServeSet, ServiceError> {
+        let (skills, catalog) = self.load(names).await?;
+        if let Some(err) = self.check_mcp_references(&skills).into_iter().next() {
+            return Err(err);
+        }
+        let mut entries: Vec<ResolvedToolEntry> = Vec::new();
+        let mut warnings = Vec::new();
+        for name in names {
+            let resolution = SkillResolver::new(&skills, &catalog).resolve(name)?;
+            warnings.extend(resolution.warnings);
+            for entry in resolution.entries {
+                match entries.iter_mut().find(|e| e.name == entry.name) {
+                    Some(slot) => *slot = entry,
+                    None => entries.push(entry),
+                }
+            }
+        }
+        let mut closure: Vec<Skill> = skills.into_values().collect();
+        closure.sort_by(|a, b| a.name.cmp(&b.name));
+        let servers = self.definitions_of(&closure).await?;
+        Ok(ServeSet {
+            entries,
+            servers,
+            warnings: agents_core::summarize_warnings(&warnings),
         })
     }
 

@@ -10,6 +10,7 @@ use crate::output::{self, Failure};
 pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure> {
     output::supported(ctx.format, &[Format::Table, Format::Json], "mcp")?;
     match command {
+        McpCommand::Serve { skills, dry_run } => serve(ctx, &skills, dry_run).await,
         McpCommand::Refresh { servers } => {
             let outcomes = ctx
                 .service
@@ -187,6 +188,65 @@ fn untrust(ctx: &Context, server: &str, digest: Option<&str>) -> Result<ExitCode
             gone.len()
         ))?;
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `agents mcp serve`: resolve, say what is left out, serve over stdio.
+async fn serve(ctx: &Context, skills: &[String], dry_run: bool) -> Result<ExitCode, Failure> {
+    let names = skills
+        .iter()
+        .map(|s| agents_core::SkillName::new(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let options = fetch_options(ctx);
+    let set = ctx.service.serve_set(&names).await?;
+    let plan = agents_gateway::plan(&set, options.timeout);
+    output::warn_all(ctx.format, plan.warnings.iter().map(String::as_str));
+    let left_out: Vec<String> = plan
+        .left_out
+        .iter()
+        .map(|l| format!("`{}`: {}", l.name, l.reason))
+        .collect();
+    if dry_run {
+        if ctx.format == Format::Json {
+            let left: Vec<_> = plan
+                .left_out
+                .iter()
+                .map(|l| json!({"name": l.name, "reason": l.reason}))
+                .collect();
+            let served: Vec<_> = plan.served.iter().map(|t| &t.tool).collect();
+            output::json(&json!({"tools": served, "left_out": left}))?;
+        } else {
+            for tool in &plan.served {
+                output::line(format!(
+                    "serve {} ({} on mcp server `{}`)",
+                    tool.export_name, tool.registry_name, tool.definition.server
+                ))?;
+            }
+            for line in &left_out {
+                output::line(format!("left out {line}"))?;
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    // stdout is the MCP channel from here on: everything for people goes to stderr.
+    let mut note = format!(
+        "agents mcp serve: serving {} tool(s) of {}",
+        plan.served.len(),
+        skills.join(", ")
+    );
+    if !left_out.is_empty() {
+        note.push_str(&format!(
+            "; left out {}: {}",
+            left_out.len(),
+            left_out.join("; ")
+        ));
+    }
+    output::note(&note);
+    let gateway = agents_gateway::Gateway::new(plan, options);
+    gateway
+        .serve_stdio()
+        .await
+        .map_err(|err| Failure::new(err.kind(), err.to_string()))?;
     Ok(ExitCode::SUCCESS)
 }
 

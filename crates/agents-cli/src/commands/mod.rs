@@ -21,6 +21,17 @@ use crate::output::{self, Failure};
 
 pub async fn run(args: Args) -> Result<ExitCode, Failure> {
     let Args { global, command } = args;
+    if let Some(format) = global.format.filter(|f| f.is_export())
+        && !matches!(
+            command,
+            Command::Skill(crate::cli::SkillCommand::Tools { .. })
+        )
+    {
+        return Err(Failure::usage(format!(
+            "`--format {}` is only for `agents skill tools`",
+            output::format_name(format)
+        )));
+    }
     match command {
         Command::Skill(command) => skill::run(&global, command).await,
         Command::Tool(command) => {

@@ -103,9 +103,7 @@ async fn get(ctx: &Context, name: &str) -> Result<ExitCode, Failure> {
     let skill = ctx.service.get_skill(&name).await?;
     match ctx.format {
         Format::Json => output::json(&skill_to_json(&skill))?,
-        Format::Yaml | Format::Table => {
-            output::raw(&skills_to_yaml(std::slice::from_ref(&skill))?)?
-        }
+        _ => output::raw(&skills_to_yaml(std::slice::from_ref(&skill))?)?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -157,11 +155,36 @@ async fn remove(ctx: &Context, name: &str) -> Result<ExitCode, Failure> {
 }
 
 async fn tools(ctx: &Context, name: &str, refresh: bool) -> Result<ExitCode, Failure> {
-    output::supported(ctx.format, &[Format::Table, Format::Json], "skill tools")?;
+    output::supported(
+        ctx.format,
+        &[
+            Format::Table,
+            Format::Json,
+            Format::Openai,
+            Format::Anthropic,
+            Format::Mcp,
+        ],
+        "skill tools",
+    )?;
     let name = SkillName::new(name)?;
     super::discover::prepare_for_tools(ctx, &name, refresh).await?;
     let set = ctx.service.tools(&name).await?;
     output::warn_all(ctx.format, set.warnings.iter().map(String::as_str));
+    if let Some(format) = export_format(ctx.format) {
+        let exported = agents_core::export_tools(&set.entries, format);
+        let left_out: Vec<String> = exported
+            .left_out
+            .iter()
+            .map(|l| format!("`{}` is not exported: {}", l.name, l.reason))
+            .collect();
+        output::warn_all(ctx.format, left_out.iter().map(String::as_str));
+        if format == agents_core::ExportFormat::Mcp {
+            output::json(&json!({"tools": exported.tools}))?;
+        } else {
+            output::json(&exported.tools)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     if ctx.format == Format::Json {
         let tools: Vec<Value> = set.entries.iter().map(entry_json).collect();
         output::json(&json!({
@@ -212,11 +235,21 @@ async fn tools(ctx: &Context, name: &str, refresh: bool) -> Result<ExitCode, Fai
     Ok(ExitCode::SUCCESS)
 }
 
+fn export_format(format: Format) -> Option<agents_core::ExportFormat> {
+    match format {
+        Format::Openai => Some(agents_core::ExportFormat::OpenAi),
+        Format::Anthropic => Some(agents_core::ExportFormat::Anthropic),
+        Format::Mcp => Some(agents_core::ExportFormat::Mcp),
+        Format::Table | Format::Json | Format::Yaml => None,
+    }
+}
+
 /// One entry of `agents skill tools --format json`.
 pub fn entry_json(entry: &ResolvedToolEntry) -> Value {
     let tool = entry.tool.as_ref();
     let mut object = json!({
         "name": entry.name,
+        "export_name": agents_core::export_name(&entry.name),
         "source": tool.map(|t| t.source),
         "source_skill": entry.source_skill,
         "is_inline": entry.is_inline,

@@ -17,7 +17,7 @@ pub async fn run(ctx: &Context, command: ToolCommand) -> Result<ExitCode, Failur
             let tool = ctx.service.get_tool(&name).await?;
             match ctx.format {
                 Format::Json => output::json(&tool_json(&tool))?,
-                Format::Yaml | Format::Table => {
+                _ => {
                     output::raw(&tools_to_yaml(std::slice::from_ref(&tool))?)?;
                     if ctx.format == Format::Table {
                         output::line(format!("# source: {}", tool.source))?;

@@ -7,6 +7,7 @@ mod support;
 mod db;
 mod discover;
 mod mcp;
+mod serve;
 mod skill;
 mod tool;
 mod trust;

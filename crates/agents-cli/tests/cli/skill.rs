@@ -508,3 +508,89 @@ fn an_unknown_tool_named_by_many_skills_is_one_warning_line() {
         run.stderr
     );
 }
+
+/// The three export formats of the shipped examples (custom/deploy added; the
+/// MCP server of devops-toolkit has no cached tool list, so its tools and the
+/// tools the gateway cannot run are left out with warnings).
+#[test]
+fn export_formats_of_the_shipped_examples() {
+    let sb = Sandbox::new();
+    add_examples(&sb);
+    let deploy = examples().join("tools").join("deploy.yaml");
+    sb.run(&["tool", "add", deploy.to_str().unwrap()]).ok();
+    for skill in [
+        "local/code-tools",
+        "local/git-tools",
+        "local/devops-toolkit",
+    ] {
+        for format in ["openai", "anthropic", "mcp"] {
+            let run = sb.run(&["skill", "tools", skill, "--format", format]).ok();
+            let short = skill.trim_start_matches("local/");
+            insta::assert_snapshot!(
+                format!("export_{short}_{format}"),
+                format!("{}\n--- stderr\n{}", run.stdout, run.stderr)
+            );
+            let out = run.json();
+            let tools = if format == "mcp" {
+                out["tools"].as_array().unwrap().clone()
+            } else {
+                out.as_array().unwrap().clone()
+            };
+            for tool in &tools {
+                let name = match format {
+                    "openai" => &tool["function"]["name"],
+                    _ => &tool["name"],
+                };
+                let name = name.as_str().unwrap();
+                assert!(
+                    !name.is_empty()
+                        && name.len() <= 64
+                        && name
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'),
+                    "{name}"
+                );
+            }
+        }
+    }
+    // `export_name` on every JSON entry.
+    let out = sb
+        .run(&["skill", "tools", "local/devops-toolkit", "--format", "json"])
+        .ok()
+        .json();
+    for entry in out["tools"].as_array().unwrap() {
+        assert!(entry["export_name"].is_string(), "{entry}");
+    }
+    assert_eq!(out["tools"][9]["export_name"], "custom__deploy_44998c30");
+    // The export formats are for `skill tools` only.
+    let run = sb.run(&["skill", "list", "--format", "openai"]).fails(2);
+    assert!(
+        run.stderr.contains("only for `agents skill tools`"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn overrides_change_what_is_exported() {
+    let sb = Sandbox::new();
+    let file = sb.write(
+        "s.yaml",
+        "name: l/o\ntools: [builtin/read_file, builtin/shell]\noverrides:\n  builtin/shell: {description: Run one vetted command, title: Vetted shell, read_only: true, writes: false, side_effects: false}\n",
+    );
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    let openai = sb
+        .run(&["skill", "tools", "l/o", "--format", "openai"])
+        .ok()
+        .json();
+    assert_eq!(
+        openai[1]["function"]["description"],
+        "Run one vetted command"
+    );
+    let anthropic = sb
+        .run(&["skill", "tools", "l/o", "--format", "anthropic"])
+        .ok()
+        .json();
+    assert_eq!(anthropic[1]["description"], "Run one vetted command");
+    assert_eq!(anthropic[1]["input_schema"]["type"], "object");
+}
