@@ -26,8 +26,9 @@ pub use name::{InvalidSkillName, SKILL_NAME_PATTERN, SkillName};
 pub use plan::{Plan, PlanReport, validate_plan};
 pub use registry::{RegistryError, ToolRegistry};
 pub use resolve::{
-    IncludePath, NON_OVERRIDABLE_FIELDS, Resolution, ResolveError, ResolveWarning,
-    ResolvedToolEntry, SkillResolver, SkillSource, ToolLookup, entry_names,
+    Explanation, IncludePath, NON_OVERRIDABLE_FIELDS, Occurrence, OverrideLayer, OverrideOrigin,
+    Resolution, ResolveError, ResolveWarning, ResolvedToolEntry, SkillResolver, SkillSource,
+    ToolLookup, entry_names,
 };
 pub use skill::{
     AgentSource, Include, InlineTool, InvalidSkill, ItemKind, McpSource, Overrides, Skill,

@@ -93,6 +93,9 @@ struct PathNode {
     len: usize,
     /// Include overrides accumulated along the path, outer ones winning.
     overrides: Arc<ValueMap>,
+    /// The overrides written on the include edge from the parent to this
+    /// skill (`None` when there were none), kept for `--explain`.
+    edge: Option<Arc<ValueMap>>,
 }
 
 impl Drop for PathNode {
@@ -116,24 +119,26 @@ impl IncludePath {
             parent: None,
             len: 1,
             overrides: Arc::new(ValueMap::new()),
+            edge: None,
         }))
     }
 
     fn child(&self, skill: SkillName, edge_overrides: &ValueMap) -> Self {
-        let overrides = if edge_overrides.is_empty() {
-            Arc::clone(&self.0.overrides)
+        let (overrides, edge) = if edge_overrides.is_empty() {
+            (Arc::clone(&self.0.overrides), None)
         } else {
             let mut merged = edge_overrides.clone();
             for (key, value) in self.0.overrides.iter() {
                 merged.insert(key.clone(), value.clone());
             }
-            Arc::new(merged)
+            (Arc::new(merged), Some(Arc::new(edge_overrides.clone())))
         };
         Self(Arc::new(PathNode {
             skill,
             parent: Some(self.clone()),
             len: self.0.len + 1,
             overrides,
+            edge,
         }))
     }
 
@@ -162,6 +167,16 @@ impl IncludePath {
     /// The last skill: the one that defines the entry.
     pub fn last(&self) -> &SkillName {
         &self.0.skill
+    }
+
+    /// The include overrides accumulated along the path (outer ones winning).
+    pub fn overrides(&self) -> &ValueMap {
+        &self.0.overrides
+    }
+
+    /// The path without its last skill; `None` for the root.
+    pub fn parent(&self) -> Option<&IncludePath> {
+        self.0.parent.as_ref()
     }
 }
 
@@ -218,6 +233,62 @@ pub struct ResolvedToolEntry {
     pub kind: ItemKind,
     /// The tool's spec; `None` when the tool registry does not know it.
     pub tool: Option<ToolSpec>,
+}
+
+/// Why one entry is in a tool set and where its overrides came from
+/// ([`SkillResolver::explain`]).
+///
+/// The resolver walks each skill once (see the module documentation), so a
+/// sub-skill shared by many include paths is not expanded once per path. What
+/// is recorded for an entry is therefore: one occurrence per skill that
+/// defines it, at the include path by which the depth-first walk first
+/// reached that skill, in the order the walk finished those skills; then the
+/// winning occurrence (the last one in the full expansion, found by the
+/// reverse walk), marked `won`, when it is not already the last recorded one.
+/// The paths through a shared skill between its first and its last can
+/// neither fix the entry's position nor win, so nothing that decided the
+/// entry is left out, and the record stays linear in the closure, not in
+/// the number of paths (2^40 in a 40-layer diamond lattice).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Explanation {
+    /// Where the entry appeared, in depth-first order; the first fixed its
+    /// position, the one with `won` its metadata.
+    pub occurrences: Vec<Occurrence>,
+    /// One per key of the entry's final overrides, in their order.
+    pub overrides: Vec<OverrideOrigin>,
+}
+
+/// One place an entry appeared during flattening.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Occurrence {
+    /// From the root to the skill that defines the entry there.
+    pub include_path: IncludePath,
+    /// The overrides the entry carried there.
+    pub overrides: ValueMap,
+    /// True for exactly one occurrence: the last, whose metadata the entry has.
+    pub won: bool,
+}
+
+/// Where one key of an entry's final overrides came from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OverrideOrigin {
+    /// The override key.
+    pub key: String,
+    /// The value that won.
+    pub winner: OverrideLayer,
+    /// Weaker values for the same key it replaced, weakest first.
+    pub replaced: Vec<OverrideLayer>,
+}
+
+/// One value an override key had at one layer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OverrideLayer {
+    /// The value.
+    pub value: serde_json::Value,
+    /// The skill that declared it (in its `overrides:` or on an include).
+    pub from: SkillName,
+    /// From the root to `from`.
+    pub include_path: IncludePath,
 }
 
 /// A problem that does not stop resolution.
@@ -495,6 +566,10 @@ struct Analysis<'a> {
     warnings: Vec<ResolveWarning>,
     order: Vec<String>,
     own: HashMap<&'a SkillName, Vec<OwnEntry<'a>>>,
+    /// The path by which the forward walk first reached each skill.
+    first_path: HashMap<&'a SkillName, IncludePath>,
+    /// Skills in the order the forward walk finished them (post-order).
+    finished: Vec<&'a SkillName>,
 }
 
 impl<'a> SkillResolver<'a> {
@@ -516,6 +591,126 @@ impl<'a> SkillResolver<'a> {
             entries,
             warnings: analysis.warnings,
         })
+    }
+
+    /// Flattens `root` like [`Self::resolve`] and says, for every entry, where
+    /// it occurred and where each of its final overrides came from (the
+    /// explanations are parallel to `entries`; see [`Explanation`] for what
+    /// is recorded). Cost: linear in the occurrences recorded (at most one per
+    /// skill defining the entry, plus the winning one), times the length of
+    /// the include paths printed with them.
+    pub fn explain(
+        &self,
+        root: &SkillName,
+    ) -> Result<(Resolution, Vec<Explanation>), ResolveError> {
+        let mut analysis = self.analyze(root)?;
+        if !analysis.errors.is_empty() {
+            return Err(analysis.errors.swap_remove(0));
+        }
+        let entries = self.collect_values(root, &mut analysis);
+        duplicate_agent_skills(root, &entries, &mut analysis.warnings);
+        let explanations = self.explanations(&analysis, &entries);
+        Ok((
+            Resolution {
+                root: root.clone(),
+                entries,
+                warnings: analysis.warnings,
+            },
+            explanations,
+        ))
+    }
+
+    fn explanations(
+        &self,
+        analysis: &Analysis<'a>,
+        entries: &[ResolvedToolEntry],
+    ) -> Vec<Explanation> {
+        let mut seen: HashMap<&str, Vec<Occurrence>> = HashMap::with_capacity(entries.len());
+        for name in &analysis.finished {
+            let (Some(skill), Some(path), Some(own)) = (
+                self.skills.skill(name),
+                analysis.first_path.get(name),
+                analysis.own.get(name),
+            ) else {
+                continue;
+            };
+            for entry in own {
+                seen.entry(entry.name.as_str())
+                    .or_default()
+                    .push(Occurrence {
+                        include_path: path.clone(),
+                        overrides: entry_overrides(skill, &entry.name, path),
+                        won: false,
+                    });
+            }
+        }
+        entries
+            .iter()
+            .map(|entry| {
+                let mut occurrences = seen.remove(entry.name.as_str()).unwrap_or_default();
+                match occurrences.last_mut() {
+                    Some(last)
+                        if last.include_path == entry.include_path
+                            && last.overrides == entry.overrides =>
+                    {
+                        last.won = true;
+                    }
+                    _ => occurrences.push(Occurrence {
+                        include_path: entry.include_path.clone(),
+                        overrides: entry.overrides.clone(),
+                        won: true,
+                    }),
+                }
+                let overrides = self.override_origins(entry);
+                Explanation {
+                    occurrences,
+                    overrides,
+                }
+            })
+            .collect()
+    }
+
+    /// Where each of `entry`'s final overrides came from, walking the layers
+    /// from the weakest (the defining skill's own `overrides:`) to the
+    /// strongest (the root's include edge).
+    fn override_origins(&self, entry: &ResolvedToolEntry) -> Vec<OverrideOrigin> {
+        let mut layers: Vec<(&ValueMap, &SkillName, &IncludePath)> = Vec::new();
+        if let Some(own) = self
+            .skills
+            .skill(&entry.source_skill)
+            .and_then(|skill| skill.overrides.get(&entry.name))
+        {
+            layers.push((own, &entry.source_skill, &entry.include_path));
+        }
+        let mut node = &entry.include_path;
+        while let Some(parent) = node.parent() {
+            if let Some(edge) = &node.0.edge {
+                layers.push((edge, parent.last(), parent));
+            }
+            node = parent;
+        }
+        entry
+            .overrides
+            .iter()
+            .filter_map(|(key, _)| {
+                let mut found: Vec<OverrideLayer> = layers
+                    .iter()
+                    .filter_map(|(fields, from, path)| {
+                        fields.get(key).map(|value| OverrideLayer {
+                            value: value.clone(),
+                            from: (*from).clone(),
+                            include_path: (*path).clone(),
+                        })
+                    })
+                    .collect();
+                let winner = found.pop()?;
+                Some(OverrideOrigin {
+                    key: key.clone(),
+                    winner,
+                    replaced: found,
+                })
+            })
+            .collect()
     }
 
     /// Every problem that stops `root` from resolving; empty when it resolves.
@@ -544,6 +739,8 @@ impl<'a> SkillResolver<'a> {
             warnings: Vec::new(),
             order: Vec::new(),
             own: HashMap::new(),
+            first_path: HashMap::new(),
+            finished: Vec::new(),
         };
         let mut seen_names: HashSet<String> = HashSet::new();
         // `true` while on the stack, `false` once finished.
@@ -555,11 +752,12 @@ impl<'a> SkillResolver<'a> {
             next: usize,
         }
         let mut stack: Vec<Frame<'a>> = Vec::new();
-        self.enter(root_skill, IncludePath::root(root.clone()), &mut analysis);
+        let root_path = IncludePath::root(root.clone());
+        self.enter(root_skill, root_path.clone(), &mut analysis);
         state.insert(&root_skill.name, true);
         stack.push(Frame {
             skill: root_skill,
-            path: IncludePath::root(root.clone()),
+            path: root_path,
             includes: root_skill.includes().collect(),
             next: 0,
         });
@@ -569,6 +767,7 @@ impl<'a> SkillResolver<'a> {
             frame.next += 1;
             let Some(include) = include else {
                 state.insert(&skill.name, false);
+                analysis.finished.push(&skill.name);
                 if let Some(own) = analysis.own.get(&skill.name) {
                     for entry in own {
                         if seen_names.insert(entry.name.clone()) {
@@ -645,6 +844,7 @@ impl<'a> SkillResolver<'a> {
                 path: path.to_string(),
             });
         }
+        analysis.first_path.insert(&skill.name, path);
         let own = own_entries(skill, self.tools, &mut analysis.warnings);
         for entry in &own {
             if entry.tool.is_some() {
@@ -700,14 +900,7 @@ impl<'a> SkillResolver<'a> {
                     if winners.contains_key(&entry.name) {
                         continue;
                     }
-                    let mut overrides = skill
-                        .overrides
-                        .get(&entry.name)
-                        .cloned()
-                        .unwrap_or_default();
-                    for (key, value) in path.0.overrides.iter() {
-                        overrides.insert(key.clone(), value.clone());
-                    }
+                    let overrides = entry_overrides(skill, &entry.name, &path);
                     winners.insert(
                         entry.name.clone(),
                         ResolvedToolEntry {
@@ -736,6 +929,16 @@ impl<'a> SkillResolver<'a> {
             .filter_map(|name| winners.remove(name))
             .collect()
     }
+}
+
+/// An entry's overrides at one occurrence: the defining skill's own
+/// `overrides:` for it, with the path's include overrides merged on top.
+fn entry_overrides(skill: &Skill, name: &str, path: &IncludePath) -> ValueMap {
+    let mut overrides = skill.overrides.get(name).cloned().unwrap_or_default();
+    for (key, value) in path.0.overrides.iter() {
+        overrides.insert(key.clone(), value.clone());
+    }
+    overrides
 }
 
 /// Warns once per extra entry that resolves to an Agent Skill already in the

@@ -701,3 +701,194 @@ mod export_names {
         assert_eq!(exported.len(), names.len(), "{exported:?}");
     }
 }
+
+// ----- explain ----------------------------------------------------------
+
+fn explain(
+    skills: &HashMap<SkillName, Skill>,
+    registry: &ToolRegistry,
+    root: &str,
+) -> (Resolution, Vec<Explanation>) {
+    SkillResolver::new(skills, registry)
+        .explain(&name(root))
+        .unwrap()
+}
+
+fn paths(e: &Explanation) -> Vec<(String, Value, bool)> {
+    e.occurrences
+        .iter()
+        .map(|o| {
+            (
+                o.include_path.to_string(),
+                Value::Object(o.overrides.clone()),
+                o.won,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn explain_a_diamond_shows_the_override_lost_on_the_first_path() {
+    // root -> left {side: left} -> base; root -> right -> base. The last
+    // occurrence (through right, without overrides) wins, and explain shows
+    // the override that disappeared.
+    let skills = set(vec![
+        skill("l/root")
+            .include_with("l/left", json!({"approval": "required"}))
+            .include("l/right"),
+        skill("l/left").include("l/base"),
+        skill("l/right").include("l/base"),
+        skill("l/base").tools(["t"]),
+    ]);
+    let (r, ex) = explain(&skills, &tools(&["t"]), "l/root");
+    assert_eq!(r, resolve(&skills, &tools(&["t"]), "l/root").unwrap());
+    assert_eq!(ex.len(), 1);
+    assert_eq!(
+        paths(&ex[0]),
+        [
+            (
+                "l/root -> l/left -> l/base".to_owned(),
+                json!({"approval": "required"}),
+                false
+            ),
+            ("l/root -> l/right -> l/base".to_owned(), json!({}), true),
+        ]
+    );
+    assert!(ex[0].overrides.is_empty());
+}
+
+#[test]
+fn explain_records_every_defining_skill_once_and_exactly_one_winner() {
+    // t is defined by root, a and the shared sub-skill s (reached through a and b).
+    let skills = set(vec![
+        skill("l/root").include("l/a").include("l/b").tools(["t"]),
+        skill("l/a").include("l/s").tools(["t"]),
+        skill("l/b").include("l/s"),
+        skill("l/s").tools(["t", "u"]),
+    ]);
+    let (r, ex) = explain(&skills, &tools(&["t", "u"]), "l/root");
+    assert_eq!(names(&r), ["t", "u"]);
+    let t = paths(&ex[0]);
+    assert_eq!(
+        t.iter()
+            .map(|(p, _, w)| (p.as_str(), *w))
+            .collect::<Vec<_>>(),
+        [
+            ("l/root -> l/a -> l/s", false),
+            ("l/root -> l/a", false),
+            ("l/root", true),
+        ]
+    );
+    // u only lives in the shared s: its first path and the winning last path.
+    let u = paths(&ex[1]);
+    assert_eq!(
+        u.iter()
+            .map(|(p, _, w)| (p.as_str(), *w))
+            .collect::<Vec<_>>(),
+        [
+            ("l/root -> l/a -> l/s", false),
+            ("l/root -> l/b -> l/s", true)
+        ]
+    );
+    for e in &ex {
+        assert_eq!(e.occurrences.iter().filter(|o| o.won).count(), 1);
+        assert!(e.occurrences.last().unwrap().won);
+    }
+}
+
+#[test]
+fn explain_names_the_origin_of_each_nested_override_and_what_it_replaced() {
+    let skills = set(vec![
+        skill("l/root").include_with("l/mid", json!({"approval": "required", "level": "outer"})),
+        skill("l/mid")
+            .include_with("l/leaf", json!({"level": "inner", "keep": true}))
+            .tools(["m"]),
+        skill("l/leaf")
+            .tools(["t"])
+            .override_("t", json!({"timeout_s": 5, "level": "own"})),
+    ]);
+    let (r, ex) = explain(&skills, &tools(&["t", "m"]), "l/root");
+    assert_eq!(r.entries[0].name, "t");
+    let origins: Vec<(String, Value, String, String, Vec<(Value, String)>)> = ex[0]
+        .overrides
+        .iter()
+        .map(|o| {
+            (
+                o.key.clone(),
+                o.winner.value.clone(),
+                o.winner.from.to_string(),
+                o.winner.include_path.to_string(),
+                o.replaced
+                    .iter()
+                    .map(|l| (l.value.clone(), l.from.to_string()))
+                    .collect(),
+            )
+        })
+        .collect();
+    let want = |key: &str, value: Value, from: &str, path: &str, replaced: Vec<(Value, &str)>| {
+        (
+            key.to_owned(),
+            value,
+            from.to_owned(),
+            path.to_owned(),
+            replaced
+                .into_iter()
+                .map(|(v, f)| (v, f.to_owned()))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let mut got = origins.clone();
+    got.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        got,
+        [
+            want("approval", json!("required"), "l/root", "l/root", vec![]),
+            want("keep", json!(true), "l/mid", "l/root -> l/mid", vec![]),
+            want(
+                "level",
+                json!("outer"),
+                "l/root",
+                "l/root",
+                vec![(json!("own"), "l/leaf"), (json!("inner"), "l/mid")]
+            ),
+            want(
+                "timeout_s",
+                json!(5),
+                "l/leaf",
+                "l/root -> l/mid -> l/leaf",
+                vec![]
+            ),
+        ]
+    );
+    // One explanation key per final override key, in the entry's order.
+    let keys: Vec<&String> = r.entries[0].overrides.keys().collect();
+    assert_eq!(
+        keys,
+        ex[0].overrides.iter().map(|o| &o.key).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn explain_the_forty_layer_lattice_stays_linear() {
+    let mut skills = Vec::new();
+    for layer in 0..40 {
+        for side in ["l", "r"] {
+            let mut b = skill(&format!("d/{side}{layer}")).tools(["shared"]);
+            if layer < 39 {
+                b = b
+                    .include_with(&format!("d/l{}", layer + 1), json!({"via": side}))
+                    .include(&format!("d/r{}", layer + 1));
+            }
+            skills.push(b);
+        }
+    }
+    skills.push(skill("d/root").include("d/l0").include("d/r0"));
+    let skills = set(skills);
+    let (r, ex) = explain(&skills, &ToolRegistry::new(), "d/root");
+    assert_eq!(r.entries.len(), 1);
+    // 80 defining skills, each recorded once, plus the winning path if it
+    // differs from the last recorded one: not 2^40.
+    let n = ex[0].occurrences.len();
+    assert!((80..=81).contains(&n), "{n}");
+    assert_eq!(ex[0].occurrences.iter().filter(|o| o.won).count(), 1);
+}
