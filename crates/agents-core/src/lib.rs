@@ -7,6 +7,7 @@
 //! depend on any of them.
 
 mod export;
+mod graph;
 mod name;
 mod plan;
 pub mod redact;
@@ -22,6 +23,7 @@ pub use export::{
     EXPORT_NAME_MAX, Effective, ExportFormat, ExportedTools, LeftOut, META_NAME, effective,
     export_name, export_tools, is_valid_export_name, mcp_annotations,
 };
+pub use graph::{GraphEdge, GraphNode, IncludeGraph, NodeKind, include_graph};
 pub use name::{InvalidSkillName, SKILL_NAME_PATTERN, SkillName};
 pub use plan::{Plan, PlanReport, validate_plan};
 pub use registry::{RegistryError, ToolRegistry};
@@ -34,6 +36,9 @@ pub use skill::{
     AgentSource, Include, InlineTool, InvalidSkill, ItemKind, McpSource, Overrides, Skill,
     SkillItem, ValueMap,
 };
-pub use summary::{SkillCapabilitySummary, compute_capability_summary};
+pub use summary::{
+    EffectiveCapabilities, SkillCapabilitySummary, compute_capability_summary,
+    compute_effective_capabilities,
+};
 pub use tool::{InvalidTool, ToolSource, ToolSpec, check_schema, validate_tool_name};
 pub use warnings::summarize_warnings;

@@ -45,3 +45,47 @@ pub fn compute_capability_summary(
     }
     summary
 }
+
+/// Capability counts over *every* resolved entry whose flags are known
+/// (builtin, custom and inline tools, MCP annotations, and overrides of the
+/// flags), reported beside the seven spec fields, which count inline tools
+/// only. `side_effects` defaults to `writes` as in the exports.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct EffectiveCapabilities {
+    /// Entries with at least one known capability flag.
+    pub known_tools: usize,
+    /// Entries that are read-only.
+    pub read_only_tools: usize,
+    /// Entries that write.
+    pub write_tools: usize,
+    /// Entries that are checkpointable.
+    pub checkpointable_tools: usize,
+    /// True if any entry has side effects.
+    pub has_side_effects: bool,
+    /// Names of the entries whose capabilities are not known (unregistered
+    /// tools, Agent Skills, MCP tools without annotations), in entry order.
+    pub unknown: Vec<String>,
+}
+
+/// The [`EffectiveCapabilities`] of a flattened tool set.
+pub fn compute_effective_capabilities(entries: &[ResolvedToolEntry]) -> EffectiveCapabilities {
+    let mut out = EffectiveCapabilities::default();
+    for entry in entries {
+        let flags = crate::export::effective(entry).filter(|e| {
+            e.read_only.is_some()
+                || e.writes.is_some()
+                || e.side_effects.is_some()
+                || e.checkpointable.is_some()
+        });
+        let Some(flags) = flags else {
+            out.unknown.push(entry.name.clone());
+            continue;
+        };
+        out.known_tools += 1;
+        out.read_only_tools += usize::from(flags.read_only == Some(true));
+        out.write_tools += usize::from(flags.writes == Some(true));
+        out.checkpointable_tools += usize::from(flags.checkpointable == Some(true));
+        out.has_side_effects |= flags.side_effects == Some(true);
+    }
+    out
+}

@@ -892,3 +892,116 @@ fn explain_the_forty_layer_lattice_stays_linear() {
     assert!((80..=81).contains(&n), "{n}");
     assert_eq!(ex[0].occurrences.iter().filter(|o| o.won).count(), 1);
 }
+
+#[test]
+fn effective_capabilities_cover_every_entry_with_known_flags() {
+    // A skill that only includes a shell-like builtin: the spec fields (inline
+    // tools only) say no side effects; the effective block says yes.
+    let mut registry = ToolRegistry::new();
+    let mut shell = ToolSpec::new("builtin/shell", "run", ToolSource::Builtin);
+    shell.read_only = Some(false);
+    shell.writes = Some(true);
+    let mut read = ToolSpec::new("builtin/read_file", "read", ToolSource::Builtin);
+    read.read_only = Some(true);
+    read.writes = Some(false);
+    registry.register(shell, false).unwrap();
+    registry.register(read, false).unwrap();
+    let skills = set(vec![
+        skill("l/root")
+            .include("l/ops")
+            .tools(["builtin/read_file", "custom/unknown"])
+            .agent("/nowhere")
+            // An override of a flag counts: read_file is declared checkpointable here.
+            .override_("builtin/read_file", json!({"checkpointable": true})),
+        skill("l/ops").tools(["builtin/shell"]),
+    ]);
+    let r = resolve(&skills, &registry, "l/root").unwrap();
+    let root = &skills[&name("l/root")];
+    let spec = compute_capability_summary(root, &r.entries);
+    assert_eq!(spec.total_tools, 4);
+    assert!(!spec.has_side_effects);
+    assert_eq!(spec.write_tools, 0);
+    assert_eq!(
+        compute_effective_capabilities(&r.entries),
+        EffectiveCapabilities {
+            known_tools: 2,
+            read_only_tools: 1,
+            write_tools: 1,
+            checkpointable_tools: 1,
+            has_side_effects: true,
+            unknown: vec!["custom/unknown".into(), "agent_skill:/nowhere".into()],
+        }
+    );
+}
+
+// ----- include graph ----------------------------------------------------
+
+fn graph_fixture() -> HashMap<SkillName, Skill> {
+    set(vec![
+        skill("g/root")
+            .include_with("g/a", json!({"approval": "required"}))
+            .include("g/gone")
+            .mcp("github", None)
+            .agent("~/skills/pdf \"v2\""),
+        skill("g/a").include("g/b").tools(["t"]),
+        skill("g/b").include("g/a").include("g/gone"),
+    ])
+}
+
+#[test]
+fn graph_draws_cycles_missing_includes_and_leaves_in_dot() {
+    let graph = include_graph(&name("g/root"), &graph_fixture());
+    assert_eq!(
+        graph.to_dot(),
+        r#"digraph "g/root" {
+  rankdir=LR;
+  "g/root" [shape=box];
+  "g/a" [shape=box];
+  "g/b" [shape=box];
+  "g/gone" [shape=box, style=dashed, color=red, label="g/gone (missing)"];
+  "mcp:github" [shape=ellipse];
+  "agent_skill:~/skills/pdf \"v2\"" [shape=note];
+  "g/root" -> "g/a" [label="approval: required"];
+  "g/a" -> "g/b";
+  "g/b" -> "g/a" [color=red, label="cycle"];
+  "g/b" -> "g/gone";
+  "g/root" -> "g/gone";
+  "g/root" -> "mcp:github";
+  "g/root" -> "agent_skill:~/skills/pdf \"v2\"";
+}
+"#
+    );
+}
+
+#[test]
+fn graph_draws_cycles_missing_includes_and_leaves_in_mermaid() {
+    let graph = include_graph(&name("g/root"), &graph_fixture());
+    assert_eq!(
+        graph.to_mermaid(),
+        r#"flowchart LR
+  n0["g/root"]
+  n1["g/a"]
+  n2["g/b"]
+  n3["g/gone (missing)"]:::missing
+  n4(["mcp:github"])
+  n5[["agent_skill:~/skills/pdf #quot;v2#quot;"]]
+  n0 -->|"approval: required"| n1
+  n1 --> n2
+  n2 -.->|"cycle"| n1
+  n2 --> n3
+  n0 --> n3
+  n0 --> n4
+  n0 --> n5
+  classDef missing stroke:#d00,stroke-dasharray:5 5
+"#
+    );
+    let json = serde_json::to_value(&graph).unwrap();
+    assert_eq!(
+        json["edges"][2],
+        json!({"from": "g/b", "to": "g/a", "overrides": {}, "cycle": true})
+    );
+    assert_eq!(
+        json["nodes"][3],
+        json!({"id": "g/gone", "kind": "missing_skill"})
+    );
+}
