@@ -45,6 +45,10 @@ pub enum Format {
     Anthropic,
     /// The MCP `tools/list` result `agents mcp serve` answers (only `skill tools`)
     Mcp,
+    /// Graphviz (`skill graph` only)
+    Dot,
+    /// Mermaid flowchart (`skill graph` only)
+    Mermaid,
 }
 
 impl Format {
@@ -104,7 +108,13 @@ pub enum SkillCommand {
         /// Re-scan Agent Skills folders and re-query this skill's MCP servers first
         #[arg(long)]
         refresh: bool,
+        /// Say why each tool is there: every occurrence and where each override came from
+        #[arg(long)]
+        explain: bool,
     },
+    /// Print a skill's include closure (`--format dot`, `mermaid` or `json`);
+    /// cycles and missing includes are drawn, not errors
+    Graph { name: String },
     /// Check that skills resolve: includes, cycles, overrides, tool refs
     Validate {
         #[arg(required = true, value_name = "NAME")]

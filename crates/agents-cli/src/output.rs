@@ -186,5 +186,7 @@ pub fn format_name(format: Format) -> &'static str {
         Format::Openai => "openai",
         Format::Anthropic => "anthropic",
         Format::Mcp => "mcp",
+        Format::Dot => "dot",
+        Format::Mermaid => "mermaid",
     }
 }

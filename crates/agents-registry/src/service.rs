@@ -2,9 +2,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use agents_core::{
-    ItemKind, Plan, PlanReport, ResolvedToolEntry, Skill, SkillCapabilitySummary, SkillItem,
-    SkillName, SkillResolver, ToolLookup, ToolRegistry, ToolSource, ToolSpec,
-    compute_capability_summary, validate_plan,
+    EffectiveCapabilities, Explanation, ItemKind, Plan, PlanReport, ResolvedToolEntry, Skill,
+    SkillCapabilitySummary, SkillItem, SkillName, SkillResolver, ToolLookup, ToolRegistry,
+    ToolSource, ToolSpec, compute_capability_summary, compute_effective_capabilities,
+    validate_plan,
 };
 use agents_store::{SkillSummary, Store, StoreError};
 use indexmap::IndexMap;
@@ -27,6 +28,12 @@ pub struct ToolSet {
     pub entries: Vec<ResolvedToolEntry>,
     /// The spec's seven-field summary.
     pub summary: SkillCapabilitySummary,
+    /// Capabilities over every entry whose flags are known, and the entries
+    /// whose flags are not.
+    pub effective: EffectiveCapabilities,
+    /// Why each entry is there (parallel to `entries`); only filled by
+    /// [`SkillRegistryService::explain_tools`].
+    pub explanations: Option<Vec<Explanation>>,
     /// Non-fatal problems.
     pub warnings: Vec<String>,
 }
@@ -411,19 +418,42 @@ impl<S: Store> SkillRegistryService<S> {
 
     /// The flattened tool set of `name` with its capability summary.
     pub async fn tools(&self, name: &SkillName) -> Result<ToolSet, ServiceError> {
+        self.resolve_tools(name, false).await
+    }
+
+    /// [`Self::tools`] with an [`Explanation`] per entry: every occurrence
+    /// and where each final override came from.
+    pub async fn explain_tools(&self, name: &SkillName) -> Result<ToolSet, ServiceError> {
+        self.resolve_tools(name, true).await
+    }
+
+    async fn resolve_tools(
+        &self,
+        name: &SkillName,
+        explain: bool,
+    ) -> Result<ToolSet, ServiceError> {
         let (skills, catalog) = self.load(std::slice::from_ref(name)).await?;
         if let Some(err) = self.check_mcp_references(&skills).into_iter().next() {
             return Err(err);
         }
-        let resolution = SkillResolver::new(&skills, &catalog).resolve(name)?;
+        let resolver = SkillResolver::new(&skills, &catalog);
+        let (resolution, explanations) = if explain {
+            let (resolution, explanations) = resolver.explain(name)?;
+            (resolution, Some(explanations))
+        } else {
+            (resolver.resolve(name)?, None)
+        };
         let root = skills
             .get(name)
             .ok_or_else(|| StoreError::SkillNotFound(name.clone()))?;
         let summary = compute_capability_summary(root, &resolution.entries);
+        let effective = compute_effective_capabilities(&resolution.entries);
         Ok(ToolSet {
             skill: root.clone(),
             entries: resolution.entries,
             summary,
+            effective,
+            explanations,
             warnings: agents_core::summarize_warnings(&resolution.warnings),
         })
     }
@@ -454,6 +484,25 @@ impl<S: Store> SkillRegistryService<S> {
             servers,
             warnings: agents_core::summarize_warnings(&warnings),
         })
+    }
+
+    /// The include closure of `name` as a graph: cycles and missing includes
+    /// are drawn, not errors (the root itself must exist).
+    pub async fn include_graph(
+        &self,
+        name: &SkillName,
+    ) -> Result<agents_core::IncludeGraph, ServiceError> {
+        let skills: HashMap<SkillName, Skill> = self
+            .store
+            .load_closure(std::slice::from_ref(name))
+            .await?
+            .into_iter()
+            .map(|skill| (skill.name.clone(), skill))
+            .collect();
+        if !skills.contains_key(name) {
+            return Err(StoreError::SkillNotFound(name.clone()).into());
+        }
+        Ok(agents_core::include_graph(name, &skills))
     }
 
     /// Checks that every skill a plan references is satisfiable; returns all

@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use agents_core::{ResolvedToolEntry, SkillName};
+use agents_core::{Explanation, OverrideLayer, ResolvedToolEntry, SkillName};
 use agents_definition::{parse_skills, skill_to_json, skills_to_yaml};
 use serde_json::{Value, json};
 
@@ -20,6 +20,7 @@ pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode,
         | SkillCommand::List { .. }
         | SkillCommand::Remove { .. }
         | SkillCommand::Tools { .. }
+        | SkillCommand::Graph { .. }
         | SkillCommand::Validate { .. }
         | SkillCommand::Discover { .. } => {}
     }
@@ -30,7 +31,12 @@ pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode,
         SkillCommand::Get { name } => get(&ctx, &name).await,
         SkillCommand::List { namespace } => list(&ctx, namespace.as_deref()).await,
         SkillCommand::Remove { name } => remove(&ctx, &name).await,
-        SkillCommand::Tools { name, refresh } => tools(&ctx, &name, refresh).await,
+        SkillCommand::Tools {
+            name,
+            refresh,
+            explain,
+        } => tools(&ctx, &name, refresh, explain).await,
+        SkillCommand::Graph { name } => graph(&ctx, &name).await,
         SkillCommand::Validate { names } => {
             let plan = agents_core::Plan { skills: names };
             super::plan::report(&ctx, &plan).await
@@ -100,6 +106,11 @@ async fn write_file(
 
 async fn get(ctx: &Context, name: &str) -> Result<ExitCode, Failure> {
     let name = SkillName::new(name)?;
+    output::supported(
+        ctx.format,
+        &[Format::Table, Format::Json, Format::Yaml],
+        "skill get",
+    )?;
     let skill = ctx.service.get_skill(&name).await?;
     match ctx.format {
         Format::Json => output::json(&skill_to_json(&skill))?,
@@ -154,7 +165,12 @@ async fn remove(ctx: &Context, name: &str) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn tools(ctx: &Context, name: &str, refresh: bool) -> Result<ExitCode, Failure> {
+async fn tools(
+    ctx: &Context,
+    name: &str,
+    refresh: bool,
+    explain: bool,
+) -> Result<ExitCode, Failure> {
     output::supported(
         ctx.format,
         &[
@@ -168,7 +184,11 @@ async fn tools(ctx: &Context, name: &str, refresh: bool) -> Result<ExitCode, Fai
     )?;
     let name = SkillName::new(name)?;
     super::discover::prepare_for_tools(ctx, &name, refresh).await?;
-    let set = ctx.service.tools(&name).await?;
+    let set = if explain {
+        ctx.service.explain_tools(&name).await?
+    } else {
+        ctx.service.tools(&name).await?
+    };
     output::warn_all(ctx.format, set.warnings.iter().map(String::as_str));
     if let Some(format) = export_format(ctx.format) {
         let exported = agents_core::export_tools(&set.entries, format);
@@ -186,11 +206,34 @@ async fn tools(ctx: &Context, name: &str, refresh: bool) -> Result<ExitCode, Fai
         return Ok(ExitCode::SUCCESS);
     }
     if ctx.format == Format::Json {
-        let tools: Vec<Value> = set.entries.iter().map(entry_json).collect();
+        let explanations = set.explanations.as_deref().unwrap_or_default();
+        let tools: Vec<Value> = set
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, entry)| {
+                let mut object = entry_json(entry);
+                if let (Some(explanation), Value::Object(fields)) =
+                    (explanations.get(i), &mut object)
+                {
+                    fields.insert("explain".into(), explain_json(explanation));
+                }
+                object
+            })
+            .collect();
+        let mut summary = serde_json::to_value(set.summary)
+            .map_err(|err| Failure::new("internal", err.to_string()))?;
+        if let Value::Object(fields) = &mut summary {
+            fields.insert(
+                "effective".into(),
+                serde_json::to_value(&set.effective)
+                    .map_err(|err| Failure::new("internal", err.to_string()))?,
+            );
+        }
         output::json(&json!({
             "skill": name,
             "tools": tools,
-            "summary": set.summary,
+            "summary": summary,
             "warnings": set.warnings,
         }))?;
         return Ok(ExitCode::SUCCESS);
@@ -232,6 +275,27 @@ async fn tools(ctx: &Context, name: &str, refresh: bool) -> Result<ExitCode, Fai
         s.mcp_sources,
         s.agent_skill_sources
     ))?;
+    let e = &set.effective;
+    output::line(format!(
+        "effective over all {} tools with known flags: {} read-only, {} write, {} checkpointable; side effects: {}; unknown: {}",
+        e.known_tools,
+        e.read_only_tools,
+        e.write_tools,
+        e.checkpointable_tools,
+        if e.has_side_effects { "yes" } else { "no" },
+        if e.unknown.is_empty() {
+            "none".to_owned()
+        } else {
+            e.unknown.join(", ")
+        }
+    ))?;
+    if let Some(explanations) = &set.explanations {
+        let mut text = String::new();
+        for (entry, explanation) in set.entries.iter().zip(explanations) {
+            explain_tree(&mut text, entry, explanation);
+        }
+        output::raw(&text)?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -240,7 +304,106 @@ fn export_format(format: Format) -> Option<agents_core::ExportFormat> {
         Format::Openai => Some(agents_core::ExportFormat::OpenAi),
         Format::Anthropic => Some(agents_core::ExportFormat::Anthropic),
         Format::Mcp => Some(agents_core::ExportFormat::Mcp),
-        Format::Table | Format::Json | Format::Yaml => None,
+        Format::Table | Format::Json | Format::Yaml | Format::Dot | Format::Mermaid => None,
+    }
+}
+
+async fn graph(ctx: &Context, name: &str) -> Result<ExitCode, Failure> {
+    output::supported(
+        ctx.format,
+        &[Format::Dot, Format::Mermaid, Format::Json],
+        "skill graph",
+    )?;
+    let name = SkillName::new(name)?;
+    let graph = ctx.service.include_graph(&name).await?;
+    match ctx.format {
+        Format::Json => output::json(&graph)?,
+        Format::Mermaid => output::raw(&graph.to_mermaid())?,
+        _ => output::raw(&graph.to_dot())?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The `explain` object of one entry.
+fn explain_json(explanation: &Explanation) -> Value {
+    let layer = |l: &OverrideLayer| json!({"value": l.value, "from": l.from, "include_path": l.include_path});
+    let occurrences: Vec<Value> = explanation
+        .occurrences
+        .iter()
+        .map(|o| json!({"include_path": o.include_path, "overrides": o.overrides, "won": o.won}))
+        .collect();
+    let mut overrides = serde_json::Map::new();
+    for origin in &explanation.overrides {
+        let mut fields = layer(&origin.winner);
+        if let Value::Object(fields) = &mut fields {
+            fields.insert(
+                "replaced".into(),
+                Value::Array(origin.replaced.iter().map(layer).collect()),
+            );
+        }
+        overrides.insert(origin.key.clone(), fields);
+    }
+    json!({"occurrences": occurrences, "overrides": overrides})
+}
+
+/// One entry of the `--explain` tree in table format.
+fn explain_tree(out: &mut String, entry: &ResolvedToolEntry, explanation: &Explanation) {
+    use std::fmt::Write as _;
+    let compact = |map: &agents_core::ValueMap| {
+        if map.is_empty() {
+            String::new()
+        } else {
+            format!("  {}", Value::Object(map.clone()))
+        }
+    };
+    let _ = writeln!(out, "\n{}", entry.name);
+    let _ = writeln!(out, "  occurrences:");
+    let count = explanation.occurrences.len();
+    for (i, o) in explanation.occurrences.iter().enumerate() {
+        let branch = if i + 1 == count { "└─" } else { "├─" };
+        let mut notes = Vec::new();
+        if i == 0 {
+            notes.push("position");
+        }
+        if o.won {
+            notes.push("won");
+        }
+        let notes = if notes.is_empty() {
+            String::new()
+        } else {
+            format!("  ({})", notes.join(", "))
+        };
+        let _ = writeln!(
+            out,
+            "    {branch} {}{}{notes}",
+            o.include_path,
+            compact(&o.overrides)
+        );
+    }
+    if explanation.overrides.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "  overrides:");
+    let count = explanation.overrides.len();
+    for (i, origin) in explanation.overrides.iter().enumerate() {
+        let (branch, stem) = if i + 1 == count {
+            ("└─", "   ")
+        } else {
+            ("├─", "│  ")
+        };
+        let w = &origin.winner;
+        let _ = writeln!(
+            out,
+            "    {branch} {} = {}  from {} (at {})",
+            origin.key, w.value, w.from, w.include_path
+        );
+        for r in &origin.replaced {
+            let _ = writeln!(
+                out,
+                "    {stem}   replaced {} from {} (at {})",
+                r.value, r.from, r.include_path
+            );
+        }
     }
 }
 

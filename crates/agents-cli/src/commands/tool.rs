@@ -14,6 +14,11 @@ pub async fn run(ctx: &Context, command: ToolCommand) -> Result<ExitCode, Failur
         ToolCommand::Add { files, replace } => add(ctx, &files, replace).await,
         ToolCommand::List { source } => list(ctx, source.map(to_source)).await,
         ToolCommand::Get { name } => {
+            output::supported(
+                ctx.format,
+                &[Format::Table, Format::Json, Format::Yaml],
+                "tool get",
+            )?;
             let tool = ctx.service.get_tool(&name).await?;
             match ctx.format {
                 Format::Json => output::json(&tool_json(&tool))?,

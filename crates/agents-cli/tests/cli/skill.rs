@@ -405,11 +405,30 @@ fn tools_of_the_example_toolkit() {
     let inline = &out["tools"][10];
     assert_eq!(inline["is_inline"], true);
     assert_eq!(inline["source"], "custom");
+    // The spec's seven fields, exactly as specified (inline tools only)...
+    let mut summary = out["summary"].clone();
+    let effective = summary
+        .as_object_mut()
+        .unwrap()
+        .remove("effective")
+        .unwrap();
     assert_eq!(
-        out["summary"],
+        summary,
         json!({
             "total_tools": 15, "read_only_tools": 1, "write_tools": 1, "checkpointable_tools": 1,
             "has_side_effects": true, "mcp_sources": 1, "agent_skill_sources": 1,
+        })
+    );
+    // ...and beside them the effective block over every entry with known flags.
+    assert_eq!(
+        effective,
+        json!({
+            "known_tools": 11, "read_only_tools": 7, "write_tools": 4, "checkpointable_tools": 1,
+            "has_side_effects": true,
+            "unknown": [
+                "custom/deploy", "mcp:everything/echo", "mcp:everything/get-sum",
+                "agent_skill:~/.cleveragents/agent_skills/pdf-processing",
+            ],
         })
     );
     let table = sb.run(&["skill", "tools", "local/git-tools"]).ok();
@@ -593,4 +612,98 @@ fn overrides_change_what_is_exported() {
         .json();
     assert_eq!(anthropic[1]["description"], "Run one vetted command");
     assert_eq!(anthropic[1]["input_schema"]["type"], "object");
+}
+
+#[test]
+fn explain_shows_every_occurrence_and_the_origin_of_each_override() {
+    let sb = Sandbox::new();
+    add_examples(&sb);
+    let run = sb
+        .run(&[
+            "skill",
+            "tools",
+            "local/devops-toolkit",
+            "--format",
+            "json",
+            "--explain",
+        ])
+        .ok();
+    let out = run.json();
+    // read_file: a diamond. Its position comes from the direct include of
+    // code-tools, its metadata from the later path through git-tools.
+    let read_file = &out["tools"][0];
+    assert_eq!(read_file["name"], "builtin/read_file");
+    assert_eq!(
+        read_file["explain"]["occurrences"],
+        json!([
+            {"include_path": ["local/devops-toolkit", "local/code-tools"],
+             "overrides": {"timeout_s": 10}, "won": false},
+            {"include_path": ["local/devops-toolkit", "local/git-tools", "local/code-tools"],
+             "overrides": {"timeout_s": 10, "approval": "required", "audit": true}, "won": true},
+        ])
+    );
+    assert_eq!(
+        read_file["explain"]["overrides"]["approval"],
+        json!({"value": "required", "from": "local/devops-toolkit",
+               "include_path": ["local/devops-toolkit"], "replaced": []})
+    );
+    assert_eq!(
+        read_file["explain"]["overrides"]["timeout_s"]["from"],
+        "local/code-tools"
+    );
+    // git_commit: its own `approval: required` is replaced by the include's.
+    let commit = out["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "builtin/git_commit")
+        .unwrap();
+    assert_eq!(
+        commit["explain"]["overrides"]["approval"]["replaced"],
+        json!([{"value": "required", "from": "local/git-tools",
+                "include_path": ["local/devops-toolkit", "local/git-tools"]}])
+    );
+    // Without --explain there is no explain object.
+    let plain = sb
+        .run(&["skill", "tools", "local/devops-toolkit", "--format", "json"])
+        .ok()
+        .json();
+    assert!(plain["tools"][0].get("explain").is_none());
+    let table = sb
+        .run(&["skill", "tools", "local/git-tools", "--explain"])
+        .ok();
+    insta::assert_snapshot!("git_tools_explain_table", table.stdout);
+}
+
+#[test]
+fn graph_of_a_broken_closure_is_drawn_not_refused() {
+    let sb = Sandbox::new();
+    let file = sb.write(
+        "broken.yaml",
+        "name: g/root\nincludes:\n  - skill: g/a\n    overrides: {approval: required}\n  - g/gone\nmcp_sources:\n  - server: github\n    command: gh-mcp\nagent_sources:\n  - path: ~/skills/pdf\n---\nname: g/a\nincludes: [g/b]\n---\nname: g/b\nincludes: [g/a]\n",
+    );
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    let dot = sb
+        .run(&["skill", "graph", "g/root", "--format", "dot"])
+        .ok();
+    insta::assert_snapshot!("broken_graph_dot", dot.stdout);
+    let mermaid = sb
+        .run(&["skill", "graph", "g/root", "--format", "mermaid"])
+        .ok();
+    insta::assert_snapshot!("broken_graph_mermaid", mermaid.stdout);
+    let json = sb
+        .run(&["skill", "graph", "g/root", "--format", "json"])
+        .ok()
+        .json();
+    assert_eq!(json["root"], "g/root");
+    assert!(
+        json["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["cycle"] == true)
+    );
+    // Tables are not a graph format: a usage error.
+    let run = sb.run(&["skill", "graph", "g/root"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
 }
