@@ -809,7 +809,8 @@ fn explain_names_the_origin_of_each_nested_override_and_what_it_replaced() {
     ]);
     let (r, ex) = explain(&skills, &tools(&["t", "m"]), "l/root");
     assert_eq!(r.entries[0].name, "t");
-    let origins: Vec<(String, Value, String, String, Vec<(Value, String)>)> = ex[0]
+    type Origin = (String, Value, String, String, Vec<(Value, String)>);
+    let origins: Vec<Origin> = ex[0]
         .overrides
         .iter()
         .map(|o| {
