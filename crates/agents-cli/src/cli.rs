@@ -83,14 +83,26 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum SkillCommand {
     /// Register the skills defined in YAML files (each file is one transaction)
+    ///
+    /// The closure of the written skills is checked first: unknown tools,
+    /// missing includes and cycles are warnings (the skills are still
+    /// written) unless `--strict` is given.
     Add {
+        /// YAML files of skill definitions (`---` separates several skills)
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
+        /// Treat every warning as an error: nothing of a file with a warning is written
+        #[arg(long)]
+        strict: bool,
     },
     /// Replace existing skill definitions from YAML files
     Update {
+        /// YAML files of skill definitions; every skill must already be registered
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
+        /// Treat every warning as an error: nothing of a file with a warning is written
+        #[arg(long)]
+        strict: bool,
     },
     /// Show one skill's definition
     Get { name: String },

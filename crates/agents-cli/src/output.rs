@@ -96,9 +96,10 @@ pub fn warn(format: Format, message: &str) {
 
 /// Prints warnings to stderr with one write: stderr is unbuffered, and
 /// thousands of warnings written one by one cost a syscall per fragment.
-pub fn warn_all<'a>(format: Format, messages: impl IntoIterator<Item = &'a str>) {
+pub fn warn_all<T: AsRef<str>>(format: Format, messages: impl IntoIterator<Item = T>) {
     let mut text = String::new();
     for message in messages {
+        let message = message.as_ref();
         if format == Format::Json {
             text.push_str(&json!({"warning": {"message": message}}).to_string());
         } else {

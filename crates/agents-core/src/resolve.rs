@@ -721,8 +721,8 @@ impl<'a> SkillResolver<'a> {
         }
     }
 
-    /// Warnings and errors together, for plan validation.
-    pub(crate) fn diagnose(&self, root: &SkillName) -> (Vec<ResolveError>, Vec<ResolveWarning>) {
+    /// Warnings and errors together (plan validation, write-time checks).
+    pub fn diagnose(&self, root: &SkillName) -> (Vec<ResolveError>, Vec<ResolveWarning>) {
         match self.analyze(root) {
             Ok(analysis) => (analysis.errors, analysis.warnings),
             Err(err) => (vec![err], Vec::new()),

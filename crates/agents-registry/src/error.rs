@@ -74,6 +74,9 @@ pub enum ServiceError {
         /// Each candidate: digest prefix, defining skill and launch line (bounded).
         definitions: Vec<String>,
     },
+    /// `--strict`: the write found problems, so nothing was written.
+    #[error("{}", strict_message(.0))]
+    Strict(Vec<String>),
     /// The local MCP trust store cannot be used.
     #[error(transparent)]
     Trust(#[from] crate::trust::TrustError),
@@ -101,6 +104,26 @@ impl ServiceError {
             Self::McpDigestNotFound { .. } => "mcp_digest_not_found",
             Self::McpAmbiguousTrust { .. } => "mcp_ambiguous_trust",
             Self::Trust(err) => err.kind(),
+            Self::Strict(_) => "strict",
         }
     }
+}
+
+/// How many findings a `--strict` refusal lists before "and N more".
+const STRICT_SHOWN: usize = 10;
+
+fn strict_message(warnings: &[String]) -> String {
+    let plural = if warnings.len() == 1 { "" } else { "s" };
+    let mut text = format!(
+        "nothing written: {} problem{plural} under --strict",
+        warnings.len()
+    );
+    for warning in warnings.iter().take(STRICT_SHOWN) {
+        text.push_str("\n  ");
+        text.push_str(warning);
+    }
+    if warnings.len() > STRICT_SHOWN {
+        text.push_str(&format!("\n  … and {} more", warnings.len() - STRICT_SHOWN));
+    }
+    text
 }

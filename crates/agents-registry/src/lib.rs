@@ -12,6 +12,7 @@ mod mcp;
 mod scope;
 mod service;
 mod trust;
+mod write;
 
 pub use agents_discovery::{ConflictStrategy, DiscoveryResult};
 pub use agents_mcp::FetchOptions;
@@ -23,3 +24,4 @@ pub use mcp::{DEFAULT_MCP_TIMEOUT, McpDefinition, McpRefresh, McpServerState};
 pub use scope::{DiscoveryScope, ScopeError};
 pub use service::{RESERVED_TOOL_PREFIXES, ServeSet, SkillRegistryService, ToolSet};
 pub use trust::{TrustEntry, TrustError, TrustStore, describe_launch};
+pub use write::{Change, WriteMode, WriteOutcome, did_you_mean};

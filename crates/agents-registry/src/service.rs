@@ -166,7 +166,7 @@ impl<S: Store> SkillRegistryService<S> {
         Ok(added)
     }
 
-    async fn record_writer(&self, skills: &[Skill]) -> Result<(), ServiceError> {
+    pub(crate) async fn record_writer(&self, skills: &[Skill]) -> Result<(), ServiceError> {
         if let Some(identity) = &self.identity {
             for skill in skills {
                 self.store
@@ -300,14 +300,7 @@ impl<S: Store> SkillRegistryService<S> {
     /// skills, together in one transaction (all or nothing). Builtin tools in the export are skipped
     /// because they live in code.
     pub async fn import(&self, skills: &[Skill], tools: &[ToolSpec]) -> Result<(), ServiceError> {
-        validate_all(skills)?;
-        let tools: Vec<ToolSpec> = tools
-            .iter()
-            .filter(|t| t.source != ToolSource::Builtin)
-            .cloned()
-            .collect();
-        self.store.import(&tools, skills).await?;
-        Ok(())
+        self.import_with(skills, tools, false).await.map(|_| ())
     }
 
     // ----- resolution ---------------------------------------------------
@@ -318,6 +311,16 @@ impl<S: Store> SkillRegistryService<S> {
         &self,
         roots: &[SkillName],
     ) -> Result<(HashMap<SkillName, Skill>, Catalog), ServiceError> {
+        self.load_with(roots, &[]).await
+    }
+
+    /// As [`Self::load`], with `overlay` standing in for (or added to) the
+    /// stored skills of the same names: a write checked before it lands.
+    pub(crate) async fn load_with(
+        &self,
+        roots: &[SkillName],
+        overlay: &[Skill],
+    ) -> Result<(HashMap<SkillName, Skill>, Catalog), ServiceError> {
         let mut skills: HashMap<SkillName, Skill> = self
             .store
             .load_closure(roots)
@@ -325,6 +328,9 @@ impl<S: Store> SkillRegistryService<S> {
             .into_iter()
             .map(|skill| (skill.name.clone(), skill))
             .collect();
+        for skill in overlay {
+            skills.insert(skill.name.clone(), skill.clone());
+        }
         // A reference item takes the configured server's allow-list unless it has its own.
         for skill in skills.values_mut() {
             for item in &mut skill.items {
@@ -396,7 +402,10 @@ impl<S: Store> SkillRegistryService<S> {
     }
 
     /// Fails when an `mcp_source` only names a server that is not configured.
-    fn check_mcp_references(&self, skills: &HashMap<SkillName, Skill>) -> Vec<ServiceError> {
+    pub(crate) fn check_mcp_references(
+        &self,
+        skills: &HashMap<SkillName, Skill>,
+    ) -> Vec<ServiceError> {
         let mut errors = Vec::new();
         let mut sorted: Vec<&Skill> = skills.values().collect();
         sorted.sort_by(|a, b| a.name.cmp(&b.name));
@@ -522,7 +531,7 @@ impl<S: Store> SkillRegistryService<S> {
     }
 }
 
-fn validate_all(skills: &[Skill]) -> Result<(), ServiceError> {
+pub(crate) fn validate_all(skills: &[Skill]) -> Result<(), ServiceError> {
     let problems: Vec<_> = skills
         .iter()
         .filter_map(|skill| skill.validate().err())
@@ -537,7 +546,7 @@ fn validate_all(skills: &[Skill]) -> Result<(), ServiceError> {
 
 /// The tools a resolution may need, indexed the ways the resolver asks.
 #[derive(Debug, Default)]
-struct Catalog {
+pub(crate) struct Catalog {
     by_name: HashMap<String, ToolSpec>,
     /// Cached MCP tools by launch-spec digest, named `mcp:{server}/{tool}`.
     mcp: HashMap<String, Vec<ToolSpec>>,

@@ -331,13 +331,33 @@ impl Engine {
         tools: &[ToolSpec],
         skills: &[Skill],
     ) -> Result<Vec<Skill>, StoreError> {
-        if skills.is_empty() && tools.is_empty() {
-            return Ok(Vec::new());
+        Ok(self.write_skills(tools, skills, &[]).await?.0)
+    }
+
+    pub(crate) async fn update_skills(&self, skills: &[Skill]) -> Result<Vec<Skill>, StoreError> {
+        Ok(self.write_skills(&[], &[], skills).await?.1)
+    }
+
+    /// In one transaction: upserts `tools`, adds `add` and replaces `update`
+    /// (with the optimistic check of [`Engine::update_skills`]).
+    pub(crate) async fn write_skills(
+        &self,
+        tools: &[ToolSpec],
+        add: &[Skill],
+        update: &[Skill],
+    ) -> Result<(Vec<Skill>, Vec<Skill>), StoreError> {
+        if add.is_empty() && update.is_empty() && tools.is_empty() {
+            return Ok((Vec::new(), Vec::new()));
         }
-        if let Some(repeat) = codec::first_repeat(skills.iter().map(|skill| &skill.name)) {
+        if let Some(repeat) = codec::first_repeat(add.iter().chain(update).map(|skill| &skill.name))
+        {
             return Err(StoreError::DuplicateSkill(repeat.clone()));
         }
-        let encoded = skills
+        let encoded = add
+            .iter()
+            .map(codec::encode_skill)
+            .collect::<Result<Vec<_>, _>>()?;
+        let encoded_updates = update
             .iter()
             .map(codec::encode_skill)
             .collect::<Result<Vec<_>, _>>()?;
@@ -345,7 +365,8 @@ impl Engine {
             .into_iter()
             .map(codec::encode_tool)
             .collect::<Result<Vec<_>, _>>()?;
-        let at = codec::format_timestamp(codec::now());
+        let now = codec::now();
+        let at = codec::format_timestamp(now);
         let mut tx = self.write().await?;
         if !tools.is_empty() {
             self.lock_tools(&mut tx).await?;
@@ -356,40 +377,42 @@ impl Engine {
         {
             drop(tx);
             if is_unique_violation(&err) {
-                let names: Vec<&str> = skills.iter().map(|skill| skill.name.as_str()).collect();
+                let names: Vec<&str> = add.iter().map(|skill| skill.name.as_str()).collect();
                 if let Some(name) = self.taken_after_race("skills", &names).await {
                     return Err(StoreError::DuplicateSkill(self.skill_name(name)?));
                 }
             }
             return Err(err);
         }
-        self.commit(tx, "cannot commit the new skills").await?;
-        Ok(skills
+        let updated = self
+            .replace_skills(&mut tx, update, &encoded_updates, now)
+            .await?;
+        self.commit(tx, "cannot commit the skills").await?;
+        let added = add
             .iter()
             .map(|skill| Skill {
                 created_at: Some(at.clone()),
                 updated_at: Some(at.clone()),
                 ..skill.clone()
             })
-            .collect())
+            .collect();
+        Ok((added, updated))
     }
 
-    pub(crate) async fn update_skills(&self, skills: &[Skill]) -> Result<Vec<Skill>, StoreError> {
-        if skills.is_empty() {
-            return Ok(Vec::new());
-        }
-        let encoded = skills
-            .iter()
-            .map(codec::encode_skill)
-            .collect::<Result<Vec<_>, _>>()?;
+    /// Replaces existing skills inside `tx`.
+    async fn replace_skills(
+        &self,
+        tx: &mut Conn<'_>,
+        skills: &[Skill],
+        encoded: &[SkillColumns],
+        now: time::OffsetDateTime,
+    ) -> Result<Vec<Skill>, StoreError> {
         let read = format!(
             "SELECT created_at, updated_at FROM skills WHERE name = ?{}",
             self.dialect().for_update
         );
-        let mut tx = self.write().await?;
-        let now = codec::now();
         let mut updated = Vec::with_capacity(skills.len());
-        for (skill, columns) in skills.iter().zip(&encoded) {
+        for (skill, columns) in skills.iter().zip(encoded) {
             let row = tx
                 .fetch(&read, &[Arg::Text(&columns.name)])
                 .await
@@ -454,7 +477,6 @@ impl Engine {
                 ..skill.clone()
             });
         }
-        self.commit(tx, "cannot commit the updated skills").await?;
         Ok(updated)
     }
 

@@ -199,6 +199,17 @@ pub trait Store: Send + Sync {
         skills: &[Skill],
     ) -> impl Future<Output = Result<Vec<Skill>, StoreError>> + Send;
 
+    /// In one transaction: upserts catalogue `tools`, adds `add` (as
+    /// [`Store::add_skills`]) and replaces `update` (as
+    /// [`Store::update_skills`]); all land or none do. Returns the added and
+    /// the updated skills as stored.
+    fn write_skills(
+        &self,
+        tools: &[ToolSpec],
+        add: &[Skill],
+        update: &[Skill],
+    ) -> impl Future<Output = Result<(Vec<Skill>, Vec<Skill>), StoreError>> + Send;
+
     /// Backend, schema version and row counts.
     fn status(&self) -> impl Future<Output = Result<StoreStatus, StoreError>> + Send;
 }
@@ -270,6 +281,14 @@ macro_rules! store_via_engine {
                 skills: &[Skill],
             ) -> Result<Vec<Skill>, StoreError> {
                 self.$engine().import(tools, skills).await
+            }
+            async fn write_skills(
+                &self,
+                tools: &[ToolSpec],
+                add: &[Skill],
+                update: &[Skill],
+            ) -> Result<(Vec<Skill>, Vec<Skill>), StoreError> {
+                self.$engine().write_skills(tools, add, update).await
             }
             async fn status(&self) -> Result<StoreStatus, StoreError> {
                 self.$engine().status().await

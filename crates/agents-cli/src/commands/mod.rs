@@ -91,6 +91,12 @@ pub fn read_text(path: &Path) -> Result<String, Failure> {
     })
 }
 
+/// What one file's write registered, and the warnings it raised.
+pub struct Written {
+    pub names: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
 /// Runs `write` once per file (each file is its own transaction), reporting
 /// each file on its own; exit 1 when any failed. `write` returns the names
 /// it registered.
@@ -103,14 +109,15 @@ pub async fn for_each_file<'a, F, Fut>(
 ) -> Result<ExitCode, Failure>
 where
     F: FnMut(&'a Path) -> Fut,
-    Fut: Future<Output = Result<Vec<String>, Failure>>,
+    Fut: Future<Output = Result<Written, Failure>>,
 {
     let mut results = Vec::new();
     let mut failed = false;
     for file in files {
         let shown = file.display().to_string();
         match write(file).await {
-            Ok(names) => {
+            Ok(Written { names, warnings }) => {
+                output::warn_all(format, warnings.iter().map(|w| format!("{shown}: {w}")));
                 if format == Format::Table {
                     let plural = if names.len() == 1 { "" } else { "s" };
                     output::line(format!(
@@ -119,7 +126,7 @@ where
                         preview(&names)
                     ))?;
                 }
-                results.push(json!({"file": shown, "ok": true, format!("{noun}s"): names}));
+                results.push(json!({"file": shown, "ok": true, format!("{noun}s"): names, "warnings": warnings}));
             }
             Err(failure) => {
                 failed = true;

@@ -3,10 +3,11 @@ use std::process::ExitCode;
 
 use agents_core::{Explanation, OverrideLayer, ResolvedToolEntry, SkillName};
 use agents_definition::{parse_skills, skill_to_json, skills_to_yaml};
+use agents_registry::{WriteMode, WriteOutcome};
 use serde_json::{Value, json};
 
 use crate::cli::{Format, GlobalArgs, SkillCommand};
-use crate::commands::read_text;
+use crate::commands::{Written, read_text};
 use crate::context::Context;
 use crate::output::{self, Failure};
 
@@ -26,8 +27,12 @@ pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode,
     }
     let ctx = Context::open(global).await?;
     match command {
-        SkillCommand::Add { files } => write_files(&ctx, &files, Mode::Add).await,
-        SkillCommand::Update { files } => write_files(&ctx, &files, Mode::Update).await,
+        SkillCommand::Add { files, strict } => {
+            write_files(&ctx, &files, WriteMode::Add, strict).await
+        }
+        SkillCommand::Update { files, strict } => {
+            write_files(&ctx, &files, WriteMode::Update, strict).await
+        }
         SkillCommand::Get { name } => get(&ctx, &name).await,
         SkillCommand::List { namespace } => list(&ctx, namespace.as_deref()).await,
         SkillCommand::Remove { name } => remove(&ctx, &name).await,
@@ -48,21 +53,20 @@ pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode,
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    Add,
-    Update,
-}
-
-async fn write_files(ctx: &Context, files: &[PathBuf], mode: Mode) -> Result<ExitCode, Failure> {
+async fn write_files(
+    ctx: &Context,
+    files: &[PathBuf],
+    mode: WriteMode,
+    strict: bool,
+) -> Result<ExitCode, Failure> {
     output::supported(ctx.format, &[Format::Table, Format::Json], "skill add")?;
-    let verb = if mode == Mode::Add {
+    let verb = if mode == WriteMode::Add {
         "added"
     } else {
         "updated"
     };
     super::for_each_file(ctx.format, files, verb, "skill", |file| {
-        write_file(ctx, file, mode)
+        write_file(ctx, file, mode, strict)
     })
     .await
 }
@@ -70,11 +74,27 @@ async fn write_files(ctx: &Context, files: &[PathBuf], mode: Mode) -> Result<Exi
 async fn write_file(
     ctx: &Context,
     file: &std::path::Path,
-    mode: Mode,
-) -> Result<Vec<String>, Failure> {
+    mode: WriteMode,
+    strict: bool,
+) -> Result<Written, Failure> {
+    let (skills, outcome) = write_one(ctx, file, mode, strict).await?;
+    Ok(Written {
+        names: skills.into_iter().map(|s| s.name.to_string()).collect(),
+        warnings: outcome.warnings,
+    })
+}
+
+/// Parses one file, writes its skills under `mode` and trusts their launch
+/// specs for this user (they chose the file).
+async fn write_one(
+    ctx: &Context,
+    file: &std::path::Path,
+    mode: WriteMode,
+    strict: bool,
+) -> Result<(Vec<agents_core::Skill>, WriteOutcome), Failure> {
     let text = read_text(file)?;
     let shown = file.display().to_string();
-    let mut skills = parse_skills(&text, &shown)?;
+    let skills = parse_skills(&text, &shown)?;
     if skills.is_empty() {
         return Err(Failure::new(
             "invalid_definition",
@@ -82,26 +102,21 @@ async fn write_file(
         ));
     }
     let in_file = |err: agents_registry::ServiceError| super::in_file(file, err.into());
-    match mode {
-        Mode::Add => {
-            ctx.service.add_skills(&skills).await.map_err(in_file)?;
-        }
-        Mode::Update => {
-            // Read the current revision so a concurrent writer's change is a
-            // conflict, not a silent overwrite.
-            for skill in &mut skills {
-                let current = ctx.service.get_skill(&skill.name).await.map_err(in_file)?;
-                skill.updated_at = current.updated_at;
-            }
-            ctx.service.update_skills(&skills).await.map_err(in_file)?;
-        }
-    }
+    let outcome = ctx
+        .service
+        .write_skills(&skills, mode, strict)
+        .await
+        .map_err(in_file)?;
     // The user chose this file: the launch specs in it are trusted for them.
-    let verb = if mode == Mode::Add { "add" } else { "update" };
+    let verb = match mode {
+        WriteMode::Add => "add",
+        WriteMode::Update => "update",
+        WriteMode::Apply => "apply",
+    };
     ctx.service
         .trust_specs_of(&skills, &format!("skill {verb} {shown}"))
         .map_err(in_file)?;
-    Ok(skills.into_iter().map(|s| s.name.to_string()).collect())
+    Ok((skills, outcome))
 }
 
 async fn get(ctx: &Context, name: &str) -> Result<ExitCode, Failure> {

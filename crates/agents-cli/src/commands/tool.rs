@@ -68,7 +68,7 @@ async fn add_file(
     ctx: &Context,
     file: &std::path::Path,
     replace: bool,
-) -> Result<Vec<String>, Failure> {
+) -> Result<super::Written, Failure> {
     let shown = file.display().to_string();
     let text = read_text(file)?;
     let mut tools = parse_tools(&text, &shown)?;
@@ -87,7 +87,10 @@ async fn add_file(
         .add_tools(&tools, replace)
         .await
         .map_err(|err| super::in_file(file, err.into()))?;
-    Ok(tools.into_iter().map(|t| t.name).collect())
+    Ok(super::Written {
+        names: tools.into_iter().map(|t| t.name).collect(),
+        warnings: Vec::new(),
+    })
 }
 
 async fn list(ctx: &Context, source: Option<ToolSource>) -> Result<ExitCode, Failure> {

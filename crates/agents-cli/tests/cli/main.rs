@@ -7,6 +7,7 @@ mod support;
 mod db;
 mod discover;
 mod mcp;
+mod onboard;
 mod serve;
 mod skill;
 mod tool;

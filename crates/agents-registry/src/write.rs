@@ -1,0 +1,294 @@
+//! Writing skills: add, update and apply (create-or-update), each checked
+//! against the closure of what it writes before it lands.
+//!
+//! The check is cheap: only the written skills, their include closure and
+//! the catalogue entries that closure names are read. Its findings are
+//! warnings (a skill may be added before the skills it includes), unless the
+//! caller asks for `strict`, where any finding refuses the whole write.
+
+use std::collections::HashSet;
+
+use agents_core::{ResolveWarning, Skill, SkillItem, SkillName, SkillResolver, ToolSource};
+use agents_store::{Store, StoreError};
+use indexmap::IndexSet;
+use serde::Serialize;
+
+use crate::error::ServiceError;
+use crate::service::{SkillRegistryService, validate_all};
+
+/// How a write treats skills that already exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteMode {
+    /// Every skill must be new.
+    Add,
+    /// Every skill must exist; a concurrent change in between is a conflict.
+    Update,
+    /// New skills are added, changed ones replaced, identical ones left alone.
+    Apply,
+}
+
+/// What a write did to one skill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    /// The skill did not exist and was added.
+    Created,
+    /// The skill existed with another definition and was replaced.
+    Updated,
+    /// The skill existed with this very definition; nothing was written.
+    Unchanged,
+}
+
+impl Change {
+    /// The word shown to people.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Created => "created",
+            Self::Updated => "updated",
+            Self::Unchanged => "unchanged",
+        }
+    }
+}
+
+/// The outcome of [`SkillRegistryService::write_skills`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct WriteOutcome {
+    /// Each input skill, in input order, with what happened to it.
+    pub changes: Vec<(SkillName, Change)>,
+    /// Problems found in the closure of the written skills (unknown tools,
+    /// missing includes, cycles, ...), one line each.
+    pub warnings: Vec<String>,
+}
+
+/// Same definition, whatever the timestamps.
+fn same_definition(stored: &Skill, new: &Skill) -> bool {
+    let strip = |skill: &Skill| Skill {
+        created_at: None,
+        updated_at: None,
+        ..skill.clone()
+    };
+    strip(stored) == strip(new)
+}
+
+/// The catalogue name closest to `unknown`, if one is close enough to be a
+/// likely typo (edit distance with transpositions, at most a quarter of the
+/// name and never more than 3).
+pub fn did_you_mean<'a>(unknown: &str, candidates: &'a [String]) -> Option<&'a str> {
+    let limit = (unknown.chars().count() / 4).clamp(1, 3);
+    candidates
+        .iter()
+        .map(|name| (strsim::damerau_levenshtein(unknown, name), name))
+        .filter(|(distance, _)| *distance <= limit)
+        .min_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)))
+        .map(|(_, name)| name.as_str())
+}
+
+/// A cycle (`a -> b -> a`) as the rotation of its members that starts at
+/// the smallest name, so every rotation of one cycle compares equal.
+fn canonical_cycle(cycle: &[SkillName]) -> Vec<SkillName> {
+    let members = match cycle.split_last() {
+        Some((last, rest)) if rest.first() == Some(last) => rest,
+        _ => cycle,
+    };
+    let start = members
+        .iter()
+        .enumerate()
+        .min_by(|a, b| a.1.cmp(b.1))
+        .map_or(0, |(index, _)| index);
+    let mut rotated = members.to_vec();
+    rotated.rotate_left(start);
+    rotated
+}
+
+impl<S: Store> SkillRegistryService<S> {
+    /// Checks `skills` against the closure they would have once written,
+    /// then writes them in one transaction under `mode`. With `strict` any
+    /// warning is an error ([`ServiceError::Strict`]) and nothing is
+    /// written.
+    pub async fn write_skills(
+        &self,
+        skills: &[Skill],
+        mode: WriteMode,
+        strict: bool,
+    ) -> Result<WriteOutcome, ServiceError> {
+        validate_all(skills)?;
+        let warnings = self.write_warnings(skills).await?;
+        if strict && !warnings.is_empty() {
+            return Err(ServiceError::Strict(warnings));
+        }
+        let mut add = Vec::new();
+        let mut update = Vec::new();
+        let mut changes = Vec::with_capacity(skills.len());
+        for skill in skills {
+            let change = match mode {
+                WriteMode::Add => Change::Created,
+                WriteMode::Update | WriteMode::Apply => {
+                    match (self.store().get_skill(&skill.name).await?, mode) {
+                        (None, WriteMode::Update) => {
+                            return Err(StoreError::SkillNotFound(skill.name.clone()).into());
+                        }
+                        (None, _) => Change::Created,
+                        (Some(stored), WriteMode::Apply) if same_definition(&stored, skill) => {
+                            Change::Unchanged
+                        }
+                        (Some(stored), _) => {
+                            // The revision read here makes a concurrent
+                            // writer's change a conflict, not a silent loss.
+                            update.push(Skill {
+                                updated_at: stored.updated_at,
+                                ..skill.clone()
+                            });
+                            changes.push((skill.name.clone(), Change::Updated));
+                            continue;
+                        }
+                    }
+                }
+            };
+            if change == Change::Created {
+                add.push(skill.clone());
+            }
+            changes.push((skill.name.clone(), change));
+        }
+        self.store().write_skills(&[], &add, &update).await?;
+        self.record_writer(&add).await?;
+        self.record_writer(&update).await?;
+        Ok(WriteOutcome { changes, warnings })
+    }
+
+    /// Loads an export: catalogue tools (replacing same-named ones) and
+    /// skills, in one transaction (all or nothing). Without `replace` a
+    /// registered skill name fails the import; with it, registered skills
+    /// are replaced (identical ones are left alone). Builtin tools in the
+    /// export are skipped because they live in code.
+    pub async fn import_with(
+        &self,
+        skills: &[Skill],
+        tools: &[agents_core::ToolSpec],
+        replace: bool,
+    ) -> Result<Vec<(SkillName, Change)>, ServiceError> {
+        validate_all(skills)?;
+        let tools: Vec<agents_core::ToolSpec> = tools
+            .iter()
+            .filter(|t| t.source != ToolSource::Builtin)
+            .cloned()
+            .collect();
+        let mut add = Vec::new();
+        let mut update = Vec::new();
+        let mut changes = Vec::with_capacity(skills.len());
+        for skill in skills {
+            let stored = if replace {
+                self.store().get_skill(&skill.name).await?
+            } else {
+                None
+            };
+            let change = match stored {
+                None => {
+                    add.push(skill.clone());
+                    Change::Created
+                }
+                Some(stored) if same_definition(&stored, skill) => Change::Unchanged,
+                Some(stored) => {
+                    update.push(Skill {
+                        updated_at: stored.updated_at,
+                        ..skill.clone()
+                    });
+                    Change::Updated
+                }
+            };
+            changes.push((skill.name.clone(), change));
+        }
+        self.store().write_skills(&tools, &add, &update).await?;
+        Ok(changes)
+    }
+
+    /// Problems in the closure of `written` as it will be once written:
+    /// errors that stop a resolution (missing includes, cycles, forbidden
+    /// overrides), unknown tools (with the closest catalogue name), overrides
+    /// that match nothing, agent sources that match no folder and MCP
+    /// references to unconfigured servers. Cache state (an MCP server not
+    /// refreshed yet) is not a problem of the definition and is left out.
+    pub async fn write_warnings(&self, written: &[Skill]) -> Result<Vec<String>, ServiceError> {
+        let names: HashSet<&SkillName> = written.iter().map(|skill| &skill.name).collect();
+        let mut roots: Vec<SkillName> = written
+            .iter()
+            .flat_map(|skill| &skill.items)
+            .filter_map(|item| match item {
+                SkillItem::Include(include) if !names.contains(&include.skill) => {
+                    Some(include.skill.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        roots.sort();
+        roots.dedup();
+        let (skills, catalog) = self.load_with(&roots, written).await?;
+        let resolver = SkillResolver::new(&skills, &catalog);
+        let mut lines: IndexSet<String> = IndexSet::new();
+        let mut unknown: IndexSet<(SkillName, String)> = IndexSet::new();
+        // One cycle is found once from each of its written members.
+        let mut cycles: HashSet<Vec<SkillName>> = HashSet::new();
+        for skill in written {
+            let (errors, warnings) = resolver.diagnose(&skill.name);
+            for error in errors {
+                if let agents_core::ResolveError::Cycle { cycle } = &error
+                    && !cycles.insert(canonical_cycle(cycle))
+                {
+                    continue;
+                }
+                lines.insert(error.to_string());
+            }
+            for warning in warnings {
+                match warning {
+                    ResolveWarning::UnknownTool { skill, tool } => {
+                        unknown.insert((skill, tool));
+                    }
+                    ResolveWarning::UnmatchedOverride { .. }
+                    | ResolveWarning::UnknownAgentSkill { .. }
+                    | ResolveWarning::DuplicateAgentSkill { .. } => {
+                        lines.insert(warning.to_string());
+                    }
+                    ResolveWarning::McpNotCached { .. } | ResolveWarning::McpToolMissing { .. } => {
+                    }
+                }
+            }
+        }
+        for error in self.check_mcp_references(&skills) {
+            lines.insert(error.to_string());
+        }
+        if !unknown.is_empty() {
+            let candidates: Vec<String> = self
+                .list_tools(None)
+                .await?
+                .into_iter()
+                .filter(|tool| tool.source != ToolSource::Mcp)
+                .map(|tool| tool.name)
+                .collect();
+            for (skill, tool) in unknown {
+                let hint = did_you_mean(&tool, &candidates)
+                    .map(|name| format!(" (did you mean '{name}'?)"))
+                    .unwrap_or_default();
+                let line = ResolveWarning::UnknownTool { skill, tool }.to_string();
+                lines.insert(format!("{line}{hint}"));
+            }
+        }
+        Ok(lines.into_iter().collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::did_you_mean;
+
+    #[test]
+    fn suggests_the_closest_name_only_when_close() {
+        let names: Vec<String> = ["builtin/read_file", "builtin/grep", "builtin/write_file"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(
+            did_you_mean("builtin/raed_file", &names),
+            Some("builtin/read_file")
+        );
+        assert_eq!(did_you_mean("builtin/gerp", &names), Some("builtin/grep"));
+        assert_eq!(did_you_mean("local/deploy", &names), None);
+    }
+}
