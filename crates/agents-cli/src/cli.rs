@@ -104,6 +104,16 @@ pub enum SkillCommand {
         #[arg(long)]
         strict: bool,
     },
+    /// Create or update the skills defined in YAML files (each file is one
+    /// transaction); prints created / updated / unchanged for each skill
+    Apply {
+        /// YAML files of skill definitions
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// Treat every warning as an error: nothing of a file with a warning is written
+        #[arg(long)]
+        strict: bool,
+    },
     /// Show one skill's definition
     Get { name: String },
     /// List skills, sorted by name
@@ -249,5 +259,11 @@ pub enum DbCommand {
         output: Option<PathBuf>,
     },
     /// Load skills and tools from an export (one transaction)
-    Import { file: PathBuf },
+    Import {
+        /// A file written by `agents db export`
+        file: PathBuf,
+        /// Replace registered skills of the same name instead of failing
+        #[arg(long)]
+        replace: bool,
+    },
 }

@@ -1,7 +1,7 @@
 use std::process::ExitCode;
 
 use agents_definition::{export_to_yaml, parse_export};
-use agents_registry::Store;
+use agents_registry::{Change, Store};
 use serde_json::json;
 
 use crate::cli::{DbCommand, Format, GlobalArgs};
@@ -53,12 +53,28 @@ pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Fa
                 None => output::raw(&text)?,
             }
         }
-        DbCommand::Import { file } => {
+        DbCommand::Import { file, replace } => {
             let text = read_text(&file)?;
             let (skills, tools) = parse_export(&text, &file.display().to_string())?;
-            ctx.service.import(&skills, &tools).await?;
+            let changes = ctx.service.import_with(&skills, &tools, replace).await?;
+            let count = |wanted: Change| changes.iter().filter(|(_, c)| *c == wanted).count();
+            let (created, updated, unchanged) = (
+                count(Change::Created),
+                count(Change::Updated),
+                count(Change::Unchanged),
+            );
             if ctx.format == Format::Json {
-                output::json(&json!({"skills": skills.len(), "tools": tools.len()}))?;
+                output::json(&json!({
+                    "skills": skills.len(), "tools": tools.len(),
+                    "created": created, "updated": updated, "unchanged": unchanged,
+                }))?;
+            } else if replace {
+                output::line(format!(
+                    "imported {} skill(s) ({created} created, {updated} updated, {unchanged} unchanged) and {} tool(s) from {}",
+                    skills.len(),
+                    tools.len(),
+                    file.display()
+                ))?;
             } else {
                 output::line(format!(
                     "imported {} skill(s) and {} tool(s) from {}",

@@ -17,6 +17,7 @@ pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode,
         SkillCommand::Lint { paths } => return super::discover::lint(format, &paths),
         SkillCommand::Add { .. }
         | SkillCommand::Update { .. }
+        | SkillCommand::Apply { .. }
         | SkillCommand::Get { .. }
         | SkillCommand::List { .. }
         | SkillCommand::Remove { .. }
@@ -33,6 +34,7 @@ pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode,
         SkillCommand::Update { files, strict } => {
             write_files(&ctx, &files, WriteMode::Update, strict).await
         }
+        SkillCommand::Apply { files, strict } => apply(&ctx, &files, strict).await,
         SkillCommand::Get { name } => get(&ctx, &name).await,
         SkillCommand::List { namespace } => list(&ctx, namespace.as_deref()).await,
         SkillCommand::Remove { name } => remove(&ctx, &name).await,
@@ -81,6 +83,49 @@ async fn write_file(
     Ok(Written {
         names: skills.into_iter().map(|s| s.name.to_string()).collect(),
         warnings: outcome.warnings,
+    })
+}
+
+/// `skill apply`: one line per skill (`created local/x`), warnings on
+/// stderr; exit 1 when any file failed.
+async fn apply(ctx: &Context, files: &[PathBuf], strict: bool) -> Result<ExitCode, Failure> {
+    output::supported(ctx.format, &[Format::Table, Format::Json], "skill apply")?;
+    let mut results = Vec::new();
+    let mut failed = false;
+    for file in files {
+        let shown = file.display().to_string();
+        match write_one(ctx, file, WriteMode::Apply, strict).await {
+            Ok((_, outcome)) => {
+                output::warn_all(
+                    ctx.format,
+                    outcome.warnings.iter().map(|w| format!("{shown}: {w}")),
+                );
+                if ctx.format == Format::Table {
+                    for (name, change) in &outcome.changes {
+                        output::line(format!("{} {name}", change.as_str()))?;
+                    }
+                }
+                let skills: Vec<Value> = outcome
+                    .changes
+                    .iter()
+                    .map(|(name, change)| json!({"name": name, "change": change}))
+                    .collect();
+                results.push(json!({"file": shown, "ok": true, "skills": skills, "warnings": outcome.warnings}));
+            }
+            Err(failure) => {
+                failed = true;
+                output::report_error(ctx.format, &failure);
+                results.push(json!({"file": shown, "ok": false, "error": {"kind": failure.kind, "message": failure.message}}));
+            }
+        }
+    }
+    if ctx.format == Format::Json {
+        output::json(&results)?;
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
     })
 }
 
