@@ -26,6 +26,9 @@ pub struct GlobalArgs {
     /// More logging on stderr (`-vv` for debug)
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// No warnings or progress notes on stderr (results and errors still print)
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
 }
 
 impl GlobalArgs {
@@ -78,6 +81,13 @@ pub enum Command {
     /// Database maintenance: migrations, status, export and import
     #[command(subcommand)]
     Db(DbCommand),
+    /// Print a shell completion script (`agents completions bash > /etc/bash_completion.d/agents`)
+    Completions {
+        /// The shell to complete for
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), generated from the same definitions as `--help`
+    Man,
 }
 
 #[derive(Debug, Subcommand)]
@@ -115,17 +125,33 @@ pub enum SkillCommand {
         strict: bool,
     },
     /// Show one skill's definition
-    Get { name: String },
+    Get {
+        /// The skill, e.g. `local/devops-toolkit`
+        name: String,
+    },
+    /// Print the `<available_skills>` block for the Agent Skills of a skill's
+    /// flattened set (the Agent Skills reference's `to-prompt` layout)
+    Prompt {
+        /// The skill, e.g. `local/devops-toolkit`
+        name: String,
+    },
     /// List skills, sorted by name
     List {
         /// Only skills in this namespace
         #[arg(long, value_name = "NS")]
         namespace: Option<String>,
     },
-    /// Remove a skill and its items
-    Remove { name: String },
+    /// Remove a skill and its items (refused while other skills include it)
+    Remove {
+        /// The skill, e.g. `local/devops-toolkit`
+        name: String,
+        /// Remove it even though other skills include it (they are then broken)
+        #[arg(long)]
+        force: bool,
+    },
     /// Show a skill's flattened tool set and capability summary
     Tools {
+        /// The skill, e.g. `local/devops-toolkit`
         name: String,
         /// Re-scan Agent Skills folders and re-query this skill's MCP servers first
         #[arg(long)]
@@ -136,9 +162,13 @@ pub enum SkillCommand {
     },
     /// Print a skill's include closure (`--format dot`, `mermaid` or `json`);
     /// cycles and missing includes are drawn, not errors
-    Graph { name: String },
+    Graph {
+        /// The skill, e.g. `local/devops-toolkit`
+        name: String,
+    },
     /// Check that skills resolve: includes, cycles, overrides, tool refs
     Validate {
+        /// The skills to check, e.g. `local/devops-toolkit`
         #[arg(required = true, value_name = "NAME")]
         names: Vec<String>,
     },
@@ -153,6 +183,7 @@ pub enum SkillCommand {
     },
     /// Validate SKILL.md folders without registering anything
     Lint {
+        /// Folders that hold a `SKILL.md`
         #[arg(required = true, value_name = "PATH")]
         paths: Vec<PathBuf>,
     },
@@ -169,6 +200,7 @@ pub enum ConflictArg {
 pub enum ToolCommand {
     /// Register custom tools defined in YAML files
     Add {
+        /// YAML files of tool definitions (`---` separates several tools)
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
         /// Overwrite catalogue tools with the same name
@@ -182,9 +214,18 @@ pub enum ToolCommand {
         source: Option<SourceArg>,
     },
     /// Show one tool
-    Get { name: String },
+    Get {
+        /// The tool's registry name, e.g. `builtin/read_file` or `agent_skills/pdf`
+        name: String,
+        /// Print the Markdown body of an Agent Skill's SKILL.md instead
+        #[arg(long)]
+        body: bool,
+    },
     /// Remove a catalogue tool
-    Remove { name: String },
+    Remove {
+        /// The tool's registry name, e.g. `custom/deploy`
+        name: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -199,14 +240,21 @@ pub enum SourceArg {
 #[derive(Debug, Subcommand)]
 pub enum McpCommand {
     /// Re-query MCP servers and replace their cached tools (all known servers by default)
-    Refresh { servers: Vec<String> },
+    Refresh {
+        /// Server names (from config.toml or skills); all known servers when none
+        servers: Vec<String>,
+    },
     /// List known MCP servers and their cache state
     List,
     /// Show the cached tools of one server
-    Tools { server: String },
+    Tools {
+        /// The server's name
+        server: String,
+    },
     /// Serve the tools of skills as an MCP server over stdio (a gateway to
     /// their MCP servers)
     Serve {
+        /// Skills whose flattened tool sets are served together
         #[arg(required = true)]
         skills: Vec<String>,
         /// Print what would be served and what is left out, then exit
@@ -216,6 +264,7 @@ pub enum McpCommand {
     /// Trust an MCP server definition from the registry on this machine
     /// (prints what it runs and who defined it), or list trusted ones
     Trust {
+        /// The server's name
         #[arg(required_unless_present = "list")]
         server: Option<String>,
         /// Only the definition whose digest starts with this
@@ -227,6 +276,7 @@ pub enum McpCommand {
     },
     /// Forget the trust given to an MCP server's definitions
     Untrust {
+        /// The server's name
         server: String,
         /// Only the definition whose digest starts with this
         #[arg(long, value_name = "PREFIX")]
@@ -237,7 +287,10 @@ pub enum McpCommand {
 #[derive(Debug, Subcommand)]
 pub enum PlanCommand {
     /// Validate a plan file (`skills: [...]` in YAML or JSON)
-    Validate { file: PathBuf },
+    Validate {
+        /// A plan file (`skills: [...]` in YAML or JSON)
+        file: PathBuf,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -248,6 +301,10 @@ pub enum ConfigCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum DbCommand {
+    /// Create the database (and a SQLite file's directory) and apply the
+    /// migrations; other commands never create a directory outside the
+    /// default location
+    Init,
     /// Apply pending migrations (opening the database does this too)
     Migrate,
     /// Backend, schema version and row counts
@@ -266,4 +323,28 @@ pub enum DbCommand {
         #[arg(long)]
         replace: bool,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every argument of every command says what it is in `--help`.
+    #[test]
+    fn every_argument_has_help_text() {
+        fn walk(command: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in command.get_arguments() {
+                let builtin = matches!(arg.get_id().as_str(), "help" | "version");
+                if !builtin && !arg.is_hide_set() && arg.get_help().is_none() {
+                    missing.push(format!("{path} {}", arg.get_id()));
+                }
+            }
+            for sub in command.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&super::Args::command(), "agents", &mut missing);
+        assert!(missing.is_empty(), "arguments without help: {missing:#?}");
+    }
 }

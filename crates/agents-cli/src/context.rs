@@ -38,18 +38,27 @@ pub fn settings(
 }
 
 impl Context {
+    /// Opens the configured store. A SQLite file's missing directory is
+    /// created only at the default location (`~/.cleveragents/`); anywhere
+    /// else it is an error pointing at `agents db init`.
     pub async fn open(global: &GlobalArgs) -> Result<Self, Failure> {
-        Self::open_with(global, None).await
+        Self::open_inner(global, false).await
     }
 
-    pub async fn open_with(
-        global: &GlobalArgs,
-        agent_skills_paths: Option<String>,
-    ) -> Result<Self, Failure> {
+    /// `agents db init`: creates the SQLite file's directory wherever it is.
+    pub async fn create(global: &GlobalArgs) -> Result<Self, Failure> {
+        Self::open_inner(global, true).await
+    }
+
+    async fn open_inner(global: &GlobalArgs, create: bool) -> Result<Self, Failure> {
         let format = global.format_or_table();
-        let settings = settings(global, agent_skills_paths)?;
+        let settings = settings(global, None)?;
         let url = DatabaseUrl::parse(&settings.database_url.value)?;
-        let store = agents_store::open(&url).await?;
+        let store = if create || settings.database_url.origin == agents_config::Origin::Default {
+            agents_store::create(&url).await?
+        } else {
+            agents_store::open(&url).await?
+        };
         let mut builtins = ToolRegistry::new();
         for tool in builtin_tools() {
             builtins

@@ -39,6 +39,9 @@ fn main() -> ExitCode {
         }
     };
     init_tracing(args.global.verbose);
+    if args.global.quiet {
+        output::set_quiet();
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

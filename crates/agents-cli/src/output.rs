@@ -94,9 +94,24 @@ pub fn warn(format: Format, message: &str) {
     warn_all(format, std::iter::once(message));
 }
 
+/// `--quiet`: warnings and notes are not printed (results and errors are).
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Turns `--quiet` on for the rest of the process.
+pub fn set_quiet() {
+    QUIET.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn quiet() -> bool {
+    QUIET.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Prints warnings to stderr with one write: stderr is unbuffered, and
 /// thousands of warnings written one by one cost a syscall per fragment.
 pub fn warn_all<T: AsRef<str>>(format: Format, messages: impl IntoIterator<Item = T>) {
+    if quiet() {
+        return;
+    }
     let mut text = String::new();
     for message in messages {
         let message = message.as_ref();
@@ -115,6 +130,9 @@ pub fn warn_all<T: AsRef<str>>(format: Format, messages: impl IntoIterator<Item 
 
 /// Prints a line for people on stderr (when stdout is a protocol channel).
 pub fn note(text: &str) {
+    if quiet() {
+        return;
+    }
     let _ = writeln!(std::io::stderr().lock(), "{text}");
 }
 

@@ -10,6 +10,7 @@ mod export;
 mod graph;
 mod name;
 mod plan;
+mod prompt;
 pub mod redact;
 mod registry;
 mod resolve;
@@ -26,6 +27,7 @@ pub use export::{
 pub use graph::{GraphEdge, GraphNode, IncludeGraph, NodeKind, include_graph};
 pub use name::{InvalidSkillName, SKILL_NAME_PATTERN, SkillName};
 pub use plan::{Plan, PlanReport, validate_plan};
+pub use prompt::{PromptSkill, available_skills_prompt, prompt_skills};
 pub use registry::{RegistryError, ToolRegistry};
 pub use resolve::{
     Explanation, IncludePath, NON_OVERRIDABLE_FIELDS, Occurrence, OverrideLayer, OverrideOrigin,

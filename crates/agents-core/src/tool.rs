@@ -109,6 +109,15 @@ impl ToolSpec {
         }
     }
 
+    /// The `SKILL.md` path of an Agent Skill (`source_metadata.skill_md`,
+    /// written by discovery); `None` for other sources.
+    pub fn skill_md(&self) -> Option<&str> {
+        if self.source != ToolSource::AgentSkills {
+            return None;
+        }
+        self.source_metadata.get("skill_md")?.as_str()
+    }
+
     /// Checks the name and both schemas.
     pub fn validate(&self) -> Result<(), InvalidTool> {
         validate_tool_name(&self.name)?;

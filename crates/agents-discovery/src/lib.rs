@@ -38,5 +38,5 @@ pub use scan::ProgressFn;
 pub use skill_md::{
     EXTENSION_FIELDS, MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS,
     MAX_SKILL_MD_BYTES, Rule, SKILL_MD, STANDARD_FIELDS, SkillDoc, SkillMdError, parse_skill_md,
-    read_skill_md,
+    read_skill_md, read_skill_md_body,
 };

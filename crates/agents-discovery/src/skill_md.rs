@@ -185,6 +185,20 @@ pub fn read_skill_md(file: &Path) -> Result<SkillDoc, Vec<SkillMdError>> {
     parse_skill_md(file, &bytes)
 }
 
+/// Reads a `SKILL.md` like [`read_skill_md`] and also returns its Markdown
+/// body: the text after the closing `---` fence, as written.
+pub fn read_skill_md_body(file: &Path) -> Result<(SkillDoc, String), Vec<SkillMdError>> {
+    let bytes = read_capped(file).map_err(|err| vec![err])?;
+    let doc = parse_skill_md(file, &bytes)?;
+    // Parsing succeeded, so the bytes are UTF-8 (after an optional BOM).
+    let text = String::from_utf8_lossy(&bytes);
+    let body = text
+        .split_inclusive('\n')
+        .skip(doc.body_line.saturating_sub(1))
+        .collect();
+    Ok((doc, body))
+}
+
 pub(crate) fn read_capped(file: &Path) -> Result<Vec<u8>, SkillMdError> {
     let fail = |rule, message: String| SkillMdError::new(file, None, rule, message);
     let meta =

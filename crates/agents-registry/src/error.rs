@@ -74,6 +74,12 @@ pub enum ServiceError {
         /// Each candidate: digest prefix, defining skill and launch line (bounded).
         definitions: Vec<String>,
     },
+    /// `tool get --body` of a tool that is not an Agent Skill.
+    #[error("tool `{0}` is not an Agent Skill: only `agent_skills/...` tools have a SKILL.md body")]
+    NotAnAgentSkill(String),
+    /// The `SKILL.md` of a discovered Agent Skill no longer reads or validates.
+    #[error("{}", strict_message_of("cannot read the SKILL.md", .0))]
+    SkillMd(Vec<agents_discovery::SkillMdError>),
     /// `--strict`: the write found problems, so nothing was written.
     #[error("{}", strict_message(.0))]
     Strict(Vec<String>),
@@ -105,6 +111,8 @@ impl ServiceError {
             Self::McpAmbiguousTrust { .. } => "mcp_ambiguous_trust",
             Self::Trust(err) => err.kind(),
             Self::Strict(_) => "strict",
+            Self::NotAnAgentSkill(_) => "not_an_agent_skill",
+            Self::SkillMd(_) => "invalid_skill_md",
         }
     }
 }
@@ -114,13 +122,21 @@ const STRICT_SHOWN: usize = 10;
 
 fn strict_message(warnings: &[String]) -> String {
     let plural = if warnings.len() == 1 { "" } else { "s" };
-    let mut text = format!(
-        "nothing written: {} problem{plural} under --strict",
-        warnings.len()
-    );
+    strict_message_of(
+        &format!(
+            "nothing written: {} problem{plural} under --strict",
+            warnings.len()
+        ),
+        warnings,
+    )
+}
+
+/// `head`, then up to [`STRICT_SHOWN`] findings, one per line, then how many more.
+fn strict_message_of(head: &str, warnings: &[impl ToString]) -> String {
+    let mut text = head.to_owned();
     for warning in warnings.iter().take(STRICT_SHOWN) {
         text.push_str("\n  ");
-        text.push_str(warning);
+        text.push_str(&warning.to_string());
     }
     if warnings.len() > STRICT_SHOWN {
         text.push_str(&format!("\n  … and {} more", warnings.len() - STRICT_SHOWN));

@@ -210,12 +210,16 @@ impl<S: Store> SkillRegistryService<S> {
         Ok(updated)
     }
 
-    /// Deletes a skill and its items.
-    pub async fn remove_skill(&self, name: &SkillName) -> Result<(), ServiceError> {
-        if self.store.remove_skill(name).await? {
-            Ok(())
-        } else {
-            Err(StoreError::SkillNotFound(name.clone()).into())
+    /// Deletes a skill and its items. A skill other skills include is
+    /// refused unless `force`; the result names the skills the removal broke.
+    pub async fn remove_skill(
+        &self,
+        name: &SkillName,
+        force: bool,
+    ) -> Result<Vec<SkillName>, ServiceError> {
+        match self.store.remove_skill(name, force).await? {
+            Some(broken) => Ok(broken),
+            None => Err(StoreError::SkillNotFound(name.clone()).into()),
         }
     }
 
@@ -428,6 +432,27 @@ impl<S: Store> SkillRegistryService<S> {
     /// The flattened tool set of `name` with its capability summary.
     pub async fn tools(&self, name: &SkillName) -> Result<ToolSet, ServiceError> {
         self.resolve_tools(name, false).await
+    }
+
+    /// The `<available_skills>` block (the Agent Skills reference's
+    /// `to-prompt` layout) for the Agent Skills in `name`'s flattened set.
+    pub async fn skill_prompt(&self, name: &SkillName) -> Result<String, ServiceError> {
+        let set = self.tools(name).await?;
+        Ok(agents_core::available_skills_prompt(
+            &agents_core::prompt_skills(&set.entries),
+        ))
+    }
+
+    /// The Markdown body of the Agent Skill `name`'s `SKILL.md`, read from
+    /// the folder discovery found it in (the file is re-validated first).
+    pub async fn agent_skill_body(&self, name: &str) -> Result<String, ServiceError> {
+        let tool = self.get_tool(name).await?;
+        let file = tool
+            .skill_md()
+            .ok_or_else(|| ServiceError::NotAnAgentSkill(name.to_owned()))?;
+        let (_, body) = agents_discovery::read_skill_md_body(std::path::Path::new(file))
+            .map_err(ServiceError::SkillMd)?;
+        Ok(body)
     }
 
     /// [`Self::tools`] with an [`Explanation`] per entry: every occurrence

@@ -66,7 +66,9 @@ async fn service_api_mirrors_the_spec() {
         svc.update_skill(&changed).await,
         Err(ServiceError::Store(StoreError::Conflict { .. }))
     ));
-    svc.remove_skill(&name("local/code-tools")).await.unwrap();
+    svc.remove_skill(&name("local/code-tools"), false)
+        .await
+        .unwrap();
     assert!(matches!(
         svc.get_skill(&name("local/code-tools")).await,
         Err(ServiceError::Store(StoreError::SkillNotFound(_)))

@@ -14,7 +14,19 @@ pub enum AnyStore {
 
 /// Opens the store `url` names, applying pending migrations.
 pub async fn open(url: &DatabaseUrl) -> Result<AnyStore, StoreError> {
+    open_in(url, false).await
+}
+
+/// Like [`open`], but a SQLite file's missing directories are created.
+pub async fn create(url: &DatabaseUrl) -> Result<AnyStore, StoreError> {
+    open_in(url, true).await
+}
+
+async fn open_in(url: &DatabaseUrl, create_dirs: bool) -> Result<AnyStore, StoreError> {
     Ok(match url {
+        DatabaseUrl::Sqlite(path) if create_dirs => {
+            AnyStore::Sqlite(SqliteStore::create(path).await?)
+        }
         DatabaseUrl::Sqlite(path) => AnyStore::Sqlite(SqliteStore::open(path).await?),
         DatabaseUrl::SqliteMemory => AnyStore::Sqlite(SqliteStore::open_memory().await?),
         DatabaseUrl::Postgres(raw) => AnyStore::Postgres(PostgresStore::connect(raw).await?),

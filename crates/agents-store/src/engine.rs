@@ -544,9 +544,33 @@ impl Engine {
             .collect()
     }
 
-    pub(crate) async fn remove_skill(&self, name: &SkillName) -> Result<bool, StoreError> {
+    pub(crate) async fn remove_skill(
+        &self,
+        name: &SkillName,
+        force: bool,
+    ) -> Result<Option<Vec<SkillName>>, StoreError> {
         let failed = "cannot remove the skill";
         let mut tx = self.write().await?;
+        // Inside the write transaction: an include added by another writer
+        // either commits before this read or waits for this delete.
+        let includers = tx
+            .fetch_texts(
+                "SELECT DISTINCT skill_name FROM skill_items \
+                 WHERE item_name = ? AND item_type = 'include' AND skill_name <> ? \
+                 ORDER BY skill_name",
+                &[Arg::Text(name.as_str()), Arg::Text(name.as_str())],
+            )
+            .await
+            .map_err(self.db(failed))?
+            .iter()
+            .map(|n| self.skill_name(n))
+            .collect::<Result<Vec<_>, _>>()?;
+        if !includers.is_empty() && !force {
+            return Err(StoreError::SkillIncluded {
+                name: name.clone(),
+                by: includers,
+            });
+        }
         let done = tx
             .execute(
                 "DELETE FROM skills WHERE name = ?",
@@ -555,7 +579,7 @@ impl Engine {
             .await
             .map_err(self.db(failed))?;
         self.commit(tx, failed).await?;
-        Ok(done > 0)
+        Ok((done > 0).then_some(includers))
     }
 
     pub(crate) async fn load_closure(&self, roots: &[SkillName]) -> Result<Vec<Skill>, StoreError> {

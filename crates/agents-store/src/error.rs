@@ -9,6 +9,18 @@ pub enum StoreError {
     /// `update`/`get` of a name that is not registered.
     #[error("skill `{0}` is not registered")]
     SkillNotFound(SkillName),
+    /// `remove` of a skill other skills include (without `force`).
+    #[error(
+        "skill `{name}` is included by {}; remove the includes first, or pass `--force` to break {}",
+        names_bounded(.by),
+        if .by.len() == 1 { "it" } else { "them" }
+    )]
+    SkillIncluded {
+        /// The skill asked to be removed.
+        name: SkillName,
+        /// The skills that include it, sorted.
+        by: Vec<SkillName>,
+    },
     /// Optimistic update lost against another writer.
     #[error(
         "skill `{name}` was changed by someone else (expected updated_at `{expected}`, found `{found}`); fetch it again and retry"
@@ -74,6 +86,13 @@ pub enum StoreError {
         #[source]
         source: sqlx::Error,
     },
+    /// The directory of a SQLite database that is not the default one does
+    /// not exist: it is not created behind the user's back.
+    #[error(
+        "the directory `{}` of the database does not exist; create it with `agents db init`",
+        .0.display()
+    )]
+    MissingDirectory(std::path::PathBuf),
     /// Filesystem trouble (creating the SQLite directory).
     #[error("{context}: {source}")]
     Io {
@@ -85,12 +104,29 @@ pub enum StoreError {
     },
 }
 
+/// At most ten names in backticks, then how many more: the message stays
+/// short however many skills include one.
+pub fn names_bounded(names: &[SkillName]) -> String {
+    const SHOWN: usize = 10;
+    let mut text = names
+        .iter()
+        .take(SHOWN)
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        text.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    text
+}
+
 impl StoreError {
     /// A stable machine-readable kind, used in `--format json` errors.
     pub fn kind(&self) -> &'static str {
         match self {
             Self::DuplicateSkill(_) => "duplicate_skill",
             Self::SkillNotFound(_) => "skill_not_found",
+            Self::SkillIncluded { .. } => "skill_included",
             Self::Conflict { .. } => "conflict",
             Self::DuplicateTool(_) => "duplicate_tool",
             Self::SchemaTooNew { .. } => "schema_too_new",
@@ -98,6 +134,7 @@ impl StoreError {
             Self::Corrupt { .. } => "corrupt_data",
             Self::InvalidValue { .. } => "invalid_value",
             Self::Database { .. } => "database",
+            Self::MissingDirectory(_) => "missing_database_directory",
             Self::Io { .. } => "io",
         }
     }

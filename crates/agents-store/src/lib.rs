@@ -26,9 +26,9 @@ use std::future::Future;
 
 use agents_core::{Skill, SkillName, ToolSource, ToolSpec};
 
-pub use any::{AnyStore, open};
-pub use error::StoreError;
+pub use any::{AnyStore, create, open};
 pub(crate) use error::db_error;
+pub use error::{StoreError, names_bounded};
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 pub use url::DatabaseUrl;
@@ -119,11 +119,17 @@ pub trait Store: Send + Sync {
         namespace: Option<&str>,
     ) -> impl Future<Output = Result<Vec<SkillSummary>, StoreError>> + Send;
 
-    /// Deletes the skill and (by cascade) its items; false when absent.
+    /// Deletes the skill and (by cascade) its items; `None` when absent.
+    /// While other skills include it, `force` false fails with
+    /// [`StoreError::SkillIncluded`] and nothing is written; `force` true
+    /// deletes it anyway. `Some` holds the skills that include it (sorted,
+    /// itself left out), which are broken from then on. The check and the
+    /// delete are one transaction, so no include can slip in between.
     fn remove_skill(
         &self,
         name: &SkillName,
-    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+        force: bool,
+    ) -> impl Future<Output = Result<Option<Vec<SkillName>>, StoreError>> + Send;
 
     /// The given skills and every skill reachable through their includes, in
     /// a bounded number of queries (not one per skill). Missing names are
@@ -234,8 +240,12 @@ macro_rules! store_via_engine {
             ) -> Result<Vec<SkillSummary>, StoreError> {
                 self.$engine().list_skills(namespace).await
             }
-            async fn remove_skill(&self, name: &SkillName) -> Result<bool, StoreError> {
-                self.$engine().remove_skill(name).await
+            async fn remove_skill(
+                &self,
+                name: &SkillName,
+                force: bool,
+            ) -> Result<Option<Vec<SkillName>>, StoreError> {
+                self.$engine().remove_skill(name, force).await
             }
             async fn load_closure(&self, roots: &[SkillName]) -> Result<Vec<Skill>, StoreError> {
                 self.$engine().load_closure(roots).await

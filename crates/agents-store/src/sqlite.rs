@@ -72,14 +72,30 @@ impl SqliteStore {
     /// Opens (creating it and its directory if needed) the database at
     /// `path` and applies pending migrations.
     pub async fn open(path: &Path) -> Result<Self, StoreError> {
+        Self::open_in(path, false).await
+    }
+
+    /// Like [`open`](Self::open), but creates the file's missing parent
+    /// directories first (`agents db init` and the default location).
+    pub async fn create(path: &Path) -> Result<Self, StoreError> {
+        Self::open_in(path, true).await
+    }
+
+    /// Opens `path`; a missing parent directory is created when `create_dirs`,
+    /// else an error (a mistyped path must not become a new empty registry).
+    async fn open_in(path: &Path, create_dirs: bool) -> Result<Self, StoreError> {
         if let Some(parent) = path
             .parent()
             .filter(|parent| !parent.as_os_str().is_empty())
         {
-            std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
-                context: format!("cannot create directory `{}`", parent.display()),
-                source,
-            })?;
+            if create_dirs {
+                std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
+                    context: format!("cannot create directory `{}`", parent.display()),
+                    source,
+                })?;
+            } else if !parent.is_dir() {
+                return Err(StoreError::MissingDirectory(parent.to_path_buf()));
+            }
         }
         let options = SqliteConnectOptions::new()
             .filename(path)

@@ -37,6 +37,7 @@ suite!(
     import_is_all_or_nothing,
     crud,
     duplicate_add_is_rejected_and_writes_nothing,
+    remove_refuses_an_included_skill_unless_forced,
     duplicate_within_one_batch,
     not_found,
     remove_cascades_to_items,

@@ -10,8 +10,25 @@ use crate::context::Context;
 use crate::output::{self, Failure};
 
 pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Failure> {
-    let ctx = Context::open(global).await?;
+    let ctx = if matches!(command, DbCommand::Init) {
+        Context::create(global).await?
+    } else {
+        Context::open(global).await?
+    };
     match command {
+        DbCommand::Init => {
+            let status = ctx.service.store().status().await?;
+            if ctx.format == Format::Json {
+                output::json(
+                    &json!({"initialized": status.location, "schema_version": status.schema_version}),
+                )?;
+            } else {
+                output::line(format!(
+                    "initialized {} (schema version {})",
+                    status.location, status.schema_version
+                ))?;
+            }
+        }
         DbCommand::Migrate | DbCommand::Status => {
             output::supported(ctx.format, &[Format::Table, Format::Json], "db status")?;
             let status = ctx.service.store().status().await?;

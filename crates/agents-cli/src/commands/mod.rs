@@ -13,6 +13,7 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::CommandFactory;
 use serde_json::json;
 
 use crate::cli::{Args, Command, Format};
@@ -48,6 +49,20 @@ pub async fn run(args: Args) -> Result<ExitCode, Failure> {
             mcp::run(&ctx, command).await
         }
         Command::Config(command) => config::run(&global, command),
+        Command::Completions { shell } => {
+            let mut text = Vec::new();
+            clap_complete::generate(shell, &mut Args::command(), "agents", &mut text);
+            output::raw(&String::from_utf8_lossy(&text))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => {
+            let mut text = Vec::new();
+            clap_mangen::Man::new(Args::command())
+                .render(&mut text)
+                .map_err(|err| Failure::new("io", format!("cannot render the man page: {err}")))?;
+            output::raw(&String::from_utf8_lossy(&text))?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

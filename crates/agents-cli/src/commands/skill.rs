@@ -19,6 +19,7 @@ pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode,
         | SkillCommand::Update { .. }
         | SkillCommand::Apply { .. }
         | SkillCommand::Get { .. }
+        | SkillCommand::Prompt { .. }
         | SkillCommand::List { .. }
         | SkillCommand::Remove { .. }
         | SkillCommand::Tools { .. }
@@ -36,8 +37,15 @@ pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode,
         }
         SkillCommand::Apply { files, strict } => apply(&ctx, &files, strict).await,
         SkillCommand::Get { name } => get(&ctx, &name).await,
+        SkillCommand::Prompt { name } => {
+            output::supported(ctx.format, &[Format::Table], "skill prompt")?;
+            let name = SkillName::new(&name)?;
+            super::discover::prepare_for_tools(&ctx, &name, false).await?;
+            output::raw(&ctx.service.skill_prompt(&name).await?)?;
+            Ok(ExitCode::SUCCESS)
+        }
         SkillCommand::List { namespace } => list(&ctx, namespace.as_deref()).await,
-        SkillCommand::Remove { name } => remove(&ctx, &name).await,
+        SkillCommand::Remove { name, force } => remove(&ctx, &name, force).await,
         SkillCommand::Tools {
             name,
             refresh,
@@ -214,13 +222,18 @@ async fn list(ctx: &Context, namespace: Option<&str>) -> Result<ExitCode, Failur
     Ok(ExitCode::SUCCESS)
 }
 
-async fn remove(ctx: &Context, name: &str) -> Result<ExitCode, Failure> {
+async fn remove(ctx: &Context, name: &str, force: bool) -> Result<ExitCode, Failure> {
     let name = SkillName::new(name)?;
-    ctx.service.remove_skill(&name).await?;
+    let broken = ctx.service.remove_skill(&name, force).await?;
     if ctx.format == Format::Json {
-        output::json(&json!({"removed": name}))?;
-    } else {
+        output::json(&json!({"removed": name, "broken": broken}))?;
+    } else if broken.is_empty() {
         output::line(format!("removed {name}"))?;
+    } else {
+        output::line(format!(
+            "removed {name}; these skills include it and are now broken: {}",
+            agents_store::names_bounded(&broken)
+        ))?;
     }
     Ok(ExitCode::SUCCESS)
 }

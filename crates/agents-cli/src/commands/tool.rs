@@ -13,7 +13,12 @@ pub async fn run(ctx: &Context, command: ToolCommand) -> Result<ExitCode, Failur
     match command {
         ToolCommand::Add { files, replace } => add(ctx, &files, replace).await,
         ToolCommand::List { source } => list(ctx, source.map(to_source)).await,
-        ToolCommand::Get { name } => {
+        ToolCommand::Get { name, body: true } => {
+            output::supported(ctx.format, &[Format::Table], "tool get --body")?;
+            output::raw(&ctx.service.agent_skill_body(&name).await?)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        ToolCommand::Get { name, body: false } => {
             output::supported(
                 ctx.format,
                 &[Format::Table, Format::Json, Format::Yaml],

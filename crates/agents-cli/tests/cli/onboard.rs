@@ -197,3 +197,132 @@ fn db_import_replace_loads_into_a_non_empty_registry() {
         .json();
     assert_eq!(b["description"], json!(null));
 }
+
+#[test]
+fn remove_refuses_an_included_skill_and_force_names_what_broke() {
+    let sb = Sandbox::new();
+    let file = sb.write(
+        "pair.yaml",
+        "name: local/git-tools\ntools: [builtin/grep]\n---\nname: local/devops\nincludes: [local/git-tools]\n",
+    );
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    let run = sb.run(&["skill", "remove", "local/git-tools"]).fails(1);
+    assert_eq!(
+        run.stderr,
+        "error: skill `local/git-tools` is included by `local/devops`; remove the includes first, \
+         or pass `--force` to break it\n"
+    );
+    assert_eq!(sb.sql_count("skills"), 2);
+    let run = sb
+        .run(&["--format", "json", "skill", "remove", "local/git-tools"])
+        .fails(1);
+    assert_eq!(run.stderr_json()["error"]["kind"], "skill_included");
+    let run = sb
+        .run(&["skill", "remove", "local/git-tools", "--force"])
+        .ok();
+    assert_eq!(
+        run.stdout,
+        "removed local/git-tools; these skills include it and are now broken: `local/devops`\n"
+    );
+    assert_eq!(sb.sql_count("skills"), 1);
+    // Removing the includer itself needs no force.
+    let run = sb
+        .run(&["--format", "json", "skill", "remove", "local/devops"])
+        .ok();
+    assert_eq!(run.json(), json!({"removed": "local/devops", "broken": []}));
+}
+
+#[test]
+fn a_database_in_a_missing_directory_is_an_error_until_db_init_creates_it() {
+    let sb = Sandbox::new();
+    let url = format!("sqlite://{}/nonexistent/dir/x.db", sb.dir.path().display());
+    let run = sb.run(&["--database-url", &url, "skill", "list"]).fails(1);
+    assert_eq!(
+        run.stderr,
+        "error: the directory `[SANDBOX]/nonexistent/dir` of the database does not exist; \
+         create it with `agents db init`\n"
+    );
+    assert!(!sb.path("nonexistent").exists());
+    let run = sb.run(&["--database-url", &url, "db", "init"]).ok();
+    assert_eq!(
+        run.stdout,
+        "initialized sqlite://[SANDBOX]/nonexistent/dir/x.db (schema version 1)\n"
+    );
+    assert!(sb.path("nonexistent/dir/x.db").is_file());
+    let run = sb.run(&["--database-url", &url, "skill", "list"]).ok();
+    assert_eq!(run.stdout, "no skills registered\n");
+    // The default location is still created on first use.
+    let run = sb
+        .cmd()
+        .env_remove("CLEVERAGENTS_DATABASE_URL")
+        .args(["skill", "list"])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(sb.home().join(".cleveragents/cleveragents.db").is_file());
+}
+
+#[test]
+fn skill_prompt_lists_the_agent_skills_and_tool_get_body_prints_skill_md() {
+    let sb = Sandbox::new();
+    sb.write(
+        "skills/pdf-tools/SKILL.md",
+        "---\nname: pdf-tools\ndescription: Work with <PDF> & forms\n---\n\n# PDF tools\n\nUse `pdftotext`.\n",
+    );
+    let dir = sb.path("skills");
+    sb.run(&["skill", "discover", "--paths", dir.to_str().unwrap()])
+        .ok();
+    let file = sb.write(
+        "s.yaml",
+        &format!(
+            "name: l/docs\ntools: [builtin/grep]\nagent_sources:\n  - path: {}\n",
+            dir.join("pdf-tools").display()
+        ),
+    );
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    let run = sb.run(&["skill", "prompt", "l/docs"]).ok();
+    assert_eq!(
+        run.stdout,
+        "<available_skills>\n<skill>\n<name>\npdf-tools\n</name>\n<description>\n\
+         Work with &lt;PDF&gt; &amp; forms\n</description>\n<location>\n\
+         [SANDBOX]/skills/pdf-tools/SKILL.md\n</location>\n</skill>\n</available_skills>\n"
+    );
+    let run = sb
+        .run(&["tool", "get", "agent_skills/pdf-tools", "--body"])
+        .ok();
+    assert_eq!(run.stdout, "\n# PDF tools\n\nUse `pdftotext`.\n");
+    let run = sb.run(&["tool", "get", "builtin/grep", "--body"]).fails(1);
+    assert_eq!(
+        run.stderr,
+        "error: tool `builtin/grep` is not an Agent Skill: only `agent_skills/...` tools have a SKILL.md body\n"
+    );
+}
+
+#[test]
+fn completions_generate_for_every_shell_and_man_renders() {
+    let sb = Sandbox::new();
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let run = sb.run(&["completions", shell]).ok();
+        assert!(run.stdout.contains("agents"), "{shell}: {}", run.stdout);
+        assert!(run.stdout.contains("skill"), "{shell}");
+    }
+    let run = sb.run(&["completions", "tcsh"]).fails(2);
+    assert!(run.stderr.contains("tcsh"), "{}", run.stderr);
+    let run = sb.run(&["man"]).ok();
+    assert!(run.stdout.contains(".TH agents"), "{}", run.stdout);
+}
+
+#[test]
+fn quiet_drops_warnings_but_not_results_or_errors() {
+    let sb = Sandbox::new();
+    let file = sb.write("broken.yaml", BROKEN);
+    let run = sb.run(&["-q", "skill", "add", file.to_str().unwrap()]).ok();
+    assert_eq!(run.stderr, "");
+    assert!(run.stdout.starts_with("added 3 skills"), "{}", run.stdout);
+    let run = sb.run(&["--quiet", "skill", "get", "local/nope"]).fails(1);
+    assert_eq!(run.stderr, "error: skill `local/nope` is not registered\n");
+}

@@ -212,10 +212,11 @@ fn remove_cascades_to_items() {
     let sb = Sandbox::new();
     add_examples(&sb);
     assert!(sb.sql_count("skill_items") > 0);
+    // Includers first: a skill others include is refused.
     for name in [
-        "local/code-tools",
-        "local/git-tools",
         "local/devops-toolkit",
+        "local/git-tools",
+        "local/code-tools",
     ] {
         sb.run(&["skill", "remove", name]).ok();
     }

@@ -12,10 +12,21 @@ use crate::fixtures::*;
 use crate::harness::{self, postgres_admin_url};
 
 #[tokio::test]
-async fn sqlite_creates_its_directory_and_uses_wal() {
+async fn sqlite_creates_its_directory_only_when_asked_and_uses_wal() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("nested/deeper/registry.db");
-    let store = SqliteStore::open(&path).await.unwrap();
+    // `open` never creates directories: a mistyped path is an error.
+    let err = SqliteStore::open(&path).await.unwrap_err();
+    assert_eq!(err.kind(), "missing_database_directory");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "the directory `{}` of the database does not exist; create it with `agents db init`",
+            path.parent().unwrap().display()
+        )
+    );
+    assert!(!dir.path().join("nested").exists());
+    let store = SqliteStore::create(&path).await.unwrap();
     store
         .add_skills(&[skill("local/x", vec![tool_ref("a/b")])])
         .await
@@ -42,7 +53,7 @@ async fn sqlite_default_path_and_url_forms_open() {
     let path = home.path().join(".cleveragents/cleveragents.db");
     let url = DatabaseUrl::parse(&format!("sqlite://{}", path.display())).unwrap();
     assert_eq!(url, DatabaseUrl::Sqlite(path.clone()));
-    let store = agents_store::open(&url).await.unwrap();
+    let store = agents_store::create(&url).await.unwrap();
     assert_eq!(
         store.status().await.unwrap().location,
         format!("sqlite://{}", path.display())
@@ -70,7 +81,7 @@ async fn sqlite_unwritable_directory_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let blocker = dir.path().join("file");
     std::fs::write(&blocker, "not a directory").unwrap();
-    let err = SqliteStore::open(&blocker.join("registry.db"))
+    let err = SqliteStore::create(&blocker.join("registry.db"))
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::Io { .. }), "{err}");

@@ -78,11 +78,66 @@ pub async fn crud(ctx: Ctx) {
     assert_eq!(got, updated[0]);
     assert_eq!(got.items, vec![tool_ref("builtin/write_file")]);
 
-    assert!(store.remove_skill(&first.name).await.unwrap());
+    assert_eq!(
+        store.remove_skill(&first.name, false).await.unwrap(),
+        Some(vec![])
+    );
     assert_eq!(store.get_skill(&first.name).await.unwrap(), None);
     assert!(store.list_skills(None).await.unwrap().is_empty());
     assert!(store.add_skills(&[]).await.unwrap().is_empty());
     assert!(store.update_skills(&[]).await.unwrap().is_empty());
+}
+
+pub async fn remove_refuses_an_included_skill_unless_forced(ctx: Ctx) {
+    let store = ctx.open().await;
+    let base = skill("local/base", vec![tool_ref("a/b"), include("local/base")]);
+    store
+        .add_skills(&[
+            base,
+            skill("local/zeta", vec![include("local/base")]),
+            skill(
+                "local/alpha",
+                vec![include("local/base"), include("local/base")],
+            ),
+        ])
+        .await
+        .unwrap();
+    let err = store
+        .remove_skill(&name("local/base"), false)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), "skill_included");
+    assert_eq!(
+        err.to_string(),
+        "skill `local/base` is included by `local/alpha`, `local/zeta`; remove the includes first, \
+         or pass `--force` to break them"
+    );
+    // Nothing was written.
+    assert!(
+        store
+            .get_skill(&name("local/base"))
+            .await
+            .unwrap()
+            .is_some()
+    );
+    // Forced: removed, and the broken includers are named (a self-include is not one).
+    assert_eq!(
+        store.remove_skill(&name("local/base"), true).await.unwrap(),
+        Some(vec![name("local/alpha"), name("local/zeta")])
+    );
+    assert_eq!(store.get_skill(&name("local/base")).await.unwrap(), None);
+    // A skill only it includes itself goes without force.
+    store
+        .add_skills(&[skill("local/loop", vec![include("local/loop")])])
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .remove_skill(&name("local/loop"), false)
+            .await
+            .unwrap(),
+        Some(vec![])
+    );
 }
 
 pub async fn duplicate_add_is_rejected_and_writes_nothing(ctx: Ctx) {
@@ -137,7 +192,7 @@ pub async fn not_found(ctx: Ctx) {
     let store = ctx.open().await;
     let ghost = name("local/ghost");
     assert_eq!(store.get_skill(&ghost).await.unwrap(), None);
-    assert!(!store.remove_skill(&ghost).await.unwrap());
+    assert_eq!(store.remove_skill(&ghost, false).await.unwrap(), None);
     let err = store
         .update_skills(&[skill("local/ghost", vec![])])
         .await
@@ -181,7 +236,13 @@ pub async fn remove_cascades_to_items(ctx: Ctx) {
             .await,
         3
     );
-    assert!(store.remove_skill(&name("local/doomed")).await.unwrap());
+    assert!(
+        store
+            .remove_skill(&name("local/doomed"), false)
+            .await
+            .unwrap()
+            .is_some()
+    );
     assert_eq!(
         ctx.scalar("SELECT COUNT(*) FROM skill_items WHERE skill_name = 'local/doomed'")
             .await,
@@ -1085,7 +1146,13 @@ pub async fn sixteen_concurrent_writers_lose_nothing(ctx: Ctx) {
                         expected.insert(raw.clone(), "updated".into());
                     }
                     if j % 4 == 3 {
-                        assert!(store.remove_skill(&name(&raw)).await.unwrap());
+                        assert!(
+                            store
+                                .remove_skill(&name(&raw), true)
+                                .await
+                                .unwrap()
+                                .is_some()
+                        );
                         expected.remove(&raw);
                     }
                 }
@@ -1189,11 +1256,11 @@ pub async fn update_racing_remove_applies_or_reports_not_found(ctx: Ctx) {
         let remove = {
             let store = Arc::clone(&remover);
             let target = name(&raw);
-            tokio::spawn(async move { store.remove_skill(&target).await })
+            tokio::spawn(async move { store.remove_skill(&target, true).await })
         };
         let (updated, removed) = (update.await.unwrap(), remove.await.unwrap());
         assert!(
-            removed.unwrap(),
+            removed.unwrap().is_some(),
             "round {round}: the skill existed before both writes"
         );
         match updated {
