@@ -261,6 +261,18 @@ pub enum McpCommand {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Copy the MCP servers of Claude Desktop (`claude_desktop_config.json`),
+    /// Claude Code (`.mcp.json`) or VS Code (`.vscode/mcp.json`) into
+    /// config.toml, keeping its comments; servers already there are skipped
+    ///
+    /// Example: `agents mcp import ~/.config/Claude/claude_desktop_config.json --dry-run`
+    Import {
+        /// The client's JSON file (`mcpServers` or `servers`)
+        file: PathBuf,
+        /// Print the resulting config.toml (secrets masked) instead of writing it
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Trust an MCP server definition from the registry on this machine
     /// (prints what it runs and who defined it), or list trusted ones
     Trust {

@@ -14,6 +14,7 @@
 
 mod expand;
 mod file;
+mod import;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -24,6 +25,9 @@ use serde::{Serialize, Serializer};
 
 pub use expand::expand_path;
 use file::{FileConfig, PathList, located};
+pub use import::{
+    ImportReport, import_into_config, import_mcp_servers, read_config_text, write_config_text,
+};
 
 /// One environment variable the program reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -223,6 +227,22 @@ pub enum ConfigError {
         /// What was expected.
         message: String,
     },
+    /// The config file cannot be written.
+    #[error("cannot write config file `{}`: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A client's MCP config file (`mcp import`) cannot be used.
+    #[error("cannot import `{}`: {message}", path.display())]
+    Import {
+        /// The client file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
     /// A path could not be expanded.
     #[error("cannot expand `{raw}`: {message}")]
     Expand {
@@ -244,6 +264,8 @@ impl ConfigError {
             Self::File { .. } => "config_invalid",
             Self::Invalid { .. } => "config_invalid_value",
             Self::Expand { .. } => "config_expand",
+            Self::Import { .. } => "mcp_import",
+            Self::Write { .. } => "config_write",
         }
     }
 }
@@ -539,6 +561,40 @@ fn positive_seconds(seconds: i64) -> Option<u64> {
 
 /// The rules `Skill::validate` applies to MCP sources, plus: a configured
 /// server must say how to reach it.
+/// Checks config file text the way loading it would: TOML syntax, known
+/// fields, and every `[mcp.servers.NAME]` table's rules.
+pub(crate) fn check_config_text(path: &Path, text: &str) -> Result<(), ConfigError> {
+    let config = toml::from_str::<FileConfig>(text).map_err(|err| {
+        let span = err.span().unwrap_or(0..0);
+        located(path, text, span, err.message().trim_end().to_owned())
+    })?;
+    for (name, table) in config.mcp.servers {
+        let span = table.span();
+        let table = table.into_inner();
+        let source = McpSource {
+            server: name.clone(),
+            command: table.command,
+            args: table.args,
+            env: table.env,
+            cwd: table.cwd,
+            url: table.url,
+            headers: table.headers,
+            tools: table.tools,
+            timeout_s: None,
+        };
+        let problems = server_problems(&source);
+        if !problems.is_empty() {
+            return Err(located(
+                path,
+                text,
+                span,
+                format!("mcp server `{name}`: {}", problems.join("; ")),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn server_problems(source: &McpSource) -> Vec<String> {
     let mut problems = Vec::new();
     if source.is_reference() {

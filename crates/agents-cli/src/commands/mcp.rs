@@ -11,6 +11,7 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
     output::supported(ctx.format, &[Format::Table, Format::Json], "mcp")?;
     match command {
         McpCommand::Serve { skills, dry_run } => serve(ctx, &skills, dry_run).await,
+        McpCommand::Import { file, dry_run } => import(ctx, &file, dry_run),
         McpCommand::Refresh { servers } => {
             let outcomes = ctx
                 .service
@@ -290,4 +291,60 @@ fn age(stamp: &str) -> String {
         s if s < 172_800 => format!("{} h old", s / 3600),
         s => format!("{} days old", s / 86_400),
     }
+}
+
+fn import(ctx: &Context, file: &std::path::Path, dry_run: bool) -> Result<ExitCode, Failure> {
+    let text = super::read_text(file)?;
+    let config = &ctx.settings.config_file.value;
+    let report = agents_config::import_into_config(config, file, &text, dry_run)?;
+    if ctx.format == Format::Json {
+        let skipped: Vec<_> = report
+            .skipped
+            .iter()
+            .map(|(server, reason)| json!({"server": server, "reason": reason}))
+            .collect();
+        output::json(&json!({
+            "source": report.source,
+            "config_file": config,
+            "added": report.added,
+            "skipped": skipped,
+            "written": !dry_run && !report.added.is_empty(),
+            "config": dry_run.then_some(&report.shown),
+        }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if dry_run {
+        output::raw(&report.shown)?;
+    }
+    let mut lines = Vec::new();
+    for server in &report.added {
+        lines.push(format!("added mcp server `{server}`"));
+    }
+    for (server, reason) in &report.skipped {
+        lines.push(format!("skipped mcp server `{server}`: {reason}"));
+    }
+    lines.push(if dry_run {
+        format!(
+            "dry run: {} server(s) would be added to {}",
+            report.added.len(),
+            config.display()
+        )
+    } else if report.added.is_empty() {
+        format!("nothing added; {} unchanged", config.display())
+    } else {
+        format!(
+            "wrote {} server(s) to {}",
+            report.added.len(),
+            config.display()
+        )
+    });
+    // With --dry-run stdout is the TOML; the report goes to stderr.
+    for line in lines {
+        if dry_run {
+            output::note(&line);
+        } else {
+            output::line(line)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

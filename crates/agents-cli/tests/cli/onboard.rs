@@ -326,3 +326,119 @@ fn quiet_drops_warnings_but_not_results_or_errors() {
     let run = sb.run(&["--quiet", "skill", "get", "local/nope"]).fails(1);
     assert_eq!(run.stderr, "error: skill `local/nope` is not registered\n");
 }
+
+const CLAUDE_DESKTOP: &str = r#"{
+  "mcpServers": {
+    "filesystem": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop"]
+    },
+    "github": {
+      "command": "docker",
+      "args": ["run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", "ghcr.io/github/github-mcp-server"],
+      "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_literal_secret_value"}
+    }
+  },
+  "globalShortcut": "Ctrl+Space"
+}"#;
+
+const CLAUDE_CODE: &str = r#"{
+  "mcpServers": {
+    "sentry": {"type": "http", "url": "https://mcp.sentry.dev/mcp",
+               "headers": {"Authorization": "Bearer ${SENTRY_TOKEN}"}},
+    "legacy": {"type": "sse", "url": "https://example.com/sse"},
+    "filesystem": {"command": "npx", "args": ["other"]}
+  }
+}"#;
+
+const VSCODE: &str = r#"{
+  "inputs": [{"type": "promptString", "id": "api-key", "description": "Key", "password": true}],
+  "servers": {
+    "fetch": {"type": "stdio", "command": "uvx", "args": ["mcp-server-fetch"],
+              "env": {"HOME_DIR": "${env:HOME}"}},
+    "perplexity": {"type": "stdio", "command": "npx", "args": ["-y", "server-perplexity-ask"],
+                   "env": {"PERPLEXITY_API_KEY": "${input:api-key}"}}
+  }
+}"#;
+
+#[test]
+fn mcp_import_reads_claude_desktop_claude_code_and_vscode_and_keeps_comments() {
+    let sb = Sandbox::new();
+    let config = sb.write(
+        "home/.cleveragents/config.toml",
+        "# my settings\n[mcp]\ntimeout_s = 20  # slow servers\n",
+    );
+    let desktop = sb.write("claude_desktop_config.json", CLAUDE_DESKTOP);
+    let code = sb.write(".mcp.json", CLAUDE_CODE);
+    let vscode = sb.write(".vscode/mcp.json", VSCODE);
+
+    // Dry run: the TOML on stdout with the literal secret masked; nothing written.
+    let run = sb
+        .run(&["mcp", "import", desktop.to_str().unwrap(), "--dry-run"])
+        .ok();
+    insta::assert_snapshot!("mcp_import_dry_run", run.stdout);
+    assert!(!run.stdout.contains("ghp_literal"), "{}", run.stdout);
+    assert!(!run.stderr.contains("ghp_literal"), "{}", run.stderr);
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        "# my settings\n[mcp]\ntimeout_s = 20  # slow servers\n"
+    );
+
+    let run = sb.run(&["mcp", "import", desktop.to_str().unwrap()]).ok();
+    assert_eq!(
+        run.stdout,
+        "added mcp server `filesystem`\nadded mcp server `github`\n\
+         wrote 2 server(s) to [SANDBOX]/home/.cleveragents/config.toml\n"
+    );
+    let run = sb
+        .run(&["mcp", "import", code.to_str().unwrap(), "--format", "json"])
+        .ok();
+    assert_eq!(run.json()["added"], json!(["sentry"]));
+    assert_eq!(
+        run.json()["skipped"],
+        json!([
+            {"server": "legacy", "reason": "the SSE transport is not supported (only stdio and streamable HTTP)"},
+            {"server": "filesystem", "reason": "already in the config file"},
+        ])
+    );
+    let run = sb.run(&["mcp", "import", vscode.to_str().unwrap()]).ok();
+    assert!(
+        run.stdout.contains("added mcp server `fetch`"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("skipped mcp server `perplexity`: uses `${input:…}`"),
+        "{}",
+        run.stdout
+    );
+    // Comments and the existing setting survive; the file is private.
+    let written = std::fs::read_to_string(&config).unwrap();
+    insta::assert_snapshot!("mcp_import_config", written);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&config).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+    // The imported servers load as configured servers.
+    let list = sb.run(&["mcp", "list", "--format", "json"]).ok().json();
+    let names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["server"].as_str())
+        .collect();
+    for name in ["filesystem", "github", "sentry", "fetch"] {
+        assert!(names.contains(&name), "{name} missing from {list}");
+    }
+    // A file that is not a client config is a clear error.
+    let bad = sb.write("bad.json", "{\"foo\": 1}");
+    let run = sb.run(&["mcp", "import", bad.to_str().unwrap()]).fails(1);
+    assert_eq!(
+        run.stderr,
+        "error: cannot import `[SANDBOX]/bad.json`: expected an `mcpServers` object (Claude Desktop, \
+         Claude Code) or a `servers` object (VS Code)\n"
+    );
+}

@@ -1,0 +1,357 @@
+//! `agents mcp import`: the MCP servers other clients already know, written
+//! into `config.toml` as `[mcp.servers.NAME]` tables.
+//!
+//! Read formats: `mcpServers` (Claude Desktop's `claude_desktop_config.json`,
+//! Claude Code's `.mcp.json`) and `servers` (VS Code's `.vscode/mcp.json`).
+//! The config file is edited with `toml_edit`, so its comments, order and
+//! formatting stay as they were; a server already in it is skipped, never
+//! overwritten. The result is parsed and checked like any config file before
+//! it is handed back, so an import cannot leave a config that fails to load.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use toml_edit::{DocumentMut, Item, Table, value};
+
+use crate::ConfigError;
+
+/// What an import did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportReport {
+    /// The file the servers came from.
+    pub source: PathBuf,
+    /// Servers written, in the source's order.
+    pub added: Vec<String>,
+    /// Servers left out, each with the reason.
+    pub skipped: Vec<(String, String)>,
+    /// The new config file text.
+    pub config: String,
+    /// The same text with literal `env` and `headers` values masked, fit to
+    /// print (`${VAR}` references are kept: they are not secrets).
+    pub shown: String,
+}
+
+/// Largest client file read: these files hold a few servers.
+const MAX_CLIENT_BYTES: usize = 1 << 20;
+/// How much of a client file's error is echoed.
+const MAX_MESSAGE_CHARS: usize = 200;
+
+/// Merges the servers of the client file `source` (its text `source_text`)
+/// into the config file text `config_text` (empty when there is none yet);
+/// `config_path` only names the config file in errors.
+pub fn import_mcp_servers(
+    source: &Path,
+    source_text: &str,
+    config_path: &Path,
+    config_text: &str,
+) -> Result<ImportReport, ConfigError> {
+    let fail = |message: String| ConfigError::Import {
+        path: source.to_path_buf(),
+        message,
+    };
+    if source_text.len() > MAX_CLIENT_BYTES {
+        return Err(fail(format!(
+            "file is larger than {MAX_CLIENT_BYTES} bytes"
+        )));
+    }
+    let json: Value = serde_json::from_str(source_text).map_err(|err| {
+        let mut message = err.to_string();
+        if message.chars().count() > MAX_MESSAGE_CHARS {
+            message = message.chars().take(MAX_MESSAGE_CHARS).collect::<String>() + "…";
+        }
+        fail(format!("not JSON: {message}"))
+    })?;
+    let servers = json
+        .get("mcpServers")
+        .or_else(|| json.get("servers"))
+        .and_then(Value::as_object)
+        .ok_or_else(|| {
+            fail(
+                "expected an `mcpServers` object (Claude Desktop, Claude Code) or a `servers` \
+                 object (VS Code)"
+                    .into(),
+            )
+        })?;
+    let mut real: DocumentMut = config_text.parse().map_err(|err: toml_edit::TomlError| {
+        let span = err.span().unwrap_or(0..0);
+        crate::file::located(config_path, config_text, span, err.message().to_owned())
+    })?;
+    let mut shown = real.clone();
+    let mut added = Vec::new();
+    let mut skipped = Vec::new();
+    for (name, entry) in servers {
+        if servers_table(&mut real)?.contains_key(name) {
+            skipped.push((name.clone(), "already in the config file".to_owned()));
+            continue;
+        }
+        match server_tables(entry) {
+            Ok((table, masked)) => {
+                servers_table(&mut real)?.insert(name, Item::Table(table));
+                servers_table(&mut shown)?.insert(name, Item::Table(masked));
+                added.push(name.clone());
+            }
+            Err(reason) => skipped.push((name.clone(), reason)),
+        }
+    }
+    let config = real.to_string();
+    // The result must load like any config file (names, fields, rules).
+    crate::check_config_text(config_path, &config)?;
+    Ok(ImportReport {
+        source: source.to_path_buf(),
+        added,
+        skipped,
+        config,
+        shown: shown.to_string(),
+    })
+}
+
+/// `agents mcp import`: merges the client file's servers into the config
+/// file at `config_path` and, unless `dry_run`, writes it (only when a
+/// server was added).
+pub fn import_into_config(
+    config_path: &Path,
+    source: &Path,
+    source_text: &str,
+    dry_run: bool,
+) -> Result<ImportReport, ConfigError> {
+    let current = read_config_text(config_path)?.unwrap_or_default();
+    let report = import_mcp_servers(source, source_text, config_path, &current)?;
+    if !dry_run && !report.added.is_empty() {
+        write_config_text(config_path, &report.config)?;
+    }
+    Ok(report)
+}
+
+/// The config file's text, checked like loading it; `None` when it does
+/// not exist yet.
+pub fn read_config_text(path: &Path) -> Result<Option<String>, ConfigError> {
+    Ok(crate::file::load(path)?.map(|(text, _)| text))
+}
+
+/// Writes the config file: a temporary file (mode 0600 — it may hold
+/// secrets) renamed over the old one, so a crash leaves the old or the new
+/// file, never half of one. A missing directory is created (0700).
+pub fn write_config_text(path: &Path, text: &str) -> Result<(), ConfigError> {
+    use std::io::Write as _;
+    let fail = |source: std::io::Error| ConfigError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            builder.mode(0o700);
+        }
+        builder.create(parent).map_err(fail)?;
+    }
+    let temp = path.with_extension("toml.partial");
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let written = options
+        .open(&temp)
+        .and_then(|mut file| {
+            file.write_all(text.as_bytes())
+                .and_then(|()| file.sync_all())
+        })
+        .and_then(|()| std::fs::rename(&temp, path));
+    written.map_err(|err| {
+        let _ = std::fs::remove_file(&temp);
+        fail(err)
+    })
+}
+
+/// `[mcp.servers]` of `doc`, created (implicit, so no empty headers are
+/// written) when missing.
+fn servers_table(doc: &mut DocumentMut) -> Result<&mut Table, ConfigError> {
+    let not_table = |key: &str| ConfigError::Invalid {
+        key: "mcp.servers",
+        origin: crate::Origin::Default,
+        message: format!("`{key}` in the config file is not a table"),
+    };
+    let mcp = doc
+        .entry("mcp")
+        .or_insert_with(|| {
+            let mut table = Table::new();
+            table.set_implicit(true);
+            Item::Table(table)
+        })
+        .as_table_mut()
+        .ok_or_else(|| not_table("mcp"))?;
+    mcp.entry("servers")
+        .or_insert_with(|| {
+            let mut table = Table::new();
+            table.set_implicit(true);
+            Item::Table(table)
+        })
+        .as_table_mut()
+        .ok_or_else(|| not_table("mcp.servers"))
+}
+
+/// The `[mcp.servers.NAME]` table of one client entry and its masked twin,
+/// or why the entry cannot be imported.
+fn server_tables(entry: &Value) -> Result<(Table, Table), String> {
+    let object = entry
+        .as_object()
+        .ok_or("expected an object with `command` or `url`")?;
+    let kind = object.get("type").and_then(Value::as_str);
+    if matches!(kind, Some("sse")) {
+        return Err("the SSE transport is not supported (only stdio and streamable HTTP)".into());
+    }
+    let mut table = Table::new();
+    let mut masked = Table::new();
+    let text = |key: &str| -> Result<Option<String>, String> {
+        match object.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(convert_vars(s)?)),
+            Some(_) => Err(format!("`{key}` is not a string")),
+        }
+    };
+    let command = text("command")?;
+    let url = text("url")?;
+    match (&command, &url) {
+        (Some(command), None) => {
+            for t in [&mut table, &mut masked] {
+                t.insert("command", value(command.as_str()));
+            }
+            if let Some(args) = object.get("args") {
+                let args = args
+                    .as_array()
+                    .ok_or("`args` is not a list")?
+                    .iter()
+                    .map(|a| {
+                        a.as_str()
+                            .ok_or_else(|| "`args` holds a non-string".to_owned())
+                            .and_then(convert_vars)
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                if !args.is_empty() {
+                    let array: toml_edit::Array = args.iter().map(String::as_str).collect();
+                    for t in [&mut table, &mut masked] {
+                        t.insert("args", value(array.clone()));
+                    }
+                }
+            }
+            if let Some(cwd) = text("cwd")? {
+                for t in [&mut table, &mut masked] {
+                    t.insert("cwd", value(cwd.as_str()));
+                }
+            }
+            map_field(object, "env", &mut table, &mut masked)?;
+        }
+        (None, Some(url)) => {
+            for t in [&mut table, &mut masked] {
+                t.insert("url", value(url.as_str()));
+            }
+            map_field(object, "headers", &mut table, &mut masked)?;
+        }
+        (Some(_), Some(_)) => return Err("has both `command` and `url`".into()),
+        (None, None) => return Err("has neither `command` nor `url`".into()),
+    }
+    if object.contains_key("envFile") {
+        return Err("uses `envFile`, which has no equivalent here; define it by hand".into());
+    }
+    Ok((table, masked))
+}
+
+/// `env` or `headers`: string to string, as an inline table.
+fn map_field(
+    object: &serde_json::Map<String, Value>,
+    key: &str,
+    table: &mut Table,
+    masked: &mut Table,
+) -> Result<(), String> {
+    let Some(map) = object.get(key) else {
+        return Ok(());
+    };
+    let map = map
+        .as_object()
+        .ok_or_else(|| format!("`{key}` is not an object"))?;
+    if map.is_empty() {
+        return Ok(());
+    }
+    let mut real = toml_edit::InlineTable::new();
+    let mut shown = toml_edit::InlineTable::new();
+    for (name, v) in map {
+        let v = v
+            .as_str()
+            .ok_or_else(|| format!("`{key}.{name}` is not a string"))?;
+        let v = convert_vars(v)?;
+        let visible = if is_reference(&v) {
+            v.clone()
+        } else {
+            "***".to_owned()
+        };
+        real.insert(name, v.as_str().into());
+        shown.insert(name, visible.as_str().into());
+    }
+    table.insert(key, value(real));
+    masked.insert(key, value(shown));
+    Ok(())
+}
+
+/// VS Code's `${env:VAR}` becomes `${VAR}`; `${input:…}` (a prompt VS Code
+/// shows) and other `${kind:…}` forms have no equivalent.
+fn convert_vars(text: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[start..]);
+            return Ok(out);
+        };
+        let inner = &after[..end];
+        match inner.split_once(':') {
+            Some(("env", var)) => {
+                out.push_str("${");
+                out.push_str(var);
+                out.push('}');
+            }
+            Some((kind, _))
+                if !kind.is_empty() && kind.chars().all(|c| c.is_ascii_alphabetic()) =>
+            {
+                return Err(format!(
+                    "uses `${{{kind}:…}}`, a VS Code variable with no equivalent here; define it by hand"
+                ));
+            }
+            _ => {
+                out.push_str("${");
+                out.push_str(inner);
+                out.push('}');
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Whether a value is only a `${VAR}` reference (no literal secret in it).
+fn is_reference(text: &str) -> bool {
+    text.starts_with("${") && text.ends_with('}') && text.matches("${").count() == 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vscode_variables_convert_or_refuse() {
+        assert_eq!(
+            convert_vars("Bearer ${env:TOKEN}").unwrap(),
+            "Bearer ${TOKEN}"
+        );
+        assert_eq!(convert_vars("${HOME}/x").unwrap(), "${HOME}/x");
+        assert!(convert_vars("${input:key}").unwrap_err().contains("input"));
+        assert_eq!(convert_vars("a ${b").unwrap(), "a ${b");
+    }
+}
