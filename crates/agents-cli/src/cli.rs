@@ -171,6 +171,11 @@ pub enum SkillCommand {
         /// The skills to check, e.g. `local/devops-toolkit`
         #[arg(required = true, value_name = "NAME")]
         names: Vec<String>,
+        /// Also query every MCP server of their closure (it must answer and
+        /// list the allow-listed tools), check every Agent Skill folder, and
+        /// treat warnings as errors (for CI)
+        #[arg(long)]
+        strict: bool,
     },
     /// Discover Agent Skills folders and register their tools
     Discover {

@@ -538,3 +538,70 @@ impl<S: Store> SkillRegistryService<S> {
 
 /// Default per-server timeout, used when config gives none.
 pub const DEFAULT_MCP_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl<S: Store> SkillRegistryService<S> {
+    /// `skill validate --strict`: [`validate_plan`](Self::validate_plan),
+    /// then every MCP server of the skills' closure is queried (an untrusted
+    /// or unreachable one is an error) and must list every allow-listed
+    /// tool, every `agent_sources` folder must load, and warnings count as
+    /// errors.
+    pub async fn validate_plan_strict(
+        &self,
+        plan: &agents_core::Plan,
+        options: &FetchOptions,
+    ) -> Result<agents_core::PlanReport, ServiceError> {
+        let mut report = self.validate_plan(plan).await?;
+        let names: Vec<SkillName> = plan
+            .skills
+            .iter()
+            .filter_map(|raw| SkillName::new(raw).ok())
+            .collect();
+        let mut closure = self.store().load_closure(&names).await?;
+        closure.sort_by(|a, b| a.name.cmp(&b.name));
+        for skill in &closure {
+            for item in &skill.items {
+                if let SkillItem::AgentSource(source) = item {
+                    let folder = crate::service::expand_home(&source.path, self.home());
+                    if let Err(err) = agents_discovery::load_folder(&folder) {
+                        report.errors.push(format!(
+                            "skill `{}`: agent_sources `{}`: {err}",
+                            skill.name, source.path
+                        ));
+                    }
+                }
+            }
+        }
+        let definitions = self.definitions_of(&closure).await?;
+        // Outcomes come back trusted first: match them to their allow-list by digest.
+        let allowed: std::collections::HashMap<String, Vec<String>> = definitions
+            .iter()
+            .filter_map(|d| Some((d.digest.clone(), d.source.tools.clone()?)))
+            .collect();
+        let outcomes = self.refresh_definitions(definitions, options).await?;
+        for outcome in &outcomes {
+            let allow = allowed.get(&outcome.digest);
+            if let Some(err) = &outcome.error {
+                report
+                    .errors
+                    .push(format!("mcp server `{}`: {err}", outcome.server));
+                continue;
+            }
+            for tool in allow.into_iter().flatten() {
+                let listed = format!("mcp:{}/{tool}", outcome.server);
+                if !outcome.tools.contains(&listed) {
+                    report.errors.push(format!(
+                        "mcp server `{}` does not list the allow-listed tool `{tool}`",
+                        outcome.server
+                    ));
+                }
+            }
+        }
+        let warnings = std::mem::take(&mut report.warnings);
+        report.errors.extend(
+            warnings
+                .into_iter()
+                .map(|w| format!("{w} (an error under --strict)")),
+        );
+        Ok(report)
+    }
+}

@@ -639,7 +639,7 @@ impl Catalog {
     }
 }
 
-fn expand_home(path: &str, home: &Path) -> PathBuf {
+pub(crate) fn expand_home(path: &str, home: &Path) -> PathBuf {
     match path.strip_prefix('~') {
         Some(rest) if rest.is_empty() || rest.starts_with('/') => {
             home.join(rest.trim_start_matches('/'))

@@ -14,15 +14,21 @@ pub async fn run(ctx: &Context, command: PlanCommand) -> Result<ExitCode, Failur
         PlanCommand::Validate { file } => {
             let text = read_text(&file)?;
             let plan = parse_plan(&text, &file.display().to_string())?;
-            report(ctx, &plan).await
+            report(ctx, &plan, false).await
         }
     }
 }
 
 /// Validates `plan`, printing every error and warning; exit 1 on any error.
-pub async fn report(ctx: &Context, plan: &Plan) -> Result<ExitCode, Failure> {
+pub async fn report(ctx: &Context, plan: &Plan, strict: bool) -> Result<ExitCode, Failure> {
     output::supported(ctx.format, &[Format::Table, Format::Json], "validate")?;
-    let report = ctx.service.validate_plan(plan).await?;
+    let report = if strict {
+        ctx.service
+            .validate_plan_strict(plan, &super::mcp::fetch_options(ctx))
+            .await?
+    } else {
+        ctx.service.validate_plan(plan).await?
+    };
     if ctx.format == Format::Json {
         output::json(&json!({
             "ok": report.is_ok(),

@@ -52,9 +52,9 @@ pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode,
             explain,
         } => tools(&ctx, &name, refresh, explain).await,
         SkillCommand::Graph { name } => graph(&ctx, &name).await,
-        SkillCommand::Validate { names } => {
+        SkillCommand::Validate { names, strict } => {
             let plan = agents_core::Plan { skills: names };
-            super::plan::report(&ctx, &plan).await
+            super::plan::report(&ctx, &plan, strict).await
         }
         SkillCommand::Discover { paths, on_conflict } => {
             super::discover::discover(&ctx, paths, on_conflict).await

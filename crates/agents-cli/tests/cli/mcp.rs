@@ -219,3 +219,56 @@ fn secrets_stay_as_written_in_the_database() {
     let run = sb.run(&["mcp", "refresh", "gh"]).fails(1);
     assert!(run.stderr.contains("AGENTS_TEST_SECRET"), "{}", run.stderr);
 }
+
+#[test]
+fn validate_strict_queries_the_servers_and_checks_agent_skill_folders() {
+    let Some(entry) = everything("validate_strict") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let pid = std::process::id();
+    let file = sb.write(
+        "s.yaml",
+        &format!(
+            "name: l/strict\nmcp_sources:\n  - server: everything\n    command: node\n    args: [\"{entry}\", stdio]\n    env: {{AGENTS_TEST_MARKER: strict-{pid}}}\n    tools: [echo, no-such-tool]\n  - server: broken\n    command: /bin/false\nagent_sources:\n  - path: ./no-such-folder\n"
+        ),
+    );
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    // Without --strict nothing is started: the definitions resolve.
+    sb.run(&["skill", "validate", "l/strict"]).ok();
+    let run = sb
+        .run(&[
+            "skill", "validate", "l/strict", "--strict", "--format", "json",
+        ])
+        .fails(1);
+    let errors: Vec<String> = run.json()["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        errors.contains(
+            &"mcp server `everything` does not list the allow-listed tool `no-such-tool`"
+                .to_owned()
+        ),
+        "{errors:#?}"
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.starts_with("mcp server `broken`: ")),
+        "{errors:#?}"
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.starts_with("skill `l/strict`: agent_sources `./no-such-folder`: ")),
+        "{errors:#?}"
+    );
+    assert!(
+        !errors.iter().any(|e| e.contains("`echo`")),
+        "echo is listed: {errors:#?}"
+    );
+    assert_eq!(servers_alive(&format!("strict-{pid}")), 0);
+}
