@@ -88,6 +88,23 @@ pub enum Command {
     },
     /// Print the man page (roff), generated from the same definitions as `--help`
     Man,
+    /// Print the JSON Schema of a file format, for editors
+    /// (`# yaml-language-server: $schema=…`)
+    Schema {
+        /// Which format
+        #[arg(value_enum)]
+        kind: SchemaKind,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SchemaKind {
+    /// A skill definition (`skill add`)
+    Skill,
+    /// A custom tool definition (`tool add`)
+    Tool,
+    /// `config.toml`
+    Config,
 }
 
 #[derive(Debug, Subcommand)]

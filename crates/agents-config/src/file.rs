@@ -14,8 +14,9 @@ use crate::ConfigError;
 /// Config files larger than this are refused: a config is a few lines.
 const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(title = "CleverAgents config.toml")]
 pub(crate) struct FileConfig {
     #[serde(default)]
     pub database: DatabaseTable,
@@ -25,39 +26,56 @@ pub(crate) struct FileConfig {
     pub mcp: McpTable,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct DatabaseTable {
+    /// `sqlite:///abs/path.db`, `sqlite://relative.db` or `postgres://…`
+    #[schemars(with = "Option<String>")]
     pub url: Option<Spanned<String>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SkillsTable {
+    /// Folders scanned for Agent Skills: a comma-separated string or a list
+    #[schemars(with = "Option<PathList>")]
     pub agent_skills_paths: Option<Spanned<PathList>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct McpTable {
+    /// Seconds to wait for an MCP server (default 30)
+    #[schemars(with = "Option<u64>", range(min = 1))]
     pub timeout_s: Option<Spanned<i64>>,
+    /// MCP servers by name: `command` (stdio) or `url` (streamable HTTP)
     #[serde(default)]
+    #[schemars(with = "IndexMap<String, ServerTable>")]
     pub servers: IndexMap<String, Spanned<ServerTable>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ServerTable {
+    /// Program of a stdio server
     pub command: Option<String>,
+    /// Its arguments
     #[serde(default)]
     pub args: Vec<String>,
+    /// Its environment; `${VAR}` is expanded when the server starts
     #[serde(default)]
     pub env: IndexMap<String, String>,
+    /// Its working directory
     pub cwd: Option<String>,
+    /// Endpoint of a streamable-HTTP server
     pub url: Option<String>,
+    /// HTTP headers; `${VAR}` is expanded when the server is queried
     #[serde(default)]
     pub headers: IndexMap<String, String>,
+    /// Only these of the server's tools
     pub tools: Option<Vec<String>>,
+    /// Seconds to wait for this server
+    #[schemars(with = "Option<u64>", range(min = 1))]
     pub timeout_s: Option<Spanned<i64>>,
 }
 
@@ -67,6 +85,26 @@ pub(crate) struct ServerTable {
 pub(crate) enum PathList {
     Joined(String),
     Items(Vec<String>),
+}
+
+impl schemars::JsonSchema for PathList {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PathList".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "anyOf": [
+                {"type": "string", "description": "comma-separated folders"},
+                {"type": "array", "items": {"type": "string"}},
+            ]
+        })
+    }
+}
+
+/// The JSON Schema of `config.toml`, generated from the types that parse it.
+pub fn config_schema() -> serde_json::Value {
+    schemars::schema_for!(FileConfig).to_value()
 }
 
 impl<'de> Deserialize<'de> for PathList {

@@ -24,6 +24,7 @@ use indexmap::IndexMap;
 use serde::{Serialize, Serializer};
 
 pub use expand::expand_path;
+pub use file::config_schema;
 use file::{FileConfig, PathList, located};
 pub use import::{
     ImportReport, import_into_config, import_mcp_servers, read_config_text, write_config_text,

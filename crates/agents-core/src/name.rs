@@ -112,6 +112,22 @@ impl AsRef<str> for SkillName {
     }
 }
 
+/// A string matching [`SKILL_NAME_PATTERN`] (at most 255 characters).
+impl schemars::JsonSchema for SkillName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SkillName".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "`namespace/short_name`",
+            "pattern": SKILL_NAME_PATTERN,
+            "maxLength": MAX_NAMESPACE + 1 + MAX_SHORT_NAME,
+        })
+    }
+}
+
 impl Serialize for SkillName {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(&self.full)

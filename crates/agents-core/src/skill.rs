@@ -71,7 +71,7 @@ pub enum ItemKind {
 }
 
 /// An include item with its per-include overrides.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Include {
     /// The included skill.
     pub skill: SkillName,
@@ -81,7 +81,7 @@ pub struct Include {
 }
 
 /// An anonymous tool defined inside a skill.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InlineTool {
     /// What the tool does.
@@ -116,7 +116,7 @@ impl InlineTool {
 
 /// Where an MCP server's tools come from. With neither `command` nor `url`, the
 /// item refers to a server defined in the configuration under the same name.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct McpSource {
     /// Server name, used in entry names `mcp:{server}/{tool}`.
@@ -155,7 +155,7 @@ impl McpSource {
 }
 
 /// An Agent Skills Standard folder, with the path as written.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentSource {
     /// Folder holding a `SKILL.md`; `~` is expanded when resolved, not stored.

@@ -22,8 +22,8 @@ pub use error::{DefinitionError, SourceLine};
 pub use export::{EXPORT_FORMAT, export_to_yaml, parse_export, parse_export_with};
 pub use limits::{DEFAULT_MAX_DEPTH, HARD_MAX_DEPTH, Limits};
 pub use plan::{parse_plan, parse_plan_with};
-pub use skill::{parse_skills, parse_skills_with, skill_to_json, skills_to_yaml};
-pub use tool::{parse_tools, parse_tools_with, tools_to_yaml};
+pub use skill::{parse_skills, parse_skills_with, skill_schema, skill_to_json, skills_to_yaml};
+pub use tool::{parse_tools, parse_tools_with, tool_schema, tools_to_yaml};
 
 /// Checks `text` against `limits`, then deserializes each document of the
 /// YAML stream in turn and hands it to `each` with its 1-based number,

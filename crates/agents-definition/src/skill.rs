@@ -10,26 +10,37 @@ use serde_json::Value;
 use crate::{DefinitionError, Limits, documents};
 
 /// One skill document, exactly the keys users may write.
-#[derive(Debug, Deserialize, Serialize)]
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
+#[schemars(title = "CleverAgents skill definition")]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SkillDocument {
+    /// `namespace/short_name`
     name: SkillName,
+    /// What the skill is for
     #[serde(default, skip_serializing_if = "Option::is_none")]
     description: Option<String>,
+    /// Free-form version label
     #[serde(default, skip_serializing_if = "Option::is_none")]
     version: Option<String>,
+    /// Free-form key/values
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     metadata: ValueMap,
+    /// Per-entry overrides: entry name → fields merged onto that entry
     #[serde(default, skip_serializing_if = "Overrides::is_empty")]
     overrides: Overrides,
+    /// Tool references: `builtin/...`, custom tools, `agent_skills/...`, `mcp:server/tool`
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     tools: Vec<String>,
+    /// Skills whose tools this one includes, depth-first
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     includes: Vec<IncludeDocument>,
+    /// Anonymous tools defined here
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     inline_tools: Vec<InlineTool>,
+    /// MCP servers whose tools this skill offers
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     mcp_sources: Vec<McpSource>,
+    /// Agent Skills folders (each holding a `SKILL.md`)
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     agent_sources: Vec<AgentSource>,
 }
@@ -37,6 +48,25 @@ pub(crate) struct SkillDocument {
 /// `- local/base` (short form) or `- skill: local/base` with `overrides`.
 #[derive(Debug)]
 struct IncludeDocument(Include);
+
+/// The short form (a skill name) or the long form (`skill` + `overrides`).
+impl schemars::JsonSchema for IncludeDocument {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "IncludeDocument".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let short = generator.subschema_for::<SkillName>();
+        let long = generator.subschema_for::<Include>();
+        schemars::json_schema!({ "anyOf": [short, long] })
+    }
+}
+
+/// The JSON Schema of a skill definition document (what `skill add` reads),
+/// generated from the types that parse it.
+pub fn skill_schema() -> Value {
+    schemars::schema_for!(SkillDocument).to_value()
+}
 
 impl Serialize for IncludeDocument {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

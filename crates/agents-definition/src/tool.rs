@@ -5,26 +5,42 @@ use serde_json::Value;
 use crate::{DefinitionError, Limits, documents};
 
 /// A custom tool definition as users write it.
-#[derive(Debug, Deserialize, Serialize)]
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
+#[schemars(title = "CleverAgents custom tool definition")]
 #[serde(deny_unknown_fields)]
 struct ToolDocument {
+    /// `namespace/name`, e.g. `custom/deploy`
     name: String,
+    /// What the tool does
     #[serde(default)]
     description: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// JSON Schema of the input
     input_schema: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// JSON Schema of the output
     output_schema: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Only reads
     read_only: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Writes
     writes: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Its effects can be checkpointed
     checkpointable: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Has side effects
     side_effects: Option<bool>,
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    /// Free-form key/values (become `source_metadata`)
     metadata: ValueMap,
+}
+
+/// The JSON Schema of a custom tool definition document (what `tool add`
+/// reads), generated from the type that parses it.
+pub fn tool_schema() -> Value {
+    schemars::schema_for!(ToolDocument).to_value()
 }
 
 /// Parses custom tool definitions (one document or a `---` stream) within

@@ -55,6 +55,15 @@ pub async fn run(args: Args) -> Result<ExitCode, Failure> {
             output::raw(&String::from_utf8_lossy(&text))?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Schema { kind } => {
+            let schema = match kind {
+                crate::cli::SchemaKind::Skill => agents_definition::skill_schema(),
+                crate::cli::SchemaKind::Tool => agents_definition::tool_schema(),
+                crate::cli::SchemaKind::Config => agents_config::config_schema(),
+            };
+            output::json(&schema)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Man => {
             let mut text = Vec::new();
             clap_mangen::Man::new(Args::command())

@@ -8,6 +8,7 @@ mod db;
 mod discover;
 mod mcp;
 mod onboard;
+mod schema;
 mod serve;
 mod skill;
 mod tool;
