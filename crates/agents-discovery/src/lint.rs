@@ -22,6 +22,11 @@ pub struct LintedFolder {
     pub errors: Vec<SkillMdError>,
     /// Problems that do not.
     pub warnings: Vec<SkillMdError>,
+    /// Things worth knowing that are not problems here: the fields this
+    /// registry adds to the standard, which the Agent Skills reference
+    /// validator rejects.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// The outcome for every path given to [`lint`].
@@ -63,6 +68,9 @@ impl fmt::Display for LintReport {
             }
             for warning in &folder.warnings {
                 writeln!(f, "  warning: {warning}")?;
+            }
+            for note in &folder.notes {
+                writeln!(f, "  note: {note}")?;
             }
         }
         write!(
@@ -210,6 +218,17 @@ fn outcome(
             }
             Some(match *outcome {
                 Ok(skill) => LintedFolder {
+                    notes: crate::skill_md::EXTENSION_FIELDS
+                        .iter()
+                        .zip([&skill.tool.input_schema, &skill.tool.output_schema])
+                        .filter(|(_, schema)| schema.is_some())
+                        .map(|(field, _)| {
+                            format!(
+                                "`{field}` is an extension of this registry: the Agent Skills \
+                                 reference validator (`skills-ref validate`) rejects it"
+                            )
+                        })
+                        .collect(),
                     folder: folder.to_path_buf(),
                     name: skill
                         .tool
@@ -233,6 +252,7 @@ fn failed(folder: &Path, errors: Vec<SkillMdError>) -> LintedFolder {
         ok: false,
         errors,
         warnings: Vec::new(),
+        notes: Vec::new(),
     }
 }
 

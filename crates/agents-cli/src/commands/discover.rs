@@ -150,7 +150,7 @@ pub fn lint(format: Format, paths: &[PathBuf]) -> Result<ExitCode, Failure> {
     if format == Format::Json {
         output::json(&report)?;
     } else {
-        output::raw(&report.to_string())?;
+        output::line(report.to_string())?;
     }
     Ok(if report.is_ok() {
         ExitCode::SUCCESS

@@ -442,3 +442,33 @@ fn mcp_import_reads_claude_desktop_claude_code_and_vscode_and_keeps_comments() {
          Claude Code) or a `servers` object (VS Code)\n"
     );
 }
+
+#[test]
+fn lint_notes_the_registry_extensions_the_reference_validator_rejects() {
+    let sb = Sandbox::new();
+    let folder = crate::support::examples().join("agent_skills/pdf-processing");
+    let run = sb.run(&["skill", "lint", folder.to_str().unwrap()]).ok();
+    assert!(
+        run.stdout.contains(
+            "  note: `input_schema` is an extension of this registry: the Agent Skills reference \
+             validator (`skills-ref validate`) rejects it\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .ends_with("1 skill folder(s) checked, 0 with errors\n")
+    );
+    let json = sb
+        .run(&[
+            "skill",
+            "lint",
+            folder.to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(json["folders"][0]["notes"].as_array().unwrap().len(), 1);
+}
