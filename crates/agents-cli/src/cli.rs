@@ -82,14 +82,19 @@ pub enum Command {
     #[command(subcommand)]
     Db(DbCommand),
     /// Print a shell completion script (`agents completions bash > /etc/bash_completion.d/agents`)
+    #[command(
+        after_help = "Example:\n  agents completions bash > ~/.local/share/bash-completion/completions/agents"
+    )]
     Completions {
         /// The shell to complete for
         shell: clap_complete::Shell,
     },
     /// Print the man page (roff), generated from the same definitions as `--help`
+    #[command(after_help = "Example:\n  agents man > agents.1 && man ./agents.1")]
     Man,
     /// Print the JSON Schema of a file format, for editors
     /// (`# yaml-language-server: $schema=…`)
+    #[command(after_help = "Example:\n  agents schema skill > schemas/skill.schema.json")]
     Schema {
         /// Which format
         #[arg(value_enum)]
@@ -114,6 +119,7 @@ pub enum SkillCommand {
     /// The closure of the written skills is checked first: unknown tools,
     /// missing includes and cycles are warnings (the skills are still
     /// written) unless `--strict` is given.
+    #[command(after_help = "Example:\n  agents skill add examples/skills/*.yaml")]
     Add {
         /// YAML files of skill definitions (`---` separates several skills)
         #[arg(required = true, value_name = "FILE")]
@@ -123,6 +129,7 @@ pub enum SkillCommand {
         strict: bool,
     },
     /// Replace existing skill definitions from YAML files
+    #[command(after_help = "Example:\n  agents skill update examples/skills/git-tools.yaml")]
     Update {
         /// YAML files of skill definitions; every skill must already be registered
         #[arg(required = true, value_name = "FILE")]
@@ -133,6 +140,7 @@ pub enum SkillCommand {
     },
     /// Create or update the skills defined in YAML files (each file is one
     /// transaction); prints created / updated / unchanged for each skill
+    #[command(after_help = "Example:\n  agents skill apply examples/skills/*.yaml --strict")]
     Apply {
         /// YAML files of skill definitions
         #[arg(required = true, value_name = "FILE")]
@@ -142,23 +150,29 @@ pub enum SkillCommand {
         strict: bool,
     },
     /// Show one skill's definition
+    #[command(after_help = "Example:\n  agents skill get local/devops-toolkit --format yaml")]
     Get {
         /// The skill, e.g. `local/devops-toolkit`
         name: String,
     },
     /// Print the `<available_skills>` block for the Agent Skills of a skill's
     /// flattened set (the Agent Skills reference's `to-prompt` layout)
+    #[command(
+        after_help = "Example:\n  agents skill prompt local/devops-toolkit >> system-prompt.md"
+    )]
     Prompt {
         /// The skill, e.g. `local/devops-toolkit`
         name: String,
     },
     /// List skills, sorted by name
+    #[command(after_help = "Example:\n  agents skill list --namespace local --format json")]
     List {
         /// Only skills in this namespace
         #[arg(long, value_name = "NS")]
         namespace: Option<String>,
     },
     /// Remove a skill and its items (refused while other skills include it)
+    #[command(after_help = "Example:\n  agents skill remove local/git-tools --force")]
     Remove {
         /// The skill, e.g. `local/devops-toolkit`
         name: String,
@@ -167,6 +181,7 @@ pub enum SkillCommand {
         force: bool,
     },
     /// Show a skill's flattened tool set and capability summary
+    #[command(after_help = "Example:\n  agents skill tools local/devops-toolkit --format openai")]
     Tools {
         /// The skill, e.g. `local/devops-toolkit`
         name: String,
@@ -179,11 +194,15 @@ pub enum SkillCommand {
     },
     /// Print a skill's include closure (`--format dot`, `mermaid` or `json`);
     /// cycles and missing includes are drawn, not errors
+    #[command(
+        after_help = "Example:\n  agents skill graph local/devops-toolkit --format dot | dot -Tsvg > graph.svg"
+    )]
     Graph {
         /// The skill, e.g. `local/devops-toolkit`
         name: String,
     },
     /// Check that skills resolve: includes, cycles, overrides, tool refs
+    #[command(after_help = "Example:\n  agents skill validate local/devops-toolkit --strict")]
     Validate {
         /// The skills to check, e.g. `local/devops-toolkit`
         #[arg(required = true, value_name = "NAME")]
@@ -195,6 +214,7 @@ pub enum SkillCommand {
         strict: bool,
     },
     /// Discover Agent Skills folders and register their tools
+    #[command(after_help = "Example:\n  agents skill discover --paths ~/skills,./team-skills")]
     Discover {
         /// Comma-separated directories (overrides config and environment)
         #[arg(long, value_name = "PATHS")]
@@ -204,6 +224,7 @@ pub enum SkillCommand {
         on_conflict: ConflictArg,
     },
     /// Validate SKILL.md folders without registering anything
+    #[command(after_help = "Example:\n  agents skill lint ./my-skill")]
     Lint {
         /// Folders that hold a `SKILL.md`
         #[arg(required = true, value_name = "PATH")]
@@ -221,6 +242,7 @@ pub enum ConflictArg {
 #[derive(Debug, Subcommand)]
 pub enum ToolCommand {
     /// Register custom tools defined in YAML files
+    #[command(after_help = "Example:\n  agents tool add examples/tools/deploy.yaml --replace")]
     Add {
         /// YAML files of tool definitions (`---` separates several tools)
         #[arg(required = true, value_name = "FILE")]
@@ -230,12 +252,14 @@ pub enum ToolCommand {
         replace: bool,
     },
     /// List builtin and catalogue tools
+    #[command(after_help = "Example:\n  agents tool list --source mcp")]
     List {
         /// Only tools of this source
         #[arg(long, value_enum)]
         source: Option<SourceArg>,
     },
     /// Show one tool
+    #[command(after_help = "Example:\n  agents tool get agent_skills/pdf-processing --body")]
     Get {
         /// The tool's registry name, e.g. `builtin/read_file` or `agent_skills/pdf`
         name: String,
@@ -244,6 +268,7 @@ pub enum ToolCommand {
         body: bool,
     },
     /// Remove a catalogue tool
+    #[command(after_help = "Example:\n  agents tool remove custom/deploy")]
     Remove {
         /// The tool's registry name, e.g. `custom/deploy`
         name: String,
@@ -262,19 +287,23 @@ pub enum SourceArg {
 #[derive(Debug, Subcommand)]
 pub enum McpCommand {
     /// Re-query MCP servers and replace their cached tools (all known servers by default)
+    #[command(after_help = "Example:\n  agents mcp refresh github")]
     Refresh {
         /// Server names (from config.toml or skills); all known servers when none
         servers: Vec<String>,
     },
     /// List known MCP servers and their cache state
+    #[command(after_help = "Example:\n  agents mcp list --format json")]
     List,
     /// Show the cached tools of one server
+    #[command(after_help = "Example:\n  agents mcp tools github")]
     Tools {
         /// The server's name
         server: String,
     },
     /// Serve the tools of skills as an MCP server over stdio (a gateway to
     /// their MCP servers)
+    #[command(after_help = "Example:\n  agents mcp serve local/devops-toolkit")]
     Serve {
         /// Skills whose flattened tool sets are served together
         #[arg(required = true)]
@@ -288,6 +317,7 @@ pub enum McpCommand {
     /// config.toml, keeping its comments; servers already there are skipped
     ///
     /// Example: `agents mcp import ~/.config/Claude/claude_desktop_config.json --dry-run`
+    #[command(after_help = "Example:\n  agents mcp import .mcp.json --dry-run")]
     Import {
         /// The client's JSON file (`mcpServers` or `servers`)
         file: PathBuf,
@@ -297,6 +327,7 @@ pub enum McpCommand {
     },
     /// Trust an MCP server definition from the registry on this machine
     /// (prints what it runs and who defined it), or list trusted ones
+    #[command(after_help = "Example:\n  agents mcp trust github --digest 3f2a")]
     Trust {
         /// The server's name
         #[arg(required_unless_present = "list")]
@@ -309,6 +340,7 @@ pub enum McpCommand {
         list: bool,
     },
     /// Forget the trust given to an MCP server's definitions
+    #[command(after_help = "Example:\n  agents mcp untrust github")]
     Untrust {
         /// The server's name
         server: String,
@@ -321,6 +353,7 @@ pub enum McpCommand {
 #[derive(Debug, Subcommand)]
 pub enum PlanCommand {
     /// Validate a plan file (`skills: [...]` in YAML or JSON)
+    #[command(after_help = "Example:\n  agents plan validate plan.yaml --format json")]
     Validate {
         /// A plan file (`skills: [...]` in YAML or JSON)
         file: PathBuf,
@@ -330,6 +363,7 @@ pub enum PlanCommand {
 #[derive(Debug, Subcommand)]
 pub enum ConfigCommand {
     /// Print every setting with where its value came from
+    #[command(after_help = "Example:\n  agents config show --format json")]
     Show,
 }
 
@@ -338,18 +372,25 @@ pub enum DbCommand {
     /// Create the database (and a SQLite file's directory) and apply the
     /// migrations; other commands never create a directory outside the
     /// default location
+    #[command(
+        after_help = "Example:\n  agents --database-url sqlite:///srv/agents/registry.db db init"
+    )]
     Init,
     /// Apply pending migrations (opening the database does this too)
+    #[command(after_help = "Example:\n  agents db migrate")]
     Migrate,
     /// Backend, schema version and row counts
+    #[command(after_help = "Example:\n  agents db status")]
     Status,
     /// Write all skills and catalogue tools as YAML
+    #[command(after_help = "Example:\n  agents db export -o backup.yaml")]
     Export {
         /// Write here instead of stdout
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,
     },
     /// Load skills and tools from an export (one transaction)
+    #[command(after_help = "Example:\n  agents db import backup.yaml --replace")]
     Import {
         /// A file written by `agents db export`
         file: PathBuf,
@@ -380,5 +421,31 @@ mod tests {
         let mut missing = Vec::new();
         walk(&super::Args::command(), "agents", &mut missing);
         assert!(missing.is_empty(), "arguments without help: {missing:#?}");
+    }
+
+    /// Every command that runs something shows one example in `--help`.
+    #[test]
+    fn every_leaf_command_has_an_example() {
+        fn walk(command: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            let subs: Vec<_> = command.get_subcommands().collect();
+            if subs.is_empty() {
+                let example = command
+                    .get_after_help()
+                    .map(|h| h.to_string())
+                    .unwrap_or_default();
+                if !example.starts_with("Example:\n  agents ") {
+                    missing.push(path.to_owned());
+                }
+            }
+            for sub in subs {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&super::Args::command(), "agents", &mut missing);
+        assert!(
+            missing.is_empty(),
+            "commands without an example: {missing:#?}"
+        );
     }
 }
