@@ -325,6 +325,23 @@ pub enum McpCommand {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Write the configured MCP servers as a Claude Desktop / Claude Code or
+    /// VS Code file, optionally with an entry serving skills through
+    /// `agents mcp serve`
+    #[command(
+        after_help = "Example:\n  agents mcp export --serve local/devops-toolkit -o .mcp.json"
+    )]
+    Export {
+        /// Add an `agents` server that serves these skills
+        #[arg(long, value_name = "SKILL")]
+        serve: Vec<String>,
+        /// Whose file format to write
+        #[arg(long, value_enum, default_value = "claude")]
+        client: ClientArg,
+        /// Write here (mode 0600, secrets included) instead of stdout (secrets masked)
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
     /// Trust an MCP server definition from the registry on this machine
     /// (prints what it runs and who defined it), or list trusted ones
     #[command(after_help = "Example:\n  agents mcp trust github --digest 3f2a")]
@@ -348,6 +365,14 @@ pub enum McpCommand {
         #[arg(long, value_name = "PREFIX")]
         digest: Option<String>,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ClientArg {
+    /// `{"mcpServers": …}`: Claude Desktop, Claude Code (`.mcp.json`)
+    Claude,
+    /// `{"servers": …}`: VS Code (`.vscode/mcp.json`)
+    Vscode,
 }
 
 #[derive(Debug, Subcommand)]

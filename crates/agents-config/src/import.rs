@@ -132,6 +132,12 @@ pub fn read_config_text(path: &Path) -> Result<Option<String>, ConfigError> {
 /// secrets) renamed over the old one, so a crash leaves the old or the new
 /// file, never half of one. A missing directory is created (0700).
 pub fn write_config_text(path: &Path, text: &str) -> Result<(), ConfigError> {
+    write_private_file(path, text)
+}
+
+/// Writes `text` to `path` atomically with mode 0600 (its directory, when
+/// missing, 0700): files that may hold secrets.
+pub fn write_private_file(path: &Path, text: &str) -> Result<(), ConfigError> {
     use std::io::Write as _;
     let fail = |source: std::io::Error| ConfigError::Write {
         path: path.to_path_buf(),
@@ -147,7 +153,9 @@ pub fn write_config_text(path: &Path, text: &str) -> Result<(), ConfigError> {
         }
         builder.create(parent).map_err(fail)?;
     }
-    let temp = path.with_extension("toml.partial");
+    let mut temp = path.as_os_str().to_owned();
+    temp.push(".partial");
+    let temp = PathBuf::from(temp);
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
     #[cfg(unix)]
@@ -166,6 +174,78 @@ pub fn write_config_text(path: &Path, text: &str) -> Result<(), ConfigError> {
         let _ = std::fs::remove_file(&temp);
         fail(err)
     })
+}
+
+/// Which client's file [`export_mcp_servers`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientFormat {
+    /// `{"mcpServers": …}`: Claude Desktop and Claude Code (`.mcp.json`).
+    Claude,
+    /// `{"servers": …}` with `type`: VS Code (`.vscode/mcp.json`).
+    VsCode,
+}
+
+/// `agents mcp export`: the configured servers as a client's JSON file, plus
+/// one `agents` entry serving `serve` (when not empty) through `agents mcp
+/// serve`. With `mask`, literal `env` and `headers` values (not `${VAR}`
+/// references) become `***`, so the result can be printed.
+pub fn export_mcp_servers(
+    servers: &indexmap::IndexMap<String, agents_core::McpSource>,
+    serve: &[String],
+    format: ClientFormat,
+    mask: bool,
+) -> Value {
+    let shown = |map: &indexmap::IndexMap<String, String>| -> Value {
+        map.iter()
+            .map(|(k, v)| {
+                let v = if mask && !is_reference(v) { "***" } else { v };
+                (k.clone(), Value::String(v.to_owned()))
+            })
+            .collect::<serde_json::Map<_, _>>()
+            .into()
+    };
+    let mut out = serde_json::Map::new();
+    for (name, source) in servers {
+        let mut entry = serde_json::Map::new();
+        if let Some(url) = &source.url {
+            entry.insert("type".into(), "http".into());
+            entry.insert("url".into(), url.clone().into());
+            if !source.headers.is_empty() {
+                entry.insert("headers".into(), shown(&source.headers));
+            }
+        } else if let Some(command) = &source.command {
+            if format == ClientFormat::VsCode {
+                entry.insert("type".into(), "stdio".into());
+            }
+            entry.insert("command".into(), command.clone().into());
+            entry.insert("args".into(), source.args.clone().into());
+            if !source.env.is_empty() {
+                entry.insert("env".into(), shown(&source.env));
+            }
+            if let Some(cwd) = &source.cwd {
+                entry.insert("cwd".into(), cwd.clone().into());
+            }
+        } else {
+            continue;
+        }
+        out.insert(name.clone(), Value::Object(entry));
+    }
+    if !serve.is_empty() {
+        let mut args = vec![Value::from("mcp"), Value::from("serve")];
+        args.extend(serve.iter().map(|s| Value::String(s.clone())));
+        let mut entry = serde_json::Map::new();
+        if format == ClientFormat::VsCode {
+            entry.insert("type".into(), "stdio".into());
+        }
+        entry.insert("command".into(), "agents".into());
+        entry.insert("args".into(), Value::Array(args));
+        out.insert("agents".into(), Value::Object(entry));
+    }
+    let key = match format {
+        ClientFormat::Claude => "mcpServers",
+        ClientFormat::VsCode => "servers",
+    };
+    serde_json::json!({ key: out })
 }
 
 /// `[mcp.servers]` of `doc`, created (implicit, so no empty headers are

@@ -27,7 +27,8 @@ pub use expand::expand_path;
 pub use file::config_schema;
 use file::{FileConfig, PathList, located};
 pub use import::{
-    ImportReport, import_into_config, import_mcp_servers, read_config_text, write_config_text,
+    ClientFormat, ImportReport, export_mcp_servers, import_into_config, import_mcp_servers,
+    read_config_text, write_config_text, write_private_file,
 };
 
 /// One environment variable the program reads.
@@ -229,7 +230,7 @@ pub enum ConfigError {
         message: String,
     },
     /// The config file cannot be written.
-    #[error("cannot write config file `{}`: {source}", path.display())]
+    #[error("cannot write `{}`: {source}", path.display())]
     Write {
         /// The file.
         path: PathBuf,

@@ -12,6 +12,11 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
     match command {
         McpCommand::Serve { skills, dry_run } => serve(ctx, &skills, dry_run).await,
         McpCommand::Import { file, dry_run } => import(ctx, &file, dry_run),
+        McpCommand::Export {
+            serve,
+            client,
+            output: target,
+        } => export(ctx, &serve, client, target.as_deref()),
         McpCommand::Refresh { servers } => {
             let outcomes = ctx
                 .service
@@ -345,6 +350,43 @@ fn import(ctx: &Context, file: &std::path::Path, dry_run: bool) -> Result<ExitCo
         } else {
             output::line(line)?;
         }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn export(
+    ctx: &Context,
+    serve: &[String],
+    client: crate::cli::ClientArg,
+    target: Option<&std::path::Path>,
+) -> Result<ExitCode, Failure> {
+    for skill in serve {
+        agents_core::SkillName::new(skill)?;
+    }
+    let format = match client {
+        crate::cli::ClientArg::Claude => agents_config::ClientFormat::Claude,
+        crate::cli::ClientArg::Vscode => agents_config::ClientFormat::VsCode,
+    };
+    let servers = &ctx.settings.mcp_servers;
+    match target {
+        Some(path) => {
+            let value = agents_config::export_mcp_servers(servers, serve, format, false);
+            let text = serde_json::to_string_pretty(&value)
+                .map_err(|err| Failure::new("internal", err.to_string()))?;
+            agents_config::write_private_file(path, &format!("{text}\n"))?;
+            output::line(format!(
+                "wrote {} server(s) to {}",
+                value
+                    .as_object()
+                    .and_then(|o| o.values().next())
+                    .and_then(|v| v.as_object())
+                    .map_or(0, |o| o.len()),
+                path.display()
+            ))?;
+        }
+        None => output::json(&agents_config::export_mcp_servers(
+            servers, serve, format, true,
+        ))?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -472,3 +472,53 @@ fn lint_notes_the_registry_extensions_the_reference_validator_rejects() {
         .json();
     assert_eq!(json["folders"][0]["notes"].as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn mcp_export_writes_claude_and_vscode_files_with_a_serve_entry() {
+    let sb = Sandbox::new();
+    sb.write(
+        "home/.cleveragents/config.toml",
+        "[mcp.servers.github]\ncommand = \"docker\"\nargs = [\"run\", \"-i\"]\n\
+         env = { TOKEN = \"ghp_literal\", HOME_DIR = \"${HOME}\" }\n\
+         [mcp.servers.sentry]\nurl = \"https://mcp.sentry.dev/mcp\"\n",
+    );
+    let run = sb
+        .run(&["mcp", "export", "--serve", "local/devops-toolkit"])
+        .ok();
+    assert!(!run.stdout.contains("ghp_literal"), "{}", run.stdout);
+    assert_eq!(
+        run.json(),
+        json!({"mcpServers": {
+            "github": {"command": "docker", "args": ["run", "-i"],
+                       "env": {"TOKEN": "***", "HOME_DIR": "${HOME}"}},
+            "sentry": {"type": "http", "url": "https://mcp.sentry.dev/mcp"},
+            "agents": {"command": "agents", "args": ["mcp", "serve", "local/devops-toolkit"]},
+        }})
+    );
+    let out = sb.path(".vscode/mcp.json");
+    std::fs::create_dir_all(sb.path(".vscode")).unwrap();
+    let run = sb
+        .run(&[
+            "mcp",
+            "export",
+            "--client",
+            "vscode",
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .ok();
+    assert_eq!(
+        run.stdout,
+        "wrote 2 server(s) to [SANDBOX]/.vscode/mcp.json\n"
+    );
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(written["servers"]["github"]["env"]["TOKEN"], "ghp_literal");
+    assert_eq!(written["servers"]["github"]["type"], "stdio");
+    // The file round-trips through `mcp import` into a fresh config.
+    let other = Sandbox::new();
+    let run = other
+        .run(&["mcp", "import", out.to_str().unwrap(), "--format", "json"])
+        .ok();
+    assert_eq!(run.json()["added"], json!(["github", "sentry"]));
+}
