@@ -55,6 +55,11 @@ pub enum Format {
 }
 
 impl Format {
+    /// JSON or YAML: the same structured result, in either syntax.
+    pub fn structured(self) -> bool {
+        matches!(self, Self::Json | Self::Yaml)
+    }
+
     /// The formats only `agents skill tools` writes.
     pub fn is_export(self) -> bool {
         matches!(self, Self::Openai | Self::Anthropic | Self::Mcp)

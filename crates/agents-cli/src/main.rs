@@ -39,6 +39,9 @@ fn main() -> ExitCode {
         }
     };
     init_tracing(args.global.verbose);
+    if args.global.format == Some(cli::Format::Yaml) {
+        output::set_yaml();
+    }
     if args.global.quiet {
         output::set_quiet();
     }

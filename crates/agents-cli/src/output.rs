@@ -97,6 +97,14 @@ pub fn warn(format: Format, message: &str) {
 /// `--quiet`: warnings and notes are not printed (results and errors are).
 static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// `--format yaml`: structured results are written as YAML.
+static YAML: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Writes structured results ([`json`]) as YAML for the rest of the process.
+pub fn set_yaml() {
+    YAML.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Turns `--quiet` on for the rest of the process.
 pub fn set_quiet() {
     QUIET.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -128,6 +136,20 @@ pub fn warn_all<T: AsRef<str>>(format: Format, messages: impl IntoIterator<Item 
     }
 }
 
+/// A spinner on stderr while something slow runs (an MCP server starting:
+/// a first `npx` download takes seconds); hidden unless a person watches
+/// (stderr a terminal, not `--quiet`, not `--format json`).
+pub fn spinner(format: Format, message: &str) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if quiet() || format == Format::Json || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new_spinner();
+    bar.set_message(message.to_owned());
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar
+}
+
 /// Prints a line for people on stderr (when stdout is a protocol channel).
 pub fn note(text: &str) {
     if quiet() {
@@ -144,6 +166,11 @@ pub fn line(text: impl AsRef<str>) -> Result<(), Failure> {
 
 /// Prints `value` as pretty JSON on stdout.
 pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<(), Failure> {
+    if YAML.load(std::sync::atomic::Ordering::Relaxed) {
+        let text = yaml_serde::to_string(value)
+            .map_err(|err| Failure::new("internal", format!("cannot encode YAML: {err}")))?;
+        return raw(&text);
+    }
     let text = serde_json::to_string_pretty(value)
         .map_err(|err| Failure::new("internal", format!("cannot encode JSON: {err}")))?;
     line(text)
@@ -182,7 +209,8 @@ fn broken_pipe(err: std::io::Error) -> Failure {
 
 /// Refuses formats a command does not support, as a usage error.
 pub fn supported(format: Format, allowed: &[Format], command: &str) -> Result<(), Failure> {
-    if allowed.contains(&format) {
+    // YAML is JSON's structure in another syntax: offered wherever JSON is.
+    if allowed.contains(&format) || (format == Format::Yaml && allowed.contains(&Format::Json)) {
         Ok(())
     } else {
         let names: Vec<String> = allowed

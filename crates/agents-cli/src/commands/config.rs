@@ -13,7 +13,7 @@ pub fn run(global: &GlobalArgs, command: ConfigCommand) -> Result<ExitCode, Fail
             for warning in &settings.warnings {
                 output::warn(format, warning);
             }
-            if format == Format::Json {
+            if format.structured() {
                 output::json(&settings)?;
             } else {
                 output::raw(&settings.to_string())?;

@@ -18,7 +18,7 @@ pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Fa
     match command {
         DbCommand::Init => {
             let status = ctx.service.store().status().await?;
-            if ctx.format == Format::Json {
+            if ctx.format.structured() {
                 output::json(
                     &json!({"initialized": status.location, "schema_version": status.schema_version}),
                 )?;
@@ -32,7 +32,7 @@ pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Fa
         DbCommand::Migrate | DbCommand::Status => {
             output::supported(ctx.format, &[Format::Table, Format::Json], "db status")?;
             let status = ctx.service.store().status().await?;
-            if ctx.format == Format::Json {
+            if ctx.format.structured() {
                 output::json(&status)?;
             } else {
                 output::line(format!("backend:        {}", status.backend))?;
@@ -59,7 +59,7 @@ pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Fa
                         tools.len(),
                         path.display()
                     );
-                    if ctx.format == Format::Json {
+                    if ctx.format.structured() {
                         output::json(
                             &json!({"skills": skills.len(), "tools": tools.len(), "file": path}),
                         )?;
@@ -80,7 +80,7 @@ pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Fa
                 count(Change::Updated),
                 count(Change::Unchanged),
             );
-            if ctx.format == Format::Json {
+            if ctx.format.structured() {
                 output::json(&json!({
                     "skills": skills.len(), "tools": tools.len(),
                     "created": created, "updated": updated, "unchanged": unchanged,

@@ -50,7 +50,7 @@ pub async fn discover(
         None => ctx.settings.agent_skills_paths.value.clone(),
     };
     let result = refresh(ctx, &dirs, strategy(on_conflict)).await?;
-    if ctx.format == Format::Json {
+    if ctx.format.structured() {
         output::json(&result)?;
     } else {
         print_result(ctx, &result)?;
@@ -132,10 +132,13 @@ pub async fn prepare_for_tools(
         }
     }
     if refresh_all {
+        let spinner = output::spinner(ctx.format, "querying MCP servers…");
         let outcomes = ctx
             .service
             .refresh_mcp_for_skill(name, &mcp::fetch_options(ctx))
-            .await?;
+            .await;
+        spinner.finish_and_clear();
+        let outcomes = outcomes?;
         for outcome in outcomes.iter().filter(|o| o.error.is_some()) {
             mcp::report_failure(ctx, outcome);
         }
@@ -147,7 +150,7 @@ pub async fn prepare_for_tools(
 pub fn lint(format: Format, paths: &[PathBuf]) -> Result<ExitCode, Failure> {
     output::supported(format, &[Format::Table, Format::Json], "skill lint")?;
     let report = agents_discovery::lint(paths);
-    if format == Format::Json {
+    if format.structured() {
         output::json(&report)?;
     } else {
         output::line(report.to_string())?;

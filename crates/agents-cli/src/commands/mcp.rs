@@ -18,12 +18,12 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
             output: target,
         } => export(ctx, &serve, client, target.as_deref()),
         McpCommand::Refresh { servers } => {
-            let outcomes = ctx
-                .service
-                .refresh_mcp(&servers, &fetch_options(ctx))
-                .await?;
+            let spinner = output::spinner(ctx.format, "querying MCP servers…");
+            let outcomes = ctx.service.refresh_mcp(&servers, &fetch_options(ctx)).await;
+            spinner.finish_and_clear();
+            let outcomes = outcomes?;
             let failed = outcomes.iter().any(|o| o.error.is_some());
-            if ctx.format == Format::Json {
+            if ctx.format.structured() {
                 output::json(&outcomes)?;
             } else if outcomes.is_empty() {
                 output::line("no MCP servers are defined")?;
@@ -51,7 +51,7 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
         }
         McpCommand::List => {
             let states = ctx.service.mcp_server_states().await?;
-            if ctx.format == Format::Json {
+            if ctx.format.structured() {
                 output::json(&states)?;
             } else {
                 let rows = states
@@ -100,7 +100,7 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
                     format!("mcp server `{server}` is not defined in config.toml or in any skill"),
                 ));
             }
-            if ctx.format == Format::Json {
+            if ctx.format.structured() {
                 output::json(&json!({"server": server, "tools": tools}))?;
             } else if tools.is_empty() {
                 output::line(format!(
@@ -136,7 +136,7 @@ async fn trust(
 ) -> Result<ExitCode, Failure> {
     if list || server.is_none() {
         let entries = ctx.service.trust().entries();
-        if ctx.format == Format::Json {
+        if ctx.format.structured() {
             output::json(&entries)?;
         } else if entries.is_empty() {
             output::line(
@@ -161,7 +161,7 @@ async fn trust(
     }
     let server = server.unwrap_or_default();
     let trusted = ctx.service.trust_server(&server, digest.as_deref()).await?;
-    if ctx.format == Format::Json {
+    if ctx.format.structured() {
         output::json(&trusted)?;
     } else if trusted.is_empty() {
         output::line(format!("mcp server `{server}` is already trusted"))?;
@@ -186,7 +186,7 @@ fn untrust(ctx: &Context, server: &str, digest: Option<&str>) -> Result<ExitCode
         .trust()
         .untrust(|e| e.server == server && digest.is_none_or(|p| e.digest.starts_with(p)))
         .map_err(|err| Failure::new(err.kind(), err.to_string()))?;
-    if ctx.format == Format::Json {
+    if ctx.format.structured() {
         output::json(&gone)?;
     } else {
         output::line(format!(
@@ -213,7 +213,7 @@ async fn serve(ctx: &Context, skills: &[String], dry_run: bool) -> Result<ExitCo
         .map(|l| format!("`{}`: {}", l.name, l.reason))
         .collect();
     if dry_run {
-        if ctx.format == Format::Json {
+        if ctx.format.structured() {
             let left: Vec<_> = plan
                 .left_out
                 .iter()
@@ -302,7 +302,7 @@ fn import(ctx: &Context, file: &std::path::Path, dry_run: bool) -> Result<ExitCo
     let text = super::read_text(file)?;
     let config = &ctx.settings.config_file.value;
     let report = agents_config::import_into_config(config, file, &text, dry_run)?;
-    if ctx.format == Format::Json {
+    if ctx.format.structured() {
         let skipped: Vec<_> = report
             .skipped
             .iter()

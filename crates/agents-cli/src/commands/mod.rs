@@ -159,7 +159,7 @@ where
             }
         }
     }
-    if format == Format::Json {
+    if format.structured() {
         output::json(&results)?;
     }
     Ok(if failed {

@@ -23,13 +23,17 @@ pub async fn run(ctx: &Context, command: PlanCommand) -> Result<ExitCode, Failur
 pub async fn report(ctx: &Context, plan: &Plan, strict: bool) -> Result<ExitCode, Failure> {
     output::supported(ctx.format, &[Format::Table, Format::Json], "validate")?;
     let report = if strict {
-        ctx.service
+        let spinner = output::spinner(ctx.format, "querying MCP servers…");
+        let report = ctx
+            .service
             .validate_plan_strict(plan, &super::mcp::fetch_options(ctx))
-            .await?
+            .await;
+        spinner.finish_and_clear();
+        report?
     } else {
         ctx.service.validate_plan(plan).await?
     };
-    if ctx.format == Format::Json {
+    if ctx.format.structured() {
         output::json(&json!({
             "ok": report.is_ok(),
             "skills": plan.skills,

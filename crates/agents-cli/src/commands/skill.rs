@@ -127,7 +127,7 @@ async fn apply(ctx: &Context, files: &[PathBuf], strict: bool) -> Result<ExitCod
             }
         }
     }
-    if ctx.format == Format::Json {
+    if ctx.format.structured() {
         output::json(&results)?;
     }
     Ok(if failed {
@@ -190,7 +190,7 @@ async fn get(ctx: &Context, name: &str) -> Result<ExitCode, Failure> {
 async fn list(ctx: &Context, namespace: Option<&str>) -> Result<ExitCode, Failure> {
     output::supported(ctx.format, &[Format::Table, Format::Json], "skill list")?;
     let skills = ctx.service.list_skills(namespace).await?;
-    if ctx.format == Format::Json {
+    if ctx.format.structured() {
         let rows: Vec<Value> = skills
             .iter()
             .map(|s| {
@@ -225,7 +225,7 @@ async fn list(ctx: &Context, namespace: Option<&str>) -> Result<ExitCode, Failur
 async fn remove(ctx: &Context, name: &str, force: bool) -> Result<ExitCode, Failure> {
     let name = SkillName::new(name)?;
     let broken = ctx.service.remove_skill(&name, force).await?;
-    if ctx.format == Format::Json {
+    if ctx.format.structured() {
         output::json(&json!({"removed": name, "broken": broken}))?;
     } else if broken.is_empty() {
         output::line(format!("removed {name}"))?;
@@ -278,7 +278,7 @@ async fn tools(
         }
         return Ok(ExitCode::SUCCESS);
     }
-    if ctx.format == Format::Json {
+    if ctx.format.structured() {
         let explanations = set.explanations.as_deref().unwrap_or_default();
         let tools: Vec<Value> = set
             .entries
@@ -390,7 +390,7 @@ async fn graph(ctx: &Context, name: &str) -> Result<ExitCode, Failure> {
     let name = SkillName::new(name)?;
     let graph = ctx.service.include_graph(&name).await?;
     match ctx.format {
-        Format::Json => output::json(&graph)?,
+        Format::Json | Format::Yaml => output::json(&graph)?,
         Format::Mermaid => output::raw(&graph.to_mermaid())?,
         _ => output::raw(&graph.to_dot())?,
     }

@@ -38,7 +38,7 @@ pub async fn run(ctx: &Context, command: ToolCommand) -> Result<ExitCode, Failur
         }
         ToolCommand::Remove { name } => {
             ctx.service.remove_tool(&name).await?;
-            if ctx.format == Format::Json {
+            if ctx.format.structured() {
                 output::json(&json!({"removed": name}))?;
             } else {
                 output::line(format!("removed {name}"))?;
@@ -101,7 +101,7 @@ async fn add_file(
 async fn list(ctx: &Context, source: Option<ToolSource>) -> Result<ExitCode, Failure> {
     output::supported(ctx.format, &[Format::Table, Format::Json], "tool list")?;
     let tools = ctx.service.list_tools(source).await?;
-    if ctx.format == Format::Json {
+    if ctx.format.structured() {
         let rows: Vec<Value> = tools.iter().map(tool_json).collect();
         return output::json(&rows).map(|()| ExitCode::SUCCESS);
     }

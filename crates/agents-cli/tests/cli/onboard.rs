@@ -522,3 +522,91 @@ fn mcp_export_writes_claude_and_vscode_files_with_a_serve_entry() {
         .ok();
     assert_eq!(run.json()["added"], json!(["github", "sentry"]));
 }
+
+#[test]
+fn a_slow_mcp_start_shows_a_spinner_on_a_terminal_only() {
+    let sb = Sandbox::new();
+    sb.write(
+        "home/.cleveragents/config.toml",
+        "[mcp.servers.slow]\ncommand = \"sh\"\nargs = [\"-c\", \"sleep 1; exit 3\"]\n",
+    );
+    // Piped: no spinner, just the failure.
+    let run = sb.run(&["mcp", "refresh", "slow"]).fails(1);
+    assert!(
+        !run.stderr.contains("querying MCP servers"),
+        "{}",
+        run.stderr
+    );
+    // On a terminal (`script` gives the command a pseudo-terminal).
+    let Ok(script) = which("script") else {
+        assert!(
+            std::env::var("CI").is_err(),
+            "`script` (util-linux) is needed in CI"
+        );
+        eprintln!("SKIPPED (no `script`): a_slow_mcp_start_shows_a_spinner_on_a_terminal_only");
+        return;
+    };
+    let line = format!("{} mcp refresh slow", env!("CARGO_BIN_EXE_agents"));
+    let out = std::process::Command::new(script)
+        .args(["-qec", &line, "/dev/null"])
+        .current_dir(sb.dir.path())
+        .env("HOME", sb.home())
+        .env("CLEVERAGENTS_DATABASE_URL", sb.db_url())
+        .env_remove("CLEVERAGENTS_CONFIG")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("querying MCP servers…"), "{text}");
+}
+
+fn which(program: &str) -> Result<std::path::PathBuf, ()> {
+    std::env::var_os("PATH")
+        .and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|dir| dir.join(program))
+                .find(|path| path.is_file())
+        })
+        .ok_or(())
+}
+
+#[test]
+fn yaml_works_wherever_json_does_and_says_the_same() {
+    let sb = Sandbox::new();
+    let examples = crate::support::examples();
+    sb.run(&[
+        "tool",
+        "add",
+        examples.join("tools/deploy.yaml").to_str().unwrap(),
+    ])
+    .ok();
+    for file in ["code-tools", "git-tools"] {
+        let path = examples.join(format!("skills/{file}.yaml"));
+        sb.run(&["skill", "add", path.to_str().unwrap()]).ok();
+    }
+    let plan = sb.write("plan.yaml", "skills: [local/git-tools]\n");
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["skill", "list"],
+        vec!["skill", "tools", "local/git-tools"],
+        vec!["skill", "validate", "local/git-tools"],
+        vec!["skill", "graph", "local/git-tools"],
+        vec!["tool", "list", "--source", "custom"],
+        vec!["mcp", "list"],
+        vec!["config", "show"],
+        vec!["db", "status"],
+        vec!["plan", "validate", plan.to_str().unwrap()],
+    ];
+    for command in commands {
+        let mut json_args = command.clone();
+        json_args.extend(["--format", "json"]);
+        let mut yaml_args = command.clone();
+        yaml_args.extend(["--format", "yaml"]);
+        // `[SANDBOX]` (the test's path placeholder) would read as a YAML list.
+        let plain = |text: String| text.replace("[SANDBOX]", "SANDBOX");
+        let json: serde_json::Value =
+            serde_json::from_str(&plain(sb.run(&json_args).ok().stdout)).unwrap();
+        let yaml = plain(sb.run(&yaml_args).ok().stdout);
+        let parsed: serde_json::Value = yaml_serde::from_str(&yaml)
+            .unwrap_or_else(|e| panic!("{command:?}: not YAML ({e}):\n{yaml}"));
+        assert_eq!(parsed, json, "{command:?}");
+    }
+}

@@ -301,10 +301,10 @@ fn usage_errors_exit_2() {
     sb.run(&["skill"]).fails(2);
     sb.run(&["skill", "add"]).fails(2);
     sb.run(&["skill", "list", "--format", "xml"]).fails(2);
-    let run = sb.run(&["skill", "list", "--format", "yaml"]).fails(2);
+    let run = sb.run(&["skill", "list", "--format", "dot"]).fails(2);
     assert_eq!(
         run.stderr,
-        "error: `skill list` does not support `--format yaml`; use `table` or `json`\n"
+        "error: `skill list` does not support `--format dot`; use `table` or `json`\n"
     );
     sb.run(&["--version"]).ok();
 }
