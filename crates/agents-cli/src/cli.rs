@@ -196,6 +196,24 @@ pub enum SkillCommand {
         /// Say why each tool is there: every occurrence and where each override came from
         #[arg(long)]
         explain: bool,
+        /// Fail (exit 1) with the differences when the resolution differs from this lock file
+        #[arg(long, value_name = "FILE")]
+        locked: Option<PathBuf>,
+    },
+    /// Write a content-addressed lock of skills' resolved tool sets
+    Lock {
+        #[arg(required = true, value_name = "NAME")]
+        names: Vec<String>,
+        /// The lock file to write
+        #[arg(long, short, value_name = "FILE", default_value = "skills.lock")]
+        output: PathBuf,
+    },
+    /// Show how a skill's resolution differs from a lock file (exit 0 either way)
+    Diff {
+        name: String,
+        /// The lock file to compare with
+        #[arg(long, value_name = "FILE", default_value = "skills.lock")]
+        lock: PathBuf,
     },
     /// Print a skill's include closure (`--format dot`, `mermaid` or `json`);
     /// cycles and missing includes are drawn, not errors
@@ -301,10 +319,13 @@ pub enum McpCommand {
     #[command(after_help = "Example:\n  agents mcp list --format json")]
     List,
     /// Show the cached tools of one server
-    #[command(after_help = "Example:\n  agents mcp tools github")]
+    #[command(after_help = "Example:\n  agents mcp tools github --diff")]
     Tools {
         /// The server's name
         server: String,
+        /// Show what the last refresh that changed the tools changed, field by field
+        #[arg(long)]
+        diff: bool,
     },
     /// Serve the tools of skills as an MCP server over stdio (a gateway to
     /// their MCP servers)
@@ -316,6 +337,9 @@ pub enum McpCommand {
         /// Print what would be served and what is left out, then exit
         #[arg(long)]
         dry_run: bool,
+        /// Refuse to serve (exit 1) when a skill's resolution differs from this lock file
+        #[arg(long, value_name = "FILE")]
+        locked: Option<PathBuf>,
     },
     /// Copy the MCP servers of Claude Desktop (`claude_desktop_config.json`),
     /// Claude Code (`.mcp.json`) or VS Code (`.vscode/mcp.json`) into

@@ -68,6 +68,12 @@ impl From<agents_core::InvalidSkillName> for Failure {
     }
 }
 
+impl From<agents_core::LockError> for Failure {
+    fn from(err: agents_core::LockError) -> Self {
+        Self::new(err.kind(), err.to_string())
+    }
+}
+
 impl From<agents_config::ConfigError> for Failure {
     fn from(err: agents_config::ConfigError) -> Self {
         Self::new(err.kind(), err.to_string())
@@ -148,6 +154,24 @@ pub fn spinner(format: Format, message: &str) -> indicatif::ProgressBar {
     bar.set_message(message.to_owned());
     bar.enable_steady_tick(std::time::Duration::from_millis(120));
     bar
+}
+
+/// Prints one warning with structured details: `warning: message` for
+/// people, `{"warning": {"message", ...details}}` in JSON mode.
+pub fn warn_detailed(format: Format, message: &str, details: serde_json::Value) {
+    if format != Format::Json {
+        return warn(format, message);
+    }
+    let mut warning = serde_json::Map::new();
+    warning.insert("message".into(), message.into());
+    if let serde_json::Value::Object(fields) = details {
+        warning.extend(fields);
+    }
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "{}",
+        json!({ "warning": warning })
+    );
 }
 
 /// Prints a line for people on stderr (when stdout is a protocol channel).

@@ -8,6 +8,7 @@
 
 mod export;
 mod graph;
+mod lock;
 mod name;
 mod plan;
 mod prompt;
@@ -25,6 +26,11 @@ pub use export::{
     export_name, export_tools, is_valid_export_name, mcp_annotations,
 };
 pub use graph::{GraphEdge, GraphNode, IncludeGraph, NodeKind, include_graph};
+pub use lock::{
+    AgentFiles, Change, ChangedEntry, FieldChange, LOCK_FIELDS, LOCK_VERSION, LockDiff, LockError,
+    LockedEntry, LockedSkill, Lockfile, ToolChange, canonical, canonicalize, compare_tool_lists,
+    diff_lock, entry_definition, listed_tool_fields, lock_entry, lock_skill, sha256_digest,
+};
 pub use name::{InvalidSkillName, SKILL_NAME_PATTERN, SkillName};
 pub use plan::{Plan, PlanReport, validate_plan};
 pub use prompt::{PromptSkill, available_skills_prompt, prompt_skills};

@@ -1006,3 +1006,134 @@ fn graph_draws_cycles_missing_includes_and_leaves_in_mermaid() {
         json!({"id": "g/gone", "kind": "missing_skill"})
     );
 }
+
+// ----- lock files --------------------------------------------------------
+
+fn locked(skills: &HashMap<SkillName, Skill>, registry: &ToolRegistry, root: &str) -> LockedSkill {
+    let resolution = resolve(skills, registry, root).unwrap();
+    lock_skill(&resolution.entries, &AgentFiles::new())
+}
+
+#[test]
+fn locking_is_deterministic_and_canonical() {
+    let skills =
+        set(vec![skill("l/root").tools(["a", "b"]).override_(
+            "a",
+            json!({"timeout_s": 5, "description": "A!"}),
+        )]);
+    let registry = tools(&["a", "b"]);
+    let lock = |skills: &HashMap<SkillName, Skill>| {
+        let mut all = std::collections::BTreeMap::new();
+        all.insert("l/root".to_owned(), locked(skills, &registry, "l/root"));
+        Lockfile::new(all).to_text()
+    };
+    let first = lock(&skills);
+    assert_eq!(first, lock(&skills), "byte-identical on a second lock");
+    // The same overrides written in another key order give the same bytes.
+    let reordered =
+        set(vec![skill("l/root").tools(["a", "b"]).override_(
+            "a",
+            json!({"description": "A!", "timeout_s": 5}),
+        )]);
+    assert_eq!(first, lock(&reordered));
+    let parsed = Lockfile::parse(&first, "skills.lock").unwrap();
+    assert_eq!(parsed.version, LOCK_VERSION);
+    assert_eq!(parsed.to_text(), first);
+    assert!(first.starts_with("{\n  \"digest\": \"sha256:"), "{first}");
+    // Canonical JSON sorts keys at every depth and has no whitespace.
+    assert_eq!(
+        canonical(&json!({"b": 1, "a": {"d": 2, "c": [3]}})),
+        r#"{"a":{"c":[3],"d":2},"b":1}"#
+    );
+}
+
+#[test]
+fn diff_names_changed_fields_added_and_removed_entries_only() {
+    let registry = tools(&["a", "b", "c"]);
+    let before = set(vec![skill("l/root").tools(["a", "b"])]);
+    let mut all = std::collections::BTreeMap::new();
+    all.insert("l/root".to_owned(), locked(&before, &registry, "l/root"));
+    let lock = Lockfile::new(all);
+    let same = diff_lock("l/root", &lock, &locked(&before, &registry, "l/root"));
+    assert!(same.is_clean(), "{same:?}");
+
+    let after = set(vec![
+        skill("l/root")
+            .tools(["b", "c"])
+            .override_("b", json!({"timeout_s": 9})),
+    ]);
+    let diff = diff_lock("l/root", &lock, &locked(&after, &registry, "l/root"));
+    assert!(!diff.is_clean());
+    assert_eq!(
+        diff.changed,
+        vec![ChangedEntry {
+            name: "b".into(),
+            fields: vec!["overrides".into()]
+        }]
+    );
+    assert_eq!(diff.added, ["c"]);
+    assert_eq!(diff.removed, ["a"]);
+    assert!(!diff.reordered);
+
+    let mut described = tools(&["a"]);
+    described
+        .register(
+            ToolSpec::new("b", "now does something else", ToolSource::Builtin),
+            false,
+        )
+        .unwrap();
+    let diff = diff_lock("l/root", &lock, &locked(&before, &described, "l/root"));
+    assert_eq!(diff.changed.len(), 1);
+    assert_eq!(diff.changed[0].name, "b");
+    assert_eq!(diff.changed[0].fields, ["description"]);
+    assert!(diff.added.is_empty() && diff.removed.is_empty());
+
+    let swapped = set(vec![skill("l/root").tools(["b", "a"])]);
+    let diff = diff_lock("l/root", &lock, &locked(&swapped, &registry, "l/root"));
+    assert!(diff.reordered && diff.changed.is_empty());
+
+    let other = diff_lock("l/other", &lock, &locked(&before, &registry, "l/root"));
+    assert!(other.not_locked);
+    assert_eq!(other.added, ["a", "b"]);
+}
+
+#[test]
+fn agent_skill_files_are_part_of_the_entry_digest() {
+    let mut registry = ToolRegistry::new();
+    let mut spec = ToolSpec::new("agent_skills/pdf", "PDFs", ToolSource::AgentSkills);
+    spec.source_metadata
+        .insert("path".into(), json!("/skills/pdf"));
+    registry.register(spec, false).unwrap();
+    let skills = set(vec![skill("l/root").tools(["agent_skills/pdf"])]);
+    let entries = resolve(&skills, &registry, "l/root").unwrap().entries;
+    let mut files = AgentFiles::new();
+    files.insert(
+        "agent_skills/pdf".into(),
+        [("SKILL.md".to_owned(), "sha256:01".to_owned())].into(),
+    );
+    let before = lock_skill(&entries, &files);
+    files.insert(
+        "agent_skills/pdf".into(),
+        [("SKILL.md".to_owned(), "sha256:02".to_owned())].into(),
+    );
+    let after = lock_skill(&entries, &files);
+    assert_ne!(before.digest, after.digest);
+    let mut all = std::collections::BTreeMap::new();
+    all.insert("l/root".to_owned(), before);
+    let diff = diff_lock("l/root", &Lockfile::new(all), &after);
+    assert_eq!(diff.changed[0].fields, ["upstream"]);
+}
+
+#[test]
+fn lock_files_of_another_version_or_shape_are_refused() {
+    let err = Lockfile::parse(r#"{"version": 2}"#, "x.lock").unwrap_err();
+    assert_eq!(err.kind(), "lock_version");
+    let err = Lockfile::parse("not json", "x.lock").unwrap_err();
+    assert_eq!(err.kind(), "invalid_lock");
+    assert!(
+        err.to_string().starts_with("x.lock: not a lock file"),
+        "{err}"
+    );
+    let err = Lockfile::parse(r#"{"skills": {}}"#, "x.lock").unwrap_err();
+    assert_eq!(err.kind(), "invalid_lock");
+}

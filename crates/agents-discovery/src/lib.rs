@@ -21,6 +21,7 @@
 //!   against a fixed budget, so alias bombs fail fast; nesting is limited to
 //!   128 levels; files over 1 MiB are refused unread.
 
+mod digest;
 mod discover;
 mod folder;
 mod lint;
@@ -28,6 +29,7 @@ mod scan;
 mod skill_md;
 mod yaml;
 
+pub use digest::{FolderDigestError, MAX_DIGEST_FILES, folder_digests};
 pub use discover::{
     ConflictResolution, ConflictStrategy, DiscoveryConflict, DiscoveryError, DiscoveryResult,
     ExistingTool, discover,

@@ -83,6 +83,9 @@ pub enum ServiceError {
     /// `--strict`: the write found problems, so nothing was written.
     #[error("{}", strict_message(.0))]
     Strict(Vec<String>),
+    /// An Agent Skills folder's files cannot be digested for a lock.
+    #[error(transparent)]
+    AgentSkillFiles(#[from] agents_discovery::FolderDigestError),
     /// The local MCP trust store cannot be used.
     #[error(transparent)]
     Trust(#[from] crate::trust::TrustError),
@@ -109,6 +112,7 @@ impl ServiceError {
             Self::McpServerNotDefined { .. } => "mcp_server_not_defined",
             Self::McpDigestNotFound { .. } => "mcp_digest_not_found",
             Self::McpAmbiguousTrust { .. } => "mcp_ambiguous_trust",
+            Self::AgentSkillFiles(err) => err.kind(),
             Self::Trust(err) => err.kind(),
             Self::Strict(_) => "strict",
             Self::NotAnAgentSkill(_) => "not_an_agent_skill",

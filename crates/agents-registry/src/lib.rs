@@ -8,6 +8,7 @@
 mod builtin;
 mod discovery;
 mod error;
+mod lock;
 mod mcp;
 mod scope;
 mod service;
@@ -20,7 +21,7 @@ pub use agents_store::Store;
 pub use builtin::builtin_tools;
 pub use discovery::Progress;
 pub use error::ServiceError;
-pub use mcp::{DEFAULT_MCP_TIMEOUT, McpDefinition, McpRefresh, McpServerState};
+pub use mcp::{DEFAULT_MCP_TIMEOUT, McpDefinition, McpRefresh, McpServerState, McpToolDiff};
 pub use scope::{DiscoveryScope, ScopeError};
 pub use service::{RESERVED_TOOL_PREFIXES, ServeSet, SkillRegistryService, ToolSet};
 pub use trust::{TrustEntry, TrustError, TrustStore, describe_launch};

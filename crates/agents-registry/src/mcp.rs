@@ -15,7 +15,9 @@
 
 use std::time::Duration;
 
-use agents_core::{McpSource, Skill, SkillItem, SkillName, ToolSource, ToolSpec};
+use agents_core::{
+    McpSource, Skill, SkillItem, SkillName, ToolChange, ToolSource, ToolSpec, compare_tool_lists,
+};
 use agents_mcp::{FetchOptions, fetch_tools, short_digest, spec_digest};
 use agents_store::{Store, ToolGroup};
 use serde::Serialize;
@@ -44,6 +46,28 @@ pub struct McpRefresh {
     pub error_kind: Option<&'static str>,
     /// When the cache in use was fetched (ISO-8601), if there is one.
     pub cached_at: Option<String>,
+    /// Tools that differ from the cache this refresh replaced (empty on a
+    /// first fetch); the replaced cache is kept for `agents mcp tools --diff`.
+    pub changes: Vec<ToolChange>,
+    /// When the replaced cache had been fetched, when there are `changes`.
+    pub changed_since: Option<String>,
+}
+
+/// The last change of one definition's cached tools: the generation a
+/// refresh replaced against the one now cached.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct McpToolDiff {
+    /// Server name.
+    pub server: String,
+    /// The definition's launch-spec digest.
+    pub digest: String,
+    /// When the previous generation was fetched; `None` when no change was
+    /// ever seen (nothing kept).
+    pub previous_fetched_at: Option<String>,
+    /// When the current cache was fetched.
+    pub fetched_at: Option<String>,
+    /// What changed, tool by tool.
+    pub changes: Vec<ToolChange>,
 }
 
 /// One MCP server definition and whether this user trusts it.
@@ -121,6 +145,18 @@ pub const LIST_INDEX: &str = "list_index";
 
 fn fetched_key(digest: &str) -> String {
     format!("mcp.{digest}.fetched_at")
+}
+
+/// When the generation kept in `tools_previous` had been fetched.
+fn previous_fetched_key(digest: &str) -> String {
+    format!("mcp.{digest}.previous_fetched_at")
+}
+
+fn group_of(digest: &str) -> ToolGroup {
+    ToolGroup {
+        source: ToolSource::Mcp,
+        origin: Some(digest.to_owned()),
+    }
 }
 
 /// `registry_meta` key recording who last wrote a skill.
@@ -328,6 +364,14 @@ impl<S: Store> SkillRegistryService<S> {
                         .fetched_at
                         .format(&time::format_description::well_known::Rfc3339)
                         .unwrap_or_default();
+                    // Drift: compare with the cache this fetch replaces.
+                    let before = self.cached_of(&digest).await?;
+                    let previous_at = self.cached_at(&digest).await?;
+                    let changes = if before.is_empty() && previous_at.is_none() {
+                        Vec::new()
+                    } else {
+                        compare_tool_lists(&before, &fetched.tools)
+                    };
                     let shown: Vec<String> = fetched.tools.iter().map(|t| t.name.clone()).collect();
                     let rows: Vec<ToolSpec> = fetched
                         .tools
@@ -340,14 +384,31 @@ impl<S: Store> SkillRegistryService<S> {
                             tool
                         })
                         .collect();
-                    let group = ToolGroup {
-                        source: ToolSource::Mcp,
-                        origin: Some(digest.clone()),
-                    };
+                    let group = group_of(&digest);
                     let key = fetched_key(&digest);
-                    self.store()
-                        .replace_tool_group(&group, &rows, &[(key.as_str(), stamp.as_str())])
-                        .await?;
+                    if changes.is_empty() {
+                        self.store()
+                            .replace_tool_group(&group, &rows, &[(key.as_str(), stamp.as_str())])
+                            .await?;
+                    } else {
+                        let previous_key = previous_fetched_key(&digest);
+                        let since = previous_at.clone().unwrap_or_default();
+                        self.store()
+                            .replace_tool_group_keeping_previous(
+                                &group,
+                                &rows,
+                                &[
+                                    (key.as_str(), stamp.as_str()),
+                                    (previous_key.as_str(), since.as_str()),
+                                ],
+                            )
+                            .await?;
+                    }
+                    let changed_since = if changes.is_empty() {
+                        None
+                    } else {
+                        previous_at
+                    };
                     outcomes.push(McpRefresh {
                         server: definition.server.clone(),
                         digest,
@@ -357,6 +418,8 @@ impl<S: Store> SkillRegistryService<S> {
                         error: None,
                         error_kind: None,
                         cached_at: Some(stamp),
+                        changes,
+                        changed_since,
                     });
                 }
                 Err(err) => {
@@ -371,6 +434,8 @@ impl<S: Store> SkillRegistryService<S> {
                         rejected: Vec::new(),
                         error: Some(bounded(&err.to_string(), 4000)),
                         error_kind: Some(err.kind()),
+                        changes: Vec::new(),
+                        changed_since: None,
                     });
                 }
             }
@@ -385,6 +450,8 @@ impl<S: Store> SkillRegistryService<S> {
                 rejected: Vec::new(),
                 error: Some(definition.untrusted_message()),
                 error_kind: Some("untrusted_mcp_server"),
+                changes: Vec::new(),
+                changed_since: None,
             });
         }
         Ok(outcomes)
@@ -462,6 +529,66 @@ impl<S: Store> SkillRegistryService<S> {
                 spec.source_metadata.get("server").and_then(|s| s.as_str()) == Some(server)
             })
             .collect())
+    }
+
+    /// The cached tools of one definition, as skills name them.
+    async fn cached_of(&self, digest: &str) -> Result<Vec<ToolSpec>, ServiceError> {
+        Ok(self
+            .store()
+            .list_tools(Some(ToolSource::Mcp))
+            .await?
+            .into_iter()
+            .filter_map(restore_cached)
+            .filter(|(d, _)| d == digest)
+            .map(|(_, spec)| spec)
+            .collect())
+    }
+
+    /// The last change of each cached definition named `server`: the tool
+    /// list a refresh replaced (kept one generation) against the current one
+    /// (`agents mcp tools SERVER --diff`).
+    pub async fn mcp_tool_diff(&self, server: &str) -> Result<Vec<McpToolDiff>, ServiceError> {
+        let mut digests: Vec<String> = Vec::new();
+        for (digest, _) in self.mcp_cached_tools(server).await? {
+            if !digests.contains(&digest) {
+                digests.push(digest);
+            }
+        }
+        for definition in self.mcp_server_definitions().await? {
+            if definition.server == server && !digests.contains(&definition.digest) {
+                digests.push(definition.digest);
+            }
+        }
+        let mut diffs = Vec::with_capacity(digests.len());
+        for digest in digests {
+            let previous: Vec<ToolSpec> = self
+                .store()
+                .previous_tools(&group_of(&digest))
+                .await?
+                .into_iter()
+                .filter_map(restore_cached)
+                .map(|(_, spec)| spec)
+                .collect();
+            let previous_fetched_at = self
+                .store()
+                .get_meta(&previous_fetched_key(&digest))
+                .await?
+                .filter(|s| !s.is_empty());
+            let current = self.cached_of(&digest).await?;
+            let changes = if previous.is_empty() && previous_fetched_at.is_none() {
+                Vec::new()
+            } else {
+                compare_tool_lists(&previous, &current)
+            };
+            diffs.push(McpToolDiff {
+                server: server.to_owned(),
+                fetched_at: self.cached_at(&digest).await?,
+                digest,
+                previous_fetched_at,
+                changes,
+            });
+        }
+        Ok(diffs)
     }
 
     /// Trusts the inline MCP specs of `skills` for this user (they come from

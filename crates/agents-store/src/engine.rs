@@ -742,6 +742,32 @@ impl Engine {
         rows(found, tool_row)
     }
 
+    pub(crate) async fn previous_tools(
+        &self,
+        group: &ToolGroup,
+    ) -> Result<Vec<ToolSpec>, StoreError> {
+        let failed = "cannot list the previous tools";
+        let mut conn = self.conn(failed).await?;
+        let found = match &group.origin {
+            Some(origin) => {
+                conn.fetch(
+                    "SELECT name, spec_json FROM tools_previous WHERE source = ? AND origin = ? ORDER BY name",
+                    &[Arg::Text(group.source.as_str()), Arg::Text(origin)],
+                )
+                .await
+            }
+            None => {
+                conn.fetch(
+                    "SELECT name, spec_json FROM tools_previous WHERE source = ? ORDER BY name",
+                    &[Arg::Text(group.source.as_str())],
+                )
+                .await
+            }
+        }
+        .map_err(self.db(failed))?;
+        rows(found, tool_row)
+    }
+
     pub(crate) async fn remove_tool(&self, name: &str) -> Result<bool, StoreError> {
         let failed = "cannot remove the tool";
         let mut tx = self.write().await?;
@@ -759,6 +785,7 @@ impl Engine {
         group: &ToolGroup,
         tools: &[ToolSpec],
         meta: &[(&str, &str)],
+        keep_previous: bool,
     ) -> Result<u64, StoreError> {
         for (key, value) in meta {
             codec::check_meta(key, value)?;
@@ -770,6 +797,29 @@ impl Engine {
         let failed = "cannot replace the tool group";
         let mut tx = self.write().await?;
         self.lock_tools(&mut tx).await?;
+        if keep_previous {
+            // One generation: the group's rows as they are now replace the
+            // previous generation of the same group.
+            let (filter, args): (&str, Vec<Arg<'_>>) = match &group.origin {
+                Some(origin) => (
+                    "source = ? AND origin = ?",
+                    vec![Arg::Text(group.source.as_str()), Arg::Text(origin)],
+                ),
+                None => ("source = ?", vec![Arg::Text(group.source.as_str())]),
+            };
+            tx.execute(&format!("DELETE FROM tools_previous WHERE {filter}"), &args)
+                .await
+                .map_err(self.db(failed))?;
+            tx.execute(
+                &format!(
+                    "INSERT INTO tools_previous (name, source, origin, spec_json, created_at, updated_at) \
+                     SELECT name, source, origin, spec_json, created_at, updated_at FROM tools WHERE {filter}"
+                ),
+                &args,
+            )
+            .await
+            .map_err(self.db(failed))?;
+        }
         let deleted = match &group.origin {
             Some(origin) => {
                 tx.execute(

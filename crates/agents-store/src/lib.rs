@@ -183,6 +183,22 @@ pub trait Store: Send + Sync {
         meta: &[(&str, &str)],
     ) -> impl Future<Output = Result<u64, StoreError>> + Send;
 
+    /// [`Store::replace_tool_group`] that first keeps the group's current
+    /// rows as its previous generation (replacing the one kept before), in
+    /// the same transaction: a refresh that changed the group calls this.
+    fn replace_tool_group_keeping_previous(
+        &self,
+        group: &ToolGroup,
+        tools: &[ToolSpec],
+        meta: &[(&str, &str)],
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
+    /// The previous generation of `group` (sorted by name); empty when none was kept.
+    fn previous_tools(
+        &self,
+        group: &ToolGroup,
+    ) -> impl Future<Output = Result<Vec<ToolSpec>, StoreError>> + Send;
+
     /// A value from the small key/value `registry_meta` table.
     fn get_meta(
         &self,
@@ -277,7 +293,22 @@ macro_rules! store_via_engine {
                 tools: &[ToolSpec],
                 meta: &[(&str, &str)],
             ) -> Result<u64, StoreError> {
-                self.$engine().replace_tool_group(group, tools, meta).await
+                self.$engine()
+                    .replace_tool_group(group, tools, meta, false)
+                    .await
+            }
+            async fn replace_tool_group_keeping_previous(
+                &self,
+                group: &ToolGroup,
+                tools: &[ToolSpec],
+                meta: &[(&str, &str)],
+            ) -> Result<u64, StoreError> {
+                self.$engine()
+                    .replace_tool_group(group, tools, meta, true)
+                    .await
+            }
+            async fn previous_tools(&self, group: &ToolGroup) -> Result<Vec<ToolSpec>, StoreError> {
+                self.$engine().previous_tools(group).await
             }
             async fn get_meta(&self, key: &str) -> Result<Option<String>, StoreError> {
                 self.$engine().get_meta(key).await

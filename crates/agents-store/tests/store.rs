@@ -52,6 +52,7 @@ suite!(
     replace_tool_group_swaps_one_group,
     replace_tool_group_is_atomic_for_readers,
     replace_tool_group_writes_its_meta_in_the_same_transaction,
+    replace_keeping_previous_keeps_one_generation_per_group,
     meta_values,
     load_closure_follows_includes,
     load_closure_of_a_deep_chain,

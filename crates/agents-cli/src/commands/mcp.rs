@@ -10,7 +10,11 @@ use crate::output::{self, Failure};
 pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure> {
     output::supported(ctx.format, &[Format::Table, Format::Json], "mcp")?;
     match command {
-        McpCommand::Serve { skills, dry_run } => serve(ctx, &skills, dry_run).await,
+        McpCommand::Serve {
+            skills,
+            dry_run,
+            locked,
+        } => serve(ctx, &skills, dry_run, locked.as_deref()).await,
         McpCommand::Import { file, dry_run } => import(ctx, &file, dry_run),
         McpCommand::Export {
             serve,
@@ -23,6 +27,9 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
             spinner.finish_and_clear();
             let outcomes = outcomes?;
             let failed = outcomes.iter().any(|o| o.error.is_some());
+            for outcome in &outcomes {
+                warn_changes(ctx, outcome);
+            }
             if ctx.format.structured() {
                 output::json(&outcomes)?;
             } else if outcomes.is_empty() {
@@ -85,7 +92,11 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
             }
             Ok(ExitCode::SUCCESS)
         }
-        McpCommand::Tools { server } => {
+        McpCommand::Tools { server, diff: true } => tool_diff(ctx, &server).await,
+        McpCommand::Tools {
+            server,
+            diff: false,
+        } => {
             let tools: Vec<_> = ctx
                 .service
                 .mcp_cached_tools(&server)
@@ -121,6 +132,99 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
             list,
         } => trust(ctx, server, digest, list).await,
         McpCommand::Untrust { server, digest } => untrust(ctx, &server, digest.as_deref()),
+    }
+}
+
+/// One warning per tool that changed since the cache this refresh replaced:
+/// `mcp:SERVER/TOOL: description changed since <time>`.
+fn warn_changes(ctx: &Context, outcome: &McpRefresh) {
+    let since = outcome.changed_since.as_deref().unwrap_or("the last fetch");
+    for change in &outcome.changes {
+        let fields: Vec<&str> = change.fields.iter().map(|f| f.field.as_str()).collect();
+        let what = match change.change {
+            agents_core::Change::Added => "added".to_owned(),
+            agents_core::Change::Removed => "removed".to_owned(),
+            agents_core::Change::Changed => format!("{} changed", fields.join(", ")),
+        };
+        output::warn_detailed(
+            ctx.format,
+            &format!("{}: {what} since {since}", change.name),
+            json!({
+                "kind": "mcp_tool_changed",
+                "server": outcome.server,
+                "tool": change.name,
+                "change": change.change,
+                "fields": fields,
+                "since": outcome.changed_since,
+            }),
+        );
+    }
+}
+
+/// `agents mcp tools SERVER --diff`: the last change of its cached tools.
+async fn tool_diff(ctx: &Context, server: &str) -> Result<ExitCode, Failure> {
+    let diffs = ctx.service.mcp_tool_diff(server).await?;
+    if diffs.is_empty() {
+        return Err(Failure::new(
+            "unknown_mcp_server",
+            format!("mcp server `{server}` is not defined in config.toml or in any skill"),
+        ));
+    }
+    if ctx.format.structured() {
+        output::json(&json!({"server": server, "definitions": diffs}))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut text = String::new();
+    for diff in &diffs {
+        use std::fmt::Write as _;
+        let digest = agents_mcp_short(&diff.digest);
+        let Some(since) = &diff.previous_fetched_at else {
+            let _ = writeln!(
+                text,
+                "{server} ({digest}): no change seen since tools were first cached"
+            );
+            continue;
+        };
+        let now = diff.fetched_at.as_deref().unwrap_or("?");
+        if diff.changes.is_empty() {
+            let _ = writeln!(
+                text,
+                "{server} ({digest}): no differences between {since} and {now}"
+            );
+            continue;
+        }
+        let _ = writeln!(
+            text,
+            "{server} ({digest}): changes between {since} and {now}"
+        );
+        for change in &diff.changes {
+            match change.change {
+                agents_core::Change::Added => {
+                    let _ = writeln!(text, "  added   {}", change.name);
+                }
+                agents_core::Change::Removed => {
+                    let _ = writeln!(text, "  removed {}", change.name);
+                }
+                agents_core::Change::Changed => {
+                    let _ = writeln!(text, "  changed {}", change.name);
+                    for field in &change.fields {
+                        let _ = writeln!(text, "    {}:", field.field);
+                        let _ = writeln!(text, "      - {}", shown_value(&field.before));
+                        let _ = writeln!(text, "      + {}", shown_value(&field.after));
+                    }
+                }
+            }
+        }
+    }
+    output::raw(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A string as itself, anything else as compact JSON.
+fn shown_value(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(text) => text.clone(),
+        other => other.to_string(),
     }
 }
 
@@ -198,13 +302,32 @@ fn untrust(ctx: &Context, server: &str, digest: Option<&str>) -> Result<ExitCode
 }
 
 /// `agents mcp serve`: resolve, say what is left out, serve over stdio.
-async fn serve(ctx: &Context, skills: &[String], dry_run: bool) -> Result<ExitCode, Failure> {
+async fn serve(
+    ctx: &Context,
+    skills: &[String],
+    dry_run: bool,
+    locked: Option<&std::path::Path>,
+) -> Result<ExitCode, Failure> {
     let names = skills
         .iter()
         .map(|s| agents_core::SkillName::new(s))
         .collect::<Result<Vec<_>, _>>()?;
     let options = fetch_options(ctx);
-    let set = ctx.service.serve_set(&names).await?;
+    let set = match locked {
+        Some(file) => {
+            let lock = super::skill::read_lock(file)?;
+            let (set, diffs) = ctx.service.locked_serve_set(&names, &lock).await?;
+            if diffs.iter().any(|d| !d.is_clean()) {
+                // Nothing is served: stdout is not yet the MCP channel.
+                for diff in diffs.iter().filter(|d| !d.is_clean()) {
+                    super::skill::print_diff(ctx.format, diff, file)?;
+                }
+                return Err(super::skill::lock_mismatch(&diffs, file));
+            }
+            set
+        }
+        None => ctx.service.serve_set(&names).await?,
+    };
     let plan = agents_gateway::plan(&set, options.timeout);
     output::warn_all(ctx.format, plan.warnings.iter().map(String::as_str));
     let left_out: Vec<String> = plan

@@ -1,7 +1,7 @@
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use agents_core::{Explanation, OverrideLayer, ResolvedToolEntry, SkillName};
+use agents_core::{Explanation, LockDiff, Lockfile, OverrideLayer, ResolvedToolEntry, SkillName};
 use agents_definition::{parse_skills, skill_to_json, skills_to_yaml};
 use agents_registry::{WriteMode, WriteOutcome};
 use serde_json::{Value, json};
@@ -23,6 +23,8 @@ pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode,
         | SkillCommand::List { .. }
         | SkillCommand::Remove { .. }
         | SkillCommand::Tools { .. }
+        | SkillCommand::Lock { .. }
+        | SkillCommand::Diff { .. }
         | SkillCommand::Graph { .. }
         | SkillCommand::Validate { .. }
         | SkillCommand::Discover { .. } => {}
@@ -50,7 +52,10 @@ pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode,
             name,
             refresh,
             explain,
-        } => tools(&ctx, &name, refresh, explain).await,
+            locked,
+        } => tools(&ctx, &name, refresh, explain, locked.as_deref()).await,
+        SkillCommand::Lock { names, output } => lock(&ctx, &names, &output).await,
+        SkillCommand::Diff { name, lock } => diff(&ctx, &name, &lock).await,
         SkillCommand::Graph { name } => graph(&ctx, &name).await,
         SkillCommand::Validate { names, strict } => {
             let plan = agents_core::Plan { skills: names };
@@ -243,6 +248,7 @@ async fn tools(
     name: &str,
     refresh: bool,
     explain: bool,
+    locked: Option<&Path>,
 ) -> Result<ExitCode, Failure> {
     output::supported(
         ctx.format,
@@ -256,11 +262,20 @@ async fn tools(
         "skill tools",
     )?;
     let name = SkillName::new(name)?;
+    let lock = locked.map(read_lock).transpose()?;
     super::discover::prepare_for_tools(ctx, &name, refresh).await?;
-    let set = if explain {
-        ctx.service.explain_tools(&name).await?
-    } else {
-        ctx.service.tools(&name).await?
+    let set = match (&lock, locked) {
+        (Some(lock), Some(file)) => {
+            let (set, diff) = ctx.service.locked_tools(&name, explain, lock).await?;
+            if !diff.is_clean() {
+                output::warn_all(ctx.format, set.warnings.iter().map(String::as_str));
+                print_diff(ctx.format, &diff, file)?;
+                return Err(lock_mismatch(&[diff], file));
+            }
+            set
+        }
+        _ if explain => ctx.service.explain_tools(&name).await?,
+        _ => ctx.service.tools(&name).await?,
     };
     output::warn_all(ctx.format, set.warnings.iter().map(String::as_str));
     if let Some(format) = export_format(ctx.format) {
@@ -370,6 +385,151 @@ async fn tools(
         output::raw(&text)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Reads and parses a lock file.
+pub fn read_lock(file: &Path) -> Result<Lockfile, Failure> {
+    let text = read_text(file)?;
+    Ok(Lockfile::parse(&text, &file.display().to_string())?)
+}
+
+async fn lock(ctx: &Context, names: &[String], file: &Path) -> Result<ExitCode, Failure> {
+    output::supported(ctx.format, &[Format::Table, Format::Json], "skill lock")?;
+    let names = names
+        .iter()
+        .map(|n| SkillName::new(n))
+        .collect::<Result<Vec<_>, _>>()?;
+    let lock = ctx.service.lock_skills(&names).await?;
+    let shown = file.display().to_string();
+    std::fs::write(file, lock.to_text())
+        .map_err(|err| Failure::new("io", format!("cannot write `{shown}`: {err}")))?;
+    if ctx.format.structured() {
+        let skills: serde_json::Map<String, Value> = lock
+            .skills
+            .iter()
+            .map(|(name, s)| {
+                (
+                    name.clone(),
+                    json!({"digest": s.digest, "entries": s.entries.len()}),
+                )
+            })
+            .collect();
+        output::json(&json!({"file": shown, "digest": lock.digest, "skills": skills}))?;
+    } else {
+        let entries: usize = lock.skills.values().map(|s| s.entries.len()).sum();
+        output::line(format!(
+            "locked {} skill(s), {entries} entries, to {shown} ({})",
+            lock.skills.len(),
+            lock.digest
+        ))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn diff(ctx: &Context, name: &str, file: &Path) -> Result<ExitCode, Failure> {
+    output::supported(ctx.format, &[Format::Table, Format::Json], "skill diff")?;
+    let name = SkillName::new(name)?;
+    let lock = read_lock(file)?;
+    let diff = ctx.service.diff_lock(&name, &lock).await?;
+    print_diff(ctx.format, &diff, file)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The diff as an object: the lock, whether it matches, and only what differs.
+pub fn diff_json(diff: &LockDiff, file: &Path) -> Value {
+    let mut value = serde_json::to_value(diff).unwrap_or(Value::Null);
+    if let Value::Object(fields) = &mut value {
+        fields.insert("lock".into(), Value::from(file.display().to_string()));
+        fields.insert("matches".into(), Value::Bool(diff.is_clean()));
+    }
+    value
+}
+
+/// The diff on stdout: a JSON object, or one line per differing entry.
+pub fn print_diff(format: Format, diff: &LockDiff, file: &Path) -> Result<(), Failure> {
+    if format.structured() {
+        return output::json(&diff_json(diff, file));
+    }
+    output::raw(&diff_text(diff, file))
+}
+
+/// One line per differing entry (`changed NAME: fields`, `added`, `removed`).
+pub fn diff_text(diff: &LockDiff, file: &Path) -> String {
+    use std::fmt::Write as _;
+    let shown = file.display();
+    let mut text = String::new();
+    if diff.is_clean() {
+        let _ = writeln!(text, "{} matches {shown}", diff.skill);
+        return text;
+    }
+    if diff.not_locked {
+        let _ = writeln!(text, "{} is not in {shown}", diff.skill);
+    } else {
+        let _ = writeln!(
+            text,
+            "{} differs from {shown}: {} changed, {} added, {} removed{}",
+            diff.skill,
+            diff.changed.len(),
+            diff.added.len(),
+            diff.removed.len(),
+            if diff.reordered {
+                ", order changed"
+            } else {
+                ""
+            }
+        );
+    }
+    for changed in &diff.changed {
+        let _ = writeln!(
+            text,
+            "  changed {}: {}",
+            changed.name,
+            changed.fields.join(", ")
+        );
+    }
+    for added in &diff.added {
+        let _ = writeln!(text, "  added   {added}");
+    }
+    for removed in &diff.removed {
+        let _ = writeln!(text, "  removed {removed}");
+    }
+    text
+}
+
+/// The error for resolutions that differ from their lock, naming each difference.
+pub fn lock_mismatch(diffs: &[LockDiff], file: &Path) -> Failure {
+    let mut parts = Vec::new();
+    for diff in diffs.iter().filter(|d| !d.is_clean()) {
+        let mut what = Vec::new();
+        if diff.not_locked {
+            what.push("not locked".to_owned());
+        }
+        for changed in &diff.changed {
+            what.push(format!(
+                "`{}` changed ({})",
+                changed.name,
+                changed.fields.join(", ")
+            ));
+        }
+        if !diff.added.is_empty() && !diff.not_locked {
+            what.push(format!("added {}", diff.added.join(", ")));
+        }
+        if !diff.removed.is_empty() {
+            what.push(format!("removed {}", diff.removed.join(", ")));
+        }
+        if diff.reordered {
+            what.push("order changed".to_owned());
+        }
+        parts.push(format!("skill `{}`: {}", diff.skill, what.join("; ")));
+    }
+    Failure::new(
+        "lock_mismatch",
+        format!(
+            "the resolution differs from the lock `{}`: {}",
+            file.display(),
+            parts.join("; ")
+        ),
+    )
 }
 
 fn export_format(format: Format) -> Option<agents_core::ExportFormat> {

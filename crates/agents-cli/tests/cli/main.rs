@@ -6,6 +6,7 @@ mod support;
 
 mod db;
 mod discover;
+mod lock;
 mod mcp;
 mod onboard;
 mod schema;

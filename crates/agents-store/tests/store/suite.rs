@@ -524,7 +524,7 @@ pub async fn schema_too_new_is_refused_untouched(ctx: Ctx) {
         .await
         .unwrap();
     let status = store.status().await.unwrap();
-    assert_eq!((status.schema_version, status.supported_version), (1, 1));
+    assert_eq!((status.schema_version, status.supported_version), (2, 2));
     drop(store);
     ctx.execute("INSERT INTO schema_migrations (version, description, applied_at) VALUES (999, 'from the future', '2999-01-01T00:00:00.000000Z')")
         .await;
@@ -534,7 +534,7 @@ pub async fn schema_too_new_is_refused_untouched(ctx: Ctx) {
             err,
             StoreError::SchemaTooNew {
                 found: 999,
-                supported: 1
+                supported: 2
             }
         ),
         "{err}"
@@ -548,7 +548,7 @@ pub async fn schema_too_new_is_refused_untouched(ctx: Ctx) {
     );
     assert_eq!(
         ctx.scalar("SELECT COUNT(*) FROM schema_migrations").await,
-        2
+        3
     );
     assert_eq!(ctx.scalar("SELECT COUNT(*) FROM skill_items").await, 1);
 }
@@ -558,10 +558,10 @@ pub async fn reopening_keeps_data_and_schema(ctx: Ctx) {
     store.add_skills(&[everything("keep/all")]).await.unwrap();
     drop(store);
     let again = ctx.open().await;
-    assert_eq!(again.status().await.unwrap().schema_version, 1);
+    assert_eq!(again.status().await.unwrap().schema_version, 2);
     assert_eq!(
         ctx.scalar("SELECT COUNT(*) FROM schema_migrations").await,
-        1
+        2
     );
     assert_eq!(
         again
@@ -586,9 +586,9 @@ pub async fn concurrent_first_opens_all_succeed(ctx: Ctx) {
     }
     assert_eq!(
         ctx.scalar("SELECT COUNT(*) FROM schema_migrations").await,
-        1
+        2
     );
-    assert_eq!(ctx.open().await.status().await.unwrap().schema_version, 1);
+    assert_eq!(ctx.open().await.status().await.unwrap().schema_version, 2);
 }
 
 pub async fn tools_put_get_list_remove(ctx: Ctx) {
@@ -846,6 +846,71 @@ pub async fn replace_tool_group_writes_its_meta_in_the_same_transaction(ctx: Ctx
     assert_eq!(store.get_meta("mcp.a.other").await.unwrap(), None);
 }
 
+pub async fn replace_keeping_previous_keeps_one_generation_per_group(ctx: Ctx) {
+    let store = ctx.open().await;
+    let group = |origin: &str| ToolGroup {
+        source: ToolSource::Mcp,
+        origin: Some(origin.into()),
+    };
+    let described = |origin: &str, name: &str, description: &str| {
+        let mut tool = mcp_tool(origin, name);
+        tool.description = description.into();
+        tool
+    };
+    assert!(store.previous_tools(&group("a")).await.unwrap().is_empty());
+    store
+        .replace_tool_group(&group("a"), &[described("a", "one", "v1")], &[])
+        .await
+        .unwrap();
+    store
+        .replace_tool_group(&group("b"), &[described("b", "one", "b1")], &[])
+        .await
+        .unwrap();
+    // A plain replace keeps no generation.
+    store
+        .replace_tool_group(&group("a"), &[described("a", "one", "v2")], &[])
+        .await
+        .unwrap();
+    assert!(store.previous_tools(&group("a")).await.unwrap().is_empty());
+    store
+        .replace_tool_group_keeping_previous(
+            &group("a"),
+            &[described("a", "one", "v3"), described("a", "two", "v3")],
+            &[("mcp.a.fetched_at", "t3")],
+        )
+        .await
+        .unwrap();
+    let previous = store.previous_tools(&group("a")).await.unwrap();
+    assert_eq!(previous, [described("a", "one", "v2")]);
+    assert_eq!(
+        store.get_meta("mcp.a.fetched_at").await.unwrap().as_deref(),
+        Some("t3")
+    );
+    // One generation: the next kept change replaces it; other groups are untouched.
+    store
+        .replace_tool_group_keeping_previous(&group("a"), &[described("a", "two", "v4")], &[])
+        .await
+        .unwrap();
+    let previous: Vec<String> = store
+        .previous_tools(&group("a"))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.description)
+        .collect();
+    assert_eq!(previous, ["v3", "v3"]);
+    assert!(store.previous_tools(&group("b")).await.unwrap().is_empty());
+    assert_eq!(ctx.scalar("SELECT COUNT(*) FROM tools_previous").await, 2);
+    let current: Vec<String> = store
+        .list_tools(Some(ToolSource::Mcp))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(current, ["mcp:a/two", "mcp:b/one"]);
+}
+
 pub async fn replace_tool_group_is_atomic_for_readers(ctx: Ctx) {
     let store = Arc::new(ctx.open().await);
     let group = ToolGroup {
@@ -994,7 +1059,7 @@ pub async fn status_counts_rows(ctx: Ctx) {
     let status = store.status().await.unwrap();
     assert_eq!(status.backend, ctx.backend());
     assert_eq!((status.skills, status.skill_items, status.tools), (0, 0, 0));
-    assert_eq!(status.schema_version, 1);
+    assert_eq!(status.schema_version, 2);
     assert_eq!(status.location, ctx.url().to_string());
     if let Some(url) = ctx.postgres_url() {
         let password = url

@@ -1,0 +1,512 @@
+//! Lock files: a content-addressed record of resolved tool sets, and the
+//! diff between a lock and a fresh resolution.
+//!
+//! Every digest is `sha256:<hex>` of *canonical JSON*: keys sorted at every
+//! depth, no whitespace (the workspace's `serde_json` keeps insertion order,
+//! so [`canonical`] re-sorts explicitly). An entry's definition has the fields
+//! of [`LOCK_FIELDS`]; the lock keeps one digest per field (so a diff can name
+//! what changed) and one over the whole definition. A skill's digest covers
+//! its entries' names and digests in resolution order; the lock's digest
+//! covers every skill's digest. Pure: the caller supplies the per-file
+//! digests of Agent Skills folders ([`AgentFiles`]).
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::resolve::ResolvedToolEntry;
+use crate::tool::ToolSource;
+
+/// The lock file format version this build writes and reads.
+pub const LOCK_VERSION: u64 = 1;
+
+/// The fields of an entry's canonical definition, in the order diffs name them.
+pub const LOCK_FIELDS: [&str; 8] = [
+    "name",
+    "description",
+    "input_schema",
+    "output_schema",
+    "capabilities",
+    "overrides",
+    "source",
+    "upstream",
+];
+
+/// Per Agent Skill entry name: every file of its folder, by `/`-separated
+/// path relative to the folder, with its `sha256:<hex>` digest.
+pub type AgentFiles = HashMap<String, BTreeMap<String, String>>;
+
+/// A lock file: the locked skills by name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Lockfile {
+    /// Always [`LOCK_VERSION`].
+    pub version: u64,
+    /// Digest over every skill's digest.
+    pub digest: String,
+    /// Locked skills, by name.
+    pub skills: BTreeMap<String, LockedSkill>,
+}
+
+/// One skill's locked resolution.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LockedSkill {
+    /// Digest over the entries' names and digests, in resolution order.
+    pub digest: String,
+    /// Entries in resolution order.
+    pub entries: Vec<LockedEntry>,
+}
+
+/// One locked entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LockedEntry {
+    /// Entry name (as in `agents skill tools`).
+    pub name: String,
+    /// Digest of the whole canonical definition.
+    pub digest: String,
+    /// Digest of each field of the definition ([`LOCK_FIELDS`]).
+    pub fields: BTreeMap<String, String>,
+}
+
+/// A lock file that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LockError {
+    /// Not JSON, or not the lock shape.
+    #[error("{file}: not a lock file: {message}")]
+    Invalid {
+        /// The file as shown to the user.
+        file: String,
+        /// What was wrong.
+        message: String,
+    },
+    /// Written by another format version.
+    #[error(
+        "{file}: lock file version {found} is not supported (this build reads version {LOCK_VERSION})"
+    )]
+    Version {
+        /// The file as shown to the user.
+        file: String,
+        /// The version it declares.
+        found: u64,
+    },
+}
+
+impl LockError {
+    /// A stable machine-readable kind.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Invalid { .. } => "invalid_lock",
+            Self::Version { .. } => "lock_version",
+        }
+    }
+}
+
+/// `value` with every object's keys sorted, recursively.
+pub fn canonicalize(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let mut sorted = Map::new();
+            for key in keys {
+                if let Some(inner) = map.get(key) {
+                    sorted.insert(key.clone(), canonicalize(inner));
+                }
+            }
+            Value::Object(sorted)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(canonicalize).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Canonical JSON text of `value`: sorted keys, no whitespace.
+pub fn canonical(value: &Value) -> String {
+    canonicalize(value).to_string()
+}
+
+/// `sha256:<hex>` of `bytes`.
+pub fn sha256_digest(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let hash = Sha256::digest(bytes);
+    let mut text = String::with_capacity(7 + 64);
+    text.push_str("sha256:");
+    for byte in hash {
+        let _ = write!(text, "{byte:02x}");
+    }
+    text
+}
+
+fn digest_of(value: &Value) -> String {
+    sha256_digest(canonical(value).as_bytes())
+}
+
+/// The canonical definition of one entry, by field ([`LOCK_FIELDS`]).
+pub fn entry_definition(entry: &ResolvedToolEntry, agent_files: &AgentFiles) -> Map<String, Value> {
+    let tool = entry.tool.as_ref();
+    let upstream = match tool.map(|t| t.source) {
+        // The tool as the server listed it (without the cache's fetch time
+        // and position, which change on every refresh without a change).
+        Some(ToolSource::Mcp) => tool.map_or(Value::Null, |t| {
+            let meta = |key: &str| t.source_metadata.get(key).cloned().unwrap_or(Value::Null);
+            json!({
+                "tool": meta("tool"),
+                "title": meta("title"),
+                "annotations": meta("annotations"),
+                "description": t.description,
+                "input_schema": t.input_schema,
+                "output_schema": t.output_schema,
+            })
+        }),
+        Some(ToolSource::AgentSkills) => agent_files
+            .get(&entry.name)
+            .map_or(Value::Null, |files| json!({ "files": files })),
+        _ => Value::Null,
+    };
+    let mut fields = Map::new();
+    fields.insert("name".into(), Value::from(entry.name.as_str()));
+    fields.insert(
+        "description".into(),
+        tool.map_or(Value::Null, |t| Value::from(t.description.as_str())),
+    );
+    fields.insert(
+        "input_schema".into(),
+        tool.and_then(|t| t.input_schema.clone())
+            .unwrap_or(Value::Null),
+    );
+    fields.insert(
+        "output_schema".into(),
+        tool.and_then(|t| t.output_schema.clone())
+            .unwrap_or(Value::Null),
+    );
+    fields.insert(
+        "capabilities".into(),
+        json!({
+            "read_only": tool.and_then(|t| t.read_only),
+            "writes": tool.and_then(|t| t.writes),
+            "checkpointable": tool.and_then(|t| t.checkpointable),
+            "side_effects": tool.and_then(|t| t.side_effects),
+        }),
+    );
+    fields.insert("overrides".into(), Value::Object(entry.overrides.clone()));
+    fields.insert(
+        "source".into(),
+        json!({
+            "tool_source": tool.map(|t| t.source.as_str()),
+            "kind": entry.kind,
+            "source_skill": entry.source_skill.as_ref(),
+            "is_inline": entry.is_inline,
+        }),
+    );
+    fields.insert("upstream".into(), upstream);
+    fields
+}
+
+/// Locks one entry.
+pub fn lock_entry(entry: &ResolvedToolEntry, agent_files: &AgentFiles) -> LockedEntry {
+    let definition = entry_definition(entry, agent_files);
+    let fields = definition
+        .iter()
+        .map(|(key, value)| (key.clone(), digest_of(value)))
+        .collect();
+    LockedEntry {
+        name: entry.name.clone(),
+        digest: digest_of(&Value::Object(definition)),
+        fields,
+    }
+}
+
+/// Locks one skill's resolution (its entries in resolution order).
+pub fn lock_skill(entries: &[ResolvedToolEntry], agent_files: &AgentFiles) -> LockedSkill {
+    let entries: Vec<LockedEntry> = entries
+        .iter()
+        .map(|entry| lock_entry(entry, agent_files))
+        .collect();
+    let listed: Vec<Value> = entries
+        .iter()
+        .map(|e| json!({"name": e.name, "digest": e.digest}))
+        .collect();
+    LockedSkill {
+        digest: digest_of(&Value::Array(listed)),
+        entries,
+    }
+}
+
+impl Lockfile {
+    /// A lock of `skills` (by name).
+    pub fn new(skills: BTreeMap<String, LockedSkill>) -> Self {
+        let digests: Map<String, Value> = skills
+            .iter()
+            .map(|(name, skill)| (name.clone(), Value::from(skill.digest.as_str())))
+            .collect();
+        Self {
+            version: LOCK_VERSION,
+            digest: digest_of(&Value::Object(digests)),
+            skills,
+        }
+    }
+
+    /// The file text: pretty JSON with sorted keys and a final newline, so
+    /// the same lock is always the same bytes.
+    pub fn to_text(&self) -> String {
+        let value = serde_json::to_value(self).unwrap_or(Value::Null);
+        let mut text =
+            serde_json::to_string_pretty(&canonicalize(&value)).unwrap_or_else(|_| "{}".into());
+        text.push('\n');
+        text
+    }
+
+    /// Reads a lock file's text (`file` is how errors name it).
+    pub fn parse(text: &str, file: &str) -> Result<Self, LockError> {
+        let value: Value = serde_json::from_str(text).map_err(|err| LockError::Invalid {
+            file: file.to_owned(),
+            message: err.to_string(),
+        })?;
+        let version = value.get("version").and_then(Value::as_u64);
+        match version {
+            Some(LOCK_VERSION) => {}
+            Some(found) => {
+                return Err(LockError::Version {
+                    file: file.to_owned(),
+                    found,
+                });
+            }
+            None => {
+                return Err(LockError::Invalid {
+                    file: file.to_owned(),
+                    message: "no `version` number".into(),
+                });
+            }
+        }
+        serde_json::from_value(value).map_err(|err| LockError::Invalid {
+            file: file.to_owned(),
+            message: err.to_string(),
+        })
+    }
+}
+
+/// How a resolution differs from its lock.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct LockDiff {
+    /// The skill compared.
+    pub skill: String,
+    /// True when the lock has no record of the skill at all (every entry is then `added`).
+    pub not_locked: bool,
+    /// Entries in both whose definition changed, in resolution order.
+    pub changed: Vec<ChangedEntry>,
+    /// Entries the resolution has and the lock does not, in resolution order.
+    pub added: Vec<String>,
+    /// Entries the lock has and the resolution does not, in lock order.
+    pub removed: Vec<String>,
+    /// True when the entries common to both come in another order.
+    pub reordered: bool,
+}
+
+/// One changed entry and the fields that changed ([`LOCK_FIELDS`] order).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChangedEntry {
+    /// Entry name.
+    pub name: String,
+    /// The changed fields, e.g. `description`, `input_schema`.
+    pub fields: Vec<String>,
+}
+
+impl LockDiff {
+    /// True when the resolution matches the lock.
+    pub fn is_clean(&self) -> bool {
+        !self.not_locked
+            && self.changed.is_empty()
+            && self.added.is_empty()
+            && self.removed.is_empty()
+            && !self.reordered
+    }
+}
+
+/// Compares a fresh lock of `skill` with what `lock` recorded for it.
+pub fn diff_lock(skill: &str, lock: &Lockfile, current: &LockedSkill) -> LockDiff {
+    let mut diff = LockDiff {
+        skill: skill.to_owned(),
+        ..LockDiff::default()
+    };
+    let Some(locked) = lock.skills.get(skill) else {
+        diff.not_locked = true;
+        diff.added = current.entries.iter().map(|e| e.name.clone()).collect();
+        return diff;
+    };
+    let old: HashMap<&str, &LockedEntry> = locked
+        .entries
+        .iter()
+        .map(|e| (e.name.as_str(), e))
+        .collect();
+    let new: HashMap<&str, &LockedEntry> = current
+        .entries
+        .iter()
+        .map(|e| (e.name.as_str(), e))
+        .collect();
+    for entry in &current.entries {
+        match old.get(entry.name.as_str()) {
+            None => diff.added.push(entry.name.clone()),
+            Some(before) if before.digest != entry.digest => {
+                let mut fields: Vec<String> = LOCK_FIELDS
+                    .iter()
+                    .filter(|field| before.fields.get(**field) != entry.fields.get(**field))
+                    .map(|field| (*field).to_owned())
+                    .collect();
+                // Fields a later format version may add, in name order.
+                for key in before.fields.keys().chain(entry.fields.keys()) {
+                    if !LOCK_FIELDS.contains(&key.as_str())
+                        && before.fields.get(key) != entry.fields.get(key)
+                        && !fields.contains(key)
+                    {
+                        fields.push(key.clone());
+                    }
+                }
+                diff.changed.push(ChangedEntry {
+                    name: entry.name.clone(),
+                    fields,
+                });
+            }
+            Some(_) => {}
+        }
+    }
+    diff.removed = locked
+        .entries
+        .iter()
+        .filter(|e| !new.contains_key(e.name.as_str()))
+        .map(|e| e.name.clone())
+        .collect();
+    let common_old: Vec<&str> = locked
+        .entries
+        .iter()
+        .map(|e| e.name.as_str())
+        .filter(|name| new.contains_key(name))
+        .collect();
+    let common_new: Vec<&str> = current
+        .entries
+        .iter()
+        .map(|e| e.name.as_str())
+        .filter(|name| old.contains_key(name))
+        .collect();
+    diff.reordered = common_old != common_new;
+    diff
+}
+
+/// What happened to one tool between two listings of a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    /// Listed now, not before.
+    Added,
+    /// Listed before, not now.
+    Removed,
+    /// Listed both times with a different definition.
+    Changed,
+}
+
+/// One tool that differs between two listings of the same server.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolChange {
+    /// The tool as skills name it (`mcp:{server}/{tool}`).
+    pub name: String,
+    /// Added, removed or changed.
+    pub change: Change,
+    /// For `changed`: each differing field with its value before and after.
+    pub fields: Vec<FieldChange>,
+}
+
+/// One field of a changed tool.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FieldChange {
+    /// `description`, `input_schema`, `output_schema`, `capabilities`,
+    /// `title` or `annotations`.
+    pub field: String,
+    /// The value before (`null` when absent).
+    pub before: Value,
+    /// The value now (`null` when absent).
+    pub after: Value,
+}
+
+/// The fields of a listed tool that a drift check compares (not its fetch
+/// time or list position, which change on every refresh).
+pub fn listed_tool_fields(spec: &crate::tool::ToolSpec) -> Vec<(&'static str, Value)> {
+    let meta = |key: &str| {
+        spec.source_metadata
+            .get(key)
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    vec![
+        ("description", Value::from(spec.description.as_str())),
+        (
+            "input_schema",
+            spec.input_schema.clone().unwrap_or(Value::Null),
+        ),
+        (
+            "output_schema",
+            spec.output_schema.clone().unwrap_or(Value::Null),
+        ),
+        (
+            "capabilities",
+            json!({
+                "read_only": spec.read_only,
+                "writes": spec.writes,
+                "checkpointable": spec.checkpointable,
+                "side_effects": spec.side_effects,
+            }),
+        ),
+        ("title", meta("title")),
+        ("annotations", meta("annotations")),
+    ]
+}
+
+/// How the tool list `after` differs from `before` (matched by name):
+/// changed and added tools in `after`'s order, then removed ones in
+/// `before`'s. Values are compared canonically (key order does not count).
+pub fn compare_tool_lists(
+    before: &[crate::tool::ToolSpec],
+    after: &[crate::tool::ToolSpec],
+) -> Vec<ToolChange> {
+    let old: HashMap<&str, &crate::tool::ToolSpec> =
+        before.iter().map(|t| (t.name.as_str(), t)).collect();
+    let new: HashMap<&str, &crate::tool::ToolSpec> =
+        after.iter().map(|t| (t.name.as_str(), t)).collect();
+    let mut changes = Vec::new();
+    for tool in after {
+        let Some(previous) = old.get(tool.name.as_str()) else {
+            changes.push(ToolChange {
+                name: tool.name.clone(),
+                change: Change::Added,
+                fields: Vec::new(),
+            });
+            continue;
+        };
+        let fields: Vec<FieldChange> = listed_tool_fields(previous)
+            .into_iter()
+            .zip(listed_tool_fields(tool))
+            .filter(|((_, b), (_, a))| canonicalize(b) != canonicalize(a))
+            .map(|((field, before), (_, after))| FieldChange {
+                field: field.to_owned(),
+                before,
+                after,
+            })
+            .collect();
+        if !fields.is_empty() {
+            changes.push(ToolChange {
+                name: tool.name.clone(),
+                change: Change::Changed,
+                fields,
+            });
+        }
+    }
+    for tool in before {
+        if !new.contains_key(tool.name.as_str()) {
+            changes.push(ToolChange {
+                name: tool.name.clone(),
+                change: Change::Removed,
+                fields: Vec::new(),
+            });
+        }
+    }
+    changes
+}

@@ -1,0 +1,90 @@
+//! Lock files over the service: locking skills' resolutions (with the file
+//! digests of their Agent Skills folders) and diffing a resolution against a
+//! lock. The digests and the diff themselves are pure ([`agents_core::Lockfile`]).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use agents_core::{
+    AgentFiles, LockDiff, LockedSkill, Lockfile, ResolvedToolEntry, SkillName, ToolSource,
+    diff_lock, lock_skill,
+};
+use agents_store::Store;
+
+use crate::error::ServiceError;
+use crate::service::{ServeSet, SkillRegistryService, ToolSet};
+
+/// Digests the folder of every Agent Skill entry (by entry name).
+fn agent_files(entries: &[ResolvedToolEntry]) -> Result<AgentFiles, ServiceError> {
+    let mut files = AgentFiles::new();
+    for entry in entries {
+        let Some(tool) = &entry.tool else { continue };
+        if tool.source != ToolSource::AgentSkills {
+            continue;
+        }
+        if let Some(path) = tool.source_metadata.get("path").and_then(|p| p.as_str()) {
+            files.insert(
+                entry.name.clone(),
+                agents_discovery::folder_digests(Path::new(path))?,
+            );
+        }
+    }
+    Ok(files)
+}
+
+fn lock_entries(entries: &[ResolvedToolEntry]) -> Result<LockedSkill, ServiceError> {
+    Ok(lock_skill(entries, &agent_files(entries)?))
+}
+
+impl<S: Store> SkillRegistryService<S> {
+    /// A lock of each skill's resolution (`agents skill lock`).
+    pub async fn lock_skills(&self, names: &[SkillName]) -> Result<Lockfile, ServiceError> {
+        let mut skills = BTreeMap::new();
+        for name in names {
+            let set = self.tools(name).await?;
+            skills.insert(name.to_string(), lock_entries(&set.entries)?);
+        }
+        Ok(Lockfile::new(skills))
+    }
+
+    /// How the resolution of `name` differs from `lock` (`agents skill diff`).
+    pub async fn diff_lock(
+        &self,
+        name: &SkillName,
+        lock: &Lockfile,
+    ) -> Result<LockDiff, ServiceError> {
+        let set = self.tools(name).await?;
+        Ok(diff_lock(name.as_ref(), lock, &lock_entries(&set.entries)?))
+    }
+
+    /// [`Self::tools`] (or [`Self::explain_tools`]) and how the result
+    /// differs from `lock` (`agents skill tools --locked`).
+    pub async fn locked_tools(
+        &self,
+        name: &SkillName,
+        explain: bool,
+        lock: &Lockfile,
+    ) -> Result<(ToolSet, LockDiff), ServiceError> {
+        let set = if explain {
+            self.explain_tools(name).await?
+        } else {
+            self.tools(name).await?
+        };
+        let diff = diff_lock(name.as_ref(), lock, &lock_entries(&set.entries)?);
+        Ok((set, diff))
+    }
+
+    /// [`Self::serve_set`] and, per skill, how its resolution differs from
+    /// `lock` (`agents mcp serve --locked`).
+    pub async fn locked_serve_set(
+        &self,
+        names: &[SkillName],
+        lock: &Lockfile,
+    ) -> Result<(ServeSet, Vec<LockDiff>), ServiceError> {
+        let mut diffs = Vec::with_capacity(names.len());
+        for name in names {
+            diffs.push(self.diff_lock(name, lock).await?);
+        }
+        Ok((self.serve_set(names).await?, diffs))
+    }
+}
