@@ -445,9 +445,10 @@ pub fn diff_json(diff: &LockDiff, file: &Path) -> Value {
     value
 }
 
-/// The diff on stdout: a JSON object, or one line per differing entry.
+/// The diff on stdout: a JSON object (in JSON and the export formats), or
+/// one line per differing entry.
 pub fn print_diff(format: Format, diff: &LockDiff, file: &Path) -> Result<(), Failure> {
-    if format.structured() {
+    if format.structured() || format.is_export() {
         return output::json(&diff_json(diff, file));
     }
     output::raw(&diff_text(diff, file))

@@ -150,6 +150,19 @@ fn a_changed_resolution_fails_locked_and_names_every_difference() {
         })
     );
     assert_eq!(run.stderr_json()["error"]["kind"], "lock_mismatch");
+    // Export formats are for programs too: the diff is the same JSON object.
+    let run = sb
+        .run(&[
+            "skill",
+            "tools",
+            "l/app",
+            "--locked",
+            "skills.lock",
+            "--format",
+            "openai",
+        ])
+        .fails(1);
+    assert_eq!(run.json(), out);
 
     // `skill diff` prints the same and exits 0.
     let diff = sb
