@@ -201,7 +201,9 @@ pub enum SkillCommand {
         locked: Option<PathBuf>,
     },
     /// Write a content-addressed lock of skills' resolved tool sets
+    #[command(after_help = "Example:\n  agents skill lock local/devops-toolkit -o skills.lock")]
     Lock {
+        /// The skills to lock, e.g. `local/devops-toolkit`
         #[arg(required = true, value_name = "NAME")]
         names: Vec<String>,
         /// The lock file to write
@@ -209,7 +211,9 @@ pub enum SkillCommand {
         output: PathBuf,
     },
     /// Show how a skill's resolution differs from a lock file (exit 0 either way)
+    #[command(after_help = "Example:\n  agents skill diff local/devops-toolkit --lock skills.lock")]
     Diff {
+        /// The skill, e.g. `local/devops-toolkit`
         name: String,
         /// The lock file to compare with
         #[arg(long, value_name = "FILE", default_value = "skills.lock")]
