@@ -246,7 +246,7 @@ fn a_database_in_a_missing_directory_is_an_error_until_db_init_creates_it() {
     let run = sb.run(&["--database-url", &url, "db", "init"]).ok();
     assert_eq!(
         run.stdout,
-        "initialized sqlite://[SANDBOX]/nonexistent/dir/x.db (schema version 1)\n"
+        "initialized sqlite://[SANDBOX]/nonexistent/dir/x.db (schema version 2)\n"
     );
     assert!(sb.path("nonexistent/dir/x.db").is_file());
     let run = sb.run(&["--database-url", &url, "skill", "list"]).ok();
