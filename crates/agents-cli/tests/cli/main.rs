@@ -14,3 +14,4 @@ mod serve;
 mod skill;
 mod tool;
 mod trust;
+mod workspace;
