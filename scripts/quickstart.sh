@@ -10,12 +10,12 @@ cargo build --quiet --locked -p agents-cli
 agents=target/debug/agents
 
 # The example Agent Skills go where discovery looks by default.
+[ -d "$HOME/.cleveragents" ] || install -d -m 700 "$HOME/.cleveragents"
 mkdir -p "$HOME/.cleveragents/agent_skills"
 cp -R examples/agent_skills/. "$HOME/.cleveragents/agent_skills/"
 
 "$agents" tool add --replace examples/tools/deploy.yaml >/dev/null
-for file in examples/skills/*.yaml; do
-    "$agents" skill add "$file" >/dev/null 2>&1 || "$agents" skill update "$file" >/dev/null
-done
+# Create or update; -q: a file may name an include the next file adds.
+"$agents" -q skill apply examples/skills/*.yaml >/dev/null
 "$agents" skill discover >/dev/null
 exec "$agents" skill tools local/devops-toolkit --format json
