@@ -92,25 +92,14 @@ impl DiscoveryScope {
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
                 let id = random_id().map_err(|err| fail("make a random id", err))?;
                 if let Some(dir) = path.parent() {
-                    let mut builder = std::fs::DirBuilder::new();
-                    builder.recursive(true);
-                    #[cfg(unix)]
-                    {
-                        use std::os::unix::fs::DirBuilderExt;
-                        builder.mode(0o700);
-                    }
-                    builder
-                        .create(dir)
+                    agents_store::private::create_dir_all(dir)
                         .map_err(|err| fail("create its directory", err))?;
                 }
-                let mut options = std::fs::OpenOptions::new();
-                options.write(true).create_new(true);
-                #[cfg(unix)]
+                match agents_store::private::open_options()
+                    .write(true)
+                    .create_new(true)
+                    .open(path)
                 {
-                    use std::os::unix::fs::OpenOptionsExt;
-                    options.mode(0o600);
-                }
-                match options.open(path) {
                     Ok(mut file) => {
                         file.write_all(format!("{id}\n").as_bytes())
                             .and_then(|()| file.sync_all())

@@ -276,7 +276,8 @@ fn read_file(path: &Path) -> Result<Vec<TrustEntry>, TrustError> {
 fn write_file(path: &Path, entries: &[TrustEntry]) -> Result<(), TrustError> {
     use std::io::Write;
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|err| io_error(path, "create its directory", &err))?;
+    agents_store::private::create_dir_all(dir)
+        .map_err(|err| io_error(path, "create its directory", &err))?;
     let text = serde_json::to_string_pretty(&TrustFile {
         version: 1,
         trusted: entries.to_vec(),
@@ -286,14 +287,10 @@ fn write_file(path: &Path, entries: &[TrustEntry]) -> Result<(), TrustError> {
         message: err.to_string(),
     })?;
     let partial = path.with_extension(format!("json.{}.partial", std::process::id()));
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let written = options
+    let written = agents_store::private::open_options()
+        .write(true)
+        .create(true)
+        .truncate(true)
         .open(&partial)
         .and_then(|mut file| {
             file.write_all(text.as_bytes())?;
@@ -361,15 +358,11 @@ mod tests {
     fn a_broken_file_is_a_clear_error() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("trust.json");
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
-        }
         use std::io::Write;
-        options
+        agents_store::private::open_options()
+            .write(true)
+            .create(true)
+            .truncate(true)
             .open(&path)
             .unwrap()
             .write_all(b"{not json")

@@ -18,6 +18,7 @@ mod engine;
 mod error;
 mod migrate;
 mod postgres;
+pub mod private;
 mod sql;
 mod sqlite;
 mod url;

@@ -89,7 +89,7 @@ impl SqliteStore {
             .filter(|parent| !parent.as_os_str().is_empty())
         {
             if create_dirs {
-                std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
+                crate::private::create_dir_all(parent).map_err(|source| StoreError::Io {
                     context: format!("cannot create directory `{}`", parent.display()),
                     source,
                 })?;
@@ -97,6 +97,12 @@ impl SqliteStore {
                 return Err(StoreError::MissingDirectory(parent.to_path_buf()));
             }
         }
+        // Made here (mode 0600) rather than by SQLite (0644 under the usual
+        // umask); SQLite gives its `-wal` and `-shm` files the same mode.
+        let created = crate::private::create_file(path).map_err(|source| StoreError::Io {
+            context: format!("cannot create the database file `{}`", path.display()),
+            source,
+        })?;
         let options = SqliteConnectOptions::new()
             .filename(path)
             .create_if_missing(true)
@@ -107,7 +113,20 @@ impl SqliteStore {
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_lazy_with(options);
         let engine = Engine::new(Pool::Sqlite(pool), format!("sqlite://{}", path.display()));
-        Self::init(engine, true).await
+        let store = Self::init(engine, true).await?;
+        if created {
+            for suffix in ["-wal", "-shm"] {
+                let mut side = path.as_os_str().to_owned();
+                side.push(suffix);
+                crate::private::restrict_if_present(Path::new(&side)).map_err(|source| {
+                    StoreError::Io {
+                        context: format!("cannot make `{}` private", Path::new(&side).display()),
+                        source,
+                    }
+                })?;
+            }
+        }
+        Ok(store)
     }
 
     /// A private in-memory database, gone when the last handle is dropped.

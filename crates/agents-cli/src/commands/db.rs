@@ -106,11 +106,18 @@ pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Fa
 }
 
 /// Writes next to the target and renames, so an interrupted export never
-/// leaves a truncated file behind.
+/// leaves a truncated file behind. The file gets mode 0600, like the
+/// database it copies.
 fn write_atomically(path: &std::path::Path, text: &str) -> Result<(), Failure> {
+    use std::io::Write;
     let shown = path.display();
     let temp = path.with_extension("partial");
-    std::fs::write(&temp, text)
+    agents_store::private::open_options()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&temp)
+        .and_then(|mut file| file.write_all(text.as_bytes()))
         .and_then(|()| std::fs::rename(&temp, path))
         .map_err(|err| {
             let _ = std::fs::remove_file(&temp);

@@ -1,0 +1,65 @@
+//! Files the tool creates are private: folders 0700, files 0600.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use crate::support::{Run, Sandbox};
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path)
+        .unwrap_or_else(|err| panic!("{}: {err}", path.display()))
+        .permissions()
+        .mode()
+        & 0o777
+}
+
+#[test]
+fn the_default_home_database_trust_and_scope_files_are_private() {
+    let sb = Sandbox::new();
+    // The default database: `~/.cleveragents/cleveragents.db`.
+    let run = |args: &[&str]| {
+        let mut cmd = sb.cmd();
+        cmd.env_remove("CLEVERAGENTS_DATABASE_URL");
+        Run::from(cmd.args(args).output().unwrap(), &sb)
+    };
+    let file = sb.write(
+        "server.yaml",
+        "name: me/served\nmcp_sources:\n  - server: quiet\n    command: /bin/true\n",
+    );
+    run(&["skill", "add", file.to_str().unwrap()]).ok();
+    run(&["skill", "discover"]).ok();
+    run(&["mcp", "trust", "quiet"]).ok();
+    let export = sb.path("export.yaml");
+    run(&["db", "export", "-o", export.to_str().unwrap()]).ok();
+
+    let home = sb.home().join(".cleveragents");
+    assert_eq!(mode(&home), 0o700, "~/.cleveragents");
+    let db = home.join("cleveragents.db");
+    assert_eq!(mode(&db), 0o600, "the database");
+    for side in ["cleveragents.db-wal", "cleveragents.db-shm"] {
+        let path = home.join(side);
+        if path.exists() {
+            assert_eq!(mode(&path), 0o600, "{side}");
+        }
+    }
+    assert_eq!(mode(&home.join("scope")), 0o600, "the discovery scope");
+    assert_eq!(mode(&home.join("trust.json")), 0o600, "the trust store");
+    assert_eq!(mode(&export), 0o600, "the export");
+}
+
+#[test]
+fn a_database_in_a_new_folder_gets_a_private_folder() {
+    let sb = Sandbox::new();
+    let db = sb.path("new/deeper/registry.db");
+    let url = format!("sqlite://{}", db.display());
+    let out = sb
+        .cmd()
+        .env("CLEVERAGENTS_DATABASE_URL", &url)
+        .args(["db", "status"])
+        .output()
+        .unwrap();
+    Run::from(out, &sb).ok();
+    assert_eq!(mode(&sb.path("new")), 0o700);
+    assert_eq!(mode(&sb.path("new/deeper")), 0o700);
+    assert_eq!(mode(&db), 0o600);
+}
