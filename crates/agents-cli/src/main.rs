@@ -38,7 +38,7 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    init_tracing(args.global.verbose);
+    init_tracing(args.global.verbose, args.global.format_or_table());
     if args.global.format == Some(cli::Format::Yaml) {
         output::set_yaml();
     }
@@ -75,20 +75,57 @@ fn main() -> ExitCode {
     }
 }
 
-fn init_tracing(verbose: u8) {
+/// The crates of this workspace, as tracing targets (the binary is `agents`).
+const OWN_TARGETS: [&str; 10] = [
+    "agents",
+    "agents_cli",
+    "agents_config",
+    "agents_core",
+    "agents_definition",
+    "agents_discovery",
+    "agents_gateway",
+    "agents_mcp",
+    "agents_registry",
+    "agents_store",
+];
+
+/// Log lines on stderr. Without `-v` only this tool's own warnings are
+/// shown (dependencies are off); `-v` adds dependencies' warnings and our
+/// info, `-vv` everything at debug. `CLEVERAGENTS_LOG` (an `EnvFilter`
+/// directive such as `debug` or `sqlx=info`) replaces all of that. Colour
+/// only on a terminal; under `--format json` every line is a JSON object.
+fn init_tracing(verbose: u8, format: cli::Format) {
+    use std::io::IsTerminal;
+    let own = |level: &str| {
+        OWN_TARGETS
+            .iter()
+            .map(|target| format!("{target}={level}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
     let default = match verbose {
-        0 => "warn",
-        1 => "info",
-        _ => "debug",
+        0 => format!("off,{}", own("warn")),
+        1 => format!("warn,{}", own("info")),
+        _ => "debug".to_owned(),
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("CLEVERAGENTS_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
+    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_target(false)
-        .without_time()
-        .try_init();
+        .with_ansi(colour)
+        .without_time();
+    let _ = if format == cli::Format::Json {
+        builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .with_span_list(false)
+            .try_init()
+    } else {
+        builder.with_target(false).try_init()
+    };
 }
 
 /// Runs `future` until it finishes or SIGINT, SIGTERM or SIGHUP arrives.

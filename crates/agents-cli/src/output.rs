@@ -1,7 +1,17 @@
 //! Everything the CLI writes: results on stdout, warnings and errors on
 //! stderr, tables for people and JSON/YAML for scripts.
+//!
+//! Names and descriptions come from files and databases other people
+//! control, so nothing here writes a raw control character: table cells
+//! show every control character as an escape (`\u{1b}`, `\n`, `\t`, …, see
+//! [`agents_core::text::escape_control`]), plain-text lines keep their line
+//! breaks and escape the rest, and JSON escapes DEL and the C1 controls as
+//! `\u007f`…`\u009f` on top of what the serializer escapes.
 
+use std::borrow::Cow;
 use std::io::Write;
+
+use agents_core::text::escape_control;
 
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use serde::Serialize;
@@ -88,10 +98,12 @@ pub fn report_error(format: Format, failure: &Failure) {
         writeln!(
             stderr,
             "{}",
-            json!({"error": {"kind": failure.kind, "message": failure.message}})
+            json_text(
+                json!({"error": {"kind": failure.kind, "message": failure.message}}).to_string()
+            )
         )
     } else {
-        writeln!(stderr, "error: {}", failure.message)
+        writeln!(stderr, "error: {}", plain(&failure.message))
     };
 }
 
@@ -130,10 +142,12 @@ pub fn warn_all<T: AsRef<str>>(format: Format, messages: impl IntoIterator<Item 
     for message in messages {
         let message = message.as_ref();
         if format == Format::Json {
-            text.push_str(&json!({"warning": {"message": message}}).to_string());
+            text.push_str(&json_text(
+                json!({"warning": {"message": message}}).to_string(),
+            ));
         } else {
             text.push_str("warning: ");
-            text.push_str(message);
+            text.push_str(&plain(message));
         }
         text.push('\n');
     }
@@ -170,7 +184,7 @@ pub fn warn_detailed(format: Format, message: &str, details: serde_json::Value) 
     let _ = writeln!(
         std::io::stderr().lock(),
         "{}",
-        json!({ "warning": warning })
+        json_text(json!({ "warning": warning }).to_string())
     );
 }
 
@@ -179,13 +193,18 @@ pub fn note(text: &str) {
     if quiet() {
         return;
     }
-    let _ = writeln!(std::io::stderr().lock(), "{text}");
+    let _ = writeln!(std::io::stderr().lock(), "{}", plain(text));
 }
 
-/// Prints a line for people on stdout.
+/// Prints a line for people on stdout (line breaks kept, other control
+/// characters escaped).
 pub fn line(text: impl AsRef<str>) -> Result<(), Failure> {
+    write_line(&plain(text.as_ref()))
+}
+
+fn write_line(text: &str) -> Result<(), Failure> {
     let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{}", text.as_ref()).map_err(broken_pipe)
+    writeln!(stdout, "{text}").map_err(broken_pipe)
 }
 
 /// Prints `value` as pretty JSON on stdout.
@@ -197,14 +216,45 @@ pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<(), Failure> {
     }
     let text = serde_json::to_string_pretty(value)
         .map_err(|err| Failure::new("internal", format!("cannot encode JSON: {err}")))?;
-    line(text)
+    write_line(&json_text(text))
 }
 
-/// Prints text as is (YAML output already ends with a newline).
+/// Prints text that already ends with a newline (YAML, reports) with its
+/// line breaks kept and other control characters escaped.
 pub fn raw(text: &str) -> Result<(), Failure> {
     let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes()).map_err(broken_pipe)?;
+    stdout
+        .write_all(plain(text).as_bytes())
+        .map_err(broken_pipe)?;
     stdout.flush().map_err(broken_pipe)
+}
+
+/// `text` with its line breaks kept and every other control character
+/// escaped.
+pub fn plain(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() && c != '\n') {
+        return Cow::Borrowed(text);
+    }
+    let lines: Vec<Cow<'_, str>> = text.split('\n').map(escape_control).collect();
+    Cow::Owned(lines.join("\n"))
+}
+
+/// Serialized JSON with DEL and the C1 controls (which `serde_json` leaves
+/// as they are) written as `\u00XX` escapes. They can only occur inside
+/// strings, so the result is the same JSON value.
+fn json_text(text: String) -> String {
+    if !text.chars().any(|c| ('\u{7f}'..='\u{9f}').contains(&c)) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if ('\u{7f}'..='\u{9f}').contains(&c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// A table with a header row, fitted to the terminal.
@@ -222,9 +272,9 @@ pub fn table<const N: usize>(header: [&str; N], rows: Vec<[String; N]>) -> Resul
         .set_content_arrangement(arrangement)
         .set_header(header);
     for row in rows {
-        table.add_row(row);
+        table.add_row(row.map(|cell| escape_control(&cell).into_owned()));
     }
-    line(table.to_string())
+    write_line(&table.to_string())
 }
 
 fn broken_pipe(err: std::io::Error) -> Failure {
@@ -259,5 +309,30 @@ pub fn format_name(format: Format) -> &'static str {
         Format::Mcp => "mcp",
         Format::Dot => "dot",
         Format::Mermaid => "mermaid",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_text_keeps_line_breaks_and_escapes_the_rest() {
+        assert_eq!(plain("a\nb"), "a\nb");
+        assert_eq!(
+            plain("\u{1b}]0;T\u{7}\nx\r\0\u{9b}"),
+            "\\u{1b}]0;T\\u{7}\nx\\r\\0\\u{9b}"
+        );
+    }
+
+    #[test]
+    fn json_escapes_c1_controls_and_stays_the_same_value() {
+        let value = json!({"d": "a\u{7f}b\u{9b}c\u{1b}"});
+        let text = json_text(value.to_string());
+        assert!(!text.chars().any(char::is_control), "{text}");
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+            value
+        );
     }
 }

@@ -10,6 +10,7 @@ mod lock;
 mod mcp;
 mod onboard;
 mod schema;
+mod output;
 mod private;
 mod serve;
 mod skill;

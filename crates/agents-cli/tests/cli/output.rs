@@ -1,0 +1,95 @@
+//! What reaches a terminal: no raw control characters from stored data, and
+//! log lines that keep the JSON-lines contract under `--format json`.
+
+use crate::support::Sandbox;
+
+const HOSTILE: &str = r#""\e]0;TITLE\a\e[2J\x9b""#;
+
+fn assert_clean(what: &str, text: &str) {
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "{what} has a raw control character:\n{text:?}"
+    );
+}
+
+#[test]
+fn tables_and_lines_escape_control_characters_from_stored_data() {
+    let sb = Sandbox::new();
+    let tool = sb.write(
+        "tool.yaml",
+        &format!("name: custom/evil\ndescription: {HOSTILE}\n"),
+    );
+    let skill = sb.write(
+        "skill.yaml",
+        &format!(
+            "name: me/evil\ndescription: {HOSTILE}\ntools: [custom/evil]\ninline_tools:\n  - description: {HOSTILE}\n"
+        ),
+    );
+    sb.run(&["tool", "add", tool.to_str().unwrap()]).ok();
+    sb.run(&["skill", "add", skill.to_str().unwrap()]).ok();
+    for args in [
+        &["skill", "list"][..],
+        &["skill", "tools", "me/evil"],
+        &["tool", "list"],
+        &["tool", "list", "--source", "custom"],
+        &["skill", "get", "me/evil", "--format", "yaml"],
+        &["tool", "get", "custom/evil"],
+    ] {
+        let run = sb.run(args).ok();
+        assert_clean(&format!("stdout of {args:?}"), &run.stdout);
+        assert_clean(&format!("stderr of {args:?}"), &run.stderr);
+        // Tables; the YAML of `get` is escaped by the serializer (`"\e]0;…"`).
+        if args[1] != "get" {
+            assert!(
+                run.stdout
+                    .contains("\\u{1b}]0;TITLE\\u{7}\\u{1b}[2J\\u{9b}"),
+                "{args:?}: the description is shown escaped:\n{}",
+                run.stdout
+            );
+        }
+    }
+    for args in [
+        &["skill", "list", "--format", "json"][..],
+        &["skill", "tools", "me/evil", "--format", "json"],
+        &["tool", "list", "--format", "json"],
+    ] {
+        let run = sb.run(args).ok();
+        assert_clean(&format!("stdout of {args:?}"), &run.stdout);
+        let value = run.json();
+        assert!(
+            value.to_string().contains('\u{9b}'),
+            "{args:?}: JSON keeps the value: {value}"
+        );
+    }
+}
+
+#[test]
+fn log_lines_are_json_lines_under_format_json() {
+    let sb = Sandbox::new();
+    let skill = sb.write("skill.yaml", "name: me/logged\ntools: [builtin/grep]\n");
+    sb.run(&["skill", "add", skill.to_str().unwrap()]).ok();
+    let out = sb
+        .cmd()
+        .env("CLEVERAGENTS_LOG", "debug")
+        .args(["skill", "tools", "me/logged", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(!stderr.is_empty(), "debug logging printed nothing");
+    assert!(!stderr.contains('\u{1b}'), "colour into a pipe:\n{stderr}");
+    for line in stderr.lines() {
+        serde_json::from_str::<serde_json::Value>(line)
+            .unwrap_or_else(|err| panic!("not a JSON line ({err}): {line}"));
+    }
+}
+
+#[test]
+fn quiet_commands_print_nothing_on_stderr() {
+    let sb = Sandbox::new();
+    let skill = sb.write("skill.yaml", "name: me/quiet\n");
+    let run = sb.run(&["skill", "add", skill.to_str().unwrap()]).ok();
+    assert_eq!(run.stderr, "");
+    let run = sb.run(&["skill", "list"]).ok();
+    assert_eq!(run.stderr, "");
+}
