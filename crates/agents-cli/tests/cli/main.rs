@@ -4,6 +4,7 @@
 
 mod support;
 
+mod bad_input;
 mod db;
 mod discover;
 mod lock;
