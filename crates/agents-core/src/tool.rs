@@ -166,6 +166,16 @@ pub fn validate_tool_name(name: &str) -> Result<(), InvalidTool> {
             "tool name must not contain whitespace or control characters".into(),
         ));
     }
+    // A name reads like a path (`custom/deploy`); `..`, `.` and empty parts
+    // only make look-alikes of other names.
+    if name
+        .split('/')
+        .any(|part| part.is_empty() || part == "." || part == "..")
+    {
+        return Err(fail(
+            "tool name must not have empty, `.` or `..` parts between `/`".into(),
+        ));
+    }
     Ok(())
 }
 

@@ -116,6 +116,7 @@ impl<S: Store> SkillRegistryService<S> {
         if strict && !warnings.is_empty() {
             return Err(ServiceError::Strict(warnings));
         }
+        let warnings = bounded(warnings);
         let mut add = Vec::new();
         let mut update = Vec::new();
         let mut changes = Vec::with_capacity(skills.len());
@@ -275,9 +276,36 @@ impl<S: Store> SkillRegistryService<S> {
     }
 }
 
+/// How many write-time warnings are printed before "and N more": a file of
+/// thousands of broken skills must not print megabytes.
+const MAX_WRITE_WARNINGS: usize = 20;
+
+fn bounded(mut warnings: Vec<String>) -> Vec<String> {
+    if warnings.len() > MAX_WRITE_WARNINGS {
+        let more = warnings.len() - MAX_WRITE_WARNINGS;
+        warnings.truncate(MAX_WRITE_WARNINGS);
+        warnings.push(format!(
+            "… and {more} more problems (`agents skill validate` lists them per skill)"
+        ));
+    }
+    warnings
+}
+
 #[cfg(test)]
 mod tests {
-    use super::did_you_mean;
+    use super::{bounded, did_you_mean};
+
+    #[test]
+    fn write_warnings_are_bounded() {
+        let many: Vec<String> = (0..1000).map(|i| format!("w{i}")).collect();
+        let shown = bounded(many);
+        assert_eq!(shown.len(), 21);
+        assert_eq!(
+            shown[20],
+            "… and 980 more problems (`agents skill validate` lists them per skill)"
+        );
+        assert_eq!(bounded(vec!["one".into()]), ["one"]);
+    }
 
     #[test]
     fn suggests_the_closest_name_only_when_close() {
