@@ -55,7 +55,7 @@ fn a_database_in_a_new_folder_gets_a_private_folder() {
     let out = sb
         .cmd()
         .env("CLEVERAGENTS_DATABASE_URL", &url)
-        .args(["db", "status"])
+        .args(["db", "init"])
         .output()
         .unwrap();
     Run::from(out, &sb).ok();
