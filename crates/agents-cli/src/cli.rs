@@ -331,13 +331,21 @@ pub enum McpCommand {
         #[arg(long)]
         diff: bool,
     },
-    /// Serve the tools of skills as an MCP server over stdio (a gateway to
-    /// their MCP servers)
+    /// Serve the tools of skills as an MCP server over stdio or streamable
+    /// HTTP (a gateway to their MCP servers)
     #[command(after_help = "Example:\n  agents mcp serve local/devops-toolkit")]
     Serve {
         /// Skills whose flattened tool sets are served together
         #[arg(required = true)]
         skills: Vec<String>,
+        /// Serve streamable HTTP on this address (e.g. 127.0.0.1:8808; port 0
+        /// picks one) at `/mcp` instead of stdio; the URL is printed on stderr
+        #[arg(long, value_name = "ADDR:PORT")]
+        http: Option<std::net::SocketAddr>,
+        /// Require `Authorization: Bearer <value of VAR>` on every HTTP request
+        /// (needed for any address but loopback)
+        #[arg(long, value_name = "VAR", requires = "http")]
+        auth_token_env: Option<String>,
         /// Print what would be served and what is left out, then exit
         #[arg(long)]
         dry_run: bool,

@@ -10,22 +10,41 @@
 //!   process group killed) and started again on the next call.
 //! - Arguments are validated against the tool's input schema before they are
 //!   forwarded; a violation is a tool error (`isError: true`) naming the field.
+//! - Live updates ([`Follow`]): the registry's change stamp is polled every
+//!   [`POLL_EVERY`]; when it moved, or an upstream sent
+//!   `notifications/tools/list_changed` (its cache is refreshed first), the
+//!   skills are resolved again and, if the served list changed, every connected
+//!   client gets `notifications/tools/list_changed`. A failed resolution keeps
+//!   the last good list and is logged on stderr; the session goes on.
+//! - Agent Skills of the set ([`skills`]): every file of each skill's folder
+//!   is the resource `skill://<name>/<relative path>` and the server declares
+//!   the SEP-2640 skills extension (`skills/list`, `skills/get` with sha256
+//!   digests); files are read, bounded, at request time.
 //! - Shutdown: [`Gateway::shutdown`] closes every upstream; dropping the gateway
 //!   (e.g. on a signal) SIGKILLs their process groups.
+
+mod http;
+pub mod skills;
+
+pub use http::{BearerToken, ENDPOINT, HttpServer};
+pub use skills::{ServedSkill, SkillFileError};
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use agents_core::SkillName;
 use agents_core::{ExportFormat, LeftOut, ToolSource, export_tools};
 use agents_mcp::{FetchOptions, Upstream};
-use agents_registry::{McpDefinition, ServeSet};
+use agents_registry::{McpDefinition, ServeSet, SkillRegistryService, Store};
 use rmcp::ErrorData;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetSkillRequestParams,
+    GetSkillResult, Implementation, ListResourcesResult, ListSkillsResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Resource, ServerCapabilities, ServerConfig, Skill, Tool,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
 use serde_json::{Value, json};
 
 /// One tool the gateway serves.
@@ -50,6 +69,8 @@ pub struct ServedTool {
 pub struct Plan {
     /// Served tools, in entry order.
     pub served: Vec<ServedTool>,
+    /// Agent Skills served as resources, in entry order.
+    pub skills: Vec<ServedSkill>,
     /// Entries not served, and why.
     pub left_out: Vec<LeftOut>,
     /// Resolution warnings.
@@ -61,7 +82,24 @@ pub struct Plan {
 /// `default_timeout`.
 pub fn plan(set: &ServeSet, default_timeout: Duration) -> Plan {
     let exported = export_tools(&set.entries, ExportFormat::Mcp);
-    let mut left_out = exported.left_out;
+    let mut skills: Vec<ServedSkill> = Vec::new();
+    for entry in &set.entries {
+        if let Some(skill) = entry.tool.as_ref().and_then(ServedSkill::of)
+            && !skills.iter().any(|s| s.name == skill.name)
+        {
+            skills.push(skill);
+        }
+    }
+    // Agent Skills are served as resources, not as tools.
+    let mut left_out: Vec<LeftOut> = exported
+        .left_out
+        .into_iter()
+        .filter(|l| {
+            !set.entries
+                .iter()
+                .any(|e| e.name == l.name && e.tool.as_ref().and_then(ServedSkill::of).is_some())
+        })
+        .collect();
     let mut served = Vec::new();
     for tool in exported.tools {
         let Some(registry_name) = tool["_meta"][agents_core::META_NAME].as_str() else {
@@ -116,6 +154,7 @@ pub fn plan(set: &ServeSet, default_timeout: Duration) -> Plan {
     }
     Plan {
         served,
+        skills,
         left_out,
         warnings: set.warnings.clone(),
     }
@@ -153,6 +192,24 @@ struct Shared {
     plan: RwLock<Arc<Plan>>,
     options: FetchOptions,
     upstreams: tokio::sync::Mutex<HashMap<String, Slot>>,
+    /// Connected clients, told when the tool list changes.
+    peers: std::sync::Mutex<Vec<Peer<RoleServer>>>,
+    /// Servers (by name) that sent `notifications/tools/list_changed`.
+    upstream_changed: std::sync::Mutex<Vec<String>>,
+    upstream_notify: tokio::sync::Notify,
+}
+
+/// How often [`Follow`] polls the registry's change stamp.
+pub const POLL_EVERY: Duration = Duration::from_secs(1);
+
+/// What to re-resolve when the registry changes: the service and the skill
+/// names being served.
+#[derive(Debug)]
+pub struct Follow<'a, S> {
+    /// The registry.
+    pub service: &'a SkillRegistryService<S>,
+    /// The skills served.
+    pub names: &'a [SkillName],
 }
 
 /// The gateway: an rmcp [`rmcp::ServerHandler`]; clones share one state.
@@ -167,6 +224,12 @@ impl std::fmt::Debug for Gateway {
     }
 }
 
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn tool_error(text: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
@@ -179,6 +242,9 @@ impl Gateway {
                 plan: RwLock::new(Arc::new(plan)),
                 options,
                 upstreams: tokio::sync::Mutex::new(HashMap::new()),
+                peers: std::sync::Mutex::new(Vec::new()),
+                upstream_changed: std::sync::Mutex::new(Vec::new()),
+                upstream_notify: tokio::sync::Notify::new(),
             }),
         }
     }
@@ -194,6 +260,11 @@ impl Gateway {
 
     /// Replaces the plan (after a re-resolution); true when the tool list changed.
     pub fn replace_plan(&self, plan: Plan) -> bool {
+        self.replace_plan_changes(plan).0
+    }
+
+    /// Replaces the plan; (tool list changed, served skills changed).
+    fn replace_plan_changes(&self, plan: Plan) -> (bool, bool) {
         let mut current = self
             .shared
             .plan
@@ -204,8 +275,47 @@ impl Gateway {
             .iter()
             .map(|t| &t.tool)
             .ne(plan.served.iter().map(|t| &t.tool));
+        let skills_changed = current.skills != plan.skills;
         *current = Arc::new(plan);
-        changed
+        (changed, skills_changed)
+    }
+
+    fn skill(&self, name: &str) -> Option<ServedSkill> {
+        self.plan().skills.iter().find(|s| s.name == name).cloned()
+    }
+
+    /// The `resources/list` entries: every served file of every Agent Skill
+    /// (a folder that cannot be read is logged and left out).
+    pub fn skill_resources(&self) -> Vec<Resource> {
+        let mut out = Vec::new();
+        for skill in &self.plan().skills {
+            match skill.resources() {
+                Ok(resources) => out.extend(resources),
+                Err(err) => tracing::warn!("mcp serve: skill `{}`: {err}", skill.name),
+            }
+        }
+        out
+    }
+
+    /// The `skills/list` entries (a skill that cannot be read or breaks a
+    /// SEP-2640 rule is logged and left out).
+    pub fn skill_manifests(&self) -> Vec<Skill> {
+        let mut out = Vec::new();
+        for skill in &self.plan().skills {
+            match skill.manifest() {
+                Ok(manifest) => out.push(manifest),
+                Err(err) => tracing::warn!("mcp serve: skill `{}`: {err}", skill.name),
+            }
+        }
+        out
+    }
+
+    /// One `resources/read`, read from the folder now.
+    pub fn read_skill_file(&self, uri: &str) -> Result<ReadResourceResult, SkillFileError> {
+        let (name, relative) = skills::split_uri(uri).ok_or(SkillFileError::NotFound)?;
+        let skill = self.skill(name).ok_or(SkillFileError::NotFound)?;
+        let bytes = skill.read(relative)?;
+        Ok(skills::contents(uri, relative, bytes))
     }
 
     /// The `tools/list` result.
@@ -243,7 +353,21 @@ impl Gateway {
             }
         }
         if upstream.is_none() {
-            match agents_mcp::connect(&served.definition.source, &self.shared.options, None).await {
+            let shared = Arc::downgrade(&self.shared);
+            let server = served.definition.server.clone();
+            let on_changed: agents_mcp::ToolsChanged = Arc::new(move || {
+                if let Some(shared) = shared.upgrade() {
+                    lock(&shared.upstream_changed).push(server.clone());
+                    shared.upstream_notify.notify_one();
+                }
+            });
+            match agents_mcp::connect(
+                &served.definition.source,
+                &self.shared.options,
+                Some(on_changed),
+            )
+            .await
+            {
                 Ok(started) => *upstream = Some(started),
                 Err(err) => return Some(tool_error(err.to_string())),
             }
@@ -265,6 +389,100 @@ impl Gateway {
                     old.close().await;
                 }
                 Some(tool_error(err.to_string()))
+            }
+        }
+    }
+
+    /// Sends `notifications/tools/list_changed` to every connected client.
+    pub async fn notify_tools_changed(&self) {
+        let peers: Vec<Peer<RoleServer>> = {
+            let mut peers = lock(&self.shared.peers);
+            peers.retain(|peer| !peer.is_transport_closed());
+            peers.clone()
+        };
+        for peer in peers {
+            if let Err(err) = peer.notify_tool_list_changed().await {
+                tracing::debug!(error = %err, "a client did not take notifications/tools/list_changed");
+            }
+        }
+    }
+
+    /// Sends `notifications/resources/list_changed` to every connected client.
+    pub async fn notify_resources_changed(&self) {
+        let peers: Vec<Peer<RoleServer>> = {
+            let mut peers = lock(&self.shared.peers);
+            peers.retain(|peer| !peer.is_transport_closed());
+            peers.clone()
+        };
+        for peer in peers {
+            if let Err(err) = peer.notify_resource_list_changed().await {
+                tracing::debug!(error = %err, "a client did not take notifications/resources/list_changed");
+            }
+        }
+    }
+
+    /// Resolves the skills again; on success replaces the plan and tells the
+    /// clients when the served list changed, on failure keeps the last good
+    /// plan and logs why.
+    pub async fn reload<S: Store>(&self, follow: &Follow<'_, S>) {
+        match follow.service.serve_set(follow.names).await {
+            Ok(set) => {
+                let plan = plan(&set, self.shared.options.timeout);
+                let (tools_changed, skills_changed) = self.replace_plan_changes(plan);
+                if skills_changed {
+                    self.notify_resources_changed().await;
+                }
+                if tools_changed {
+                    tracing::warn!(
+                        "mcp serve: the tool list changed ({} tool(s)); telling the client(s)",
+                        self.plan().served.len()
+                    );
+                    self.notify_tools_changed().await;
+                }
+            }
+            Err(err) => tracing::warn!(
+                "mcp serve: the registry changed but the skills no longer resolve \
+                 ({err}); still serving the last good tool list"
+            ),
+        }
+    }
+
+    /// Follows the registry forever (see the crate docs): polls the change
+    /// stamp every [`POLL_EVERY`] and reloads when it moved or an upstream
+    /// said its tools changed (refreshing that server's cache first).
+    pub async fn follow<S: Store>(&self, follow: &Follow<'_, S>) {
+        // No stamp yet: the first tick resolves once more, so a change made
+        // between the first resolution and now is not missed.
+        let mut last: Option<String> = None;
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep(POLL_EVERY) => {}
+                () = self.shared.upstream_notify.notified() => {
+                    let mut servers = std::mem::take(&mut *lock(&self.shared.upstream_changed));
+                    servers.sort();
+                    servers.dedup();
+                    match follow.service.refresh_mcp(&servers, &self.shared.options).await {
+                        Ok(outcomes) => {
+                            for outcome in outcomes.iter().filter(|o| o.error.is_some()) {
+                                tracing::warn!(
+                                    "mcp serve: mcp server `{}` changed its tools but could not be \
+                                     refreshed: {}",
+                                    outcome.server,
+                                    outcome.error.as_deref().unwrap_or_default()
+                                );
+                            }
+                        }
+                        Err(err) => tracing::warn!("mcp serve: refresh after a tool change failed: {err}"),
+                    }
+                }
+            }
+            match follow.service.change_stamp().await {
+                Ok(stamp) if last.as_ref() == Some(&stamp) => {}
+                Ok(stamp) => {
+                    last = Some(stamp);
+                    self.reload(follow).await;
+                }
+                Err(err) => tracing::warn!("mcp serve: cannot read the registry: {err}"),
             }
         }
     }
@@ -292,6 +510,9 @@ impl rmcp::ServerHandler for Gateway {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_skills()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(
@@ -300,8 +521,14 @@ impl rmcp::ServerHandler for Gateway {
             ))
             .with_instructions(
                 "Tools of skills resolved by the `agents` skill registry; \
-                 `_meta[\"io.cleveragents/name\"]` is each tool's registry name.",
+                 `_meta[\"io.cleveragents/name\"]` is each tool's registry name. \
+                 Agent Skills of those skills are resources under `skill://<name>/` \
+                 (see `skills/list`).",
             )
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        lock(&self.shared.peers).push(context.peer);
     }
 
     async fn list_tools(
@@ -315,6 +542,59 @@ impl rmcp::ServerHandler for Gateway {
             .filter_map(|tool| serde_json::from_value(tool).ok())
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(self.skill_resources()))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        match self.read_skill_file(&request.uri) {
+            Ok(result) => Ok(result.into()),
+            Err(SkillFileError::NotFound) => Err(ErrorData::resource_not_found(request.uri, None)),
+            Err(err) => Err(ErrorData::invalid_params(
+                format!("{}: {err}", request.uri),
+                Some(json!({"kind": err.kind()})),
+            )),
+        }
+    }
+
+    async fn list_skills(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        Ok(ListSkillsResult::with_all_items(self.skill_manifests()))
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        let skill = skills::split_uri(&request.uri)
+            .filter(|(_, relative)| *relative == rmcp::model::SKILL_MD)
+            .and_then(|(name, _)| self.skill(name));
+        let Some(skill) = skill else {
+            return Err(ErrorData::invalid_params(
+                format!("no skill at {}", request.uri),
+                None,
+            ));
+        };
+        skill.manifest().map(GetSkillResult::new).map_err(|err| {
+            ErrorData::internal_error(
+                format!("{}: {err}", request.uri),
+                Some(json!({"kind": err.kind()})),
+            )
+        })
     }
 
     async fn call_tool(
@@ -340,6 +620,18 @@ pub enum GatewayError {
     /// The client's `initialize` failed or the transport broke at once.
     #[error("mcp serve: the client session could not start: {0}")]
     Session(String),
+    /// A non-loopback address without `--auth-token-env`.
+    #[error(
+        "mcp serve: refusing to listen on {0} without a token: anything but a loopback address \
+         needs `--auth-token-env VAR` (clients then send `Authorization: Bearer <value of VAR>`)"
+    )]
+    TokenRequired(std::net::SocketAddr),
+    /// `--auth-token-env VAR` names an unset or empty variable.
+    #[error("mcp serve: environment variable `{0}` (from --auth-token-env) is not set or empty")]
+    TokenMissing(String),
+    /// The address could not be bound.
+    #[error("mcp serve: cannot listen on {0}: {1}")]
+    Bind(std::net::SocketAddr, String),
 }
 
 impl GatewayError {
@@ -347,23 +639,39 @@ impl GatewayError {
     pub fn kind(&self) -> &'static str {
         match self {
             Self::Session(_) => "mcp_serve",
+            Self::TokenRequired(_) => "auth_token_required",
+            Self::TokenMissing(_) => "auth_token_missing",
+            Self::Bind(..) => "bind",
         }
     }
 }
 
 impl Gateway {
-    /// Serves one client over stdin/stdout until it disconnects, then stops
-    /// every upstream.
-    pub async fn serve_stdio(&self) -> Result<(), GatewayError> {
+    /// Serves one client over stdin/stdout until it disconnects, following
+    /// the registry meanwhile when `follow` is given, then stops every
+    /// upstream.
+    pub async fn serve_stdio<S: Store>(
+        &self,
+        follow: Option<Follow<'_, S>>,
+    ) -> Result<(), GatewayError> {
         use rmcp::ServiceExt;
         let running = self
             .clone()
             .serve(rmcp::transport::stdio())
             .await
             .map_err(|err| GatewayError::Session(err.to_string()))?;
-        let quit = running.waiting().await;
-        tracing::debug!(?quit, "mcp client disconnected");
+        tokio::select! {
+            quit = running.waiting() => tracing::debug!(?quit, "mcp client disconnected"),
+            () = self.follow_or_wait(follow.as_ref()) => {}
+        }
         self.shutdown().await;
         Ok(())
+    }
+
+    async fn follow_or_wait<S: Store>(&self, follow: Option<&Follow<'_, S>>) {
+        match follow {
+            Some(follow) => self.follow(follow).await,
+            None => std::future::pending().await,
+        }
     }
 }

@@ -492,6 +492,13 @@ impl<S: Store> SkillRegistryService<S> {
         })
     }
 
+    /// A cheap fingerprint of the whole registry (see
+    /// [`agents_store::Store::change_stamp`]); `agents mcp serve` polls it to
+    /// notice that skills or the catalogue changed.
+    pub async fn change_stamp(&self) -> Result<String, ServiceError> {
+        Ok(self.store.change_stamp().await?)
+    }
+
     /// The tool set `agents mcp serve` serves for `names` (see [`ServeSet`]).
     pub async fn serve_set(&self, names: &[SkillName]) -> Result<ServeSet, ServiceError> {
         let (skills, catalog) = self.load(names).await?;

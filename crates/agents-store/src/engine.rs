@@ -884,6 +884,29 @@ impl Engine {
         self.commit(tx, failed).await
     }
 
+    pub(crate) async fn change_stamp(&self) -> Result<String, StoreError> {
+        let failed = "cannot read the registry's change stamp";
+        let mut conn = self.conn(failed).await?;
+        let found = conn
+            .fetch(
+                "SELECT CAST((SELECT COUNT(*) FROM skills) AS TEXT) || ':' || \
+                 COALESCE((SELECT MAX(updated_at) FROM skills), '') || ':' || \
+                 CAST((SELECT COUNT(*) FROM skill_items) AS TEXT) || ':' || \
+                 CAST((SELECT COUNT(*) FROM tools) AS TEXT) || ':' || \
+                 COALESCE((SELECT MAX(updated_at) FROM tools), '') || ':' || \
+                 CAST((SELECT COUNT(*) FROM registry_meta) AS TEXT) || ':' || \
+                 COALESCE((SELECT MAX(value) FROM registry_meta), '') AS stamp",
+                &[],
+            )
+            .await
+            .map_err(self.db(failed))?;
+        Cells::new(
+            "registry_meta",
+            found.into_iter().next().unwrap_or_default(),
+        )
+        .text("stamp")
+    }
+
     pub(crate) async fn status(&self) -> Result<StoreStatus, StoreError> {
         let failed = "cannot read the store status";
         let dialect = self.dialect();

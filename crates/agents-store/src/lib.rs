@@ -235,6 +235,14 @@ pub trait Store: Send + Sync {
 
     /// Backend, schema version and row counts.
     fn status(&self) -> impl Future<Output = Result<StoreStatus, StoreError>> + Send;
+
+    /// A cheap fingerprint of the whole registry (one query over indexed
+    /// columns: row counts and the latest `updated_at` of skills and tools,
+    /// the item count and the latest `registry_meta` value): it changes when a
+    /// skill is added, updated or removed and when the catalogue is written
+    /// (tool add/remove, discovery, MCP refresh). Equal stamps mean "probably
+    /// unchanged"; callers re-read to learn what changed.
+    fn change_stamp(&self) -> impl Future<Output = Result<String, StoreError>> + Send;
 }
 
 /// Implements [`Store`] for a type by handing every call to the engine that
@@ -334,6 +342,9 @@ macro_rules! store_via_engine {
             }
             async fn status(&self) -> Result<StoreStatus, StoreError> {
                 self.$engine().status().await
+            }
+            async fn change_stamp(&self) -> Result<String, StoreError> {
+                self.$engine().change_stamp().await
             }
         }
     };

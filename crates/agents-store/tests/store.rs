@@ -57,6 +57,7 @@ suite!(
     load_closure_follows_includes,
     load_closure_of_a_deep_chain,
     status_counts_rows,
+    change_stamp_moves_on_every_kind_of_write,
     undecodable_rows_are_reported_as_corrupt,
     bulk_add_ten_thousand_skills,
     sixteen_concurrent_writers_lose_nothing,

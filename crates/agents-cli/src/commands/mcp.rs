@@ -14,7 +14,15 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
             skills,
             dry_run,
             locked,
-        } => serve(ctx, &skills, dry_run, locked.as_deref()).await,
+            http,
+            auth_token_env,
+        } => {
+            let transport = match http {
+                Some(addr) => Transport::Http(addr, auth_token_env),
+                None => Transport::Stdio,
+            };
+            serve(ctx, &skills, dry_run, locked.as_deref(), transport).await
+        }
         McpCommand::Import { file, dry_run } => import(ctx, &file, dry_run),
         McpCommand::Export {
             serve,
@@ -301,13 +309,29 @@ fn untrust(ctx: &Context, server: &str, digest: Option<&str>) -> Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
-/// `agents mcp serve`: resolve, say what is left out, serve over stdio.
+enum Transport {
+    Stdio,
+    Http(std::net::SocketAddr, Option<String>),
+}
+
+fn gateway_failure(err: &agents_gateway::GatewayError) -> Failure {
+    Failure::new(err.kind(), err.to_string())
+}
+
+/// `agents mcp serve`: resolve, say what is left out, serve over stdio or HTTP.
 async fn serve(
     ctx: &Context,
     skills: &[String],
     dry_run: bool,
     locked: Option<&std::path::Path>,
+    transport: Transport,
 ) -> Result<ExitCode, Failure> {
+    let token = match &transport {
+        Transport::Http(_, Some(var)) => {
+            Some(agents_gateway::BearerToken::from_env(var).map_err(|err| gateway_failure(&err))?)
+        }
+        _ => None,
+    };
     let names = skills
         .iter()
         .map(|s| agents_core::SkillName::new(s))
@@ -343,12 +367,31 @@ async fn serve(
                 .map(|l| json!({"name": l.name, "reason": l.reason}))
                 .collect();
             let served: Vec<_> = plan.served.iter().map(|t| &t.tool).collect();
-            output::json(&json!({"tools": served, "left_out": left}))?;
+            let skills: Vec<_> = plan
+                .skills
+                .iter()
+                .map(|s| {
+                    json!({
+                        "name": s.name,
+                        "uri": s.skill_md_uri(),
+                        "folder": s.folder.display().to_string(),
+                    })
+                })
+                .collect();
+            output::json(&json!({"tools": served, "skills": skills, "left_out": left}))?;
         } else {
             for tool in &plan.served {
                 output::line(format!(
                     "serve {} ({} on mcp server `{}`)",
                     tool.export_name, tool.registry_name, tool.definition.server
+                ))?;
+            }
+            for skill in &plan.skills {
+                output::line(format!(
+                    "serve Agent Skill {} ({} and the other files of {})",
+                    skill.name,
+                    skill.skill_md_uri(),
+                    skill.folder.display()
                 ))?;
             }
             for line in &left_out {
@@ -357,10 +400,11 @@ async fn serve(
         }
         return Ok(ExitCode::SUCCESS);
     }
-    // stdout is the MCP channel from here on: everything for people goes to stderr.
+    // With stdio, stdout is the MCP channel from here on: everything for people goes to stderr.
     let mut note = format!(
-        "agents mcp serve: serving {} tool(s) of {}",
+        "agents mcp serve: serving {} tool(s) and {} Agent Skill(s) of {}",
         plan.served.len(),
+        plan.skills.len(),
         skills.join(", ")
     );
     if !left_out.is_empty() {
@@ -372,10 +416,24 @@ async fn serve(
     }
     output::note(&note);
     let gateway = agents_gateway::Gateway::new(plan, options);
-    gateway
-        .serve_stdio()
-        .await
-        .map_err(|err| Failure::new(err.kind(), err.to_string()))?;
+    let follow = Some(agents_gateway::Follow {
+        service: &ctx.service,
+        names: &names,
+    });
+    match transport {
+        Transport::Stdio => gateway
+            .serve_stdio(follow)
+            .await
+            .map_err(|err| gateway_failure(&err))?,
+        Transport::Http(addr, _) => {
+            let server = gateway
+                .bind_http(addr, token)
+                .await
+                .map_err(|err| gateway_failure(&err))?;
+            output::note(&format!("agents mcp serve: listening on {}", server.url()));
+            server.run(follow).await;
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -68,14 +68,20 @@ fn gateway_skill(sb: &Sandbox, entry: &str, marker: &str) {
 }
 
 fn python_client(sb: &Sandbox, python: &str, steps: &Value) -> Value {
+    let mut args: Vec<String> = vec!["--".into(), env!("CARGO_BIN_EXE_agents").into()];
+    args.extend(["mcp", "serve", "l/gw"].map(String::from));
+    python_client_with(sb, python, steps, &args)
+}
+
+/// Runs the Python client script with `args` after the steps (`-- COMMAND…`
+/// for stdio, `--url URL [--token T]` for HTTP); returns its JSON output.
+fn python_client_with(sb: &Sandbox, python: &str, steps: &Value, args: &[String]) -> Value {
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/py/mcp_client.py");
     let out = Command::new(python)
         .arg(script)
         .arg(steps.to_string())
-        .arg("--")
-        .arg(env!("CARGO_BIN_EXE_agents"))
-        .args(["mcp", "serve", "l/gw"])
+        .args(args)
         .current_dir(sb.dir.path())
         .env("HOME", sb.home())
         .env("CLEVERAGENTS_DATABASE_URL", sb.db_url())
@@ -211,6 +217,323 @@ fn python_sdk_client_lists_calls_and_survives_an_upstream_crash() {
     assert_ne!(steps[7]["isError"], true, "{}", steps[7]);
     assert!(text_of(&steps[7]).contains("restarted"), "{}", steps[7]);
     // The client disconnected: the gateway stopped every upstream.
+    assert_eq!(settle(&marker), 0, "an upstream outlived the gateway");
+}
+
+#[test]
+fn agent_skill_folders_are_served_as_skill_resources() {
+    let Some((_, python)) = requirements("agent_skill_resources") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let dir = sb.path("skills");
+    let skill_md = "---\nname: notes\ndescription: Take notes\n---\n\n# notes\n";
+    sb.write("skills/notes/SKILL.md", skill_md);
+    sb.write("skills/notes/scripts/tidy.py", "print('tidy')\n");
+    sb.write("skills/notes/.hidden", "never served");
+    std::fs::create_dir_all(sb.home().join(".cleveragents")).unwrap();
+    sb.write(
+        "home/.cleveragents/config.toml",
+        &format!("[skills]\nagent_skills_paths = \"{}\"\n", dir.display()),
+    );
+    let file = sb.write("as.yaml", "name: l/as\ntools: [agent_skills/notes]\n");
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    sb.run(&["skill", "tools", "l/as", "--refresh"]).ok();
+    let dry = sb
+        .run(&["mcp", "serve", "l/as", "--dry-run", "--format", "json"])
+        .ok()
+        .json();
+    assert_eq!(dry["skills"][0]["uri"], "skill://notes/SKILL.md", "{dry}");
+    assert_eq!(dry["left_out"], json!([]), "{dry}");
+
+    let steps = json!([
+        {"resources": true},
+        {"read": "skill://notes/SKILL.md"},
+        {"read": "skill://notes/scripts/tidy.py"},
+        {"read": "skill://notes/../notes/SKILL.md"},
+        {"read": "skill://notes/.hidden"},
+        {"request": "skills/list"},
+        {"request": "skills/get", "params": {"uri": "skill://notes/SKILL.md"}},
+    ]);
+    let args: Vec<String> = ["--", env!("CARGO_BIN_EXE_agents"), "mcp", "serve", "l/as"]
+        .map(String::from)
+        .to_vec();
+    let out = python_client_with(&sb, &python, &steps, &args);
+    assert_eq!(
+        out["capabilities"]["extensions"]["io.modelcontextprotocol/skills"],
+        json!({}),
+        "{out}"
+    );
+    let steps = out["steps"].as_array().unwrap();
+    let resources = steps[0]["resources"].as_array().unwrap();
+    let uris: Vec<&str> = resources
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        uris,
+        ["skill://notes/SKILL.md", "skill://notes/scripts/tidy.py"]
+    );
+    assert_eq!(resources[0]["name"], "notes");
+    assert_eq!(resources[0]["description"], "Take notes");
+    assert_eq!(resources[0]["mimeType"], "text/markdown");
+    assert_eq!(resources[1]["mimeType"], "text/x-python");
+
+    let read = &steps[1]["contents"][0];
+    assert_eq!(read["text"], skill_md, "{}", steps[1]);
+    assert_eq!(read["mimeType"], "text/markdown");
+    assert_eq!(steps[2]["contents"][0]["text"], "print('tidy')\n");
+    // `..` and hidden files are refused.
+    assert!(steps[3]["error"].is_string(), "{}", steps[3]);
+    assert!(steps[4]["error"].is_string(), "{}", steps[4]);
+
+    let skills = steps[5]["skills"].as_array().unwrap();
+    assert_eq!(skills.len(), 1, "{}", steps[5]);
+    assert_eq!(skills[0]["uri"], "skill://notes/SKILL.md");
+    assert_eq!(skills[0]["frontmatter"]["name"], "notes");
+    assert_eq!(skills[0]["frontmatter"]["description"], "Take notes");
+    let files = skills[0]["resources"].as_array().unwrap();
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert_eq!(files[0]["uri"], "skill://notes/SKILL.md");
+    assert_eq!(files[0]["size"], skill_md.len());
+    let digest = {
+        use sha2::Digest;
+        let hash = sha2::Sha256::digest(skill_md.as_bytes());
+        format!(
+            "sha256:{}",
+            hash.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        )
+    };
+    assert_eq!(files[0]["digest"], digest.as_str());
+    assert_eq!(steps[6]["skill"], skills[0], "{}", steps[6]);
+}
+
+/// Export names of the served echo and get-sum tools (they carry a hash).
+fn export_names(sb: &Sandbox) -> (String, String) {
+    let dry = sb
+        .run(&["mcp", "serve", "l/gw", "--dry-run", "--format", "json"])
+        .ok()
+        .json();
+    (
+        dry["tools"][0]["name"].as_str().unwrap().to_owned(),
+        dry["tools"][1]["name"].as_str().unwrap().to_owned(),
+    )
+}
+
+/// Starts `agents mcp serve l/gw` with `extra` arguments and reads the URL it
+/// prints on stderr (bounded: the process ends or prints it). The caller
+/// waits for the child.
+#[allow(clippy::zombie_processes)]
+fn http_gateway(
+    sb: &Sandbox,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (std::process::Child, String) {
+    let mut cmd = sb.cmd();
+    cmd.args(["mcp", "serve", "l/gw"])
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            panic!("the gateway exited without printing its URL:\n{seen}");
+        }
+        seen.push_str(&line);
+        if let Some(url) = line.trim().strip_prefix("agents mcp serve: listening on ") {
+            // Keep draining stderr so the gateway never blocks on it.
+            std::thread::spawn(move || {
+                let mut sink = String::new();
+                while stderr.read_line(&mut sink).unwrap_or(0) > 0 {
+                    sink.clear();
+                }
+            });
+            return (child, url.to_owned());
+        }
+    }
+}
+
+#[test]
+fn python_sdk_client_over_streamable_http_with_a_bearer_token() {
+    let Some((entry, python)) = requirements("python_sdk_http") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let marker = format!("gw-http-{}", std::process::id());
+    gateway_skill(&sb, &entry, &marker);
+    let (echo, sum) = export_names(&sb);
+    let token = "t0k-for-the-http-test";
+    let (mut child, url) = http_gateway(
+        &sb,
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--auth-token-env",
+            "AGENTS_GW_TOKEN",
+        ],
+        &[("AGENTS_GW_TOKEN", token)],
+    );
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    assert!(!url.ends_with(":0/mcp"), "port 0 was not resolved: {url}");
+    let steps = json!([
+        {"list": true},
+        {"call": echo, "arguments": {"message": "over http"}},
+        {"call": sum, "arguments": {"a": 20, "b": 22}},
+        {"call": echo, "arguments": {"message": 7}},
+        {"http_status": {"headers": {}}},
+        {"http_status": {"headers": {"Authorization": "Bearer wrong"}}},
+        {"http_status": {"headers": {"Authorization": format!("Bearer {token}")}}},
+    ]);
+    let args: Vec<String> = vec!["--url".into(), url.clone(), "--token".into(), token.into()];
+    let out = python_client_with(&sb, &python, &steps, &args);
+    let steps = out["steps"].as_array().unwrap();
+    let names: Vec<&str> = steps[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, [echo.as_str(), sum.as_str()]);
+    assert_eq!(steps[0]["tools"][0]["annotations"]["readOnlyHint"], true);
+    assert_ne!(steps[1]["isError"], true, "{}", steps[1]);
+    assert!(text_of(&steps[1]).contains("over http"), "{}", steps[1]);
+    assert!(text_of(&steps[2]).contains("42"), "{}", steps[2]);
+    assert_eq!(steps[3]["isError"], true, "{}", steps[3]);
+    assert_eq!(steps[4]["status"], 401, "no token");
+    assert_eq!(steps[5]["status"], 401, "wrong token");
+    assert_eq!(steps[6]["status"], 200, "right token");
+
+    // The SDK's client without the token cannot even initialize.
+    let args: Vec<String> = vec!["--url".into(), url];
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/py/mcp_client.py");
+    let denied = Command::new(&python)
+        .arg(script)
+        .arg("[]")
+        .args(&args)
+        .output()
+        .unwrap();
+    // (The SDK reports the 401 as "Server returned an error response".)
+    assert!(
+        !denied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&denied.stdout)
+    );
+
+    nix_kill(child.id());
+    child.wait().unwrap();
+    assert_eq!(settle(&marker), 0, "an upstream outlived the gateway");
+}
+
+#[test]
+fn http_on_a_non_loopback_address_needs_a_token() {
+    let sb = Sandbox::new();
+    let text = "name: l/gw\ntools: [builtin/read_file]\n";
+    let file = sb.write("gw.yaml", text);
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    let out = sb
+        .run(&[
+            "mcp",
+            "serve",
+            "l/gw",
+            "--http",
+            "0.0.0.0:0",
+            "--format",
+            "json",
+        ])
+        .fails(1);
+    let error = out.stderr_json();
+    assert_eq!(error["error"]["kind"], "auth_token_required", "{error}");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--auth-token-env"),
+        "{error}"
+    );
+    // The variable must hold a token; its value is never printed.
+    let out = sb.run(&[
+        "mcp",
+        "serve",
+        "l/gw",
+        "--http",
+        "0.0.0.0:0",
+        "--auth-token-env",
+        "AGENTS_GW_UNSET_VAR",
+    ]);
+    let out = out.fails(1);
+    assert!(out.stderr.contains("AGENTS_GW_UNSET_VAR"), "{}", out.stderr);
+}
+
+#[test]
+fn a_skill_update_reaches_a_connected_client_as_list_changed() {
+    let Some((entry, python)) = requirements("list_changed") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let marker = format!("gw-live-{}", std::process::id());
+    gateway_skill(&sb, &entry, &marker);
+    let (echo, _) = export_names(&sb);
+    let original = std::fs::read_to_string(sb.path("gw.yaml")).unwrap();
+    let rewrite = |file: &str, text: String| {
+        let path = sb.write(file, &text);
+        vec![
+            env!("CARGO_BIN_EXE_agents").to_owned(),
+            "skill".into(),
+            "update".into(),
+            path.to_str().unwrap().to_owned(),
+        ]
+    };
+    let again = rewrite(
+        "again.yaml",
+        original.replace("Say it back", "Say it again"),
+    );
+    // A removed include: the skill no longer resolves.
+    let broken = rewrite(
+        "broken.yaml",
+        original.replace(
+            "tools: [builtin/read_file]",
+            "tools: [builtin/read_file]\nincludes: [l/missing]",
+        ),
+    );
+    let third = rewrite("third.yaml", original.replace("Say it back", "Third time"));
+    let steps = json!([
+        {"list": true},
+        {"run": again},
+        {"wait_list_changed": 60},
+        {"list": true},
+        {"run": broken},
+        {"call": echo, "arguments": {"message": "still here"}},
+        {"run": third},
+        {"wait_list_changed": 60},
+        {"list": true},
+    ]);
+    let out = python_client(&sb, &python, &steps);
+    let steps = out["steps"].as_array().unwrap();
+    assert_eq!(steps[0]["tools"][0]["description"], "Say it back");
+    assert_eq!(steps[1]["code"], 0, "{}", steps[1]);
+    assert_eq!(
+        steps[2]["list_changed"], true,
+        "no list_changed after the update"
+    );
+    assert_eq!(steps[3]["tools"][0]["description"], "Say it again");
+    assert_eq!(steps[3]["tools"].as_array().unwrap().len(), 2);
+    // The broken definition is stored; the gateway keeps the last good list.
+    assert_eq!(steps[4]["code"], 0, "{}", steps[4]);
+    assert!(text_of(&steps[5]).contains("still here"), "{}", steps[5]);
+    assert_eq!(steps[6]["code"], 0, "{}", steps[6]);
+    assert_eq!(
+        steps[7]["list_changed"], true,
+        "the session did not survive the error"
+    );
+    assert_eq!(steps[8]["tools"][0]["description"], "Third time");
     assert_eq!(settle(&marker), 0, "an upstream outlived the gateway");
 }
 

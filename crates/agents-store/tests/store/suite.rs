@@ -1415,3 +1415,50 @@ pub async fn import_is_all_or_nothing(ctx: Ctx) {
     assert!(store.get_tool("imp/tool").await.unwrap().is_some());
     assert!(store.get_skill(&name("imp/new")).await.unwrap().is_some());
 }
+
+pub async fn change_stamp_moves_on_every_kind_of_write(ctx: Ctx) {
+    let store = ctx.open().await;
+    let mut seen = BTreeSet::new();
+    let mut stamp = store.change_stamp().await.unwrap();
+    assert_eq!(store.change_stamp().await.unwrap(), stamp, "reads move it");
+    seen.insert(stamp.clone());
+    let mut moved = |next: String, what: &str| {
+        assert!(
+            seen.insert(next.clone()),
+            "{what} did not move the stamp ({next})"
+        );
+        stamp = next;
+    };
+    store
+        .add_skills(&[skill("local/a", vec![tool_ref("builtin/read_file")])])
+        .await
+        .unwrap();
+    moved(store.change_stamp().await.unwrap(), "add_skills");
+    // `updated_at` is strictly increasing per skill, so an update moves it.
+    store
+        .update_skills(&[skill("local/a", vec![tool_ref("builtin/grep")])])
+        .await
+        .unwrap();
+    moved(store.change_stamp().await.unwrap(), "update_skills");
+    store
+        .put_tools(&[tool("custom/t", ToolSource::Custom)], false)
+        .await
+        .unwrap();
+    moved(store.change_stamp().await.unwrap(), "put_tools");
+    store
+        .replace_tool_group(
+            &ToolGroup {
+                source: ToolSource::Mcp,
+                origin: Some("d1".into()),
+            },
+            &[mcp_tool("s", "x")],
+            &[("mcp.d1.fetched_at", "2030-01-01T00:00:00Z")],
+        )
+        .await
+        .unwrap();
+    moved(store.change_stamp().await.unwrap(), "replace_tool_group");
+    store.remove_tool("custom/t").await.unwrap();
+    moved(store.change_stamp().await.unwrap(), "remove_tool");
+    store.remove_skill(&name("local/a"), true).await.unwrap();
+    moved(store.change_stamp().await.unwrap(), "remove_skill");
+}

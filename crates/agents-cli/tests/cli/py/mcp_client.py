@@ -1,20 +1,42 @@
 """A real third-party MCP client (the official Python SDK) driving `agents mcp serve`.
 
-Usage: python mcp_client.py SCRIPT_JSON -- COMMAND [ARGS...]
+Usage: python mcp_client.py SCRIPT_JSON -- COMMAND [ARGS...]   (stdio: starts COMMAND)
+       python mcp_client.py SCRIPT_JSON --url URL [--token TOKEN]  (streamable HTTP)
 
 SCRIPT_JSON is a list of steps: {"list": true}, {"call": NAME, "arguments": {...}},
-{"kill_upstream": MARKER} (SIGKILLs processes whose environment holds MARKER).
-Prints one JSON object: {"steps": [...]} with each step's result.
+{"kill_upstream": MARKER} (SIGKILLs processes whose environment holds MARKER),
+{"run": [ARGV...]} (runs a command, e.g. `agents skill update`, and records its exit code),
+{"wait_list_changed": SECONDS} (waits, bounded, for notifications/tools/list_changed;
+records whether one arrived), {"http_status": {"headers": {...}}} (POSTs an initialize
+request to URL with only those headers and records the HTTP status),
+{"resources": true} (resources/list), {"read": URI} (resources/read),
+{"request": METHOD, "params": {...}} (any request, e.g. the SEP-2640 `skills/list`,
+sent through the SDK's generic `send_request`; records the raw result, or {"error": ...}).
+Prints one JSON object: {"capabilities": <server capabilities from initialize>,
+"steps": [...]} with each step's result.
 """
 
 import json
 import os
 import signal
 import sys
+from typing import Any
+
+import subprocess
+import urllib.error
+import urllib.request
+
+from pydantic import TypeAdapter
 
 import anyio
+import mcp.types as types
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+
+class RawRequest(types.Request[dict[str, Any] | None, str]):
+    """A request the SDK has no type for; its params are sent as given."""
 
 
 def kill_marked(marker):
@@ -36,24 +58,105 @@ def kill_marked(marker):
     return killed
 
 
+def http_status(url, headers):
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}}).encode()
+    request = urllib.request.Request(url, data=body, method="POST", headers={
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        **headers,
+    })
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status
+    except urllib.error.HTTPError as err:
+        return err.code
+
+
+async def run_steps(session, steps, changed, url):
+    out = []
+    for step in steps:
+        if "list" in step:
+            result = await session.list_tools()
+            out.append(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+        elif "call" in step:
+            result = await session.call_tool(step["call"], step.get("arguments"))
+            out.append(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+        elif "resources" in step:
+            result = await session.list_resources()
+            out.append(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+        elif "read" in step:
+            try:
+                result = await session.read_resource(step["read"])
+                out.append(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+            except Exception as err:  # an error response is a result to check
+                out.append({"error": f"{type(err).__name__}: {err}"})
+        elif "request" in step:
+            request = RawRequest(method=step["request"], params=step.get("params"))
+            try:
+                out.append(await session.send_request(request, TypeAdapter(dict)))
+            except Exception as err:
+                out.append({"error": f"{type(err).__name__}: {err}"})
+        elif "kill_upstream" in step:
+            out.append({"killed": kill_marked(step["kill_upstream"])})
+        elif "run" in step:
+            done = await anyio.to_thread.run_sync(
+                lambda: subprocess.run(step["run"], capture_output=True, text=True))
+            out.append({"code": done.returncode, "stderr": done.stderr})
+        elif "wait_list_changed" in step:
+            arrived = False
+            with anyio.move_on_after(step["wait_list_changed"]):
+                await changed.wait()
+                arrived = True
+            changed.reset()
+            out.append({"list_changed": arrived})
+        elif "http_status" in step:
+            status = await anyio.to_thread.run_sync(
+                lambda: http_status(url, step["http_status"].get("headers", {})))
+            out.append({"status": status})
+    return out
+
+
+class Changed:
+    """Set when notifications/tools/list_changed arrives."""
+
+    def __init__(self):
+        self.event = anyio.Event()
+
+    async def handler(self, message):
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
+            self.event.set()
+
+    async def wait(self):
+        await self.event.wait()
+
+    def reset(self):
+        self.event = anyio.Event()
+
+
 async def main():
     steps = json.loads(sys.argv[1])
-    command = sys.argv[3:]
-    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
-    out = []
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            for step in steps:
-                if "list" in step:
-                    result = await session.list_tools()
-                    out.append(result.model_dump(mode="json", by_alias=True, exclude_none=True))
-                elif "call" in step:
-                    result = await session.call_tool(step["call"], step.get("arguments"))
-                    out.append(result.model_dump(mode="json", by_alias=True, exclude_none=True))
-                elif "kill_upstream" in step:
-                    out.append({"killed": kill_marked(step["kill_upstream"])})
-    print(json.dumps({"steps": out}))
+    changed = Changed()
+    if sys.argv[2] == "--url":
+        url = sys.argv[3]
+        headers = {}
+        if len(sys.argv) > 5 and sys.argv[4] == "--token":
+            headers["Authorization"] = f"Bearer {sys.argv[5]}"
+        async with create_mcp_http_client(headers=headers) as client:
+            async with streamable_http_client(url, http_client=client) as (read, write):
+                async with ClientSession(read, write, message_handler=changed.handler) as session:
+                    init = await session.initialize()
+                    out = await run_steps(session, steps, changed, url)
+    else:
+        command = sys.argv[3:]
+        params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write, message_handler=changed.handler) as session:
+                init = await session.initialize()
+                out = await run_steps(session, steps, changed, None)
+    capabilities = init.capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
+    print(json.dumps({"capabilities": capabilities, "steps": out}))
 
 
 anyio.run(main)

@@ -1,0 +1,233 @@
+//! Streamable HTTP for the gateway: rmcp's `StreamableHttpService` behind a
+//! small hyper (HTTP/1.1 and HTTP/2) accept loop, with an optional bearer
+//! token checked on every request before rmcp sees it.
+//!
+//! - Only loopback addresses may be bound without a token; anything else needs
+//!   one ([`GatewayError::TokenRequired`]).
+//! - The token is compared in constant time (SHA-256 of both sides, then
+//!   `subtle`'s `ct_eq`, so neither content nor length leaks through timing)
+//!   and never printed.
+//! - On loopback rmcp's `Host` check (DNS-rebinding protection) stays on; with a
+//!   token on another address it is off: a browser tricked by DNS rebinding
+//!   cannot send the `Authorization` header.
+//! - The endpoint is `/mcp`; other paths answer 404.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+
+use bytes::Bytes;
+use http::{Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Full, combinators::BoxBody};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use agents_registry::Store;
+
+use crate::{Follow, Gateway, GatewayError};
+
+/// The endpoint path.
+pub const ENDPOINT: &str = "/mcp";
+
+/// A bearer token, kept as its SHA-256 only.
+#[derive(Clone)]
+pub struct BearerToken {
+    digest: [u8; 32],
+}
+
+impl std::fmt::Debug for BearerToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BearerToken(<redacted>)")
+    }
+}
+
+impl BearerToken {
+    /// The token held by environment variable `var` (which must be set and
+    /// not empty).
+    pub fn from_env(var: &str) -> Result<Self, GatewayError> {
+        match std::env::var(var) {
+            Ok(value) if !value.trim().is_empty() => Ok(Self::new(value.trim())),
+            _ => Err(GatewayError::TokenMissing(var.to_owned())),
+        }
+    }
+
+    /// A token from its text.
+    pub fn new(token: &str) -> Self {
+        Self {
+            digest: Sha256::digest(token.as_bytes()).into(),
+        }
+    }
+
+    /// True when an `Authorization` header value is `Bearer <this token>`.
+    pub fn accepts(&self, authorization: Option<&[u8]>) -> bool {
+        let Some(value) = authorization else {
+            return false;
+        };
+        let Some(given) = value
+            .get(..7)
+            .filter(|scheme| scheme.eq_ignore_ascii_case(b"bearer "))
+            .and_then(|_| value.get(7..))
+        else {
+            return false;
+        };
+        let given: [u8; 32] = Sha256::digest(given.trim_ascii()).into();
+        given.ct_eq(&self.digest).into()
+    }
+}
+
+/// A bound, not yet serving, HTTP endpoint.
+#[derive(Debug)]
+pub struct HttpServer {
+    listener: tokio::net::TcpListener,
+    local: SocketAddr,
+    token: Option<BearerToken>,
+    gateway: Gateway,
+}
+
+type Body = BoxBody<Bytes, Infallible>;
+
+fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+impl Gateway {
+    /// Binds `addr` for streamable HTTP. A non-loopback address needs `token`.
+    pub async fn bind_http(
+        &self,
+        addr: SocketAddr,
+        token: Option<BearerToken>,
+    ) -> Result<HttpServer, GatewayError> {
+        if !addr.ip().is_loopback() && token.is_none() {
+            return Err(GatewayError::TokenRequired(addr));
+        }
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|err| GatewayError::Bind(addr, err.to_string()))?;
+        let local = listener
+            .local_addr()
+            .map_err(|err| GatewayError::Bind(addr, err.to_string()))?;
+        Ok(HttpServer {
+            listener,
+            local,
+            token,
+            gateway: self.clone(),
+        })
+    }
+}
+
+impl HttpServer {
+    /// The address actually bound (port 0 resolved).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// The endpoint URL (`http://ADDR/mcp`).
+    pub fn url(&self) -> String {
+        format!("http://{}{ENDPOINT}", self.local)
+    }
+
+    /// Serves until the future is dropped (the CLI drops it on a signal; the
+    /// gateway's upstream guards then stop their servers), following the
+    /// registry meanwhile when `follow` is given.
+    pub async fn run<S: Store>(self, follow: Option<Follow<'_, S>>) {
+        let gateway = self.gateway.clone();
+        tokio::select! {
+            () = self.accept() => {}
+            () = gateway.follow_or_wait(follow.as_ref()) => {}
+        }
+    }
+
+    async fn accept(self) {
+        let Self {
+            listener,
+            local,
+            token,
+            gateway,
+        } = self;
+        let mut config = StreamableHttpServerConfig::default();
+        if !local.ip().is_loopback() {
+            config = config.disable_allowed_hosts();
+        }
+        let mcp: StreamableHttpService<Gateway, LocalSessionManager> =
+            StreamableHttpService::new(move || Ok(gateway.clone()), Default::default(), config);
+        loop {
+            let (stream, _peer) = match listener.accept().await {
+                Ok(accepted) => accepted,
+                Err(err) => {
+                    // Out of file descriptors and the like: say so, keep serving.
+                    tracing::warn!(error = %err, "mcp serve: accept failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    continue;
+                }
+            };
+            let mcp = mcp.clone();
+            let token = token.clone();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |request| {
+                    let mcp = mcp.clone();
+                    let token = token.clone();
+                    async move { Ok::<_, Infallible>(route(&mcp, token.as_ref(), request).await) }
+                });
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let _ = hyper_util::server::conn::auto::Builder::new(
+                    hyper_util::rt::TokioExecutor::new(),
+                )
+                .serve_connection(io, service)
+                .await;
+            });
+        }
+    }
+}
+
+async fn route(
+    mcp: &StreamableHttpService<Gateway, LocalSessionManager>,
+    token: Option<&BearerToken>,
+    request: Request<hyper::body::Incoming>,
+) -> Response<Body> {
+    if let Some(token) = token {
+        let authorization = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .map(header::HeaderValue::as_bytes);
+        if !token.accepts(authorization) {
+            let mut response = plain(
+                StatusCode::UNAUTHORIZED,
+                "a valid bearer token is required\n",
+            );
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                header::HeaderValue::from_static("Bearer"),
+            );
+            return response;
+        }
+    }
+    if request.uri().path() != ENDPOINT {
+        return plain(StatusCode::NOT_FOUND, "the MCP endpoint is /mcp\n");
+    }
+    mcp.handle(request).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BearerToken;
+
+    #[test]
+    fn bearer_tokens_match_only_exactly() {
+        let token = BearerToken::new("s3cret");
+        assert!(token.accepts(Some(b"Bearer s3cret")));
+        assert!(token.accepts(Some(b"bearer s3cret")));
+        assert!(!token.accepts(Some(b"Bearer s3cre")));
+        assert!(!token.accepts(Some(b"Bearer s3cret2")));
+        assert!(!token.accepts(Some(b"Basic s3cret")));
+        assert!(!token.accepts(Some(b"s3cret")));
+        assert!(!token.accepts(None));
+        assert!(!format!("{token:?}").contains("s3cret"));
+    }
+}

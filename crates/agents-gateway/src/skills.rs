@@ -1,0 +1,345 @@
+//! Agent Skills of the served set as MCP resources, per the MCP Skills
+//! Extension (SEP-2640): every file of a skill's folder is the resource
+//! `skill://<name>/<relative path>`, and `skills/list` / `skills/get` give
+//! each skill's manifest (sha256 digest and size of every file).
+//!
+//! Files are read at request time from the folder discovery recorded
+//! (`source_metadata.path`). Folders may come from others, so reading is
+//! bounded: hidden entries (a name starting with `.`) and symlinks are
+//! skipped, only regular files and directories are walked, at most
+//! [`MAX_DEPTH`] levels, [`MAX_FILES`] files and [`MAX_FILE_BYTES`] bytes per
+//! file (larger files are left out of the listing and refused on read), and a
+//! requested path with `..`, `.`, empty or hidden segments is refused.
+
+use std::path::{Path, PathBuf};
+
+use agents_core::{ToolSource, ToolSpec};
+use base64::Engine;
+use rmcp::model::{
+    ReadResourceResult, Resource, ResourceContents, SKILL_MD, Skill, SkillFrontmatter,
+    SkillResource, SkillResources,
+};
+
+/// Files served per skill at most; further files are left out (and logged).
+pub const MAX_FILES: usize = 256;
+/// Bytes per file at most; a larger file is not served.
+pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+/// Directory levels below the skill folder walked at most.
+pub const MAX_DEPTH: usize = 8;
+
+const SCHEME: &str = "skill://";
+
+/// One Agent Skill whose folder is served.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServedSkill {
+    /// The skill name (the `SKILL.md` front-matter `name`).
+    pub name: String,
+    /// The front-matter `description`.
+    pub description: String,
+    /// The folder discovery found.
+    pub folder: PathBuf,
+}
+
+impl ServedSkill {
+    /// The Agent Skill behind a served entry, if it is one and names its folder.
+    pub fn of(spec: &ToolSpec) -> Option<Self> {
+        if spec.source != ToolSource::AgentSkills {
+            return None;
+        }
+        let folder = spec.source_metadata.get("path")?.as_str()?;
+        let name = spec
+            .name
+            .strip_prefix("agent_skills/")
+            .unwrap_or(&spec.name)
+            .to_owned();
+        Some(Self {
+            name,
+            description: spec.description.clone(),
+            folder: PathBuf::from(folder),
+        })
+    }
+
+    /// The URI of the skill's `SKILL.md`.
+    pub fn skill_md_uri(&self) -> String {
+        self.uri_of(SKILL_MD)
+    }
+
+    fn uri_of(&self, relative: &str) -> String {
+        format!("{SCHEME}{}/{relative}", self.name)
+    }
+
+    /// The files served, as relative `/`-separated paths, sorted; `SKILL.md`
+    /// first.
+    pub fn files(&self) -> Result<Vec<String>, SkillFileError> {
+        let mut out = Vec::new();
+        walk(&self.folder, "", 0, &mut out, &self.name)?;
+        out.sort_by(|a, b| (a != SKILL_MD).cmp(&(b != SKILL_MD)).then(a.cmp(b)));
+        Ok(out)
+    }
+
+    /// The bytes of one served file, re-checked at request time.
+    pub fn read(&self, relative: &str) -> Result<Vec<u8>, SkillFileError> {
+        let segments: Vec<&str> = relative.split('/').collect();
+        if segments.len() > MAX_DEPTH + 1
+            || segments
+                .iter()
+                .any(|s| s.is_empty() || s.starts_with('.') || s.contains('\\'))
+        {
+            return Err(SkillFileError::BadPath(relative.to_owned()));
+        }
+        let mut path = self.folder.clone();
+        for (index, segment) in segments.iter().enumerate() {
+            path.push(segment);
+            let meta = std::fs::symlink_metadata(&path).map_err(|_| SkillFileError::NotFound)?;
+            let last = index + 1 == segments.len();
+            let ok = if last {
+                meta.file_type().is_file()
+            } else {
+                meta.file_type().is_dir()
+            };
+            if !ok {
+                return Err(SkillFileError::NotFound);
+            }
+            if last && meta.len() > MAX_FILE_BYTES {
+                return Err(SkillFileError::TooLarge(relative.to_owned()));
+            }
+        }
+        let bytes = std::fs::read(&path).map_err(|err| SkillFileError::Io(err.to_string()))?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(SkillFileError::TooLarge(relative.to_owned()));
+        }
+        Ok(bytes)
+    }
+
+    /// The `resources/list` entries of this skill.
+    pub fn resources(&self) -> Result<Vec<Resource>, SkillFileError> {
+        Ok(self
+            .files()?
+            .into_iter()
+            .map(|relative| {
+                let uri = self.uri_of(&relative);
+                if relative == SKILL_MD {
+                    Resource::new(uri, self.name.clone())
+                        .with_description(self.description.clone())
+                        .with_mime_type("text/markdown")
+                } else {
+                    Resource::new(uri, relative.clone()).with_mime_type(mime_of(&relative))
+                }
+            })
+            .collect())
+    }
+
+    /// The `skills/list` entry: every file with its digest and size.
+    pub fn manifest(&self) -> Result<Skill, SkillFileError> {
+        let mut files = Vec::new();
+        for relative in self.files()? {
+            let bytes = self.read(&relative)?;
+            files.push(SkillResource::from_bytes(self.uri_of(&relative), &bytes));
+        }
+        let skill = Skill::new(
+            self.skill_md_uri(),
+            SkillFrontmatter::new(self.name.clone(), self.description.clone()),
+            SkillResources::Files(files),
+        );
+        skill
+            .validate()
+            .map_err(|err| SkillFileError::Invalid(err.to_string()))?;
+        Ok(skill)
+    }
+}
+
+/// Why a skill file could not be listed or read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SkillFileError {
+    /// No such served file (missing, hidden, a symlink or not a regular file).
+    #[error("no such skill file")]
+    NotFound,
+    /// A path with `..`, `.`, empty or hidden segments, or too deep.
+    #[error("refused skill file path `{0}`")]
+    BadPath(String),
+    /// Over [`MAX_FILE_BYTES`].
+    #[error("skill file `{0}` is over {MAX_FILE_BYTES} bytes")]
+    TooLarge(String),
+    /// The folder could not be read.
+    #[error("cannot read the skill folder: {0}")]
+    Io(String),
+    /// The skill breaks a SEP-2640 rule (e.g. its name).
+    #[error("the skill cannot be listed: {0}")]
+    Invalid(String),
+}
+
+impl SkillFileError {
+    /// A stable name for scripts.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::NotFound => "not_found",
+            Self::BadPath(_) => "bad_path",
+            Self::TooLarge(_) => "too_large",
+            Self::Io(_) => "io",
+            Self::Invalid(_) => "invalid_skill",
+        }
+    }
+}
+
+fn walk(
+    dir: &Path,
+    prefix: &str,
+    depth: usize,
+    out: &mut Vec<String>,
+    skill: &str,
+) -> Result<(), SkillFileError> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|err| SkillFileError::Io(err.to_string()))?
+        .filter_map(Result::ok)
+        .collect();
+    entries.sort_by_key(std::fs::DirEntry::file_name);
+    for entry in entries {
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+            continue;
+        };
+        if name.starts_with('.') || name.contains('\\') {
+            continue;
+        }
+        // `DirEntry::file_type` does not follow symlinks.
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        let relative = format!("{prefix}{name}");
+        if kind.is_dir() {
+            if depth < MAX_DEPTH {
+                walk(
+                    &entry.path(),
+                    &format!("{relative}/"),
+                    depth + 1,
+                    out,
+                    skill,
+                )?;
+            }
+        } else if kind.is_file() {
+            if entry.metadata().is_ok_and(|m| m.len() > MAX_FILE_BYTES) {
+                tracing::warn!(
+                    "mcp serve: skill `{skill}`: {relative} is over {MAX_FILE_BYTES} bytes; not served"
+                );
+                continue;
+            }
+            if out.len() >= MAX_FILES {
+                tracing::warn!(
+                    "mcp serve: skill `{skill}` has more than {MAX_FILES} files; the rest are not served"
+                );
+                return Ok(());
+            }
+            out.push(relative);
+        }
+    }
+    Ok(())
+}
+
+/// A mime type guessed from the extension, else `application/octet-stream`.
+pub fn mime_of(relative: &str) -> &'static str {
+    let ext = relative
+        .rsplit_once('.')
+        .map(|(_, ext)| ext.to_ascii_lowercase())
+        .unwrap_or_default();
+    match ext.as_str() {
+        "md" | "markdown" => "text/markdown",
+        "txt" | "text" => "text/plain",
+        "py" => "text/x-python",
+        "sh" | "bash" => "application/x-sh",
+        "js" | "mjs" | "cjs" => "text/javascript",
+        "ts" => "text/x-typescript",
+        "rs" => "text/x-rust",
+        "json" => "application/json",
+        "yaml" | "yml" => "application/yaml",
+        "toml" => "application/toml",
+        "html" | "htm" => "text/html",
+        "css" => "text/css",
+        "csv" => "text/csv",
+        "xml" => "application/xml",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "pdf" => "application/pdf",
+        "zip" => "application/zip",
+        _ => "application/octet-stream",
+    }
+}
+
+/// Splits `skill://<name>/<relative>`.
+pub fn split_uri(uri: &str) -> Option<(&str, &str)> {
+    let rest = uri.strip_prefix(SCHEME)?;
+    let (name, relative) = rest.split_once('/')?;
+    (!name.is_empty() && !relative.is_empty()).then_some((name, relative))
+}
+
+/// The `resources/read` result of one file: text when it is UTF-8, else a
+/// base64 blob.
+pub fn contents(uri: &str, relative: &str, bytes: Vec<u8>) -> ReadResourceResult {
+    let mime = if relative == SKILL_MD {
+        "text/markdown"
+    } else {
+        mime_of(relative)
+    };
+    let contents = match String::from_utf8(bytes) {
+        Ok(text) => ResourceContents::text(text, uri).with_mime_type(mime),
+        Err(err) => ResourceContents::blob(
+            base64::engine::general_purpose::STANDARD.encode(err.into_bytes()),
+            uri,
+        )
+        .with_mime_type(mime),
+    };
+    ReadResourceResult::new(vec![contents])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skill(dir: &Path) -> ServedSkill {
+        ServedSkill {
+            name: "notes".into(),
+            description: "Take notes".into(),
+            folder: dir.to_path_buf(),
+        }
+    }
+
+    #[test]
+    fn lists_reads_and_refuses_escapes() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("notes");
+        std::fs::create_dir_all(dir.join("scripts")).unwrap();
+        std::fs::create_dir_all(dir.join(".git")).unwrap();
+        std::fs::write(dir.join("SKILL.md"), "---\nname: notes\n---\n").unwrap();
+        std::fs::write(dir.join("scripts/run.py"), "print(1)\n").unwrap();
+        std::fs::write(dir.join(".git/config"), "x").unwrap();
+        std::fs::write(root.path().join("secret"), "s").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(root.path().join("secret"), dir.join("link")).unwrap();
+        let s = skill(&dir);
+        assert_eq!(s.files().unwrap(), ["SKILL.md", "scripts/run.py"]);
+        assert_eq!(s.read("scripts/run.py").unwrap(), b"print(1)\n");
+        for bad in [
+            "../secret",
+            "scripts/../../secret",
+            ".git/config",
+            "",
+            "a//b",
+        ] {
+            assert!(s.read(bad).is_err(), "{bad}");
+        }
+        #[cfg(unix)]
+        assert_eq!(s.read("link"), Err(SkillFileError::NotFound));
+        let manifest = s.manifest().unwrap();
+        let SkillResources::Files(files) = &manifest.resources else {
+            panic!("dynamic");
+        };
+        assert_eq!(files.len(), 2);
+        assert!(files[0].digest.starts_with("sha256:"));
+        assert_eq!(split_uri("skill://notes/a/b.md"), Some(("notes", "a/b.md")));
+        let blob = contents("skill://notes/x.bin", "x.bin", vec![0xff, 0]);
+        let json = serde_json::to_value(&blob).unwrap();
+        assert_eq!(json["contents"][0]["blob"], "/wA=");
+        assert_eq!(json["contents"][0]["mimeType"], "application/octet-stream");
+    }
+}
