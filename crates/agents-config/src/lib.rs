@@ -468,7 +468,7 @@ pub fn resolve(
     for (name, table) in mcp.servers {
         let span = table.span();
         let table = table.into_inner();
-        let timeout_s = match table.timeout_s {
+        let timeout_s = match &table.timeout_s {
             None => None,
             Some(seconds) => Some(positive_seconds(*seconds.get_ref()).ok_or_else(|| {
                 at(
@@ -480,17 +480,7 @@ pub fn resolve(
                 )
             })?),
         };
-        let source = McpSource {
-            server: name.clone(),
-            command: table.command,
-            args: table.args,
-            env: table.env,
-            cwd: table.cwd,
-            url: table.url,
-            headers: table.headers,
-            tools: table.tools,
-            timeout_s,
-        };
+        let source = server_source(&name, table, timeout_s);
         let problems = server_problems(&source);
         if !problems.is_empty() {
             return Err(at(
@@ -563,6 +553,21 @@ fn positive_seconds(seconds: i64) -> Option<u64> {
 
 /// The rules `Skill::validate` applies to MCP sources, plus: a configured
 /// server must say how to reach it.
+/// The `[mcp.servers.NAME]` table as the MCP source it defines.
+fn server_source(name: &str, table: file::ServerTable, timeout_s: Option<u64>) -> McpSource {
+    McpSource {
+        server: name.to_owned(),
+        command: table.command,
+        args: table.args,
+        env: table.env,
+        cwd: table.cwd,
+        url: table.url,
+        headers: table.headers,
+        tools: table.tools,
+        timeout_s,
+    }
+}
+
 /// Checks config file text the way loading it would: TOML syntax, known
 /// fields, and every `[mcp.servers.NAME]` table's rules.
 pub(crate) fn check_config_text(path: &Path, text: &str) -> Result<(), ConfigError> {
@@ -573,17 +578,7 @@ pub(crate) fn check_config_text(path: &Path, text: &str) -> Result<(), ConfigErr
     for (name, table) in config.mcp.servers {
         let span = table.span();
         let table = table.into_inner();
-        let source = McpSource {
-            server: name.clone(),
-            command: table.command,
-            args: table.args,
-            env: table.env,
-            cwd: table.cwd,
-            url: table.url,
-            headers: table.headers,
-            tools: table.tools,
-            timeout_s: None,
-        };
+        let source = server_source(&name, table, None);
         let problems = server_problems(&source);
         if !problems.is_empty() {
             return Err(located(

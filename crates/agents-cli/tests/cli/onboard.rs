@@ -547,12 +547,9 @@ fn a_slow_mcp_start_shows_a_spinner_on_a_terminal_only() {
         return;
     };
     let line = format!("{} mcp refresh slow", env!("CARGO_BIN_EXE_agents"));
-    let out = std::process::Command::new(script)
+    let out = sb
+        .command(script)
         .args(["-qec", &line, "/dev/null"])
-        .current_dir(sb.dir.path())
-        .env("HOME", sb.home())
-        .env("CLEVERAGENTS_DATABASE_URL", sb.db_url())
-        .env_remove("CLEVERAGENTS_CONFIG")
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);

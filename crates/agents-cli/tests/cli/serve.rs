@@ -78,14 +78,11 @@ fn python_client(sb: &Sandbox, python: &str, steps: &Value) -> Value {
 fn python_client_with(sb: &Sandbox, python: &str, steps: &Value, args: &[String]) -> Value {
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/py/mcp_client.py");
-    let out = Command::new(python)
+    let out = sb
+        .command(python)
         .arg(script)
         .arg(steps.to_string())
         .args(args)
-        .current_dir(sb.dir.path())
-        .env("HOME", sb.home())
-        .env("CLEVERAGENTS_DATABASE_URL", sb.db_url())
-        .env_remove("CLEVERAGENTS_CONFIG")
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -45,7 +45,12 @@ impl Sandbox {
 
     /// `agents` with the sandbox's HOME and database, run in the sandbox.
     pub fn cmd(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_agents"));
+        self.command(env!("CARGO_BIN_EXE_agents"))
+    }
+
+    /// Any program (a test client, `script`) with the same environment as [`Self::cmd`].
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut cmd = Command::new(program);
         cmd.current_dir(self.dir.path())
             .env("HOME", self.home())
             .env("CLEVERAGENTS_DATABASE_URL", self.db_url())
