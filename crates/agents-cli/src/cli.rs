@@ -26,6 +26,15 @@ pub struct GlobalArgs {
     /// More logging on stderr (`-vv` for debug)
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// Colour in log lines: `auto` (only on a terminal, and not when `NO_COLOR` is set), `always`, `never`
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value = "auto",
+        value_name = "WHEN"
+    )]
+    pub color: ColorArg,
     /// No warnings or progress notes on stderr (results and errors still print)
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
@@ -35,6 +44,16 @@ impl GlobalArgs {
     pub fn format_or_table(&self) -> Format {
         self.format.unwrap_or(Format::Table)
     }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorArg {
+    /// Only when stderr is a terminal and `NO_COLOR` is not set
+    Auto,
+    /// Always
+    Always,
+    /// Never
+    Never,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

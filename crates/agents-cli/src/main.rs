@@ -38,7 +38,11 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    init_tracing(args.global.verbose, args.global.format_or_table());
+    init_tracing(
+        args.global.verbose,
+        args.global.format_or_table(),
+        args.global.color,
+    );
     if args.global.format == Some(cli::Format::Yaml) {
         output::set_yaml();
     }
@@ -94,7 +98,7 @@ const OWN_TARGETS: [&str; 10] = [
 /// info, `-vv` everything at debug. `CLEVERAGENTS_LOG` (an `EnvFilter`
 /// directive such as `debug` or `sqlx=info`) replaces all of that. Colour
 /// only on a terminal; under `--format json` every line is a JSON object.
-fn init_tracing(verbose: u8, format: cli::Format) {
+fn init_tracing(verbose: u8, format: cli::Format, color: cli::ColorArg) {
     use std::io::IsTerminal;
     let own = |level: &str| {
         OWN_TARGETS
@@ -110,7 +114,13 @@ fn init_tracing(verbose: u8, format: cli::Format) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("CLEVERAGENTS_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let colour = match color {
+        cli::ColorArg::Always => true,
+        cli::ColorArg::Never => false,
+        cli::ColorArg::Auto => {
+            std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+        }
+    };
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

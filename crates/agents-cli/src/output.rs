@@ -260,16 +260,21 @@ fn json_text(text: String) -> String {
 /// A table with a header row, fitted to the terminal.
 pub fn table<const N: usize>(header: [&str; N], rows: Vec<[String; N]>) -> Result<(), Failure> {
     use std::io::IsTerminal;
-    let arrangement = if std::io::stdout().is_terminal() {
-        ContentArrangement::Dynamic
-    } else {
-        // Piped output keeps whole lines: no wrapping to a guessed width.
-        ContentArrangement::Disabled
-    };
+    if !std::io::stdout().is_terminal() {
+        // Piped: tab-separated lines (cells escaped, so a cell holds no tab
+        // or line break) for `cut`, `awk` and spreadsheets; no guessed width.
+        let mut text = header.join("\t");
+        for row in rows {
+            text.push('\n');
+            let cells: Vec<String> = row.iter().map(|c| escape_control(c).into_owned()).collect();
+            text.push_str(&cells.join("\t"));
+        }
+        return write_line(&text);
+    }
     let mut table = Table::new();
     table
         .load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(arrangement)
+        .set_content_arrangement(ContentArrangement::Dynamic)
         .set_header(header);
     for row in rows {
         table.add_row(row.map(|cell| escape_control(&cell).into_owned()));

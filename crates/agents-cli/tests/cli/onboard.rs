@@ -607,3 +607,29 @@ fn yaml_works_wherever_json_does_and_says_the_same() {
         assert_eq!(parsed, json, "{command:?}");
     }
 }
+
+#[test]
+fn piped_tables_are_tab_separated_and_color_is_chosen_by_flag() {
+    let sb = Sandbox::new();
+    let run = sb.run(&["tool", "list", "--source", "builtin"]).ok();
+    let mut lines = run.stdout.lines();
+    assert_eq!(lines.next(), Some("NAME\tSOURCE\tDESCRIPTION"));
+    assert!(lines.all(|l| l.split('\t').count() == 3), "{}", run.stdout);
+    // Log colour: never into a pipe by default, on request with --color always.
+    let logs = |extra: &[&str]| {
+        let mut args = vec!["skill", "list"];
+        args.extend(extra);
+        let out = sb
+            .cmd()
+            .env("CLEVERAGENTS_LOG", "debug")
+            .env_remove("NO_COLOR")
+            .args(&args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    assert!(!logs(&[]).contains('\u{1b}'));
+    assert!(!logs(&["--color", "never"]).contains('\u{1b}'));
+    let coloured = logs(&["--color", "always"]);
+    assert!(coloured.contains("\u{1b}["), "{coloured}");
+}
