@@ -633,3 +633,34 @@ fn piped_tables_are_tab_separated_and_color_is_chosen_by_flag() {
     let coloured = logs(&["--color", "always"]);
     assert!(coloured.contains("\u{1b}["), "{coloured}");
 }
+
+#[test]
+fn a_failing_http_refresh_prints_one_clean_error_and_json_lines_under_json() {
+    let sb = Sandbox::new();
+    // A port nothing listens on: the connection is refused at once.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    sb.write(
+        "home/.cleveragents/config.toml",
+        &format!("[mcp.servers.web]\nurl = \"http://127.0.0.1:{port}/mcp\"\n"),
+    );
+    let run = sb.run(&["mcp", "refresh", "web"]).fails(1);
+    let all = format!("{}{}", run.stdout, run.stderr);
+    assert!(!all.contains('\u{1b}'), "{all}");
+    assert!(
+        !all.contains("ERROR"),
+        "a dependency's log line leaked: {all}"
+    );
+    assert!(!all.contains("reqwest::Error"), "{all}");
+    let run = sb
+        .run(&["mcp", "refresh", "web", "--format", "json"])
+        .fails(1);
+    for line in run.stderr.lines() {
+        serde_json::from_str::<serde_json::Value>(line)
+            .unwrap_or_else(|e| panic!("stderr line is not JSON ({e}): {line}"));
+    }
+    serde_json::from_str::<serde_json::Value>(&run.stdout).unwrap();
+}
