@@ -3,17 +3,7 @@
 
 use serde_json::json;
 
-use crate::support::{Sandbox, examples};
-
-fn add_examples(sb: &Sandbox) {
-    let dir = examples().join("skills");
-    let mut args = vec!["skill".to_owned(), "add".to_owned()];
-    for f in ["code-tools.yaml", "git-tools.yaml", "devops-toolkit.yaml"] {
-        args.push(dir.join(f).display().to_string());
-    }
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    sb.run(&args).ok();
-}
+use crate::support::{Sandbox, add_examples};
 
 #[test]
 fn locking_twice_without_changes_writes_identical_bytes() {

@@ -1,19 +1,9 @@
 use serde_json::json;
 
-use crate::support::{Sandbox, examples, redact_times};
+use crate::support::{Sandbox, add_examples, examples, redact_times};
 
 const BASE: &str =
     "name: local/base\ndescription: Base tools\ntools: [builtin/read_file, builtin/grep]\n";
-
-fn add_examples(sb: &Sandbox) {
-    let dir = examples().join("skills");
-    let mut args = vec!["skill".to_owned(), "add".to_owned()];
-    for f in ["code-tools.yaml", "git-tools.yaml", "devops-toolkit.yaml"] {
-        args.push(dir.join(f).display().to_string());
-    }
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    sb.run(&args).ok();
-}
 
 #[test]
 fn add_get_list_remove_round_trip() {

@@ -134,6 +134,17 @@ impl Run {
     }
 }
 
+/// Registers the shipped example skills (one `skill add` of all three files).
+pub fn add_examples(sb: &Sandbox) {
+    let dir = examples().join("skills");
+    let mut args = vec!["skill".to_owned(), "add".to_owned()];
+    for f in ["code-tools.yaml", "git-tools.yaml", "devops-toolkit.yaml"] {
+        args.push(dir.join(f).display().to_string());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    sb.run(&args).ok();
+}
+
 /// The repo's `examples/` folder.
 pub fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
