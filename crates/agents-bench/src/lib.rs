@@ -7,6 +7,11 @@
 //! `bench/root` includes every skill nothing else includes, so its closure
 //! is the whole graph.
 
+#![allow(
+    clippy::indexing_slicing,
+    reason = "a benchmark generator indexing the tables it builds; not fed user input"
+)]
+
 use std::collections::HashMap;
 
 use agents_core::{

@@ -3,6 +3,11 @@
 //! warm-up, and prints one JSON object (timings in milliseconds, peak memory
 //! in bytes) for `bench/run`. It asserts nothing: the harness compares.
 
+#![allow(
+    clippy::indexing_slicing,
+    reason = "a benchmark driver indexing its own sample vectors; not fed user input"
+)]
+
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;

@@ -4,8 +4,7 @@
 use std::path::PathBuf;
 
 use agents_config::{CliOverrides, Settings};
-use agents_core::ToolRegistry;
-use agents_registry::{DiscoveryScope, SkillRegistryService, TrustStore, builtin_tools};
+use agents_registry::{DiscoveryScope, SkillRegistryService, TrustStore, builtin_registry};
 use agents_store::{AnyStore, DatabaseUrl};
 
 use crate::cli::{Format, GlobalArgs};
@@ -59,12 +58,8 @@ impl Context {
         } else {
             agents_store::open(&url).await?
         };
-        let mut builtins = ToolRegistry::new();
-        for tool in builtin_tools() {
-            builtins
-                .register(tool, false)
-                .map_err(|err| Failure::new("internal", err.to_string()))?;
-        }
+        let builtins =
+            builtin_registry().map_err(|err| Failure::new("internal", err.to_string()))?;
         let trust = TrustStore::open(&TrustStore::default_path(&settings.home))
             .map_err(|err| Failure::new(err.kind(), err.to_string()))?;
         let scope = DiscoveryScope::load_or_create(&DiscoveryScope::default_path(&settings.home))

@@ -243,7 +243,11 @@ pub fn plain(text: &str) -> Cow<'_, str> {
 /// as they are) written as `\u00XX` escapes. They can only occur inside
 /// strings, so the result is the same JSON value.
 fn json_text(text: String) -> String {
-    if !text.chars().any(|c| ('\u{7f}'..='\u{9f}').contains(&c)) {
+    // DEL is the byte 0x7f and every C1 control starts with the byte 0xc2:
+    // a byte scan rules most texts out without decoding their characters.
+    if !text.bytes().any(|b| b == 0x7f || b == 0xc2)
+        || !text.chars().any(|c| ('\u{7f}'..='\u{9f}').contains(&c))
+    {
         return text;
     }
     let mut out = String::with_capacity(text.len() + 16);

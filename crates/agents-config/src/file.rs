@@ -178,7 +178,10 @@ pub(crate) fn located(path: &Path, text: &str, span: Range<usize>, message: Stri
     let line_text = text[line_start..line_end].trim_end_matches('\r');
     let line = text[..start].matches('\n').count() + 1;
     let column = text[line_start..start].chars().count() + 1;
-    let end = floor_char_boundary(text, span.end.clamp(start, line_start + line_text.len()));
+    // `start` may sit on the `\r` trimmed off the line (or after it): then
+    // the caret marks one column there, never a negative width.
+    let line_end = (line_start + line_text.len()).max(start);
+    let end = floor_char_boundary(text, span.end.clamp(start, line_end));
     let width = text[start..end].chars().count().max(1);
     let gutter = " ".repeat(line.to_string().len());
     let line_text = shown_line(line_text);

@@ -12,6 +12,9 @@
 //! directories exist, but it reads the environment only through the function
 //! its caller passes, and never prints.
 
+// Library code returns errors; it does not panic on what it is given.
+#![deny(clippy::panic, clippy::indexing_slicing)]
+
 mod expand;
 mod file;
 mod import;

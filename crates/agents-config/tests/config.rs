@@ -288,6 +288,25 @@ fn unknown_keys_point_at_line_and_column_with_a_caret() {
     );
 }
 
+/// Found by the `config` fuzz target: an error at a line's trailing `\r`
+/// (here the end of a file ending in a bare CR) panicked while the caret was
+/// placed (`clamp` with min > max).
+#[test]
+fn an_error_at_a_trailing_carriage_return_is_reported() {
+    let world = World::new();
+    for text in [
+        "[mgp]\r",
+        "\u{feff}[mgp]\r",
+        "[mcp]\r\ntimeout_s = \r",
+        "x = 1\r",
+    ] {
+        let config = world.write_default_config(text);
+        let err = world.err(&no_flags());
+        assert!(err.starts_with(&format!("{}:", config.display())), "{err}");
+        assert!(err.ends_with('^'), "{err:?}");
+    }
+}
+
 #[test]
 fn type_errors_point_at_the_value() {
     let world = World::new();

@@ -41,12 +41,15 @@ pub fn is_valid_export_name(name: &str) -> bool {
 }
 
 fn looks_hashed(name: &str) -> bool {
-    let bytes = name.as_bytes();
-    bytes.len() > HASH_HEX
-        && bytes[bytes.len() - HASH_HEX - 1] == b'_'
-        && bytes[bytes.len() - HASH_HEX..]
+    let Some(split) = name.len().checked_sub(HASH_HEX + 1) else {
+        return false;
+    };
+    match name.as_bytes().split_at_checked(split) {
+        Some((_, [b'_', hash @ ..])) => hash
             .iter()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b)),
+        _ => false,
+    }
 }
 
 /// The export name of a registry name (see the module documentation).

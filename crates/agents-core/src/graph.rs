@@ -243,7 +243,9 @@ impl IncludeGraph {
             .collect();
         let mut out = String::from("flowchart LR\n");
         for node in &self.nodes {
-            let id = &ids[node.id.as_str()];
+            let Some(id) = ids.get(node.id.as_str()) else {
+                continue;
+            };
             let text = mermaid_text(&node.id);
             let _ = match node.kind {
                 NodeKind::Skill => writeln!(out, "  {id}[\"{text}\"]"),

@@ -6,6 +6,9 @@
 //! async. Storage, discovery, MCP and the CLI build on top of it; it must never
 //! depend on any of them.
 
+// Library code returns errors; it does not panic on what it is given.
+#![deny(clippy::panic, clippy::indexing_slicing)]
+
 mod export;
 mod graph;
 mod lock;

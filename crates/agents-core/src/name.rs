@@ -1,5 +1,6 @@
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -9,10 +10,11 @@ pub const SKILL_NAME_PATTERN: &str = "^[a-zA-Z0-9_-]+/[a-zA-Z0-9_-]+$";
 const MAX_NAMESPACE: usize = 100;
 const MAX_SHORT_NAME: usize = 150;
 
-/// A validated, namespaced skill name: `namespace/short_name`.
+/// A validated, namespaced skill name: `namespace/short_name`. Cloning one
+/// shares the text (include paths and resolved entries hold many copies).
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SkillName {
-    full: String,
+    full: Arc<str>,
     slash: usize,
 }
 
@@ -66,7 +68,7 @@ impl SkillName {
             )));
         }
         Ok(Self {
-            full: name.to_owned(),
+            full: Arc::from(name),
             slash: namespace.len(),
         })
     }

@@ -45,6 +45,23 @@ impl ToolRegistry {
         Ok(())
     }
 
+    /// Registers `spec` like [`Self::register`] (no replacing), checking its
+    /// name but not its schemas: for specs whose schemas are checked where
+    /// they are written, such as builtin tools (checking against the
+    /// meta-schema compiles a validator, which costs more than the rest of a
+    /// cold command start).
+    pub fn register_known_valid(&mut self, spec: ToolSpec) -> Result<(), RegistryError> {
+        crate::tool::validate_tool_name(&spec.name)?;
+        if let Some(existing) = self.tools.get(&spec.name) {
+            return Err(RegistryError::DuplicateTool {
+                name: spec.name,
+                existing: existing.source,
+            });
+        }
+        self.tools.insert(spec.name.clone(), spec);
+        Ok(())
+    }
+
     /// The tool called `name`.
     pub fn get(&self, name: &str) -> Option<&ToolSpec> {
         self.tools.get(name)

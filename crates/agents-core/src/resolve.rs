@@ -12,13 +12,23 @@
 //! Visiting a skill a second time can neither add a new first occurrence (all
 //! of its names were already seen) nor a later last occurrence (in reverse
 //! order, its first visit is the forward-last one), so skipping is exact.
+//!
+//! The forward walk numbers every skill an include names and interns every
+//! entry name, so both walks index vectors instead of hashing names again;
+//! a tool ref's spec is asked of the lookup once per distinct name.
+
+#![allow(
+    clippy::indexing_slicing,
+    reason = "indices are `NodeId`s, `NameId`s and edge ranges that `Analysis` hands out for its own vectors, and stack positions found by `position`"
+)]
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
+use std::ops::Range;
 use std::sync::Arc;
 
-use indexmap::IndexMap;
+use indexmap::{IndexMap, IndexSet};
 use serde::ser::SerializeSeq;
 use serde::{Serialize, Serializer};
 
@@ -427,36 +437,41 @@ fn quote_list(fields: &[String]) -> String {
 /// The names a skill's own items contribute, in the order the spec gives:
 /// tool refs, inline tools, MCP tools, agent skills.
 pub fn entry_names(skill: &Skill, tools: &dyn ToolLookup) -> Vec<String> {
-    own_entries(skill, tools, &mut Vec::new())
-        .into_iter()
-        .map(|e| e.name)
-        .collect()
+    let mut names: Vec<String> = tool_ref_names(skill).map(str::to_owned).collect();
+    names.extend(
+        other_entries(skill, tools, &mut Vec::new())
+            .into_iter()
+            .map(|e| e.name),
+    );
+    names
 }
 
-/// One of a skill's own entries. The spec is borrowed from the lookup (or
-/// owned, for inline tools): a closure visits each skill once but a tool is
-/// named by many skills, and only the winning occurrence needs its own copy.
+/// The names of a skill's tool refs, in order: its first own entries.
+fn tool_ref_names(skill: &Skill) -> impl Iterator<Item = &str> {
+    skill.items.iter().filter_map(|item| match item {
+        SkillItem::ToolRef { name } => Some(name.as_str()),
+        _ => None,
+    })
+}
+
+/// One of a skill's own entries other than its tool refs. The spec is
+/// borrowed from the lookup (or owned, for inline tools): a closure visits
+/// each skill once but a tool is named by many skills, and only the winning
+/// occurrence needs its own copy.
 struct OwnEntry<'t> {
     name: String,
     kind: ItemKind,
     tool: Option<Cow<'t, ToolSpec>>,
 }
 
-fn own_entries<'t>(
+/// A skill's own entries after its tool refs: inline tools, MCP tools,
+/// agent skills, in that order.
+fn other_entries<'t>(
     skill: &Skill,
     tools: &'t dyn ToolLookup,
     warnings: &mut Vec<ResolveWarning>,
 ) -> Vec<OwnEntry<'t>> {
     let mut out = Vec::new();
-    for item in &skill.items {
-        if let SkillItem::ToolRef { name } = item {
-            out.push(OwnEntry {
-                name: name.clone(),
-                kind: ItemKind::ToolRef,
-                tool: tools.tool(name).map(Cow::Borrowed),
-            });
-        }
-    }
     let inline = skill.items.iter().filter_map(|item| match item {
         SkillItem::InlineTool(tool) => Some(tool),
         _ => None,
@@ -561,15 +576,145 @@ impl fmt::Debug for SkillResolver<'_> {
     }
 }
 
+/// The walks' hash maps: names are hashed once per include edge and once
+/// per own entry, so a fast (randomly seeded) hasher matters.
+type FastHash = foldhash::fast::RandomState;
+
+/// A skill reached by the forward walk: its index in [`Analysis::nodes`].
+type NodeId = usize;
+/// An entry name: its index in [`Analysis::names`].
+type NameId = usize;
+
+/// Where the forward walk is with a skill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Visit {
+    /// Named by an include already entered, not entered yet.
+    Pending,
+    /// On the walk's stack.
+    Open,
+    /// Done.
+    Finished,
+}
+
+/// A skill the forward walk reached, numbered when an include first names it.
+struct Node<'a> {
+    skill: &'a Skill,
+    visit: Visit,
+    /// The path by which the forward walk first reached it (set on entering).
+    first_path: Option<IncludePath>,
+    /// Its own entries: a range of [`Analysis::entries`] (set on entering).
+    own: Range<usize>,
+    /// Its includes in order: a range of [`Analysis::edges`] (set on entering).
+    edges: Range<usize>,
+}
+
+/// One of a reached skill's own entries (kept small: a closure has one per
+/// tool ref of every skill in it).
+struct Entry<'a> {
+    name: NameId,
+    kind: ItemKind,
+    tool: EntryTool<'a>,
+}
+
+/// An [`Entry`]'s spec.
+#[derive(Clone, Copy)]
+enum EntryTool<'a> {
+    /// The lookup does not know it.
+    Unknown,
+    /// Borrowed from the lookup.
+    Found(&'a ToolSpec),
+    /// An inline tool's spec: an index into [`Analysis::inline`].
+    Inline(usize),
+}
+
+/// An include of a reached skill and the node of the skill it names
+/// (`None`: no such skill).
+struct Edge<'a> {
+    include: &'a crate::skill::Include,
+    target: Option<NodeId>,
+}
+
 struct Analysis<'a> {
     errors: Vec<ResolveError>,
     warnings: Vec<ResolveWarning>,
-    order: Vec<String>,
-    own: HashMap<&'a SkillName, Vec<OwnEntry<'a>>>,
-    /// The path by which the forward walk first reached each skill.
-    first_path: HashMap<&'a SkillName, IncludePath>,
+    nodes: Vec<Node<'a>>,
+    /// The node of each skill reached, by the name it was looked up by.
+    index: HashMap<&'a str, NodeId, FastHash>,
+    entries: Vec<Entry<'a>>,
+    edges: Vec<Edge<'a>>,
+    /// Every entry name met, each once.
+    names: IndexSet<Cow<'a, str>, FastHash>,
+    /// Per name: what the lookup said for a tool ref of that name, asked on
+    /// the first such ref only.
+    ref_tools: Vec<Option<Option<&'a ToolSpec>>>,
+    /// Per name: already placed in `order`.
+    placed: Vec<bool>,
+    /// The specs of inline tools (built, not borrowed).
+    inline: Vec<ToolSpec>,
+    /// Entry names in first-occurrence order.
+    order: Vec<NameId>,
     /// Skills in the order the forward walk finished them (post-order).
-    finished: Vec<&'a SkillName>,
+    finished: Vec<NodeId>,
+}
+
+impl<'a> Analysis<'a> {
+    fn new() -> Self {
+        Self {
+            errors: Vec::new(),
+            warnings: Vec::new(),
+            nodes: Vec::new(),
+            index: HashMap::default(),
+            entries: Vec::new(),
+            edges: Vec::new(),
+            names: IndexSet::default(),
+            ref_tools: Vec::new(),
+            placed: Vec::new(),
+            inline: Vec::new(),
+            order: Vec::new(),
+            finished: Vec::new(),
+        }
+    }
+
+    /// Numbers `skill`, looked up as `name`.
+    fn add_node(&mut self, name: &'a str, skill: &'a Skill) -> NodeId {
+        let id = self.nodes.len();
+        self.nodes.push(Node {
+            skill,
+            visit: Visit::Pending,
+            first_path: None,
+            own: 0..0,
+            edges: 0..0,
+        });
+        self.index.insert(name, id);
+        id
+    }
+
+    fn intern(&mut self, name: Cow<'a, str>) -> NameId {
+        let (id, new) = self.names.insert_full(name);
+        if new {
+            self.ref_tools.push(None);
+            self.placed.push(false);
+        }
+        id
+    }
+
+    fn name(&self, id: NameId) -> &str {
+        self.names.get_index(id).map_or("", |name| name.as_ref())
+    }
+
+    fn spec(&self, tool: EntryTool<'a>) -> Option<&ToolSpec> {
+        match tool {
+            EntryTool::Unknown => None,
+            EntryTool::Found(spec) => Some(spec),
+            EntryTool::Inline(index) => self.inline.get(index),
+        }
+    }
+}
+
+/// How the reverse walk reached a skill.
+enum Via<'a> {
+    Root,
+    Include(IncludePath, &'a ValueMap),
 }
 
 impl<'a> SkillResolver<'a> {
@@ -584,7 +729,7 @@ impl<'a> SkillResolver<'a> {
         if !analysis.errors.is_empty() {
             return Err(analysis.errors.swap_remove(0));
         }
-        let entries = self.collect_values(root, &mut analysis);
+        let (entries, _) = self.collect_values(root, &analysis);
         duplicate_agent_skills(root, &entries, &mut analysis.warnings);
         Ok(Resolution {
             root: root.clone(),
@@ -607,9 +752,9 @@ impl<'a> SkillResolver<'a> {
         if !analysis.errors.is_empty() {
             return Err(analysis.errors.swap_remove(0));
         }
-        let entries = self.collect_values(root, &mut analysis);
+        let (entries, ids) = self.collect_values(root, &analysis);
         duplicate_agent_skills(root, &entries, &mut analysis.warnings);
-        let explanations = self.explanations(&analysis, &entries);
+        let explanations = self.explanations(&analysis, &entries, &ids);
         Ok((
             Resolution {
                 root: root.clone(),
@@ -624,30 +769,28 @@ impl<'a> SkillResolver<'a> {
         &self,
         analysis: &Analysis<'a>,
         entries: &[ResolvedToolEntry],
+        ids: &[NameId],
     ) -> Vec<Explanation> {
-        let mut seen: HashMap<&str, Vec<Occurrence>> = HashMap::with_capacity(entries.len());
-        for name in &analysis.finished {
-            let (Some(skill), Some(path), Some(own)) = (
-                self.skills.skill(name),
-                analysis.first_path.get(name),
-                analysis.own.get(name),
-            ) else {
+        let mut seen: Vec<Vec<Occurrence>> = Vec::new();
+        seen.resize_with(analysis.names.len(), Vec::new);
+        for &node in &analysis.finished {
+            let node = &analysis.nodes[node];
+            let Some(path) = &node.first_path else {
                 continue;
             };
-            for entry in own {
-                seen.entry(entry.name.as_str())
-                    .or_default()
-                    .push(Occurrence {
-                        include_path: path.clone(),
-                        overrides: entry_overrides(skill, &entry.name, path),
-                        won: false,
-                    });
+            for entry in &analysis.entries[node.own.clone()] {
+                seen[entry.name].push(Occurrence {
+                    include_path: path.clone(),
+                    overrides: entry_overrides(node.skill, analysis.name(entry.name), path),
+                    won: false,
+                });
             }
         }
         entries
             .iter()
-            .map(|entry| {
-                let mut occurrences = seen.remove(entry.name.as_str()).unwrap_or_default();
+            .zip(ids)
+            .map(|(entry, &id)| {
+                let mut occurrences = std::mem::take(&mut seen[id]);
                 match occurrences.last_mut() {
                     Some(last)
                         if last.include_path == entry.include_path
@@ -729,56 +872,91 @@ impl<'a> SkillResolver<'a> {
         }
     }
 
+    /// The forward walk (see the module documentation).
     fn analyze(&self, root: &SkillName) -> Result<Analysis<'a>, ResolveError> {
         let root_skill = self
             .skills
             .skill(root)
             .ok_or_else(|| ResolveError::SkillNotFound { name: root.clone() })?;
-        let mut analysis = Analysis {
-            errors: Vec::new(),
-            warnings: Vec::new(),
-            order: Vec::new(),
-            own: HashMap::new(),
-            first_path: HashMap::new(),
-            finished: Vec::new(),
-        };
-        let mut seen_names: HashSet<String> = HashSet::new();
-        // `true` while on the stack, `false` once finished.
-        let mut state: HashMap<&SkillName, bool> = HashMap::new();
-        struct Frame<'s> {
-            skill: &'s Skill,
-            path: IncludePath,
-            includes: Vec<&'s crate::skill::Include>,
-            next: usize,
+        let mut analysis = Analysis::new();
+        let root_node = analysis.add_node(root_skill.name.as_str(), root_skill);
+        self.walk(root_node, &mut analysis);
+        Ok(analysis)
+    }
+
+    /// [`Self::diagnose`] of every skill in `roots` at once, for a write of
+    /// many skills that include one another: one forward walk from each root
+    /// not already reached by an earlier one, so every skill is entered and
+    /// every include followed once in all (diagnosing each root alone costs
+    /// the sum of their closures, quadratic for a chain). A problem inside a
+    /// shared part is reported once, with the path of the walk that reached
+    /// it first; every cycle is met (a depth-first walk finds a back edge in
+    /// each cyclic part), though not necessarily from each of its members.
+    pub fn diagnose_all(&self, roots: &[SkillName]) -> (Vec<ResolveError>, Vec<ResolveWarning>) {
+        let mut analysis = Analysis::new();
+        let mut missing = Vec::new();
+        for root in roots {
+            let node = match analysis.index.get(root.as_str()) {
+                Some(&node) => node,
+                None => match self.skills.skill(root) {
+                    Some(skill) => analysis.add_node(skill.name.as_str(), skill),
+                    None => {
+                        missing.push(ResolveError::SkillNotFound { name: root.clone() });
+                        continue;
+                    }
+                },
+            };
+            if matches!(
+                analysis.nodes.get(node).map(|n| n.visit),
+                Some(Visit::Pending)
+            ) {
+                self.walk(node, &mut analysis);
+            }
         }
-        let mut stack: Vec<Frame<'a>> = Vec::new();
-        let root_path = IncludePath::root(root.clone());
-        self.enter(root_skill, root_path.clone(), &mut analysis);
-        state.insert(&root_skill.name, true);
+        missing.append(&mut analysis.errors);
+        (missing, analysis.warnings)
+    }
+
+    /// The forward walk from `root_node` (not yet entered) over the skills
+    /// `analysis` has not reached yet.
+    fn walk(&self, root_node: NodeId, analysis: &mut Analysis<'a>) {
+        let root = analysis.nodes[root_node].skill.name.clone();
+        struct Frame {
+            node: NodeId,
+            /// The next of the node's edges to follow, and the end of them.
+            next: usize,
+            end: usize,
+        }
+        let mut stack: Vec<Frame> = Vec::new();
+        let edges = self.enter(root_node, IncludePath::root(root), analysis);
         stack.push(Frame {
-            skill: root_skill,
-            path: root_path,
-            includes: root_skill.includes().collect(),
-            next: 0,
+            node: root_node,
+            next: edges.start,
+            end: edges.end,
         });
         while let Some(frame) = stack.last_mut() {
-            let skill = frame.skill;
-            let include = frame.includes.get(frame.next).copied();
-            frame.next += 1;
-            let Some(include) = include else {
-                state.insert(&skill.name, false);
-                analysis.finished.push(&skill.name);
-                if let Some(own) = analysis.own.get(&skill.name) {
-                    for entry in own {
-                        if seen_names.insert(entry.name.clone()) {
-                            analysis.order.push(entry.name.clone());
-                        }
+            let parent = frame.node;
+            let at = frame.next;
+            if at == frame.end {
+                let node = &mut analysis.nodes[parent];
+                node.visit = Visit::Finished;
+                analysis.finished.push(parent);
+                for entry in &analysis.entries[node.own.clone()] {
+                    if !analysis.placed[entry.name] {
+                        analysis.placed[entry.name] = true;
+                        analysis.order.push(entry.name);
                     }
                 }
                 stack.pop();
                 continue;
+            }
+            frame.next += 1;
+            let Edge { include, target } = analysis.edges[at];
+            let node = &analysis.nodes[parent];
+            let skill = node.skill;
+            let Some(path) = &node.first_path else {
+                continue;
             };
-            let path = frame.path.clone();
             let blocked = blocked_fields(&include.overrides);
             if !blocked.is_empty() {
                 analysis.errors.push(ResolveError::NonOverridable {
@@ -787,24 +965,7 @@ impl<'a> SkillResolver<'a> {
                     path: format!("{path} -> {}", include.skill),
                 });
             }
-            match state.get(&include.skill) {
-                Some(false) => continue,
-                Some(true) => {
-                    let start = stack
-                        .iter()
-                        .position(|f| f.skill.name == include.skill)
-                        .unwrap_or(0);
-                    let mut cycle: Vec<SkillName> = stack[start..]
-                        .iter()
-                        .map(|f| f.skill.name.clone())
-                        .collect();
-                    cycle.push(include.skill.clone());
-                    analysis.errors.push(ResolveError::Cycle { cycle });
-                    continue;
-                }
-                None => {}
-            }
-            let Some(child) = self.skills.skill(&include.skill) else {
+            let Some(target) = target else {
                 analysis.errors.push(ResolveError::MissingInclude {
                     skill: skill.name.clone(),
                     include: include.skill.clone(),
@@ -813,22 +974,38 @@ impl<'a> SkillResolver<'a> {
                 // Report each missing skill once per declaring skill.
                 continue;
             };
-            let child_path = path.child(child.name.clone(), &include.overrides);
-            self.enter(child, child_path.clone(), &mut analysis);
-            state.insert(&child.name, true);
+            match analysis.nodes[target].visit {
+                Visit::Finished => continue,
+                Visit::Open => {
+                    let start = stack.iter().position(|f| f.node == target).unwrap_or(0);
+                    let mut cycle: Vec<SkillName> = stack[start..]
+                        .iter()
+                        .map(|f| analysis.nodes[f.node].skill.name.clone())
+                        .collect();
+                    cycle.push(include.skill.clone());
+                    analysis.errors.push(ResolveError::Cycle { cycle });
+                    continue;
+                }
+                Visit::Pending => {}
+            }
+            let child_path = path.child(
+                analysis.nodes[target].skill.name.clone(),
+                &include.overrides,
+            );
+            let edges = self.enter(target, child_path, analysis);
             stack.push(Frame {
-                skill: child,
-                path: child_path,
-                includes: child.includes().collect(),
-                next: 0,
+                node: target,
+                next: edges.start,
+                end: edges.end,
             });
         }
-        Ok(analysis)
     }
 
-    /// First visit of a skill in the forward walk: check its own overrides and
-    /// compute its own entries.
-    fn enter(&self, skill: &'a Skill, path: IncludePath, analysis: &mut Analysis<'a>) {
+    /// First visit of a skill in the forward walk: check its own overrides,
+    /// number the skills it includes and compute its own entries. Returns
+    /// its edges.
+    fn enter(&self, node: NodeId, path: IncludePath, analysis: &mut Analysis<'a>) -> Range<usize> {
+        let skill = analysis.nodes[node].skill;
         let mut blocked: Vec<String> = Vec::new();
         for fields in skill.overrides.values() {
             for field in blocked_fields(fields) {
@@ -844,22 +1021,76 @@ impl<'a> SkillResolver<'a> {
                 path: path.to_string(),
             });
         }
-        analysis.first_path.insert(&skill.name, path);
-        let own = own_entries(skill, self.tools, &mut analysis.warnings);
-        for entry in &own {
-            if entry.tool.is_some() {
+        let edges_start = analysis.edges.len();
+        for include in skill.includes() {
+            let name = include.skill.as_str();
+            let target = match analysis.index.get(name) {
+                Some(&id) => Some(id),
+                None => self
+                    .skills
+                    .skill(&include.skill)
+                    .map(|child| analysis.add_node(name, child)),
+            };
+            analysis.edges.push(Edge { include, target });
+        }
+        let edges = edges_start..analysis.edges.len();
+        let own_start = analysis.entries.len();
+        for name in tool_ref_names(skill) {
+            let id = analysis.intern(Cow::Borrowed(name));
+            let tool = match analysis.ref_tools[id] {
+                Some(known) => known,
+                None => {
+                    let found = self.tools.tool(name);
+                    analysis.ref_tools[id] = Some(found);
+                    found
+                }
+            };
+            analysis.entries.push(Entry {
+                name: id,
+                kind: ItemKind::ToolRef,
+                tool: tool.map_or(EntryTool::Unknown, EntryTool::Found),
+            });
+        }
+        let others = skill.items.iter().any(|item| {
+            matches!(
+                item,
+                SkillItem::InlineTool(_) | SkillItem::McpSource(_) | SkillItem::AgentSource(_)
+            )
+        });
+        let others = if others {
+            other_entries(skill, self.tools, &mut analysis.warnings)
+        } else {
+            Vec::new()
+        };
+        for entry in others {
+            let id = analysis.intern(Cow::Owned(entry.name));
+            let tool = match entry.tool {
+                None => EntryTool::Unknown,
+                Some(Cow::Borrowed(spec)) => EntryTool::Found(spec),
+                Some(Cow::Owned(spec)) => {
+                    analysis.inline.push(spec);
+                    EntryTool::Inline(analysis.inline.len() - 1)
+                }
+            };
+            analysis.entries.push(Entry {
+                name: id,
+                kind: entry.kind,
+                tool,
+            });
+        }
+        let own = own_start..analysis.entries.len();
+        for entry in &analysis.entries[own.clone()] {
+            if !matches!(entry.tool, EntryTool::Unknown) {
                 continue;
             }
+            let name = analysis.name(entry.name);
             match entry.kind {
                 ItemKind::ToolRef => analysis.warnings.push(ResolveWarning::UnknownTool {
                     skill: skill.name.clone(),
-                    tool: entry.name.clone(),
+                    tool: name.to_owned(),
                 }),
                 ItemKind::AgentSource => {
-                    let path = entry
-                        .name
-                        .strip_prefix("agent_skill:")
-                        .unwrap_or(&entry.name);
+                    let path = name.strip_prefix("agent_skill:").unwrap_or(name);
                     analysis.warnings.push(ResolveWarning::UnknownAgentSkill {
                         skill: skill.name.clone(),
                         path: path.to_owned(),
@@ -869,65 +1100,85 @@ impl<'a> SkillResolver<'a> {
             }
         }
         for target in skill.overrides.keys() {
-            if !own.iter().any(|entry| &entry.name == target) {
+            if !analysis.entries[own.clone()]
+                .iter()
+                .any(|entry| analysis.name(entry.name) == target)
+            {
                 analysis.warnings.push(ResolveWarning::UnmatchedOverride {
                     skill: skill.name.clone(),
                     target: target.clone(),
                 });
             }
         }
-        analysis.own.insert(&skill.name, own);
+        let entered = &mut analysis.nodes[node];
+        entered.visit = Visit::Open;
+        entered.first_path = Some(path);
+        entered.own = own;
+        entered.edges = edges.clone();
+        edges
     }
 
+    /// The reverse walk (see the module documentation): each entry's winning
+    /// occurrence, in first-occurrence order, with the name of each.
     fn collect_values(
         &self,
         root: &SkillName,
-        analysis: &mut Analysis<'a>,
-    ) -> Vec<ResolvedToolEntry> {
-        let mut winners: HashMap<String, ResolvedToolEntry> =
-            HashMap::with_capacity(analysis.order.len());
-        let mut visited: HashSet<&SkillName> = HashSet::new();
-        let mut stack: Vec<(&'a Skill, IncludePath)> = Vec::new();
-        if let Some(skill) = self.skills.skill(root) {
-            stack.push((skill, IncludePath::root(root.clone())));
+        analysis: &Analysis<'a>,
+    ) -> (Vec<ResolvedToolEntry>, Vec<NameId>) {
+        let mut winners: Vec<Option<ResolvedToolEntry>> = Vec::new();
+        winners.resize_with(analysis.names.len(), || None);
+        let mut visited = vec![false; analysis.nodes.len()];
+        // The root is node 0 whenever the forward walk found it.
+        let mut stack: Vec<(NodeId, Via<'a>)> = Vec::new();
+        if !analysis.nodes.is_empty() {
+            stack.push((0, Via::Root));
         }
-        while let Some((skill, path)) = stack.pop() {
-            if !visited.insert(&skill.name) {
+        while let Some((id, via)) = stack.pop() {
+            if visited[id] {
                 continue;
             }
-            if let Some(own) = analysis.own.get(&skill.name) {
-                for entry in own.iter().rev() {
-                    if winners.contains_key(&entry.name) {
-                        continue;
-                    }
-                    let overrides = entry_overrides(skill, &entry.name, &path);
-                    winners.insert(
-                        entry.name.clone(),
-                        ResolvedToolEntry {
-                            name: entry.name.clone(),
-                            source_skill: skill.name.clone(),
-                            is_inline: entry.kind == ItemKind::InlineTool,
-                            overrides,
-                            include_path: path.clone(),
-                            kind: entry.kind,
-                            tool: entry.tool.as_deref().cloned(),
-                        },
-                    );
+            visited[id] = true;
+            let node = &analysis.nodes[id];
+            let skill = node.skill;
+            let path = match via {
+                Via::Root => IncludePath::root(root.clone()),
+                Via::Include(parent, overrides) => parent.child(skill.name.clone(), overrides),
+            };
+            for entry in analysis.entries[node.own.clone()].iter().rev() {
+                let slot = &mut winners[entry.name];
+                if slot.is_some() {
+                    continue;
                 }
+                let name = analysis.name(entry.name);
+                *slot = Some(ResolvedToolEntry {
+                    name: name.to_owned(),
+                    source_skill: skill.name.clone(),
+                    is_inline: entry.kind == ItemKind::InlineTool,
+                    overrides: entry_overrides(skill, name, &path),
+                    include_path: path.clone(),
+                    kind: entry.kind,
+                    tool: analysis.spec(entry.tool).cloned(),
+                });
             }
-            for include in skill.includes() {
-                if let Some(child) = self.skills.skill(&include.skill)
-                    && !visited.contains(&child.name)
+            for edge in &analysis.edges[node.edges.clone()] {
+                if let Some(child) = edge.target
+                    && !visited[child]
                 {
-                    stack.push((child, path.child(child.name.clone(), &include.overrides)));
+                    stack.push((child, Via::Include(path.clone(), &edge.include.overrides)));
                 }
             }
         }
-        analysis
+        let mut ids = Vec::with_capacity(analysis.order.len());
+        let entries = analysis
             .order
             .iter()
-            .filter_map(|name| winners.remove(name))
-            .collect()
+            .filter_map(|&id| {
+                let entry = winners[id].take()?;
+                ids.push(id);
+                Some(entry)
+            })
+            .collect();
+        (entries, ids)
     }
 }
 

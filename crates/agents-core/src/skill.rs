@@ -255,21 +255,23 @@ impl Skill {
         format!("{}/_anon_{index}", self.name)
     }
 
-    /// The name stored in `skill_items.item_name` for the item at `position`.
-    pub fn item_name(&self, position: usize) -> String {
-        match &self.items[position] {
-            SkillItem::ToolRef { name } => name.clone(),
-            SkillItem::Include(include) => include.skill.to_string(),
-            SkillItem::InlineTool(_) => {
-                let index = self.items[..position]
-                    .iter()
-                    .filter(|item| item.kind() == ItemKind::InlineTool)
-                    .count();
-                self.inline_tool_name(index)
-            }
-            SkillItem::McpSource(source) => source.server.clone(),
-            SkillItem::AgentSource(source) => source.path.clone(),
-        }
+    /// The names stored in `skill_items.item_name`, one per item in order
+    /// (inline tools numbered among themselves), in one pass.
+    pub fn item_names(&self) -> Vec<String> {
+        let mut inline = 0usize;
+        self.items
+            .iter()
+            .map(|item| match item {
+                SkillItem::ToolRef { name } => name.clone(),
+                SkillItem::Include(include) => include.skill.to_string(),
+                SkillItem::InlineTool(_) => {
+                    inline += 1;
+                    self.inline_tool_name(inline - 1)
+                }
+                SkillItem::McpSource(source) => source.server.clone(),
+                SkillItem::AgentSource(source) => source.path.clone(),
+            })
+            .collect()
     }
 
     /// Checks every rule beyond the name pattern: lengths, tool names, schemas,
@@ -352,7 +354,10 @@ impl Skill {
                     {
                         fail(
                             format!("{field}.url"),
-                            format!("expected an `http://` or `https://` URL, got `{url}`"),
+                            format!(
+                                "expected an `http://` or `https://` URL, got `{}`",
+                                crate::text::shorten(url, crate::text::MAX_ECHO_BYTES)
+                            ),
                         );
                     }
                     if source.timeout_s == Some(0) {
@@ -375,8 +380,7 @@ impl Skill {
             }
         }
         let _ = includes;
-        for position in 0..self.items.len() {
-            let name = self.item_name(position);
+        for (position, name) in self.item_names().into_iter().enumerate() {
             if name.chars().count() > MAX_ITEM_NAME {
                 fail(
                     format!("items[{position}]"),
@@ -426,8 +430,9 @@ mod tests {
             SkillItem::InlineTool(InlineTool::default()),
             SkillItem::InlineTool(InlineTool::default()),
         ]);
-        assert_eq!(s.item_name(1), "local/s/_anon_0");
-        assert_eq!(s.item_name(2), "local/s/_anon_1");
+        let names = s.item_names();
+        assert_eq!(names[1], "local/s/_anon_0");
+        assert_eq!(names[2], "local/s/_anon_1");
     }
 
     #[test]

@@ -59,6 +59,27 @@ pub fn shorten(text: &str, max: usize) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// 1-based line and column (in characters) in `text` of a position libyaml
+/// reported, given as its mark's byte `index`.
+///
+/// libyaml's own line and column cannot be used: it also ends a line at a
+/// lone `\r`, NEL, LS and PS, so a file with one of those got positions past
+/// its real line (even past its last line). Its index counts bytes of the
+/// whole input (a leading byte order mark included). Lines here end at `\n`
+/// only, as editors and the echoed source line count them.
+pub fn yaml_mark_position(text: &str, index: usize) -> (usize, usize) {
+    let mut offset = index.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = text.get(..offset).unwrap_or_default();
+    let line_start = before.rfind('\n').map_or(0, |at| at + 1);
+    (
+        before.bytes().filter(|b| *b == b'\n').count() + 1,
+        before.get(line_start..).unwrap_or_default().chars().count() + 1,
+    )
+}
+
 /// A long list as its first `head` and last `tail` items around
 /// `… (N in all) …`; a short list as is. Items are joined with `separator`.
 pub fn head_tail<T: AsRef<str>>(items: &[T], head: usize, tail: usize, separator: &str) -> String {
@@ -102,6 +123,15 @@ mod tests {
         let cut = shorten(&long, 11);
         assert_eq!(cut, format!("{}… (2000 bytes in all)", "é".repeat(6)));
         assert!(shorten(&"\0".repeat(1_000_000), 20).len() < 60);
+    }
+
+    #[test]
+    fn yaml_positions_count_only_line_feeds() {
+        // libyaml would call the `x` line 3 (a lone CR ends a line for it).
+        assert_eq!(yaml_mark_position("a: 1\rb: 2\nx", 10), (2, 1));
+        assert_eq!(yaml_mark_position("\u{feff}ab\ncd", 7), (2, 2));
+        assert_eq!(yaml_mark_position("é", 1), (1, 1));
+        assert_eq!(yaml_mark_position("ab", 99), (1, 3));
     }
 
     #[test]

@@ -1137,3 +1137,101 @@ fn lock_files_of_another_version_or_shape_are_refused() {
     let err = Lockfile::parse(r#"{"skills": {}}"#, "x.lock").unwrap_err();
     assert_eq!(err.kind(), "invalid_lock");
 }
+
+/// Counts lookups: the cost of a walk without timing it.
+struct Counting<'a> {
+    skills: &'a HashMap<SkillName, Skill>,
+    lookups: std::cell::Cell<usize>,
+}
+impl SkillSource for Counting<'_> {
+    fn skill(&self, name: &SkillName) -> Option<&Skill> {
+        self.lookups.set(self.lookups.get() + 1);
+        self.skills.get(name)
+    }
+}
+
+#[test]
+fn diagnose_all_walks_a_chain_once_and_finds_what_each_root_finds() {
+    // l/s0 includes l/s1 ... includes l/s599; every skill names an unknown tool.
+    let n = 600;
+    let mut skills = Vec::new();
+    for i in 0..n {
+        let own = format!("x/unknown_{i}");
+        let mut b = skill(&format!("l/s{i}")).tools([own.as_str()]);
+        if i + 1 < n {
+            b = b.include(&format!("l/s{}", i + 1));
+        }
+        skills.push(b);
+    }
+    // A cycle and a missing include among them.
+    skills.push(skill("l/c1").include("l/c2"));
+    skills.push(skill("l/c2").include("l/c1").include("l/gone"));
+    let skills = set(skills);
+    let roots: Vec<SkillName> = (0..n)
+        .rev()
+        .map(|i| name(&format!("l/s{i}")))
+        .chain([name("l/c2"), name("l/c1"), name("l/nope")])
+        .collect();
+    let source = Counting {
+        skills: &skills,
+        lookups: std::cell::Cell::new(0),
+    };
+    let registry = ToolRegistry::new();
+    let resolver = SkillResolver::new(&source, &registry);
+    let (errors, warnings) = resolver.diagnose_all(&roots);
+    // Linear: each skill is looked up about once, not once per root above it.
+    assert!(
+        source.lookups.get() <= 2 * roots.len(),
+        "{} lookups for {} roots",
+        source.lookups.get(),
+        roots.len()
+    );
+    let unknown: std::collections::HashSet<String> = warnings
+        .iter()
+        .filter_map(|w| match w {
+            ResolveWarning::UnknownTool { tool, .. } => Some(tool.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(unknown.len(), n, "every skill's unknown tool, once");
+    assert_eq!(warnings.len(), n);
+    let kinds: Vec<&str> = errors
+        .iter()
+        .map(|e| match e {
+            ResolveError::SkillNotFound { .. } => "not_found",
+            ResolveError::Cycle { .. } => "cycle",
+            ResolveError::MissingInclude { .. } => "missing",
+            ResolveError::NonOverridable { .. } => "blocked",
+        })
+        .collect();
+    assert_eq!(kinds, ["not_found", "cycle", "missing"], "{errors:?}");
+    // The same problems as diagnosing every root alone, as sets.
+    let mut alone: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for root in &roots {
+        let (errors, warnings) = SkillResolver::new(&skills, &registry).diagnose(root);
+        alone.extend(
+            errors
+                .iter()
+                .filter(|e| {
+                    !matches!(
+                        e,
+                        ResolveError::Cycle { .. } | ResolveError::MissingInclude { .. }
+                    )
+                })
+                .map(ToString::to_string),
+        );
+        alone.extend(warnings.iter().map(ToString::to_string));
+    }
+    let together: std::collections::HashSet<String> = errors
+        .iter()
+        .filter(|e| {
+            !matches!(
+                e,
+                ResolveError::Cycle { .. } | ResolveError::MissingInclude { .. }
+            )
+        })
+        .map(ToString::to_string)
+        .chain(warnings.iter().map(ToString::to_string))
+        .collect();
+    assert_eq!(together, alone);
+}

@@ -61,8 +61,12 @@ impl DefinitionError {
     ) -> Self {
         let location = err.location();
         let mut message = strip_location(&err.to_string());
+        // From the byte index: libyaml's own line also counts lone CRs.
         let (mut line, mut column) = match &location {
-            Some(at) => (Some(at.line()), Some(at.column())),
+            Some(at) => {
+                let (line, column) = agents_core::text::yaml_mark_position(text, at.index());
+                (Some(line), Some(column))
+            }
             None => (None, None),
         };
         // libyaml's reader (control characters, bad encodings) reports a byte
@@ -206,16 +210,7 @@ fn byte_position(message: &str) -> Option<(usize, usize)> {
 
 /// 1-based line and column (in characters) of a byte offset.
 pub(crate) fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    let before = text.get(..offset).unwrap_or_default();
-    let line_start = before.rfind('\n').map_or(0, |at| at + 1);
-    (
-        before.bytes().filter(|b| *b == b'\n').count() + 1,
-        before.get(line_start..).unwrap_or_default().chars().count() + 1,
-    )
+    agents_core::text::yaml_mark_position(text, offset)
 }
 
 /// yaml_serde appends ` at line L column C`; we print the location ourselves.
@@ -291,6 +286,24 @@ mod tests {
             "unknown field `x`"
         );
         assert_eq!(strip_location("bad at line one"), "bad at line one");
+    }
+
+    /// The `skill_md` fuzz target found libyaml's line numbers counting a
+    /// lone CR as a line break; definitions read positions the same way.
+    #[test]
+    fn positions_count_line_feeds_only() {
+        let text = "name: a/b\rdescription: x\rversion: 1\ntools: [x\n";
+        let err = crate::parse_skills(text, "s.yaml").unwrap_err();
+        let lines = text.matches('\n').count() + 1;
+        assert!(
+            err.line.is_some_and(|line| line <= lines),
+            "line {:?} of {lines}: {err}",
+            err.line
+        );
+        let text = "name: a/b\rdescription: x\ntoolz: [x]\n";
+        let err = crate::parse_skills(text, "s.yaml").unwrap_err();
+        assert_eq!((err.line, err.column), (Some(2), Some(1)), "{err}");
+        assert!(err.source_line.is_some_and(|s| s.text.starts_with("toolz")));
     }
 
     #[test]

@@ -11,6 +11,9 @@
 //!
 //! This crate reads no files itself: callers pass the text and a label.
 
+// Library code returns errors; it does not panic on what it is given.
+#![deny(clippy::panic, clippy::indexing_slicing)]
+
 mod error;
 mod export;
 mod limits;

@@ -21,6 +21,9 @@
 //!   against a fixed budget, so alias bombs fail fast; nesting is limited to
 //!   128 levels; files over 1 MiB are refused unread.
 
+// Library code returns errors; it does not panic on what it is given.
+#![deny(clippy::panic, clippy::indexing_slicing)]
+
 mod digest;
 mod discover;
 mod folder;

@@ -138,28 +138,28 @@ pub fn lint(paths: &[PathBuf]) -> LintReport {
         match plan {
             Planned::Problem(folder) => report.folders.push(folder),
             Planned::Folder(index) => {
-                if let Some(folder) = outcome(
-                    &folders[index],
-                    probes[index].take(),
-                    &mut dedup,
-                    &mut report.warnings,
-                ) {
+                // `probes` has one entry per folder.
+                if let (Some(path), Some(probe)) = (folders.get(index), probes.get_mut(index))
+                    && let Some(folder) =
+                        outcome(path, probe.take(), &mut dedup, &mut report.warnings)
+                {
                     report.folders.push(folder);
                 }
             }
             Planned::Directory { path, range } => {
                 let mut skills = 0;
                 for index in range {
-                    if matches!(probes[index], Some(Probe::NotASkill) | None) {
+                    let (Some(path), Some(probe)) = (folders.get(index), probes.get_mut(index))
+                    else {
+                        continue;
+                    };
+                    if matches!(probe, Some(Probe::NotASkill) | None) {
                         continue;
                     }
                     skills += 1;
-                    if let Some(folder) = outcome(
-                        &folders[index],
-                        probes[index].take(),
-                        &mut dedup,
-                        &mut report.warnings,
-                    ) {
+                    if let Some(folder) =
+                        outcome(path, probe.take(), &mut dedup, &mut report.warnings)
+                    {
                         report.folders.push(folder);
                     }
                 }

@@ -112,7 +112,7 @@ impl SkillMdError {
             line,
             column: None,
             rule,
-            message: message.into(),
+            message: bounded_message(message.into()),
         }
     }
 }
@@ -253,13 +253,13 @@ pub(crate) fn parse_with_folder(
     let text = match std::str::from_utf8(bytes) {
         Ok(text) => text,
         Err(err) => {
-            let valid = &bytes[..err.valid_up_to()];
+            let valid = bytes.get(..err.valid_up_to()).unwrap_or_default();
             let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
             let line_start = valid
                 .iter()
                 .rposition(|&b| b == b'\n')
                 .map_or(0, |at| at + 1);
-            let column = String::from_utf8_lossy(&valid[line_start..])
+            let column = String::from_utf8_lossy(valid.get(line_start..).unwrap_or_default())
                 .chars()
                 .count()
                 + 1;
@@ -302,7 +302,7 @@ pub(crate) fn parse_with_folder(
             line,
             column,
             rule: Rule::Yaml,
-            message: format!("invalid YAML: {}", problem.message),
+            message: bounded_message(format!("invalid YAML: {}", problem.message)),
         }]
     })?;
     let fields = match value {
@@ -340,9 +340,9 @@ pub(crate) fn parse_with_folder(
     match doc {
         Some(mut doc) if errors.is_empty() => {
             let mut warnings = warnings;
-            if warnings.len() > MAX_WARNINGS {
+            if let Some(cut) = warnings.get(MAX_WARNINGS) {
                 let more = warnings.len() - MAX_WARNINGS;
-                let (line, rule) = (warnings[MAX_WARNINGS].line, warnings[MAX_WARNINGS].rule);
+                let (line, rule) = (cut.line, cut.rule);
                 warnings.truncate(MAX_WARNINGS);
                 warnings.push(SkillMdError::new(
                     file,
@@ -532,12 +532,28 @@ fn kind(value: &Value) -> &'static str {
 }
 
 /// `value` quoted for a message, cut to [`SHOWN_CHARS`].
+/// Longest message of one `SkillMdError`, in bytes.
+const MAX_MESSAGE_BYTES: usize = 2048;
+
+/// Every message may quote the file: control characters escaped, cut to
+/// [`MAX_MESSAGE_BYTES`] (found by the `skill_md` fuzz target: a YAML error
+/// quoted a tab raw).
+fn bounded_message(message: String) -> String {
+    match agents_core::text::shorten(&message, MAX_MESSAGE_BYTES) {
+        std::borrow::Cow::Borrowed(_) => message,
+        std::borrow::Cow::Owned(shown) => shown,
+    }
+}
+
+/// A value quoted in a message: cut, and control characters escaped (a
+/// name with tabs or escapes came out raw; found by the `skill_md` fuzz target).
 fn shown(value: &str) -> String {
+    let escaped = |text: &str| agents_core::text::escape_control(text).into_owned();
     if value.chars().count() <= SHOWN_CHARS {
-        format!("`{value}`")
+        format!("`{}`", escaped(value))
     } else {
         let cut: String = value.chars().take(SHOWN_CHARS).collect();
-        format!("`{cut}…`")
+        format!("`{}…`", escaped(&cut))
     }
 }
 

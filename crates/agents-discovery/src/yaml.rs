@@ -35,8 +35,12 @@ pub(crate) fn parse(text: &str) -> Result<Value, YamlProblem> {
         .deserialize(deserializer)
         .map_err(|err| {
             let location = err.location();
+            // From the byte index: libyaml's own line also counts lone CRs.
             let (line, column) = match &location {
-                Some(at) => (Some(at.line()), Some(at.column())),
+                Some(at) => {
+                    let (line, column) = agents_core::text::yaml_mark_position(text, at.index());
+                    (Some(line), Some(column))
+                }
                 None => (None, None),
             };
             let mut message = err.to_string();

@@ -1472,3 +1472,68 @@ fn lint_errors_compare_equal_to_discovery_errors() {
         .clone();
     assert_eq!(from_lint, from_discovery);
 }
+
+/// Found by the `skill_md` fuzz target: libyaml also ends a line at a lone
+/// CR, and its line number was used as the file's, so an error could point
+/// past the last line of the file.
+#[test]
+fn yaml_error_positions_count_line_feeds_only() {
+    let text = "---\nname: a\rb: 1\rc: 2\rd: [\"x\n---\nbody\n";
+    let problems = parse_skill_md(Path::new("SKILL.md"), text.as_bytes()).unwrap_err();
+    let yaml = problems
+        .iter()
+        .find(|p| p.rule == Rule::Yaml)
+        .unwrap_or_else(|| panic!("no YAML error: {problems:?}"));
+    let lines = text.matches('\n').count() + 1;
+    assert!(
+        yaml.line.is_some_and(|line| line <= lines),
+        "line {:?} of a {lines}-line file: {yaml}",
+        yaml.line
+    );
+    // An error on the second line of the front-matter after a lone CR:
+    // still file line 2, at the column where the bad value starts.
+    let text = "---\nname: a\rx: [1, 2\n---\n";
+    let problems = parse_skill_md(Path::new("SKILL.md"), text.as_bytes()).unwrap_err();
+    assert!(
+        problems
+            .iter()
+            .all(|p| p.line.is_some_and(|line| line <= 3)),
+        "{problems:?}"
+    );
+}
+
+/// Found by the `skill_md` fuzz target: a name with tabs was quoted raw in
+/// the error message.
+#[test]
+fn quoted_values_in_problems_escape_control_characters() {
+    let text = "---\nname: a\tb\u{1b}[2J\ndescription: d\n---\n";
+    let problems = parse_skill_md(Path::new("SKILL.md"), text.as_bytes()).unwrap_err();
+    for problem in &problems {
+        assert!(
+            !problem.to_string().chars().any(char::is_control),
+            "{problem:?}"
+        );
+    }
+}
+
+/// Inputs the `skill_md` fuzz target found (`tests/fuzz-crashes/`): every
+/// problem's text, message and file alike, is free of raw control characters
+/// and a few KiB at most.
+#[test]
+fn fuzz_found_inputs_give_clean_bounded_problems() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-crashes");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        seen += 1;
+        let Err(problems) = parse_skill_md(Path::new("SKILL.md"), &bytes) else {
+            continue;
+        };
+        for problem in &problems {
+            let text = problem.to_string();
+            assert!(!text.chars().any(char::is_control), "{problem:?}");
+            assert!(text.len() < 4096, "{} bytes", text.len());
+        }
+    }
+    assert!(seen >= 3);
+}

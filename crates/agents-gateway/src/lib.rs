@@ -12,9 +12,11 @@
 //!   forwarded; a violation is a tool error (`isError: true`) naming the field.
 //! - Live updates ([`Follow`]): the registry's change stamp is polled every
 //!   [`POLL_EVERY`]; when it moved, or an upstream sent
-//!   `notifications/tools/list_changed` (its cache is refreshed first), the
-//!   skills are resolved again and, if the served list changed, every connected
-//!   client gets `notifications/tools/list_changed`. A failed resolution keeps
+//!   `notifications/tools/list_changed` (its tools are listed again on the
+//!   gateway's own session and cached first), the skills are resolved again
+//!   and, if the served list changed, every connected client gets
+//!   `notifications/tools/list_changed`: on its session (handshake era) or on
+//!   its `subscriptions/listen` stream (2026-07-28). A failed resolution keeps
 //!   the last good list and is logged on stderr; the session goes on.
 //! - Agent Skills of the set ([`skills`]): every file of each skill's folder
 //!   is the resource `skill://<name>/<relative path>` and the server declares
@@ -22,6 +24,9 @@
 //!   digests); files are read, bounded, at request time.
 //! - Shutdown: [`Gateway::shutdown`] closes every upstream; dropping the gateway
 //!   (e.g. on a signal) SIGKILLs their process groups.
+
+// Library code returns errors; it does not panic on what it is given.
+#![deny(clippy::panic, clippy::indexing_slicing)]
 
 mod http;
 pub mod skills;
@@ -38,13 +43,16 @@ use agents_core::{ExportFormat, LeftOut, ToolSource, export_tools};
 use agents_mcp::{FetchOptions, Upstream};
 use agents_registry::{McpDefinition, ServeSet, SkillRegistryService, Store};
 use rmcp::ErrorData;
+use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetSkillRequestParams,
     GetSkillResult, Implementation, ListResourcesResult, ListSkillsResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
     Resource, ServerCapabilities, ServerConfig, Skill, Tool,
 };
-use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
+use rmcp::service::{
+    NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext, SubscriptionSink,
+};
 use serde_json::{Value, json};
 
 /// One tool the gateway serves.
@@ -102,7 +110,11 @@ pub fn plan(set: &ServeSet, default_timeout: Duration) -> Plan {
         .collect();
     let mut served = Vec::new();
     for tool in exported.tools {
-        let Some(registry_name) = tool["_meta"][agents_core::META_NAME].as_str() else {
+        let Some(registry_name) = tool
+            .get("_meta")
+            .and_then(|meta| meta.get(agents_core::META_NAME))
+            .and_then(Value::as_str)
+        else {
             continue;
         };
         let Some(entry) = set.entries.iter().find(|e| e.name == registry_name) else {
@@ -144,7 +156,11 @@ pub fn plan(set: &ServeSet, default_timeout: Duration) -> Plan {
             .or(definition.source.timeout_s)
             .map_or(default_timeout, Duration::from_secs);
         served.push(ServedTool {
-            export_name: tool["name"].as_str().unwrap_or_default().to_owned(),
+            export_name: tool
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
             registry_name: registry_name.to_owned(),
             server_tool: server_tool.to_owned(),
             definition: definition.clone(),
@@ -194,8 +210,12 @@ struct Shared {
     upstreams: tokio::sync::Mutex<HashMap<String, Slot>>,
     /// Connected clients, told when the tool list changes.
     peers: std::sync::Mutex<Vec<Peer<RoleServer>>>,
-    /// Servers (by name) that sent `notifications/tools/list_changed`.
-    upstream_changed: std::sync::Mutex<Vec<String>>,
+    /// Open `subscriptions/listen` streams (2026-07-28 protocol), by a
+    /// number of ours: request ids repeat across connections.
+    listeners: std::sync::Mutex<Vec<(u64, SubscriptionSink)>>,
+    next_listener: std::sync::atomic::AtomicU64,
+    /// Server definitions whose session sent `notifications/tools/list_changed`.
+    upstream_changed: std::sync::Mutex<Vec<McpDefinition>>,
     upstream_notify: tokio::sync::Notify,
 }
 
@@ -243,6 +263,8 @@ impl Gateway {
                 options,
                 upstreams: tokio::sync::Mutex::new(HashMap::new()),
                 peers: std::sync::Mutex::new(Vec::new()),
+                listeners: std::sync::Mutex::new(Vec::new()),
+                next_listener: std::sync::atomic::AtomicU64::new(0),
                 upstream_changed: std::sync::Mutex::new(Vec::new()),
                 upstream_notify: tokio::sync::Notify::new(),
             }),
@@ -329,7 +351,11 @@ impl Gateway {
         let served = plan.served.iter().find(|t| t.export_name == name)?.clone();
         drop(plan);
         let arguments = arguments.unwrap_or_else(|| json!({}));
-        let schema = served.tool["inputSchema"].clone();
+        let schema = served
+            .tool
+            .get("inputSchema")
+            .cloned()
+            .unwrap_or(Value::Null);
         if let Err(message) = check_arguments(&served.export_name, &schema, &arguments) {
             return Some(tool_error(message));
         }
@@ -354,10 +380,10 @@ impl Gateway {
         }
         if upstream.is_none() {
             let shared = Arc::downgrade(&self.shared);
-            let server = served.definition.server.clone();
+            let definition = served.definition.clone();
             let on_changed: agents_mcp::ToolsChanged = Arc::new(move || {
                 if let Some(shared) = shared.upgrade() {
-                    lock(&shared.upstream_changed).push(server.clone());
+                    lock(&shared.upstream_changed).push(definition.clone());
                     shared.upstream_notify.notify_one();
                 }
             });
@@ -393,32 +419,48 @@ impl Gateway {
         }
     }
 
-    /// Sends `notifications/tools/list_changed` to every connected client.
+    /// Sends `notifications/tools/list_changed` to every connected client
+    /// (legacy sessions and `subscriptions/listen` streams).
     pub async fn notify_tools_changed(&self) {
-        let peers: Vec<Peer<RoleServer>> = {
-            let mut peers = lock(&self.shared.peers);
-            peers.retain(|peer| !peer.is_transport_closed());
-            peers.clone()
-        };
-        for peer in peers {
+        for peer in self.peers() {
             if let Err(err) = peer.notify_tool_list_changed().await {
                 tracing::debug!(error = %err, "a client did not take notifications/tools/list_changed");
+            }
+        }
+        for sink in self.listeners() {
+            if let Err(err) = sink.notify_tool_list_changed().await {
+                tracing::debug!(error = %err, "a subscription did not take notifications/tools/list_changed");
             }
         }
     }
 
     /// Sends `notifications/resources/list_changed` to every connected client.
     pub async fn notify_resources_changed(&self) {
-        let peers: Vec<Peer<RoleServer>> = {
-            let mut peers = lock(&self.shared.peers);
-            peers.retain(|peer| !peer.is_transport_closed());
-            peers.clone()
-        };
-        for peer in peers {
+        for peer in self.peers() {
             if let Err(err) = peer.notify_resource_list_changed().await {
                 tracing::debug!(error = %err, "a client did not take notifications/resources/list_changed");
             }
         }
+        for sink in self.listeners() {
+            if let Err(err) = sink.notify_resource_list_changed().await {
+                tracing::debug!(error = %err, "a subscription did not take notifications/resources/list_changed");
+            }
+        }
+    }
+
+    /// Legacy sessions still open.
+    fn peers(&self) -> Vec<Peer<RoleServer>> {
+        let mut peers = lock(&self.shared.peers);
+        peers.retain(|peer| !peer.is_transport_closed());
+        peers.clone()
+    }
+
+    /// Open `subscriptions/listen` streams.
+    fn listeners(&self) -> Vec<SubscriptionSink> {
+        lock(&self.shared.listeners)
+            .iter()
+            .map(|(_, sink)| sink.clone())
+            .collect()
     }
 
     /// Resolves the skills again; on success replaces the plan and tells the
@@ -458,21 +500,11 @@ impl Gateway {
             tokio::select! {
                 () = tokio::time::sleep(POLL_EVERY) => {}
                 () = self.shared.upstream_notify.notified() => {
-                    let mut servers = std::mem::take(&mut *lock(&self.shared.upstream_changed));
-                    servers.sort();
-                    servers.dedup();
-                    match follow.service.refresh_mcp(&servers, &self.shared.options).await {
-                        Ok(outcomes) => {
-                            for outcome in outcomes.iter().filter(|o| o.error.is_some()) {
-                                tracing::warn!(
-                                    "mcp serve: mcp server `{}` changed its tools but could not be \
-                                     refreshed: {}",
-                                    outcome.server,
-                                    outcome.error.as_deref().unwrap_or_default()
-                                );
-                            }
-                        }
-                        Err(err) => tracing::warn!("mcp serve: refresh after a tool change failed: {err}"),
+                    let mut changed = std::mem::take(&mut *lock(&self.shared.upstream_changed));
+                    changed.sort_by(|a, b| a.digest.cmp(&b.digest));
+                    changed.dedup_by(|a, b| a.digest == b.digest);
+                    for definition in &changed {
+                        self.refresh_upstream(follow, definition).await;
                     }
                 }
             }
@@ -484,6 +516,69 @@ impl Gateway {
                 }
                 Err(err) => tracing::warn!("mcp serve: cannot read the registry: {err}"),
             }
+        }
+    }
+
+    /// Lists the tools of a server that said they changed, on the gateway's
+    /// own session (a fresh process might not have the tools this one
+    /// added), and stores them as its cache; the next stamp check then
+    /// resolves again. Without a live session it is fetched like `mcp refresh`.
+    async fn refresh_upstream<S: Store>(&self, follow: &Follow<'_, S>, definition: &McpDefinition) {
+        let slot = self
+            .shared
+            .upstreams
+            .lock()
+            .await
+            .get(&definition.digest)
+            .cloned();
+        let listed = match slot {
+            Some(slot) => {
+                let mut upstream = slot.lock().await;
+                match upstream.as_mut() {
+                    Some(running) => {
+                        if running.is_closed() {
+                            None
+                        } else {
+                            Some(running.list_tools().await)
+                        }
+                    }
+                    None => None,
+                }
+            }
+            None => None,
+        };
+        let outcome = match listed {
+            Some(Ok(fetched)) => follow
+                .service
+                .refresh_mcp_from(definition, fetched)
+                .await
+                .map(Some),
+            Some(Err(err)) => {
+                tracing::warn!(
+                    "mcp serve: mcp server `{}` changed its tools but did not list them: {err}",
+                    definition.server
+                );
+                return;
+            }
+            None => follow
+                .service
+                .refresh_mcp(
+                    std::slice::from_ref(&definition.server),
+                    &self.shared.options,
+                )
+                .await
+                .map(|outcomes| outcomes.into_iter().find(|o| o.digest == definition.digest)),
+        };
+        match outcome {
+            Ok(outcome) => {
+                if let Some(error) = outcome.and_then(|o| o.error) {
+                    tracing::warn!(
+                        "mcp serve: mcp server `{}` changed its tools but could not be refreshed: {error}",
+                        definition.server
+                    );
+                }
+            }
+            Err(err) => tracing::warn!("mcp serve: refresh after a tool change failed: {err}"),
         }
     }
 
@@ -529,6 +624,32 @@ impl rmcp::ServerHandler for Gateway {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         lock(&self.shared.peers).push(context.peer);
+    }
+
+    /// 2026-07-28 clients ask for change notifications with
+    /// `subscriptions/listen`: the two list changes the gateway sends.
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(
+            SubscriptionFilter::builder()
+                .tools_list_changed()
+                .resources_list_changed()
+                .build(),
+        )
+    }
+
+    /// Keeps the stream's sink until the client cancels it or hangs up.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let id = self
+            .shared
+            .next_listener
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        lock(&self.shared.listeners).push((id, context.sink().clone()));
+        context.cancelled().await;
+        lock(&self.shared.listeners).retain(|(other, _)| *other != id);
+        Ok(())
     }
 
     async fn list_tools(

@@ -20,6 +20,10 @@
 //! - `bad-schema`: one good tool and one whose input schema is not a JSON Schema;
 //! - `list-error`: answers `tools/list` with a JSON-RPC error;
 //! - `no-tools`: does not offer the `tools` capability at all.
+//! - `malformed-tools DEPTH`: speaks JSON-RPC by hand (stdio only) and lists, in one
+//!   page, the good tools `first` and `last` around three bad ones: `deep`, whose
+//!   input schema nests `DEPTH` objects, `badtype`, whose `inputSchema` is a string,
+//!   and one whose `name` is a number.
 //!
 //! Options:
 //! - `--http ADDR` serves streamable HTTP on a loopback address (port 0 picks a free
@@ -75,6 +79,8 @@ pub enum Mode {
     Garbage,
     /// This many tools in one page.
     Huge(usize),
+    /// A hand-written `tools/list` page with malformed tools between good ones.
+    MalformedTools(usize),
     /// The same `nextCursor` on every page.
     LoopCursor,
     /// A fresh `nextCursor` on every page, forever.
@@ -111,7 +117,7 @@ pub struct Args {
 const USAGE: &str = "usage: agents-mcp-fixture [--http 127.0.0.1:PORT] [--pid-file PATH] [--grandchild] \
 [--setsid-grandchild] [--env-file PATH] [--echo-env VAR] [--echo-header NAME] \
 normal|paginated N PAGE_SIZE|slow SECONDS|crash|crash-after-init|garbage|huge N|loop-cursor|endless|bad-schema|\
-list-error|no-tools";
+list-error|no-tools|malformed-tools DEPTH";
 
 /// Parses the arguments (without the program name).
 pub fn parse_args(args: &[String]) -> Result<Args, String> {
@@ -181,6 +187,9 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
         ["bad-schema"] => Mode::BadSchema,
         ["list-error"] => Mode::ListError,
         ["no-tools"] => Mode::NoTools,
+        ["malformed-tools", args @ ..] => Mode::MalformedTools(
+            usize::try_from(number(args.first(), "DEPTH")?).map_err(|e| e.to_string())?,
+        ),
         [] => return Err("missing MODE".into()),
         other => return Err(format!("unknown mode `{}`", other.join(" "))),
     };
@@ -273,6 +282,7 @@ async fn serve(args: Args) -> Result<ExitCode, String> {
     match (&args.mode, args.http) {
         (Mode::Crash, _) => crash_before_initialize().await,
         (Mode::Garbage, _) => answer_garbage().await,
+        (Mode::MalformedTools(depth), _) => answer_malformed_tools(*depth).await,
         (_, Some(addr)) => serve_http(args.clone(), addr).await,
         (_, None) => {
             let service = Fixture::new(args)
@@ -308,6 +318,48 @@ async fn answer_garbage() -> Result<ExitCode, String> {
             }
         }
         let _ = stdout.flush().await;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The `tools/list` result of `malformed-tools`, as JSON text (built as text:
+/// a `serde_json::Value` nested that deep could not be parsed back).
+fn malformed_tools_page(depth: usize) -> String {
+    let object = r#"{"type":"object"}"#;
+    let deep = format!("{}{{}}{}", r#"{"a":"#.repeat(depth), "}".repeat(depth));
+    format!(
+        r#"{{"tools":[{{"name":"first","description":"ok","inputSchema":{}}},{{"name":"deep","inputSchema":{{"type":"object","properties":{}}}}},{{"name":"badtype","inputSchema":"not a schema"}},{{"name":42,"inputSchema":{{"type":"object"}}}},{{"name":"last","description":"ok","inputSchema":{}}}]}}"#,
+        object, deep, object
+    )
+}
+
+async fn answer_malformed_tools(depth: usize) -> Result<ExitCode, String> {
+    let mut stdout = tokio::io::stdout();
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let Ok(request) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        let Some(id) = request.get("id").cloned() else {
+            continue; // a notification
+        };
+        let result = match request.get("method").and_then(serde_json::Value::as_str) {
+            Some("initialize") => serde_json::json!({
+                "protocolVersion": request.pointer("/params/protocolVersion"),
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "malformed", "version": "1"},
+            })
+            .to_string(),
+            Some("tools/list") => malformed_tools_page(depth),
+            _ => "{}".to_owned(),
+        };
+        let answer = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#);
+        if stdout.write_all(answer.as_bytes()).await.is_err()
+            || stdout.write_all(b"\n").await.is_err()
+            || stdout.flush().await.is_err()
+        {
+            break;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -492,9 +544,11 @@ impl ServerHandler for Fixture {
                 "the tool catalogue is unavailable",
                 None,
             )),
-            Mode::Normal | Mode::Crash | Mode::Garbage | Mode::NoTools => {
-                Ok(page(self.normal_tools(&context), None))
-            }
+            Mode::Normal
+            | Mode::Crash
+            | Mode::Garbage
+            | Mode::NoTools
+            | Mode::MalformedTools(_) => Ok(page(self.normal_tools(&context), None)),
             Mode::Slow(delay) => {
                 tokio::time::sleep(*delay).await;
                 Ok(page(self.normal_tools(&context), None))

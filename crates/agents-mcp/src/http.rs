@@ -21,15 +21,6 @@ pub(crate) struct HttpLaunch<'a> {
     pub(crate) timeout: Duration,
 }
 
-pub(crate) async fn fetch(
-    launch: HttpLaunch<'_>,
-    options: &FetchOptions,
-) -> Result<FetchedTools, McpError> {
-    let (client, fetched) = open(launch, options, session::Handler::default()).await?;
-    session::close(client, options.shutdown_grace).await;
-    Ok(fetched)
-}
-
 /// Connects and runs `initialize` and `tools/list`; the session stays open.
 pub(crate) async fn open(
     launch: HttpLaunch<'_>,

@@ -41,6 +41,9 @@
 //!   duplicate) do not fail the server: they are left out and reported in
 //!   [`FetchedTools::rejected`], each naming the server and the tool.
 
+// Library code returns errors; it does not panic on what it is given.
+#![deny(clippy::panic, clippy::indexing_slicing)]
+
 mod digest;
 mod error;
 mod expand;
@@ -79,6 +82,16 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = rmcp::transport::async_rw::DEFAULT_
 /// Looks up an environment variable for `${VAR}` expansion.
 pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
+/// Default for [`FetchOptions::max_tool_depth`]: far deeper than any real
+/// tool schema, and with the message's own levels still under the JSON
+/// parser's fixed limit of 128.
+pub const DEFAULT_MAX_TOOL_DEPTH: usize = 64;
+
+/// Largest accepted [`FetchOptions::max_tool_depth`]: a `tools/list` answer
+/// adds 4 levels above its tools, and rmcp's parser refuses a message deeper
+/// than 128.
+pub const HARD_MAX_TOOL_DEPTH: usize = 120;
+
 /// How a fetch behaves; [`Default`] reads the process environment.
 #[derive(Clone)]
 pub struct FetchOptions {
@@ -93,6 +106,11 @@ pub struct FetchOptions {
     /// at roughly 25 times its size; over stdio, pages are counted against
     /// `max_tools` before rmcp parses them.
     pub max_message_bytes: usize,
+    /// Deepest nesting of one listed tool (its object counts as one level;
+    /// default [`DEFAULT_MAX_TOOL_DEPTH`], at most [`HARD_MAX_TOOL_DEPTH`]). Over
+    /// stdio a deeper or malformed tool is left out with a reason and the
+    /// rest of its `tools/list` page is kept.
+    pub max_tool_depth: usize,
     /// Each step of the polite shutdown waits this long (default 1 s).
     pub shutdown_grace: Duration,
     /// Source of `${VAR}` values.
@@ -109,6 +127,7 @@ impl Default for FetchOptions {
             max_tools: 10_000,
             max_pages: 1_000,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            max_tool_depth: DEFAULT_MAX_TOOL_DEPTH,
             shutdown_grace: Duration::from_secs(1),
             env: Arc::new(|name: &str| std::env::var(name).ok()),
             launcher: None,
@@ -134,6 +153,7 @@ impl fmt::Debug for FetchOptions {
             .field("max_tools", &self.max_tools)
             .field("max_pages", &self.max_pages)
             .field("max_message_bytes", &self.max_message_bytes)
+            .field("max_tool_depth", &self.max_tool_depth)
             .field("shutdown_grace", &self.shutdown_grace)
             .finish_non_exhaustive()
     }
@@ -256,35 +276,12 @@ pub async fn fetch_tools(
     source: &McpSource,
     options: &FetchOptions,
 ) -> Result<FetchedTools, McpError> {
-    let prepared = source::prepare(source, options)?;
     let server = source.server.as_str();
     let started = std::time::Instant::now();
-    let result = match &prepared.launch {
-        source::Launch::Stdio {
-            command,
-            args,
-            env,
-            cwd,
-        } => {
-            let launch = stdio::StdioLaunch {
-                server,
-                command,
-                args,
-                env,
-                cwd: cwd.as_deref(),
-                timeout: prepared.timeout,
-            };
-            stdio::fetch(launch, options).await
-        }
-        source::Launch::Http { url, headers } => {
-            let launch = http::HttpLaunch {
-                server,
-                url,
-                headers,
-                timeout: prepared.timeout,
-            };
-            http::fetch(launch, options).await
-        }
+    // One start-up path with the gateway: connect, keep the listing, close.
+    let result = match upstream::connect(source, options, None).await {
+        Ok(upstream) => Ok(upstream.finish().await),
+        Err(err) => Err(err),
     };
     match &result {
         Ok(fetched) => tracing::debug!(

@@ -123,7 +123,15 @@ pub(crate) struct StdoutReport {
     pub(crate) too_many_tools: bool,
     /// The watcher cut the stream (any of the above, or a flood of garbage).
     pub(crate) aborted: bool,
+    /// Tools taken out of `tools/list` pages before rmcp saw them (too deep or
+    /// not a valid MCP `Tool`): (name as given, reason). At most
+    /// [`MALFORMED_KEPT`] are kept; the count goes on.
+    pub(crate) malformed_tools: Vec<(String, String)>,
+    pub(crate) malformed_count: usize,
 }
+
+/// How many left-out tools [`StdoutReport`] describes one by one.
+const MALFORMED_KEPT: usize = 100;
 
 /// Non-JSON lines tolerated before giving up (some servers print a banner).
 const GARBAGE_LINES_TOLERATED: usize = 8;
@@ -151,6 +159,7 @@ pub(crate) struct WatchedStdout<R> {
     ready_from: usize,
     max_line: usize,
     max_tools: usize,
+    max_tool_depth: usize,
     tools_seen: usize,
     report: Arc<Mutex<StdoutReport>>,
 }
@@ -160,6 +169,7 @@ impl<R> WatchedStdout<R> {
         inner: R,
         max_line: usize,
         max_tools: usize,
+        max_tool_depth: usize,
     ) -> (Self, Arc<Mutex<StdoutReport>>) {
         let report = Arc::new(Mutex::new(StdoutReport::default()));
         let watched = Self {
@@ -169,6 +179,7 @@ impl<R> WatchedStdout<R> {
             ready_from: 0,
             max_line,
             max_tools,
+            max_tool_depth,
             tools_seen: 0,
             report: report.clone(),
         };
@@ -178,10 +189,13 @@ impl<R> WatchedStdout<R> {
     /// Checks `bytes` and appends what may pass to `ready`.
     fn scan(&mut self, mut bytes: &[u8]) -> io::Result<()> {
         while !bytes.is_empty() {
-            let newline = bytes.iter().position(|&b| b == b'\n');
-            let part = match newline {
-                Some(at) => &bytes[..at],
-                None => bytes,
+            // `part` is up to the newline, `rest` what follows it.
+            let (part, rest) = match bytes.iter().position(|&b| b == b'\n') {
+                Some(at) => match bytes.split_at_checked(at) {
+                    Some((part, [_newline, rest @ ..])) => (part, Some(rest)),
+                    _ => (bytes, None),
+                },
+                None => (bytes, None),
             };
             // rmcp counts the newline too; stop before it would discard the line.
             if self.line.len().saturating_add(part.len()) >= self.max_line {
@@ -195,12 +209,11 @@ impl<R> WatchedStdout<R> {
                 )));
             }
             self.line.extend_from_slice(part);
-            self.ready.extend_from_slice(part);
-            match newline {
-                Some(at) => {
+            match rest {
+                Some(rest) => {
                     self.finish_line()?;
                     self.ready.push(b'\n');
-                    bytes = &bytes[at + 1..];
+                    bytes = rest;
                 }
                 None => break,
             }
@@ -208,15 +221,40 @@ impl<R> WatchedStdout<R> {
         Ok(())
     }
 
+    /// Checks the finished line and moves it (or its repaired form) to `ready`.
+    /// A line is handed on whole: a tools page may be rewritten first.
     fn finish_line(&mut self) -> io::Result<()> {
         let line = std::mem::take(&mut self.line);
         let result = self.check_line(&line);
+        if result.is_ok() {
+            match self.repair_tools_page(&line) {
+                Some(repaired) => self.ready.extend_from_slice(&repaired),
+                None => self.ready.extend_from_slice(&line),
+            }
+        }
         // Keep the allocation for the next line unless it was a big one.
         if line.capacity() <= 1 << 20 {
             self.line = line;
             self.line.clear();
         }
         result
+    }
+
+    /// A `tools/list` page with tools that are too deep or not valid MCP
+    /// tools, without them (each recorded in the report); `None` when the
+    /// line is not such a page or every tool is fine.
+    fn repair_tools_page(&mut self, line: &[u8]) -> Option<Vec<u8>> {
+        let body = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+        let (repaired, dropped) = drop_malformed_tools(body, self.max_tool_depth)?;
+        let mut report = lock(&self.report);
+        for (name, reason) in dropped {
+            tracing::warn!(tool = %name, "mcp server listed a tool that is left out: {reason}");
+            report.malformed_count += 1;
+            if report.malformed_tools.len() < MALFORMED_KEPT {
+                report.malformed_tools.push((name, reason));
+            }
+        }
+        Some(repaired)
     }
 
     fn check_line(&mut self, line: &[u8]) -> io::Result<()> {
@@ -237,7 +275,7 @@ impl<R> WatchedStdout<R> {
             }
             Some(b'[') => Ok(()),
             Some(_) => {
-                let head = &line[..line.len().min(SAMPLE_BYTES)];
+                let head = line.get(..SAMPLE_BYTES).unwrap_or(line);
                 let sample = shorten(String::from_utf8_lossy(head).trim(), SAMPLE_CHARS);
                 tracing::warn!(line = %sample, "mcp server wrote a non-JSON-RPC line to stdout");
                 let mut report = lock(&self.report);
@@ -299,13 +337,100 @@ fn count_listed_tools(line: &[u8]) -> Option<usize> {
     Some(response.result?.tools?.0)
 }
 
+/// A tool taken out of a page: (name as given, reason).
+type Dropped = (String, String);
+
+/// Nesting depth of the JSON text `json` (an object or array is one level),
+/// in one pass over the bytes without building anything.
+fn json_depth(json: &[u8]) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for &b in json {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// `line` without the listed tools that are deeper than `max_depth` or do not
+/// parse as an MCP `Tool`, and what was dropped (name, reason); `None` when
+/// the line is not a response with `result.tools` or nothing was dropped.
+/// Tools are split out as raw text (serde_json skips raw values without
+/// recursing), so a tool nested thousands deep costs linear time and never
+/// reaches rmcp, whose parse of the whole message would fail and lose the
+/// page.
+fn drop_malformed_tools(line: &[u8], max_depth: usize) -> Option<(Vec<u8>, Vec<Dropped>)> {
+    use serde_json::value::RawValue;
+    // Key order does not matter to a JSON-RPC peer.
+    type RawMap = std::collections::BTreeMap<String, Box<RawValue>>;
+    if !contains(line, b"\"tools\"") {
+        return None;
+    }
+    let mut message: RawMap = serde_json::from_slice(line).ok()?;
+    let result_raw = message.get("result")?;
+    let mut result: RawMap = serde_json::from_str(result_raw.get()).ok()?;
+    let tools: Vec<Box<RawValue>> = serde_json::from_str(result.get("tools")?.get()).ok()?;
+    let mut kept: Vec<&RawValue> = Vec::with_capacity(tools.len());
+    let mut dropped = Vec::new();
+    for tool in &tools {
+        let reason = if json_depth(tool.get().as_bytes()) > max_depth {
+            Some(format!("nested deeper than {max_depth} levels"))
+        } else {
+            serde_json::from_str::<rmcp::model::Tool>(tool.get())
+                .err()
+                .map(|err| format!("not a valid MCP tool: {}", shorten(&err.to_string(), 200)))
+        };
+        match reason {
+            Some(reason) => dropped.push((tool_name(tool.get()), reason)),
+            None => kept.push(tool),
+        }
+    }
+    if dropped.is_empty() {
+        return None;
+    }
+    let kept = serde_json::value::to_raw_value(&kept).ok()?;
+    result.insert("tools".to_owned(), kept);
+    let result = serde_json::value::to_raw_value(&result).ok()?;
+    message.insert("result".to_owned(), result);
+    Some((serde_json::to_vec(&message).ok()?, dropped))
+}
+
+/// The `name` of a raw tool, bounded, or `?` when it has none.
+fn tool_name(tool: &str) -> String {
+    #[derive(serde::Deserialize)]
+    struct Named {
+        name: Option<String>,
+    }
+    serde_json::from_str::<Named>(tool)
+        .ok()
+        .and_then(|named| named.name)
+        .map(|name| shorten(&name, SAMPLE_CHARS))
+        .unwrap_or_else(|| "?".to_owned())
+}
+
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack
         .windows(needle.len())
         .any(|window| window == needle)
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -323,10 +448,11 @@ impl<R: AsyncRead + Unpin> AsyncRead for WatchedStdout<R> {
     ) -> Poll<io::Result<()>> {
         let this = &mut *self;
         loop {
-            if this.ready_from < this.ready.len() {
-                let pending = &this.ready[this.ready_from..];
+            if let Some(pending) = this.ready.get(this.ready_from..)
+                && !pending.is_empty()
+            {
                 let n = pending.len().min(buf.remaining());
-                buf.put_slice(&pending[..n]);
+                buf.put_slice(pending.get(..n).unwrap_or_default());
                 this.ready_from += n;
                 return Poll::Ready(Ok(()));
             }
@@ -338,7 +464,15 @@ impl<R: AsyncRead + Unpin> AsyncRead for WatchedStdout<R> {
                 Poll::Ready(Ok(())) => {
                     let filled = chunk_buf.filled();
                     if filled.is_empty() {
-                        return Poll::Ready(Ok(())); // end of stream
+                        if this.line.is_empty() {
+                            return Poll::Ready(Ok(())); // end of stream
+                        }
+                        // A last line without a newline is still handed on.
+                        if let Err(err) = this.finish_line() {
+                            this.ready.clear();
+                            return Poll::Ready(Err(err));
+                        }
+                        continue;
                     }
                     if let Err(err) = this.scan(filled) {
                         this.ready.clear();
@@ -372,7 +506,7 @@ impl StderrTail {
                 match stderr.read(&mut chunk).await {
                     Ok(0) | Err(_) => break,
                     Ok(n) => {
-                        let bytes = &chunk[..n];
+                        let bytes = chunk.get(..n).unwrap_or_default();
                         tracing::debug!(server = %server, stderr = %String::from_utf8_lossy(bytes).trim_end(), "mcp server stderr");
                         let mut tail = lock(&keep);
                         tail.extend_from_slice(bytes);
@@ -397,7 +531,9 @@ impl StderrTail {
             .map(str::trim)
             .filter(|line| !line.is_empty())
             .collect();
-        let last = &lines[lines.len().saturating_sub(3)..];
+        let last = lines
+            .get(lines.len().saturating_sub(3)..)
+            .unwrap_or_default();
         shorten(&last.join(" | "), 500)
     }
 }
@@ -418,7 +554,7 @@ mod tests {
         max_line: usize,
         max_tools: usize,
     ) -> (io::Result<Vec<u8>>, StdoutReport) {
-        let (mut watched, report) = WatchedStdout::new(tokio::io::empty(), max_line, max_tools);
+        let (mut watched, report) = WatchedStdout::new(tokio::io::empty(), max_line, max_tools, 64);
         let mut passed = Vec::new();
         for chunk in chunks {
             if let Err(err) = watched.scan(chunk) {
@@ -428,6 +564,31 @@ mod tests {
             watched.ready.clear();
         }
         (Ok(passed), read_report(&report))
+    }
+
+    #[test]
+    fn depth_counts_brackets_outside_strings_only() {
+        assert_eq!(json_depth(b"1"), 0);
+        assert_eq!(json_depth(br#"{"a":[1,{"b":2}]}"#), 3);
+        assert_eq!(json_depth(br#"{"a":"[[[{{{","b":"\"[["}"#), 1);
+        assert_eq!(json_depth(br#"[[],[[]]]"#), 3);
+    }
+
+    #[test]
+    fn a_page_without_bad_tools_is_passed_unchanged() {
+        let line = br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}"#;
+        assert!(drop_malformed_tools(line, 64).is_none());
+        let (repaired, dropped) = drop_malformed_tools(
+            br#"{"jsonrpc":"2.0","id":1,"result":{"nextCursor":"c","tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"b"}]}}"#,
+            64,
+        )
+        .unwrap();
+        assert_eq!(dropped.len(), 1);
+        assert_eq!(dropped[0].0, "b");
+        let repaired: serde_json::Value = serde_json::from_slice(&repaired).unwrap();
+        assert_eq!(repaired["result"]["nextCursor"], "c");
+        assert_eq!(repaired["result"]["tools"].as_array().unwrap().len(), 1);
+        assert_eq!(repaired["id"], 1);
     }
 
     #[test]
@@ -486,12 +647,12 @@ mod tests {
     #[tokio::test]
     async fn reads_pass_through_and_errors_end_the_stream() {
         let input = b"{\"a\":1}\n{\"b\":2}\n".repeat(2000);
-        let (mut watched, _) = WatchedStdout::new(&input[..], 1 << 20, 10);
+        let (mut watched, _) = WatchedStdout::new(&input[..], 1 << 20, 10, 64);
         let mut out = Vec::new();
         watched.read_to_end(&mut out).await.unwrap();
         assert_eq!(out, input);
         let garbage = b"garbage\n".repeat(20);
-        let (mut watched, report) = WatchedStdout::new(&garbage[..], 1 << 20, 10);
+        let (mut watched, report) = WatchedStdout::new(&garbage[..], 1 << 20, 10, 64);
         assert!(watched.read_to_end(&mut Vec::new()).await.is_err());
         assert!(read_report(&report).aborted);
     }

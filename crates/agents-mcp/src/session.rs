@@ -72,7 +72,20 @@ where
         .await
         .map_err(|err| SessionError::Init(Box::new(err)))?;
     set_stage(stage, STAGE_LIST);
+    let fetched = fetch(&client, server, kind, options)
+        .await
+        .map_err(SessionError::List)?;
+    Ok((client, fetched))
+}
 
+/// `tools/list` (every page, within the limits of `options`) on an open
+/// session: at start-up, and again when the server says its tools changed.
+pub(crate) async fn fetch(
+    client: &Client,
+    server: &str,
+    kind: McpTransport,
+    options: &FetchOptions,
+) -> Result<FetchedTools, Failure> {
     let fetched_at = OffsetDateTime::now_utc()
         .replace_nanosecond(0)
         .unwrap_or_else(|_| OffsetDateTime::now_utc());
@@ -93,9 +106,7 @@ where
             max_tools: options.max_tools,
             max_pages: options.max_pages,
         };
-        list_all(client.peer(), server, kind, &fetched_at_text, &limits)
-            .await
-            .map_err(SessionError::List)?
+        list_all(client.peer(), server, kind, &fetched_at_text, &limits).await?
     } else {
         // A server without the `tools` capability has no tools to list.
         Listing {
@@ -103,15 +114,14 @@ where
             rejected: Vec::new(),
         }
     };
-    let fetched = FetchedTools {
+    Ok(FetchedTools {
         server: server.to_owned(),
         transport: kind,
         tools: listing.tools,
         rejected: listing.rejected,
         server_info,
         fetched_at,
-    };
-    Ok((client, fetched))
+    })
 }
 
 pub(crate) fn set_stage(stage: &Mutex<&'static str>, value: &'static str) {

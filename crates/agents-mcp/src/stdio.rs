@@ -8,7 +8,7 @@ use crate::error::McpError;
 use crate::list::Failure;
 use crate::process::{ChildGuard, StderrTail, StdoutReport, WatchedStdout, read_report};
 use crate::session::{self, STAGE_INITIALIZE, SessionError, get_stage};
-use crate::{DEFAULT_MAX_MESSAGE_BYTES, FetchOptions, FetchedTools, McpTransport};
+use crate::{DEFAULT_MAX_MESSAGE_BYTES, FetchOptions, FetchedTools, McpTransport, RejectedTool};
 
 #[derive(Debug)]
 pub(crate) struct StdioLaunch<'a> {
@@ -20,25 +20,22 @@ pub(crate) struct StdioLaunch<'a> {
     pub(crate) timeout: Duration,
 }
 
-pub(crate) async fn fetch(
-    launch: StdioLaunch<'_>,
-    options: &FetchOptions,
-) -> Result<FetchedTools, McpError> {
-    let (client, fetched, mut guard, _stderr) =
-        open(launch, options, session::Handler::default()).await?;
-    // Closing the session closes the server's stdin, the polite way to stop it.
-    session::close(client, options.shutdown_grace).await;
-    guard.shutdown(options.shutdown_grace).await;
-    Ok(fetched)
-}
-
 /// Starts the server and runs `initialize` and `tools/list`; the session and
 /// the process stay up (the guard kills the group when dropped).
 pub(crate) async fn open(
     launch: StdioLaunch<'_>,
     options: &FetchOptions,
     handler: session::Handler,
-) -> Result<(session::Client, FetchedTools, ChildGuard, StderrTail), McpError> {
+) -> Result<
+    (
+        session::Client,
+        FetchedTools,
+        ChildGuard,
+        StderrTail,
+        std::sync::Arc<Mutex<StdoutReport>>,
+    ),
+    McpError,
+> {
     let server = launch.server;
     let spawn_error = |reason: String| McpError::Spawn {
         server: server.to_owned(),
@@ -126,7 +123,12 @@ pub(crate) async fn open(
         ));
     };
     let mut stderr_tail = StderrTail::spawn(stderr, server.to_owned());
-    let (stdout, report) = WatchedStdout::new(stdout, max_line(options), options.max_tools);
+    let (stdout, report) = WatchedStdout::new(
+        stdout,
+        max_line(options),
+        options.max_tools,
+        options.max_tool_depth.min(crate::HARD_MAX_TOOL_DEPTH),
+    );
 
     let stage = Mutex::new(STAGE_INITIALIZE);
     let work = async {
@@ -156,7 +158,10 @@ pub(crate) async fn open(
     // Bound to a local so the future (and its borrows of `guard`) is gone before the match.
     let outcome = tokio::time::timeout(launch.timeout, work).await;
     match outcome {
-        Ok(Ok((client, fetched))) => Ok((client, fetched, guard, stderr_tail)),
+        Ok(Ok((client, mut fetched))) => {
+            fetched.rejected.extend(take_malformed(server, &report));
+            Ok((client, fetched, guard, stderr_tail, report))
+        }
         Ok(Err(err)) => {
             guard.kill(options.shutdown_grace).await;
             Err(err)
@@ -182,6 +187,29 @@ pub(crate) async fn open(
             })
         }
     }
+}
+
+/// The tools the stdout watcher took out of `tools/list` pages so far, as
+/// rejections (and forgets them, so a later listing reports only its own).
+pub(crate) fn take_malformed(server: &str, report: &Mutex<StdoutReport>) -> Vec<RejectedTool> {
+    let mut report = crate::process::lock(report);
+    let mut out: Vec<RejectedTool> = std::mem::take(&mut report.malformed_tools)
+        .into_iter()
+        .map(|(tool, reason)| RejectedTool {
+            server: server.to_owned(),
+            tool,
+            reason,
+        })
+        .collect();
+    let more = std::mem::take(&mut report.malformed_count).saturating_sub(out.len());
+    if more > 0 {
+        out.push(RejectedTool {
+            server: server.to_owned(),
+            tool: format!("… {more} more"),
+            reason: "also left out (too deep or not valid MCP tools)".into(),
+        });
+    }
+    out
 }
 
 async fn diagnose(

@@ -1,7 +1,8 @@
 //! A long-lived session with one MCP server, for the gateway: started once,
-//! then used for many `tools/call`s. The same start-up code, `${VAR}` rules,
-//! least environment and process-group cleanup as [`crate::fetch_tools`]:
-//! dropping an [`Upstream`] SIGKILLs the server's group.
+//! then used for many `tools/call`s. [`crate::fetch_tools`] is [`connect`]
+//! then [`Upstream::finish`], so a refresh and the gateway share one start-up
+//! path (`${VAR}` rules, least environment, process groups). Dropping an
+//! [`Upstream`] SIGKILLs the server's group.
 
 use std::time::Duration;
 
@@ -10,6 +11,7 @@ use rmcp::model::{CallToolRequestParams, JsonObject};
 use serde_json::Value;
 
 use crate::error::McpError;
+use crate::list::Failure;
 use crate::process::{ChildGuard, StderrTail};
 use crate::session::{self, Handler, ToolsChanged};
 use crate::{FetchOptions, FetchedTools, http, source, stdio};
@@ -24,6 +26,11 @@ pub struct Upstream {
     stderr: Option<StderrTail>,
     grace: Duration,
     tools: FetchedTools,
+    /// What the stdout watcher saw (stdio only): tools it left out.
+    report: Option<std::sync::Arc<std::sync::Mutex<crate::process::StdoutReport>>>,
+    /// Limits for a later `tools/list` and its timeout.
+    options: FetchOptions,
+    timeout: Duration,
 }
 
 impl std::fmt::Debug for Upstream {
@@ -45,7 +52,7 @@ pub async fn connect(
     let prepared = source::prepare(source, options)?;
     let server = source.server.as_str();
     let handler = Handler { on_tools_changed };
-    let (client, tools, guard, stderr) = match &prepared.launch {
+    let (client, tools, guard, stderr, report) = match &prepared.launch {
         source::Launch::Stdio {
             command,
             args,
@@ -60,8 +67,9 @@ pub async fn connect(
                 cwd: cwd.as_deref(),
                 timeout: prepared.timeout,
             };
-            let (client, tools, guard, stderr) = stdio::open(launch, options, handler).await?;
-            (client, tools, Some(guard), Some(stderr))
+            let (client, tools, guard, stderr, report) =
+                stdio::open(launch, options, handler).await?;
+            (client, tools, Some(guard), Some(stderr), Some(report))
         }
         source::Launch::Http { url, headers } => {
             let launch = http::HttpLaunch {
@@ -71,7 +79,7 @@ pub async fn connect(
                 timeout: prepared.timeout,
             };
             let (client, tools) = http::open(launch, options, handler).await?;
-            (client, tools, None, None)
+            (client, tools, None, None, None)
         }
     };
     Ok(Upstream {
@@ -81,6 +89,9 @@ pub async fn connect(
         stderr,
         grace: options.shutdown_grace,
         tools,
+        report,
+        options: options.clone(),
+        timeout: prepared.timeout,
     })
 }
 
@@ -88,6 +99,38 @@ impl Upstream {
     /// The tools it listed when it started.
     pub fn tools(&self) -> &FetchedTools {
         &self.tools
+    }
+
+    /// Lists the tools again on the open session (after the server sent
+    /// `notifications/tools/list_changed`: a new process might not have the
+    /// tools this one added), within the server's timeout; the list is kept
+    /// as [`Self::tools`] too.
+    pub async fn list_tools(&mut self) -> Result<FetchedTools, McpError> {
+        let transport = self.tools.transport;
+        let fetch = session::fetch(&self.client, &self.server, transport, &self.options);
+        match tokio::time::timeout(self.timeout, fetch).await {
+            Ok(Ok(mut fetched)) => {
+                if let Some(report) = &self.report {
+                    fetched
+                        .rejected
+                        .extend(stdio::take_malformed(&self.server, report));
+                }
+                self.tools = fetched.clone();
+                Ok(fetched)
+            }
+            Ok(Err(Failure::Fatal(err))) => Err(err),
+            Ok(Err(Failure::Service(err))) => Err(McpError::Protocol {
+                server: self.server.clone(),
+                stage: session::STAGE_LIST,
+                message: session::error_chain(&err),
+            }),
+            Err(_elapsed) => Err(McpError::Timeout {
+                server: self.server.clone(),
+                stage: session::STAGE_LIST,
+                timeout: self.timeout,
+                note: String::new(),
+            }),
+        }
     }
 
     /// True when the session has ended (the server exited or hung up).
@@ -143,18 +186,25 @@ impl Upstream {
         }
     }
 
-    /// Closes the session and stops the server: stdin closed, then SIGTERM,
-    /// then SIGKILL, each after the shutdown grace (a hung server is killed).
-    pub async fn close(self) {
+    /// Closes it (like [`Self::close`]) and returns the tools it listed at start.
+    pub async fn finish(self) -> FetchedTools {
         let Self {
             client,
             guard,
             grace,
+            tools,
             ..
         } = self;
         session::close(client, grace).await;
         if let Some(mut guard) = guard {
             guard.shutdown(grace).await;
         }
+        tools
+    }
+
+    /// Closes the session and stops the server: stdin closed, then SIGTERM,
+    /// then SIGKILL, each after the shutdown grace (a hung server is killed).
+    pub async fn close(self) {
+        self.finish().await;
     }
 }

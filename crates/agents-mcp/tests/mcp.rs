@@ -709,3 +709,47 @@ async fn the_child_gets_only_the_documented_environment_plus_its_env() {
     assert_eq!(names, expected, "{text}");
     assert!(text.contains("FROM_ITEM=yes\n"), "{text}");
 }
+
+/// A malformed or too-deep tool costs only itself: the rest of its page is
+/// kept, each bad one is named with the reason, and nothing waits for a timeout.
+#[tokio::test]
+async fn malformed_and_too_deep_tools_are_left_out_not_the_page() {
+    for depth in [100, 200, 100_000] {
+        let started = std::time::Instant::now();
+        let source = fixture_source("odd", &["malformed-tools", &depth.to_string()]);
+        let fetched = fetch_tools(&source, &options(&[])).await.unwrap();
+        assert_eq!(
+            names(&fetched),
+            ["mcp:odd/first", "mcp:odd/last"],
+            "{depth}"
+        );
+        let rejected: Vec<(String, String)> = fetched
+            .rejected
+            .iter()
+            .map(|r| (r.tool.clone(), r.reason.clone()))
+            .collect();
+        assert_eq!(rejected.len(), 3, "{depth}: {rejected:?}");
+        assert_eq!(rejected[0].0, "deep");
+        assert_eq!(rejected[0].1, "nested deeper than 64 levels");
+        assert_eq!(rejected[1].0, "badtype");
+        assert!(
+            rejected[1].1.starts_with("not a valid MCP tool: "),
+            "{}",
+            rejected[1].1
+        );
+        assert_eq!(rejected[2].0, "?", "a tool without a string name");
+        // Far below the 30 s a lost answer would cost.
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    }
+    // A higher limit lets a 100-level tool through.
+    let opts = FetchOptions {
+        max_tool_depth: 110,
+        ..options(&[])
+    };
+    let source = fixture_source("odd", &["malformed-tools", "100"]);
+    let fetched = fetch_tools(&source, &opts).await.unwrap();
+    assert_eq!(
+        names(&fetched),
+        ["mcp:odd/first", "mcp:odd/deep", "mcp:odd/last"]
+    );
+}

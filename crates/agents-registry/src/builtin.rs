@@ -1,7 +1,7 @@
 //! The builtin tool specs the CLI ships, so the example skills resolve out of
 //! the box. A host program embedding the library registers its own instead.
 
-use agents_core::{ToolSource, ToolSpec};
+use agents_core::{ToolRegistry, ToolSource, ToolSpec};
 use serde_json::{Value, json};
 
 struct Builtin {
@@ -107,6 +107,17 @@ pub fn builtin_tools() -> Vec<ToolSpec> {
         .collect()
 }
 
+/// The builtin tools as a registry. Their schemas are not checked against
+/// the meta-schema here, on every start: they are code, and the test
+/// `builtins_are_valid_and_unique` checks them.
+pub fn builtin_registry() -> Result<ToolRegistry, agents_core::RegistryError> {
+    let mut registry = ToolRegistry::new();
+    for tool in builtin_tools() {
+        registry.register_known_valid(tool)?;
+    }
+    Ok(registry)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -117,5 +128,7 @@ mod tests {
             registry.register(tool, false).unwrap();
         }
         assert_eq!(registry.len(), super::BUILTINS.len());
+        let unchecked = super::builtin_registry().unwrap();
+        assert!(registry.list(None).eq(unchecked.list(None)));
     }
 }

@@ -74,6 +74,12 @@ pub enum ServiceError {
         /// Each candidate: digest prefix, defining skill and launch line (bounded).
         definitions: Vec<String>,
     },
+    /// The MCP server's definition is not trusted on this machine.
+    #[error("{message}")]
+    UntrustedMcpServer {
+        /// What is untrusted and how to trust it.
+        message: String,
+    },
     /// `tool get --body` of a tool that is not an Agent Skill.
     #[error("tool `{0}` is not an Agent Skill: only `agent_skills/...` tools have a SKILL.md body")]
     NotAnAgentSkill(String),
@@ -112,6 +118,7 @@ impl ServiceError {
             Self::McpServerNotDefined { .. } => "mcp_server_not_defined",
             Self::McpDigestNotFound { .. } => "mcp_digest_not_found",
             Self::McpAmbiguousTrust { .. } => "mcp_ambiguous_trust",
+            Self::UntrustedMcpServer { .. } => "untrusted_mcp_server",
             Self::AgentSkillFiles(err) => err.kind(),
             Self::Trust(err) => err.kind(),
             Self::Strict(_) => "strict",

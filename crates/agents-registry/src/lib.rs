@@ -5,6 +5,9 @@
 //! It owns policy (what is validated when, which catalogue wins, what a
 //! refresh replaces) but no SQL, no YAML and no printing.
 
+// Library code returns errors; it does not panic on what it is given.
+#![deny(clippy::panic, clippy::indexing_slicing)]
+
 mod builtin;
 mod discovery;
 mod error;
@@ -18,7 +21,7 @@ mod write;
 pub use agents_discovery::{ConflictStrategy, DiscoveryResult};
 pub use agents_mcp::FetchOptions;
 pub use agents_store::Store;
-pub use builtin::builtin_tools;
+pub use builtin::{builtin_registry, builtin_tools};
 pub use discovery::Progress;
 pub use error::ServiceError;
 pub use mcp::{DEFAULT_MCP_TIMEOUT, McpDefinition, McpRefresh, McpServerState, McpToolDiff};

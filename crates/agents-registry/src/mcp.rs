@@ -18,7 +18,7 @@ use std::time::Duration;
 use agents_core::{
     McpSource, Skill, SkillItem, SkillName, ToolChange, ToolSource, ToolSpec, compare_tool_lists,
 };
-use agents_mcp::{FetchOptions, fetch_tools, short_digest, spec_digest};
+use agents_mcp::{FetchOptions, FetchedTools, fetch_tools, short_digest, spec_digest};
 use agents_store::{Store, ToolGroup};
 use serde::Serialize;
 
@@ -339,6 +339,97 @@ impl<S: Store> SkillRegistryService<S> {
             .filter(|s| !s.is_empty()))
     }
 
+    /// Stores a tool list fetched on a session that is already open (the
+    /// gateway's, after the server sent `notifications/tools/list_changed`)
+    /// as `definition`'s cache, with the same drift check and one-transaction
+    /// write as a refresh. An untrusted definition is refused: its server
+    /// should never have been started.
+    pub async fn refresh_mcp_from(
+        &self,
+        definition: &McpDefinition,
+        fetched: FetchedTools,
+    ) -> Result<McpRefresh, ServiceError> {
+        if !definition.trusted {
+            return Err(ServiceError::UntrustedMcpServer {
+                message: definition.untrusted_message(),
+            });
+        }
+        self.record_fetched(definition, fetched).await
+    }
+
+    async fn record_fetched(
+        &self,
+        definition: &McpDefinition,
+        mut fetched: FetchedTools,
+    ) -> Result<McpRefresh, ServiceError> {
+        let digest = definition.digest.clone();
+        for (index, tool) in fetched.tools.iter_mut().enumerate() {
+            tool.source_metadata
+                .insert(LIST_INDEX.into(), serde_json::Value::from(index));
+        }
+        let stamp = fetched
+            .fetched_at
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default();
+        // Drift: compare with the cache this fetch replaces.
+        let before = self.cached_of(&digest).await?;
+        let previous_at = self.cached_at(&digest).await?;
+        let changes = if before.is_empty() && previous_at.is_none() {
+            Vec::new()
+        } else {
+            compare_tool_lists(&before, &fetched.tools)
+        };
+        let shown: Vec<String> = fetched.tools.iter().map(|t| t.name.clone()).collect();
+        let rows: Vec<ToolSpec> = fetched
+            .tools
+            .into_iter()
+            .map(|mut tool| {
+                let own = tool_of(&tool).unwrap_or_default().to_owned();
+                tool.name = cached_name(&definition.server, &digest, &own);
+                tool.source_metadata
+                    .insert("spec_digest".into(), digest.clone().into());
+                tool
+            })
+            .collect();
+        let group = group_of(&digest);
+        let key = fetched_key(&digest);
+        if changes.is_empty() {
+            self.store()
+                .replace_tool_group(&group, &rows, &[(key.as_str(), stamp.as_str())])
+                .await?;
+        } else {
+            let previous_key = previous_fetched_key(&digest);
+            let since = previous_at.clone().unwrap_or_default();
+            self.store()
+                .replace_tool_group_keeping_previous(
+                    &group,
+                    &rows,
+                    &[
+                        (key.as_str(), stamp.as_str()),
+                        (previous_key.as_str(), since.as_str()),
+                    ],
+                )
+                .await?;
+        }
+        let changed_since = if changes.is_empty() {
+            None
+        } else {
+            previous_at
+        };
+        Ok(McpRefresh {
+            server: definition.server.clone(),
+            digest,
+            transport: Some(fetched.transport.as_str().to_owned()),
+            tools: shown,
+            rejected: fetched.rejected.iter().map(ToString::to_string).collect(),
+            error: None,
+            error_kind: None,
+            cached_at: Some(stamp),
+            changes,
+            changed_since,
+        })
+    }
+
     async fn refresh_definitions(
         &self,
         definitions: Vec<McpDefinition>,
@@ -355,73 +446,7 @@ impl<S: Store> SkillRegistryService<S> {
         for (definition, result) in results {
             let digest = definition.digest.clone();
             match result {
-                Ok(mut fetched) => {
-                    for (index, tool) in fetched.tools.iter_mut().enumerate() {
-                        tool.source_metadata
-                            .insert(LIST_INDEX.into(), serde_json::Value::from(index));
-                    }
-                    let stamp = fetched
-                        .fetched_at
-                        .format(&time::format_description::well_known::Rfc3339)
-                        .unwrap_or_default();
-                    // Drift: compare with the cache this fetch replaces.
-                    let before = self.cached_of(&digest).await?;
-                    let previous_at = self.cached_at(&digest).await?;
-                    let changes = if before.is_empty() && previous_at.is_none() {
-                        Vec::new()
-                    } else {
-                        compare_tool_lists(&before, &fetched.tools)
-                    };
-                    let shown: Vec<String> = fetched.tools.iter().map(|t| t.name.clone()).collect();
-                    let rows: Vec<ToolSpec> = fetched
-                        .tools
-                        .into_iter()
-                        .map(|mut tool| {
-                            let own = tool_of(&tool).unwrap_or_default().to_owned();
-                            tool.name = cached_name(&definition.server, &digest, &own);
-                            tool.source_metadata
-                                .insert("spec_digest".into(), digest.clone().into());
-                            tool
-                        })
-                        .collect();
-                    let group = group_of(&digest);
-                    let key = fetched_key(&digest);
-                    if changes.is_empty() {
-                        self.store()
-                            .replace_tool_group(&group, &rows, &[(key.as_str(), stamp.as_str())])
-                            .await?;
-                    } else {
-                        let previous_key = previous_fetched_key(&digest);
-                        let since = previous_at.clone().unwrap_or_default();
-                        self.store()
-                            .replace_tool_group_keeping_previous(
-                                &group,
-                                &rows,
-                                &[
-                                    (key.as_str(), stamp.as_str()),
-                                    (previous_key.as_str(), since.as_str()),
-                                ],
-                            )
-                            .await?;
-                    }
-                    let changed_since = if changes.is_empty() {
-                        None
-                    } else {
-                        previous_at
-                    };
-                    outcomes.push(McpRefresh {
-                        server: definition.server.clone(),
-                        digest,
-                        transport: Some(fetched.transport.as_str().to_owned()),
-                        tools: shown,
-                        rejected: fetched.rejected.iter().map(ToString::to_string).collect(),
-                        error: None,
-                        error_kind: None,
-                        cached_at: Some(stamp),
-                        changes,
-                        changed_since,
-                    });
-                }
+                Ok(fetched) => outcomes.push(self.record_fetched(definition, fetched).await?),
                 Err(err) => {
                     // The message may quote the server's stderr: it goes to this
                     // user only, never into the shared database.
@@ -547,6 +572,31 @@ impl<S: Store> SkillRegistryService<S> {
     /// The last change of each cached definition named `server`: the tool
     /// list a refresh replaced (kept one generation) against the current one
     /// (`agents mcp tools SERVER --diff`).
+    /// `agents mcp tools SERVER`: its cached tools; an error when nothing is
+    /// cached and no definition of it exists.
+    pub async fn mcp_server_tools(&self, server: &str) -> Result<Vec<ToolSpec>, ServiceError> {
+        let tools: Vec<ToolSpec> = self
+            .mcp_cached_tools(server)
+            .await?
+            .into_iter()
+            .map(|(_, tool)| tool)
+            .collect();
+        if tools.is_empty()
+            && !self
+                .mcp_server_definitions()
+                .await?
+                .iter()
+                .any(|d| d.server == server)
+        {
+            return Err(ServiceError::McpServerNotDefined {
+                server: server.to_owned(),
+            });
+        }
+        Ok(tools)
+    }
+
+    /// The last change of each definition's cached tools; an error when the
+    /// server has neither a cache nor a definition.
     pub async fn mcp_tool_diff(&self, server: &str) -> Result<Vec<McpToolDiff>, ServiceError> {
         let mut digests: Vec<String> = Vec::new();
         for (digest, _) in self.mcp_cached_tools(server).await? {
@@ -586,6 +636,11 @@ impl<S: Store> SkillRegistryService<S> {
                 digest,
                 previous_fetched_at,
                 changes,
+            });
+        }
+        if diffs.is_empty() {
+            return Err(ServiceError::McpServerNotDefined {
+                server: server.to_owned(),
             });
         }
         Ok(diffs)

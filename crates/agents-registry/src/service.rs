@@ -1,4 +1,4 @@
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use agents_core::{
@@ -347,14 +347,15 @@ impl<S: Store> SkillRegistryService<S> {
                 }
             }
         }
-        let mut wanted: Vec<String> = Vec::new();
+        // A closure names each tool many times: deduplicate before sorting.
+        let mut wanted: HashSet<&str> = HashSet::new();
         let mut has_mcp = false;
         let mut has_agent = false;
         for skill in skills.values() {
             for item in &skill.items {
                 match item {
-                    SkillItem::ToolRef { name } if self.builtins.get(name).is_none() => {
-                        wanted.push(name.clone());
+                    SkillItem::ToolRef { name } => {
+                        wanted.insert(name);
                     }
                     SkillItem::McpSource(_) => has_mcp = true,
                     SkillItem::AgentSource(_) => has_agent = true,
@@ -362,8 +363,11 @@ impl<S: Store> SkillRegistryService<S> {
                 }
             }
         }
-        wanted.sort();
-        wanted.dedup();
+        let mut wanted: Vec<&str> = wanted
+            .into_iter()
+            .filter(|name| self.builtins.get(name).is_none())
+            .collect();
+        wanted.sort_unstable();
         let mut catalog = Catalog {
             config: self.mcp_servers.clone(),
             ..Catalog::default()
@@ -373,7 +377,11 @@ impl<S: Store> SkillRegistryService<S> {
         }
         let stored: Vec<String> = wanted
             .iter()
-            .map(|name| self.scope.stored_name(name).unwrap_or_else(|| name.clone()))
+            .map(|name| {
+                self.scope
+                    .stored_name(name)
+                    .unwrap_or_else(|| (*name).to_owned())
+            })
             .collect();
         for tool in self.store.get_tools(&stored).await? {
             if let Some(tool) = self.scope.visible(tool) {

@@ -226,31 +226,32 @@ impl<S: Store> SkillRegistryService<S> {
         let resolver = SkillResolver::new(&skills, &catalog);
         let mut lines: IndexSet<String> = IndexSet::new();
         let mut unknown: IndexSet<(SkillName, String)> = IndexSet::new();
-        // One cycle is found once from each of its written members.
+        // A cycle met twice (through two of its members) is shown once.
         let mut cycles: HashSet<Vec<SkillName>> = HashSet::new();
-        for skill in written {
-            let (errors, warnings) = resolver.diagnose(&skill.name);
-            for error in errors {
-                if let agents_core::ResolveError::Cycle { cycle } = &error
-                    && !cycles.insert(canonical_cycle(cycle))
-                {
-                    continue;
-                }
-                lines.insert(error.to_string());
+        // One walk over all written skills: diagnosing each alone would cost
+        // the sum of their closures (quadratic when they include one another).
+        let written_names: Vec<SkillName> =
+            written.iter().map(|skill| skill.name.clone()).collect();
+        let (errors, warnings) = resolver.diagnose_all(&written_names);
+        for error in errors {
+            if let agents_core::ResolveError::Cycle { cycle } = &error
+                && !cycles.insert(canonical_cycle(cycle))
+            {
+                continue;
             }
-            for warning in warnings {
-                match warning {
-                    ResolveWarning::UnknownTool { skill, tool } => {
-                        unknown.insert((skill, tool));
-                    }
-                    ResolveWarning::UnmatchedOverride { .. }
-                    | ResolveWarning::UnknownAgentSkill { .. }
-                    | ResolveWarning::DuplicateAgentSkill { .. } => {
-                        lines.insert(warning.to_string());
-                    }
-                    ResolveWarning::McpNotCached { .. } | ResolveWarning::McpToolMissing { .. } => {
-                    }
+            lines.insert(error.to_string());
+        }
+        for warning in warnings {
+            match warning {
+                ResolveWarning::UnknownTool { skill, tool } => {
+                    unknown.insert((skill, tool));
                 }
+                ResolveWarning::UnmatchedOverride { .. }
+                | ResolveWarning::UnknownAgentSkill { .. }
+                | ResolveWarning::DuplicateAgentSkill { .. } => {
+                    lines.insert(warning.to_string());
+                }
+                ResolveWarning::McpNotCached { .. } | ResolveWarning::McpToolMissing { .. } => {}
             }
         }
         for error in self.check_mcp_references(&skills) {

@@ -179,8 +179,7 @@ pub(crate) fn encode_skill(skill: &Skill) -> Result<SkillColumns, StoreError> {
         name,
     )?;
     let mut items = Vec::with_capacity(skill.items.len());
-    for (position, item) in skill.items.iter().enumerate() {
-        let item_name = skill.item_name(position);
+    for (position, (item, item_name)) in skill.items.iter().zip(skill.item_names()).enumerate() {
         check_text(
             "skill_items",
             "item_name",
@@ -234,11 +233,12 @@ fn corrupt(table: &'static str, key: &str, reason: String) -> StoreError {
 }
 
 fn decode_item(skill: &str, row: ItemRow) -> Result<SkillItem, StoreError> {
-    let key = format!("{skill}#{}", row.item_order);
+    // Only an error names the row: not built for every item read.
+    let key = || format!("{skill}#{}", row.item_order);
     let kind = ItemKind::parse(&row.item_type).ok_or_else(|| {
         corrupt(
             "skill_items",
-            &key,
+            &key(),
             format!(
                 "unknown `item_type` `{}`, expected `tool_ref`, `include`, `inline_tool`, `mcp_source` or `agent_source`",
                 row.item_type
@@ -249,7 +249,7 @@ fn decode_item(skill: &str, row: ItemRow) -> Result<SkillItem, StoreError> {
         match (&row.item_config, required) {
             (None, true) => Err(corrupt(
                 "skill_items",
-                &key,
+                &key(),
                 format!("`{}` item has no `item_config`", row.item_type),
             )),
             (config, _) => Ok(config.clone()),
@@ -258,7 +258,7 @@ fn decode_item(skill: &str, row: ItemRow) -> Result<SkillItem, StoreError> {
     let parse_err = |err: serde_json::Error| {
         corrupt(
             "skill_items",
-            &key,
+            &key(),
             format!("`item_config` does not decode: {err}"),
         )
     };
@@ -271,7 +271,7 @@ fn decode_item(skill: &str, row: ItemRow) -> Result<SkillItem, StoreError> {
         }),
         ItemKind::Include => {
             let skill = SkillName::new(&row.item_name)
-                .map_err(|err| corrupt("skill_items", &key, format!("`item_name`: {err}")))?;
+                .map_err(|err| corrupt("skill_items", &key(), format!("`item_name`: {err}")))?;
             let overrides = match config(false)? {
                 Some(raw) => {
                     serde_json::from_str::<IncludeConfig>(&raw)
@@ -339,9 +339,10 @@ pub(crate) fn decode_skills(
     items: Vec<ItemRow>,
 ) -> Result<Vec<Skill>, StoreError> {
     let mut by_skill: HashMap<String, Vec<ItemRow>> = HashMap::with_capacity(rows.len());
-    for item in items {
+    for mut item in items {
+        // The key takes the row's name: `decode_item` does not read it again.
         by_skill
-            .entry(item.skill_name.clone())
+            .entry(std::mem::take(&mut item.skill_name))
             .or_default()
             .push(item);
     }
@@ -431,7 +432,11 @@ pub(crate) fn last_wins(tools: &[ToolSpec]) -> Vec<&ToolSpec> {
     let mut out: Vec<&ToolSpec> = Vec::with_capacity(tools.len());
     for tool in tools {
         match index.get(tool.name.as_str()) {
-            Some(&at) => out[at] = tool,
+            Some(&at) => {
+                if let Some(slot) = out.get_mut(at) {
+                    *slot = tool;
+                }
+            }
             None => {
                 index.insert(&tool.name, out.len());
                 out.push(tool);

@@ -12,6 +12,9 @@
 //! [`open`] picks the backend from a database URL. Every write method is one
 //! transaction: it lands whole or not at all.
 
+// Library code returns errors; it does not panic on what it is given.
+#![deny(clippy::panic, clippy::indexing_slicing)]
+
 mod any;
 mod codec;
 mod engine;

@@ -105,20 +105,7 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
             server,
             diff: false,
         } => {
-            let tools: Vec<_> = ctx
-                .service
-                .mcp_cached_tools(&server)
-                .await?
-                .into_iter()
-                .map(|(_, tool)| tool)
-                .collect();
-            let known = ctx.service.mcp_server_definitions().await?;
-            if tools.is_empty() && !known.iter().any(|d| d.server == server) {
-                return Err(Failure::new(
-                    "unknown_mcp_server",
-                    format!("mcp server `{server}` is not defined in config.toml or in any skill"),
-                ));
-            }
+            let tools = ctx.service.mcp_server_tools(&server).await?;
             if ctx.format.structured() {
                 output::json(&json!({"server": server, "tools": tools}))?;
             } else if tools.is_empty() {
@@ -172,12 +159,6 @@ fn warn_changes(ctx: &Context, outcome: &McpRefresh) {
 /// `agents mcp tools SERVER --diff`: the last change of its cached tools.
 async fn tool_diff(ctx: &Context, server: &str) -> Result<ExitCode, Failure> {
     let diffs = ctx.service.mcp_tool_diff(server).await?;
-    if diffs.is_empty() {
-        return Err(Failure::new(
-            "unknown_mcp_server",
-            format!("mcp server `{server}` is not defined in config.toml or in any skill"),
-        ));
-    }
     if ctx.format.structured() {
         output::json(&json!({"server": server, "definitions": diffs}))?;
         return Ok(ExitCode::SUCCESS);

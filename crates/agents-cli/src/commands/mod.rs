@@ -106,7 +106,7 @@ pub fn read_text(path: &Path) -> Result<String, Failure> {
     }
     String::from_utf8(bytes).map_err(|err| {
         let valid = err.utf8_error().valid_up_to();
-        let before = &err.as_bytes()[..valid];
+        let before = err.as_bytes().get(..valid).unwrap_or_default();
         let line = before.iter().filter(|b| **b == b'\n').count() + 1;
         Failure::new(
             "invalid_definition",

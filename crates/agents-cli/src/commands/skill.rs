@@ -295,18 +295,13 @@ async fn tools(
     }
     if ctx.format.structured() {
         let explanations = set.explanations.as_deref().unwrap_or_default();
-        let tools: Vec<Value> = set
+        let tools: Vec<EntryJson<'_>> = set
             .entries
             .iter()
             .enumerate()
-            .map(|(i, entry)| {
-                let mut object = entry_json(entry);
-                if let (Some(explanation), Value::Object(fields)) =
-                    (explanations.get(i), &mut object)
-                {
-                    fields.insert("explain".into(), explain_json(explanation));
-                }
-                object
+            .map(|(i, entry)| EntryJson {
+                explain: explanations.get(i).map(explain_json),
+                ..entry_json(entry)
             })
             .collect();
         let mut summary = serde_json::to_value(set.summary)
@@ -318,12 +313,19 @@ async fn tools(
                     .map_err(|err| Failure::new("internal", err.to_string()))?,
             );
         }
-        output::json(&json!({
-            "skill": name,
-            "tools": tools,
-            "summary": summary,
-            "warnings": set.warnings,
-        }))?;
+        #[derive(serde::Serialize)]
+        struct ToolsJson<'a> {
+            skill: &'a SkillName,
+            tools: Vec<EntryJson<'a>>,
+            summary: Value,
+            warnings: &'a [String],
+        }
+        output::json(&ToolsJson {
+            skill: &name,
+            tools,
+            summary,
+            warnings: &set.warnings,
+        })?;
         return Ok(ExitCode::SUCCESS);
     }
     let rows = set
@@ -641,41 +643,61 @@ fn explain_tree(out: &mut String, entry: &ResolvedToolEntry, explanation: &Expla
     }
 }
 
+/// One entry of `agents skill tools --format json`, serialized straight from
+/// the entry: no `Value` tree in between, since a large closure's include
+/// paths are hundreds of thousands of strings. Keys in this order; `source`,
+/// `description` and `input_schema` are `null` when absent, the fields after
+/// them are left out.
+#[derive(serde::Serialize)]
+pub struct EntryJson<'a> {
+    name: &'a str,
+    export_name: String,
+    source: Option<agents_core::ToolSource>,
+    source_skill: &'a SkillName,
+    is_inline: bool,
+    kind: agents_core::ItemKind,
+    overrides: &'a agents_core::ValueMap,
+    include_path: &'a agents_core::IncludePath,
+    description: Option<&'a str>,
+    input_schema: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_schema: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source_metadata: Option<&'a agents_core::ValueMap>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    read_only: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    writes: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checkpointable: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    side_effects: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    explain: Option<Value>,
+}
+
 /// One entry of `agents skill tools --format json`.
-pub fn entry_json(entry: &ResolvedToolEntry) -> Value {
+pub fn entry_json(entry: &ResolvedToolEntry) -> EntryJson<'_> {
     let tool = entry.tool.as_ref();
-    let mut object = json!({
-        "name": entry.name,
-        "export_name": agents_core::export_name(&entry.name),
-        "source": tool.map(|t| t.source),
-        "source_skill": entry.source_skill,
-        "is_inline": entry.is_inline,
-        "kind": entry.kind,
-        "overrides": entry.overrides,
-        "include_path": entry.include_path,
-        "description": tool.map(|t| t.description.clone()),
-        "input_schema": tool.and_then(|t| t.input_schema.clone()),
-    });
-    if let (Some(tool), Value::Object(fields)) = (tool, &mut object) {
-        if let Some(schema) = &tool.output_schema {
-            fields.insert("output_schema".into(), schema.clone());
-        }
-        if !tool.source_metadata.is_empty() {
-            fields.insert(
-                "source_metadata".into(),
-                Value::Object(tool.source_metadata.clone()),
-            );
-        }
-        for (key, flag) in [
-            ("read_only", tool.read_only),
-            ("writes", tool.writes),
-            ("checkpointable", tool.checkpointable),
-            ("side_effects", tool.side_effects),
-        ] {
-            if let Some(flag) = flag {
-                fields.insert(key.into(), Value::Bool(flag));
-            }
-        }
+    EntryJson {
+        name: &entry.name,
+        export_name: agents_core::export_name(&entry.name),
+        source: tool.map(|t| t.source),
+        source_skill: &entry.source_skill,
+        is_inline: entry.is_inline,
+        kind: entry.kind,
+        overrides: &entry.overrides,
+        include_path: &entry.include_path,
+        description: tool.map(|t| t.description.as_str()),
+        input_schema: tool.and_then(|t| t.input_schema.as_ref()),
+        output_schema: tool.and_then(|t| t.output_schema.as_ref()),
+        source_metadata: tool
+            .map(|t| &t.source_metadata)
+            .filter(|metadata| !metadata.is_empty()),
+        read_only: tool.and_then(|t| t.read_only),
+        writes: tool.and_then(|t| t.writes),
+        checkpointable: tool.and_then(|t| t.checkpointable),
+        side_effects: tool.and_then(|t| t.side_effects),
+        explain: None,
     }
-    object
 }

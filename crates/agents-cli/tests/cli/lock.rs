@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::support::{Sandbox, add_examples};
+use crate::support::{Sandbox, add_examples, python};
 
 #[test]
 fn locking_twice_without_changes_writes_identical_bytes() {
@@ -274,21 +274,6 @@ fn an_edited_skill_md_changes_the_lock_digest() {
 
 /// The MCP Python SDK's interpreter; under `scripts/test.sh` (which sets
 /// `AGENTS_TEST_REQUIRE_ALL`) or in CI a missing one fails the test.
-fn python(test: &str) -> Option<String> {
-    match std::env::var("AGENTS_TEST_MCP_PYTHON") {
-        Ok(python) => Some(python),
-        Err(_) => {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true")
-                    && std::env::var("AGENTS_TEST_REQUIRE_ALL").is_err(),
-                "AGENTS_TEST_MCP_PYTHON must be set (scripts/install-mcp-python.sh)"
-            );
-            eprintln!("SKIPPED (no AGENTS_TEST_MCP_PYTHON): {test}");
-            None
-        }
-    }
-}
-
 #[test]
 fn a_changed_mcp_tool_description_is_a_warning_a_diff_and_a_lock_failure() {
     let Some(python) = python("mcp_drift") else {

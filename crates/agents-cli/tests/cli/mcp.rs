@@ -1,38 +1,8 @@
 use serde_json::json;
 
-use crate::support::Sandbox;
+use crate::support::{Sandbox, everything, processes_with};
 
 /// The real MCP reference server installed by `scripts/install-mcp-everything.sh`.
-fn everything(test: &str) -> Option<String> {
-    match std::env::var("AGENTS_TEST_MCP_EVERYTHING") {
-        Ok(entry) => Some(entry),
-        Err(_) => {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "AGENTS_TEST_MCP_EVERYTHING must be set in CI (scripts/test.sh installs it)"
-            );
-            eprintln!("SKIPPED (no AGENTS_TEST_MCP_EVERYTHING): {test}");
-            None
-        }
-    }
-}
-
-/// Processes whose environment carries `marker` (set in the server's `env`).
-fn servers_alive(marker: &str) -> usize {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .chars()
-                .all(|c| c.is_ascii_digit())
-        })
-        .filter_map(|e| std::fs::read(e.path().join("environ")).ok())
-        .filter(|environ| String::from_utf8_lossy(environ).contains(marker))
-        .count()
-}
-
 #[test]
 fn skill_tools_refresh_queries_a_real_mcp_server_and_falls_back_to_the_cache() {
     let Some(entry) = everything("skill_tools_refresh") else {
@@ -88,7 +58,7 @@ fn skill_tools_refresh_queries_a_real_mcp_server_and_falls_back_to_the_cache() {
         run.stderr
     );
     assert_eq!(
-        servers_alive(&format!("AGENTS_TEST_MARKER=refresh-{pid}")),
+        processes_with(&format!("AGENTS_TEST_MARKER=refresh-{pid}")),
         0,
         "an MCP server outlived the command"
     );
@@ -187,7 +157,7 @@ fn servers_can_be_defined_in_config_and_unknown_ones_are_errors() {
         "{out}"
     );
     assert_eq!(
-        servers_alive(&format!("AGENTS_TEST_MARKER=config-{}", std::process::id())),
+        processes_with(&format!("AGENTS_TEST_MARKER=config-{}", std::process::id())),
         0
     );
 }
@@ -270,5 +240,25 @@ fn validate_strict_queries_the_servers_and_checks_agent_skill_folders() {
         !errors.iter().any(|e| e.contains("`echo`")),
         "echo is listed: {errors:#?}"
     );
-    assert_eq!(servers_alive(&format!("strict-{pid}")), 0);
+    assert_eq!(processes_with(&format!("strict-{pid}")), 0);
+}
+
+#[test]
+fn an_undefined_server_is_the_same_error_for_tools_diff_and_refresh() {
+    let sb = Sandbox::new();
+    for args in [
+        &["mcp", "tools", "nope"][..],
+        &["mcp", "tools", "nope", "--diff"],
+        &["mcp", "refresh", "nope"],
+    ] {
+        let mut with_json = args.to_vec();
+        with_json.extend(["--format", "json"]);
+        let run = sb.run(&with_json).fails(1);
+        let error = &run.stderr_json()["error"];
+        assert_eq!(error["kind"], "mcp_server_not_defined", "{args:?}: {error}");
+        assert_eq!(
+            error["message"], "mcp server `nope` is not defined in config.toml or in any skill",
+            "{args:?}"
+        );
+    }
 }

@@ -7,55 +7,12 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::support::Sandbox;
+use crate::support::{Sandbox, everything, processes_with, python, settle};
 
-/// `AGENTS_TEST_MCP_EVERYTHING` and `AGENTS_TEST_MCP_PYTHON`; under
-/// `scripts/test.sh` (which sets `AGENTS_TEST_REQUIRE_ALL`) or in CI a missing
-/// one fails the test, elsewhere it skips with a note.
+/// `AGENTS_TEST_MCP_EVERYTHING` and `AGENTS_TEST_MCP_PYTHON` (see
+/// [`crate::support::required_env`]).
 fn requirements(test: &str) -> Option<(String, String)> {
-    let everything = std::env::var("AGENTS_TEST_MCP_EVERYTHING").ok();
-    let python = std::env::var("AGENTS_TEST_MCP_PYTHON").ok();
-    match (everything, python) {
-        (Some(e), Some(p)) => Some((e, p)),
-        _ => {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true")
-                    && std::env::var("AGENTS_TEST_REQUIRE_ALL").is_err(),
-                "AGENTS_TEST_MCP_EVERYTHING and AGENTS_TEST_MCP_PYTHON must be set \
-                 (scripts/test.sh installs them with scripts/install-mcp-everything.sh \
-                 and scripts/install-mcp-python.sh)"
-            );
-            eprintln!("SKIPPED (no AGENTS_TEST_MCP_EVERYTHING/AGENTS_TEST_MCP_PYTHON): {test}");
-            None
-        }
-    }
-}
-
-/// Processes whose environment carries `marker`.
-fn alive(marker: &str) -> usize {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .bytes()
-                .all(|b| b.is_ascii_digit())
-        })
-        .filter_map(|e| std::fs::read(e.path().join("environ")).ok())
-        .filter(|environ| String::from_utf8_lossy(environ).contains(marker))
-        .count()
-}
-
-/// Waits (bounded) until no process carries `marker`; returns how many remain.
-fn settle(marker: &str) -> usize {
-    for _ in 0..100 {
-        if alive(marker) == 0 {
-            return 0;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    alive(marker)
+    Some((everything(test)?, python(test)?))
 }
 
 fn gateway_skill(sb: &Sandbox, entry: &str, marker: &str) {
@@ -76,12 +33,24 @@ fn python_client(sb: &Sandbox, python: &str, steps: &Value) -> Value {
 /// Runs the Python client script with `args` after the steps (`-- COMMAND…`
 /// for stdio, `--url URL [--token T]` for HTTP); returns its JSON output.
 fn python_client_with(sb: &Sandbox, python: &str, steps: &Value, args: &[String]) -> Value {
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/py/mcp_client.py");
+    python_script(sb, python, "mcp_client.py", &steps.to_string(), args)
+}
+
+/// Runs `tests/cli/py/SCRIPT FIRST ARGS…` and parses the JSON it prints.
+fn python_script<S: AsRef<std::ffi::OsStr>>(
+    sb: &Sandbox,
+    python: &str,
+    script: &str,
+    first: &str,
+    args: &[S],
+) -> Value {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/cli/py")
+        .join(script);
     let out = sb
         .command(python)
         .arg(script)
-        .arg(steps.to_string())
+        .arg(first)
         .args(args)
         .output()
         .unwrap();
@@ -574,7 +543,7 @@ fn sigterm_stops_the_gateway_and_its_upstreams() {
     line.clear();
     stdout.read_line(&mut line).unwrap();
     assert!(line.contains("up"), "{line}");
-    assert!(alive(&marker) >= 1, "the upstream is not running");
+    assert!(processes_with(&marker) >= 1, "the upstream is not running");
     nix_kill(child.id());
     let status = child.wait().unwrap();
     assert!(!status.success());
@@ -587,4 +556,131 @@ fn nix_kill(pid: u32) {
         .status()
         .unwrap();
     assert!(status.success());
+}
+
+#[test]
+fn an_upstream_list_changed_reaches_the_client_with_the_tool_it_added() {
+    let Some((_, python)) = requirements("upstream_list_changed") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let marker = format!("gw-grow-{}", std::process::id());
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/py/grow_server.py");
+    let file = sb.write(
+        "grow.yaml",
+        &format!(
+            "name: l/grow\nmcp_sources:\n  - server: grow\n    command: {python}\n    args: [\"{}\"]\n    env: {{AGENTS_TEST_MARKER: {marker}}}\n",
+            script.display()
+        ),
+    );
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    sb.run(&["mcp", "refresh", "grow"]).ok();
+    let dry = sb
+        .run(&["mcp", "serve", "l/grow", "--dry-run", "--format", "json"])
+        .ok()
+        .json();
+    let grow = dry["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["_meta"]["io.cleveragents/name"] == "mcp:grow/grow")
+        .unwrap_or_else(|| panic!("no grow tool served: {dry}"))["name"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let steps = json!([
+        {"list": true},
+        {"call": grow, "arguments": {}},
+        {"wait_list_changed": 60},
+        {"list": true},
+    ]);
+    let args: Vec<String> = vec![
+        "--".into(),
+        env!("CARGO_BIN_EXE_agents").into(),
+        "mcp".into(),
+        "serve".into(),
+        "l/grow".into(),
+    ];
+    let out = python_client_with(&sb, &python, &steps, &args);
+    let steps = out["steps"].as_array().unwrap();
+    let names = |step: &Value| -> Vec<String> {
+        step["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                t["_meta"]["io.cleveragents/name"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect()
+    };
+    assert_eq!(names(&steps[0]), ["mcp:grow/echo", "mcp:grow/grow"]);
+    assert_eq!(text_of(&steps[1]), "grown", "{}", steps[1]);
+    assert_eq!(
+        steps[2]["list_changed"], true,
+        "the upstream's list_changed did not reach the client"
+    );
+    assert_eq!(
+        names(&steps[3]),
+        ["mcp:grow/echo", "mcp:grow/grow", "mcp:grow/extra"]
+    );
+    // The tool the running server added is in the catalogue too.
+    let listed = sb.run(&["mcp", "tools", "grow"]).ok();
+    assert!(listed.stdout.contains("extra"), "{}", listed.stdout);
+    assert_eq!(settle(&marker), 0, "an upstream outlived the gateway");
+}
+
+/// Runs `listen_client.py` (a 2026-07-28 client) against the gateway reached
+/// by `args` (`-- COMMAND…` or `--url URL`); it updates `l/gw` while listening.
+fn listen_client(sb: &Sandbox, python: &str, args: &[&str]) -> Value {
+    let original = std::fs::read_to_string(sb.path("gw.yaml")).unwrap();
+    let again = sb.write(
+        "again.yaml",
+        &original.replace("Say it back", "Say it again"),
+    );
+    let update = json!([
+        env!("CARGO_BIN_EXE_agents"),
+        "skill",
+        "update",
+        again.to_str().unwrap()
+    ]);
+    let out = python_script(sb, python, "listen_client.py", &update.to_string(), args);
+    assert_eq!(out["protocol"], "2026-07-28", "{out}");
+    assert_eq!(out["honored"]["toolsListChanged"], true, "{out}");
+    assert_eq!(out["before"]["tools"][0]["description"], "Say it back");
+    assert_eq!(out["update_code"], 0, "{out}");
+    assert_eq!(out["event"], "ToolsListChanged", "{out}");
+    assert_eq!(out["after"]["tools"][0]["description"], "Say it again");
+    out
+}
+
+#[test]
+fn a_2026_07_28_client_follows_changes_through_subscriptions_listen() {
+    let Some((entry, python)) = requirements("subscriptions_listen") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let marker = format!("gw-listen-{}", std::process::id());
+    gateway_skill(&sb, &entry, &marker);
+    let agents = env!("CARGO_BIN_EXE_agents");
+    listen_client(&sb, &python, &["--", agents, "mcp", "serve", "l/gw"]);
+    assert_eq!(settle(&marker), 0, "an upstream outlived the gateway");
+}
+
+#[test]
+fn subscriptions_listen_over_streamable_http() {
+    let Some((entry, python)) = requirements("subscriptions_listen_http") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let marker = format!("gw-listen-http-{}", std::process::id());
+    gateway_skill(&sb, &entry, &marker);
+    let (mut child, url) = http_gateway(&sb, &["--http", "127.0.0.1:0"], &[]);
+    listen_client(&sb, &python, &["--url", &url]);
+    nix_kill(child.id());
+    child.wait().unwrap();
+    assert_eq!(settle(&marker), 0, "an upstream outlived the gateway");
 }

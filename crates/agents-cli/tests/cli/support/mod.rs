@@ -256,3 +256,60 @@ fn with_database(url: &str, name: &str) -> String {
         None => format!("{host}/{name}"),
     }
 }
+
+/// The value of `var`, an installed test dependency (e.g.
+/// `AGENTS_TEST_MCP_EVERYTHING`). Under `scripts/test.sh` (which sets
+/// `AGENTS_TEST_REQUIRE_ALL`) or in CI a missing one fails the test; elsewhere
+/// the test skips with a note naming `test`.
+pub fn required_env(var: &str, test: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(value) => Some(value),
+        Err(_) => {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true")
+                    && std::env::var("AGENTS_TEST_REQUIRE_ALL").is_err(),
+                "{var} must be set (scripts/test.sh installs it: scripts/install-mcp-everything.sh, \
+                 scripts/install-mcp-python.sh)"
+            );
+            eprintln!("SKIPPED (no {var}): {test}");
+            None
+        }
+    }
+}
+
+/// server-everything's entry point (`AGENTS_TEST_MCP_EVERYTHING`).
+pub fn everything(test: &str) -> Option<String> {
+    required_env("AGENTS_TEST_MCP_EVERYTHING", test)
+}
+
+/// The venv python with the MCP Python SDK (`AGENTS_TEST_MCP_PYTHON`).
+pub fn python(test: &str) -> Option<String> {
+    required_env("AGENTS_TEST_MCP_PYTHON", test)
+}
+
+/// Processes whose environment carries `marker` (set in a server's `env`).
+pub fn processes_with(marker: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .filter_map(|e| std::fs::read(e.path().join("environ")).ok())
+        .filter(|environ| String::from_utf8_lossy(environ).contains(marker))
+        .count()
+}
+
+/// Waits (bounded, 10 s) until no process carries `marker`; returns how many remain.
+pub fn settle(marker: &str) -> usize {
+    for _ in 0..100 {
+        if processes_with(marker) == 0 {
+            return 0;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    processes_with(marker)
+}
