@@ -35,14 +35,7 @@ impl ToolRegistry {
     /// schemas must be valid JSON Schema.
     pub fn register(&mut self, spec: ToolSpec, replace: bool) -> Result<(), RegistryError> {
         spec.validate()?;
-        if !replace && let Some(existing) = self.tools.get(&spec.name) {
-            return Err(RegistryError::DuplicateTool {
-                name: spec.name,
-                existing: existing.source,
-            });
-        }
-        self.tools.insert(spec.name.clone(), spec);
-        Ok(())
+        self.insert(spec, replace)
     }
 
     /// Registers `spec` like [`Self::register`] (no replacing), checking its
@@ -52,7 +45,12 @@ impl ToolRegistry {
     /// cold command start).
     pub fn register_known_valid(&mut self, spec: ToolSpec) -> Result<(), RegistryError> {
         crate::tool::validate_tool_name(&spec.name)?;
-        if let Some(existing) = self.tools.get(&spec.name) {
+        self.insert(spec, false)
+    }
+
+    /// Adds a checked `spec`; a taken name is an error unless `replace` is set.
+    fn insert(&mut self, spec: ToolSpec, replace: bool) -> Result<(), RegistryError> {
+        if !replace && let Some(existing) = self.tools.get(&spec.name) {
             return Err(RegistryError::DuplicateTool {
                 name: spec.name,
                 existing: existing.source,
