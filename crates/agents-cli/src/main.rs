@@ -14,6 +14,12 @@ use clap::Parser;
 
 use crate::output::Failure;
 
+/// Reading and resolving a large closure makes hundreds of thousands of
+/// short-lived allocations; mimalloc makes them cheaper than the system
+/// allocator and touches fewer fresh pages (measured in the README).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Hidden first argument: run as the launcher of an MCP server (arm the
 /// parent-death signal, then `exec` it; see `agents_mcp::launch`).
 pub(crate) const LAUNCH_ARG: &str = "__mcp-launch";

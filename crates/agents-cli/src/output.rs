@@ -214,9 +214,91 @@ pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<(), Failure> {
             .map_err(|err| Failure::new("internal", format!("cannot encode YAML: {err}")))?;
         return raw(&text);
     }
-    let text = serde_json::to_string_pretty(value)
-        .map_err(|err| Failure::new("internal", format!("cannot encode JSON: {err}")))?;
-    write_line(&json_text(text))
+    // Streamed through a buffer, not built as one string first: a closure's
+    // tools are megabytes of JSON.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut serializer = serde_json::Serializer::with_formatter(
+        &mut out,
+        EscapingFormatter(serde_json::ser::PrettyFormatter::new()),
+    );
+    value
+        .serialize(&mut serializer)
+        .map_err(|err| match err.io_error_kind() {
+            Some(kind) => broken_pipe(kind.into()),
+            None => Failure::new("internal", format!("cannot encode JSON: {err}")),
+        })?;
+    out.write_all(b"\n").map_err(broken_pipe)?;
+    out.flush().map_err(broken_pipe)
+}
+
+/// `serde_json`'s pretty printer, but writing DEL and the C1 controls (which
+/// `serde_json` leaves as they are) as `\u00XX` escapes, like
+/// [`json_text`].
+struct EscapingFormatter<'a>(serde_json::ser::PrettyFormatter<'a>);
+
+impl serde_json::ser::Formatter for EscapingFormatter<'_> {
+    fn write_string_fragment<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        if !fragment.bytes().any(|b| b == 0x7f || b == 0xc2) {
+            return writer.write_all(fragment.as_bytes());
+        }
+        let mut start = 0;
+        for (at, c) in fragment.char_indices() {
+            if ('\u{7f}'..='\u{9f}').contains(&c) {
+                writer.write_all(fragment.get(start..at).unwrap_or_default().as_bytes())?;
+                write!(writer, "\\u{:04x}", u32::from(c))?;
+                start = at + c.len_utf8();
+            }
+        }
+        writer.write_all(fragment.get(start..).unwrap_or_default().as_bytes())
+    }
+
+    fn begin_array<W: ?Sized + Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        self.0.begin_array(writer)
+    }
+
+    fn end_array<W: ?Sized + Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        self.0.end_array(writer)
+    }
+
+    fn begin_array_value<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_array_value(writer, first)
+    }
+
+    fn end_array_value<W: ?Sized + Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        self.0.end_array_value(writer)
+    }
+
+    fn begin_object<W: ?Sized + Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        self.0.begin_object(writer)
+    }
+
+    fn end_object<W: ?Sized + Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        self.0.end_object(writer)
+    }
+
+    fn begin_object_key<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_object_key(writer, first)
+    }
+
+    fn begin_object_value<W: ?Sized + Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        self.0.begin_object_value(writer)
+    }
+
+    fn end_object_value<W: ?Sized + Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        self.0.end_object_value(writer)
+    }
 }
 
 /// Prints text that already ends with a newline (YAML, reports) with its

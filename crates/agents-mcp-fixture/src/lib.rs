@@ -20,7 +20,8 @@
 //! - `bad-schema`: one good tool and one whose input schema is not a JSON Schema;
 //! - `list-error`: answers `tools/list` with a JSON-RPC error;
 //! - `no-tools`: does not offer the `tools` capability at all.
-//! - `malformed-tools DEPTH`: speaks JSON-RPC by hand (stdio only) and lists, in one
+//! - `malformed-tools DEPTH`: speaks JSON-RPC by hand (over stdio, or with `--http` as one
+//!   server-sent event per POST) and lists, in one
 //!   page, the good tools `first` and `last` around three bad ones: `deep`, whose
 //!   input schema nests `DEPTH` objects, `badtype`, whose `inputSchema` is a string,
 //!   and one whose `name` is a number.
@@ -282,7 +283,8 @@ async fn serve(args: Args) -> Result<ExitCode, String> {
     match (&args.mode, args.http) {
         (Mode::Crash, _) => crash_before_initialize().await,
         (Mode::Garbage, _) => answer_garbage().await,
-        (Mode::MalformedTools(depth), _) => answer_malformed_tools(*depth).await,
+        (Mode::MalformedTools(depth), Some(addr)) => serve_malformed_tools_http(*depth, addr).await,
+        (Mode::MalformedTools(depth), None) => answer_malformed_tools(*depth).await,
         (_, Some(addr)) => serve_http(args.clone(), addr).await,
         (_, None) => {
             let service = Fixture::new(args)
@@ -333,6 +335,123 @@ fn malformed_tools_page(depth: usize) -> String {
     )
 }
 
+/// The JSON-RPC answer of `malformed-tools` to one request (`None` for a
+/// notification).
+fn malformed_tools_answer(request: &serde_json::Value, depth: usize) -> Option<String> {
+    let id = request.get("id")?;
+    let result = match request.get("method").and_then(serde_json::Value::as_str) {
+        Some("initialize") => serde_json::json!({
+            "protocolVersion": request.pointer("/params/protocolVersion"),
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "malformed", "version": "1"},
+        })
+        .to_string(),
+        Some("tools/list") => malformed_tools_page(depth),
+        _ => "{}".to_owned(),
+    };
+    Some(format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#
+    ))
+}
+
+/// `malformed-tools` over streamable HTTP, by hand (rmcp's server would not
+/// send a malformed tool): every answer is one server-sent event, one request
+/// per connection.
+async fn serve_malformed_tools_http(depth: usize, addr: SocketAddr) -> Result<ExitCode, String> {
+    serve_connections(addr, move |stream| answer_one_http_request(stream, depth)).await
+}
+
+/// Listens on `addr`, prints the MCP URL on stdout, and hands each accepted
+/// connection to `handle` (in a task of its own) until stdin closes: the
+/// parent holds our stdin; when it goes away, so do we.
+async fn serve_connections<F, Fut>(addr: SocketAddr, handle: F) -> Result<ExitCode, String>
+where
+    F: Fn(tokio::net::TcpStream) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|err| format!("cannot listen on {addr}: {err}"))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|err| format!("cannot read the bound address: {err}"))?;
+    let mut stdout = tokio::io::stdout();
+    stdout
+        .write_all(format!("http://{bound}/mcp\n").as_bytes())
+        .await
+        .and(stdout.flush().await)
+        .map_err(|err| format!("cannot write the address to stdout: {err}"))?;
+    let accept = async move {
+        loop {
+            let Ok((stream, _peer)) = listener.accept().await else {
+                continue;
+            };
+            tokio::spawn(handle(stream));
+        }
+    };
+    let stdin_closed = async {
+        let mut sink = Vec::new();
+        let _ = tokio::io::stdin().read_to_end(&mut sink).await;
+    };
+    tokio::select! {
+        () = accept => {}
+        () = stdin_closed => {}
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn answer_one_http_request(stream: tokio::net::TcpStream, depth: usize) {
+    let mut reader = BufReader::new(stream);
+    let mut request_line = String::new();
+    if reader.read_line(&mut request_line).await.is_err() {
+        return;
+    }
+    let mut length = 0usize;
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header).await.is_err() {
+            return;
+        }
+        let header = header.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; length];
+    if reader.read_exact(&mut body).await.is_err() {
+        return;
+    }
+    let response = if request_line.starts_with("POST ") {
+        let request: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+        match malformed_tools_answer(&request, depth) {
+            Some(answer) => {
+                let event = format!("event: message\ndata: {answer}\n\n");
+                format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nmcp-session-id: malformed\r\n\
+                     content-length: {}\r\nconnection: close\r\n\r\n{event}",
+                    event.len()
+                )
+            }
+            None => {
+                "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_owned()
+            }
+        }
+    } else if request_line.starts_with("DELETE ") {
+        "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_owned()
+    } else {
+        "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+            .to_owned()
+    };
+    let mut stream = reader.into_inner();
+    let _ = stream.write_all(response.as_bytes()).await;
+    let _ = stream.flush().await;
+}
+
 async fn answer_malformed_tools(depth: usize) -> Result<ExitCode, String> {
     let mut stdout = tokio::io::stdout();
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
@@ -340,20 +459,9 @@ async fn answer_malformed_tools(depth: usize) -> Result<ExitCode, String> {
         let Ok(request) = serde_json::from_str::<serde_json::Value>(&line) else {
             continue;
         };
-        let Some(id) = request.get("id").cloned() else {
+        let Some(answer) = malformed_tools_answer(&request, depth) else {
             continue; // a notification
         };
-        let result = match request.get("method").and_then(serde_json::Value::as_str) {
-            Some("initialize") => serde_json::json!({
-                "protocolVersion": request.pointer("/params/protocolVersion"),
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "malformed", "version": "1"},
-            })
-            .to_string(),
-            Some("tools/list") => malformed_tools_page(depth),
-            _ => "{}".to_owned(),
-        };
-        let answer = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#);
         if stdout.write_all(answer.as_bytes()).await.is_err()
             || stdout.write_all(b"\n").await.is_err()
             || stdout.flush().await.is_err()
@@ -365,52 +473,24 @@ async fn answer_malformed_tools(depth: usize) -> Result<ExitCode, String> {
 }
 
 async fn serve_http(args: Args, addr: SocketAddr) -> Result<ExitCode, String> {
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|err| format!("cannot listen on {addr}: {err}"))?;
-    let bound = listener
-        .local_addr()
-        .map_err(|err| format!("cannot read the bound address: {err}"))?;
     let fixture = Fixture::new(args);
     let service: StreamableHttpService<Fixture, LocalSessionManager> = StreamableHttpService::new(
         move || Ok(fixture.clone()),
         Default::default(),
         StreamableHttpServerConfig::default(),
     );
-    let mut stdout = tokio::io::stdout();
-    stdout
-        .write_all(format!("http://{bound}/mcp\n").as_bytes())
-        .await
-        .and(stdout.flush().await)
-        .map_err(|err| format!("cannot write the address to stdout: {err}"))?;
-
-    let accept = async move {
-        loop {
-            let Ok((stream, _peer)) = listener.accept().await else {
-                continue;
-            };
-            let service = service.clone();
-            tokio::spawn(async move {
-                let io = hyper_util::rt::TokioIo::new(stream);
-                let service = hyper_util::service::TowerToHyperService::new(service);
-                let _ = hyper_util::server::conn::auto::Builder::new(
-                    hyper_util::rt::TokioExecutor::new(),
-                )
-                .serve_connection(io, service)
-                .await;
-            });
+    serve_connections(addr, move |stream| {
+        let service = service.clone();
+        async move {
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let service = hyper_util::service::TowerToHyperService::new(service);
+            let _ =
+                hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
+                    .serve_connection(io, service)
+                    .await;
         }
-    };
-    // The parent holds our stdin; when it goes away, so do we.
-    let stdin_closed = async {
-        let mut sink = Vec::new();
-        let _ = tokio::io::stdin().read_to_end(&mut sink).await;
-    };
-    tokio::select! {
-        () = accept => {}
-        () = stdin_closed => {}
-    }
-    Ok(ExitCode::SUCCESS)
+    })
+    .await
 }
 
 #[derive(Debug, Clone)]

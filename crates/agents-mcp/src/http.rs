@@ -1,17 +1,215 @@
 //! Fetching from a streamable-HTTP server.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::StreamExt;
 use http::{HeaderName, HeaderValue};
+use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::common::client_side_sse::BoxedSseResponse;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
+    StreamableHttpPostResponse, StreamableHttpResponseLimits,
+};
 
 use crate::error::McpError;
 use crate::list::Failure;
+use crate::process::{StdoutReport, repair_tools_message};
 use crate::session::{self, STAGE_INITIALIZE, SessionError, get_stage};
 use crate::{FetchOptions, FetchedTools, McpTransport};
+
+/// Redirects followed for one request (same origin, 307/308 only).
+const MAX_REDIRECTS: usize = 10;
+
+/// rmcp's reqwest client with one change: each server-sent event is checked
+/// before rmcp parses it, and a `tools/list` answer loses only its malformed
+/// or too-deep tools (recorded in `report`), not the whole page. A plain JSON
+/// response (`Content-Type: application/json`) is parsed by rmcp's client
+/// itself and still fails as a whole.
+#[derive(Debug, Clone)]
+pub(crate) struct RepairingClient {
+    inner: reqwest::Client,
+    max_tool_depth: usize,
+    report: Arc<Mutex<StdoutReport>>,
+}
+
+impl RepairingClient {
+    fn new(max_tool_depth: usize) -> Result<Self, reqwest::Error> {
+        // As rmcp's default client: no idle pooling (a half-read body would
+        // stall the next request on delayed ACKs) and same-origin 307/308
+        // redirects only.
+        let inner = reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
+            .redirect(reqwest::redirect::Policy::custom(|attempt| {
+                let keeps_body = matches!(
+                    attempt.status(),
+                    reqwest::StatusCode::TEMPORARY_REDIRECT
+                        | reqwest::StatusCode::PERMANENT_REDIRECT
+                );
+                let same_origin = attempt
+                    .previous()
+                    .first()
+                    .is_some_and(|first| first.origin() == attempt.url().origin());
+                if !keeps_body || !same_origin {
+                    attempt.stop()
+                } else if attempt.previous().len() > MAX_REDIRECTS {
+                    attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+                } else {
+                    attempt.follow()
+                }
+            }))
+            .build()?;
+        Ok(Self {
+            inner,
+            max_tool_depth,
+            report: Arc::new(Mutex::new(StdoutReport::default())),
+        })
+    }
+
+    fn repair(&self, stream: BoxedSseResponse) -> BoxedSseResponse {
+        let depth = self.max_tool_depth;
+        let report = Arc::clone(&self.report);
+        stream
+            .map(move |event| {
+                event.map(|mut event| {
+                    if let Some(data) = &event.data
+                        && let Some(repaired) =
+                            repair_tools_message(data.as_bytes(), depth, &report)
+                        && let Ok(repaired) = String::from_utf8(repaired)
+                    {
+                        event.data = Some(repaired);
+                    }
+                    event
+                })
+            })
+            .boxed()
+    }
+}
+
+impl StreamableHttpClient for RepairingClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            StreamableHttpResponseLimits::default(),
+        )
+        .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let mut limits = StreamableHttpResponseLimits::default();
+        limits.max_sse_event_size = max_sse_event_size;
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
+        .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let response = self
+            .inner
+            .post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                limits,
+            )
+            .await?;
+        Ok(match response {
+            StreamableHttpPostResponse::Sse(stream, session) => {
+                StreamableHttpPostResponse::Sse(self.repair(stream), session)
+            }
+            other => other,
+        })
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), StreamableHttpError<Self::Error>> {
+        self.inner
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<BoxedSseResponse, StreamableHttpError<Self::Error>> {
+        let stream = self
+            .inner
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+            .await?;
+        Ok(self.repair(stream))
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<BoxedSseResponse, StreamableHttpError<Self::Error>> {
+        let stream = self
+            .inner
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await?;
+        Ok(self.repair(stream))
+    }
+}
 
 #[derive(Debug)]
 pub(crate) struct HttpLaunch<'a> {
@@ -22,11 +220,12 @@ pub(crate) struct HttpLaunch<'a> {
 }
 
 /// Connects and runs `initialize` and `tools/list`; the session stays open.
+/// The report collects the tools left out of this and later listings.
 pub(crate) async fn open(
     launch: HttpLaunch<'_>,
     options: &FetchOptions,
     handler: session::Handler,
-) -> Result<(session::Client, FetchedTools), McpError> {
+) -> Result<(session::Client, FetchedTools, Arc<Mutex<StdoutReport>>), McpError> {
     let server = launch.server;
     let mut headers = HashMap::new();
     for (name, value) in launch.headers {
@@ -45,7 +244,14 @@ pub(crate) async fn open(
         .custom_headers(headers)
         .max_json_response_size(options.max_message_bytes)
         .max_sse_event_size(options.max_message_bytes);
-    let transport = StreamableHttpClientTransport::from_config(config);
+    let client = RepairingClient::new(options.max_tool_depth.min(crate::HARD_MAX_TOOL_DEPTH))
+        .map_err(|err| McpError::Connect {
+            server: server.to_owned(),
+            url: launch.url.to_owned(),
+            reason: format!("cannot set up the HTTP client: {err}"),
+        })?;
+    let report = Arc::clone(&client.report);
+    let transport = StreamableHttpClientTransport::with_client(client, config);
 
     let stage = Mutex::new(STAGE_INITIALIZE);
     let outcome = tokio::time::timeout(
@@ -61,7 +267,12 @@ pub(crate) async fn open(
     )
     .await;
     match outcome {
-        Ok(Ok((client, fetched))) => Ok((client, fetched)),
+        Ok(Ok((client, mut fetched))) => {
+            fetched
+                .rejected
+                .extend(crate::stdio::take_malformed(server, &report));
+            Ok((client, fetched, report))
+        }
         Ok(Err(failure)) => Err(diagnose(server, launch.url, get_stage(&stage), failure)),
         Err(_elapsed) => Err(McpError::Timeout {
             server: server.to_owned(),

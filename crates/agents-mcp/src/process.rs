@@ -245,16 +245,7 @@ impl<R> WatchedStdout<R> {
     /// line is not such a page or every tool is fine.
     fn repair_tools_page(&mut self, line: &[u8]) -> Option<Vec<u8>> {
         let body = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-        let (repaired, dropped) = drop_malformed_tools(body, self.max_tool_depth)?;
-        let mut report = lock(&self.report);
-        for (name, reason) in dropped {
-            tracing::warn!(tool = %name, "mcp server listed a tool that is left out: {reason}");
-            report.malformed_count += 1;
-            if report.malformed_tools.len() < MALFORMED_KEPT {
-                report.malformed_tools.push((name, reason));
-            }
-        }
-        Some(repaired)
+        repair_tools_message(body, self.max_tool_depth, &self.report)
     }
 
     fn check_line(&mut self, line: &[u8]) -> io::Result<()> {
@@ -289,6 +280,27 @@ impl<R> WatchedStdout<R> {
             }
         }
     }
+}
+
+/// One JSON-RPC message without the listed tools that are too deep or not
+/// valid MCP tools, each recorded in `report`; `None` when it is not a
+/// `tools/list` answer or every tool is fine. Shared by the stdio watcher
+/// and the HTTP client (`http::RepairingClient`).
+pub(crate) fn repair_tools_message(
+    body: &[u8],
+    max_depth: usize,
+    report: &Mutex<StdoutReport>,
+) -> Option<Vec<u8>> {
+    let (repaired, dropped) = drop_malformed_tools(body, max_depth)?;
+    let mut report = lock(report);
+    for (name, reason) in dropped {
+        tracing::warn!(tool = %name, "mcp server listed a tool that is left out: {reason}");
+        report.malformed_count += 1;
+        if report.malformed_tools.len() < MALFORMED_KEPT {
+            report.malformed_tools.push((name, reason));
+        }
+    }
+    Some(repaired)
 }
 
 fn invalid_data(message: String) -> io::Error {

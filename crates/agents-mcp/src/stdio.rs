@@ -107,6 +107,7 @@ pub(crate) async fn open(
     #[cfg(unix)]
     command.process_group(0);
 
+    crate::orphans::note_spawn();
     let mut child = command.spawn().map_err(|err| {
         spawn_error(match err.kind() {
             std::io::ErrorKind::NotFound => "command not found".into(),

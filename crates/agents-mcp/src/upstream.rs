@@ -78,8 +78,8 @@ pub async fn connect(
                 headers,
                 timeout: prepared.timeout,
             };
-            let (client, tools) = http::open(launch, options, handler).await?;
-            (client, tools, None, None, None)
+            let (client, tools, report) = http::open(launch, options, handler).await?;
+            (client, tools, None, None, Some(report))
         }
     };
     Ok(Upstream {

@@ -710,8 +710,9 @@ async fn the_child_gets_only_the_documented_environment_plus_its_env() {
     assert!(text.contains("FROM_ITEM=yes\n"), "{text}");
 }
 
-/// A malformed or too-deep tool costs only itself: the rest of its page is
-/// kept, each bad one is named with the reason, and nothing waits for a timeout.
+/// A malformed or too-deep tool costs only itself, over stdio and over
+/// streamable HTTP: the rest of its page is kept, each bad one is named with
+/// the reason, and nothing waits for a timeout.
 #[tokio::test]
 async fn malformed_and_too_deep_tools_are_left_out_not_the_page() {
     for depth in [100, 200, 100_000] {
@@ -740,6 +741,24 @@ async fn malformed_and_too_deep_tools_are_left_out_not_the_page() {
         assert_eq!(rejected[2].0, "?", "a tool without a string name");
         // Far below the 30 s a lost answer would cost.
         assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    }
+    // The same over streamable HTTP (each answer a server-sent event).
+    for depth in [100, 100_000] {
+        let server = start_http_fixture(&["malformed-tools", &depth.to_string()]);
+        let source = McpSource {
+            server: "odd".into(),
+            url: Some(server.url.clone()),
+            ..McpSource::default()
+        };
+        let fetched = fetch_tools(&source, &options(&[])).await.unwrap();
+        assert_eq!(
+            names(&fetched),
+            ["mcp:odd/first", "mcp:odd/last"],
+            "http {depth}"
+        );
+        let rejected: Vec<&str> = fetched.rejected.iter().map(|r| r.tool.as_str()).collect();
+        assert_eq!(rejected, ["deep", "badtype", "?"], "http {depth}");
+        assert_eq!(fetched.rejected[0].reason, "nested deeper than 64 levels");
     }
     // A higher limit lets a 100-level tool through.
     let opts = FetchOptions {

@@ -23,6 +23,8 @@ pub async fn create(url: &DatabaseUrl) -> Result<AnyStore, StoreError> {
 }
 
 async fn open_in(url: &DatabaseUrl, create_dirs: bool) -> Result<AnyStore, StoreError> {
+    // `DatabaseUrl`'s display has the password removed.
+    tracing::debug!(database = %url, "opening the registry");
     Ok(match url {
         DatabaseUrl::Sqlite(path) if create_dirs => {
             AnyStore::Sqlite(SqliteStore::create(path).await?)

@@ -7,11 +7,12 @@ use std::collections::HashSet;
 
 use agents_core::{Skill, SkillName, ToolSource, ToolSpec};
 use sqlx::postgres::PgPool;
-use sqlx::sqlite::SqlitePool;
 
 use crate::codec::{self, ItemRow, SkillColumns, SkillRow, ToolColumns};
+use crate::error::DriverError;
 use crate::migrate;
 use crate::sql::{Arg, Cell, Cells, Conn, Dialect, Handle, Insert, Kind};
+use crate::sqlite::{self, SqlitePool};
 use crate::{SkillSummary, StoreError, StoreStatus, ToolGroup, db_error};
 
 /// A pool of either backend.
@@ -61,8 +62,7 @@ const TOOL_UPSERT: &str = " ON CONFLICT (name) DO UPDATE SET source = excluded.s
      origin = excluded.origin, spec_json = excluded.spec_json, updated_at = excluded.updated_at";
 
 fn is_unique_violation(err: &StoreError) -> bool {
-    matches!(err, StoreError::Database { source, .. }
-        if source.as_database_error().is_some_and(|db| db.is_unique_violation()))
+    matches!(err, StoreError::Database { source, .. } if source.is_unique_violation())
 }
 
 fn count(value: i64) -> u64 {
@@ -174,7 +174,10 @@ impl Engine {
         }
     }
 
-    pub(crate) fn db(&self, what: &str) -> impl FnOnce(sqlx::Error) -> StoreError + use<> {
+    pub(crate) fn db<E: Into<DriverError>>(
+        &self,
+        what: &str,
+    ) -> impl FnOnce(E) -> StoreError + use<E> {
         db_error(what, &self.location)
     }
 
@@ -184,25 +187,24 @@ impl Engine {
             Pool::Sqlite(pool) => pool
                 .acquire()
                 .await
-                .map(|c| Conn::Sqlite(Handle::Pooled(c))),
+                .map(|c| Conn::Sqlite(sqlite::Handle::pooled(c))),
             Pool::Postgres(pool) => pool
                 .acquire()
                 .await
-                .map(|c| Conn::Postgres(Handle::Pooled(c))),
+                .map(|c| Conn::Postgres(Handle::Pooled(c)))
+                .map_err(DriverError::from),
         }
         .map_err(self.db(what))
     }
 
     async fn begin(&self, sql: &'static str, what: &str) -> Result<Conn<'static>, StoreError> {
         match &self.pool {
-            Pool::Sqlite(pool) => pool
-                .begin_with(sql)
-                .await
-                .map(|tx| Conn::Sqlite(Handle::Tx(tx))),
+            Pool::Sqlite(pool) => pool.begin(sql).await.map(Conn::Sqlite),
             Pool::Postgres(pool) => pool
                 .begin_with(sql)
                 .await
-                .map(|tx| Conn::Postgres(Handle::Tx(tx))),
+                .map(|tx| Conn::Postgres(Handle::Tx(tx)))
+                .map_err(DriverError::from),
         }
         .map_err(self.db(what))
     }
@@ -589,40 +591,74 @@ impl Engine {
         let failed = "cannot load the skills and their includes";
         let roots: Vec<&str> = roots.iter().map(SkillName::as_str).collect();
         let dialect = self.dialect();
-        let (open, close) = dialect.json_rows;
-        // One statement, one row: the closure's skills and items, each as one
-        // JSON text. Row by row, the SQLite driver hands every row across
-        // threads, which cost more than the query for a 10,000-item closure.
-        let sql = format!(
-            "{closure} SELECT \
-             (SELECT {open}{SKILL_COLUMNS}{close} FROM skills WHERE name IN (SELECT name FROM closure)), \
-             (SELECT {open}{ITEM_COLUMNS}{close} FROM skill_items WHERE skill_name IN (SELECT name FROM closure))",
-            closure = dialect.closure
-        );
         let mut conn = self.conn(failed).await?;
-        let found = conn
-            .fetch(&sql, &[Arg::Names(&roots)])
-            .await
-            .map_err(self.db(failed))?;
-        let mut cells = found.into_iter().next().unwrap_or_default().into_iter();
-        let mut json_cell = |table: &'static str| -> Result<String, StoreError> {
-            match cells.next() {
-                Some(Cell::Text(text)) => Ok(text),
-                Some(Cell::Null) | None => Ok("[]".to_owned()),
-                Some(_) => Err(StoreError::Corrupt {
-                    table,
-                    key: "(closure)".into(),
-                    reason: "the closure aggregate is not JSON text".into(),
-                }),
+        let (mut skills, items) = match dialect.json_rows {
+            Some((open, close)) => {
+                // One statement, one row: the closure's skills and items,
+                // each as one JSON text.
+                let sql = format!(
+                    "{closure} SELECT \
+                     (SELECT {open}{SKILL_COLUMNS}{close} FROM skills WHERE name IN (SELECT name FROM closure)), \
+                     (SELECT {open}{ITEM_COLUMNS}{close} FROM skill_items WHERE skill_name IN (SELECT name FROM closure))",
+                    closure = dialect.closure
+                );
+                let found = conn
+                    .fetch(&sql, &[Arg::Names(&roots)])
+                    .await
+                    .map_err(self.db(failed))?;
+                let mut cells = found.into_iter().next().unwrap_or_default().into_iter();
+                let mut json_cell = |table: &'static str| -> Result<String, StoreError> {
+                    match cells.next() {
+                        Some(Cell::Text(text)) => Ok(text),
+                        Some(Cell::Null) | None => Ok("[]".to_owned()),
+                        Some(_) => Err(StoreError::Corrupt {
+                            table,
+                            key: "(closure)".into(),
+                            reason: "the closure aggregate is not JSON text".into(),
+                        }),
+                    }
+                };
+                let skills = json_cell("skills")?;
+                let items = json_cell("skill_items")?;
+                (
+                    codec::rows_from_json::<codec::SkillRow>(&skills, "skills")?,
+                    codec::rows_from_json::<ItemRow>(&items, "skill_items")?,
+                )
+            }
+            None => {
+                // One statement, so the closure is computed once: its
+                // skills' rows and their items' rows, told apart by the
+                // first column (items padded to the skills' width).
+                let sql = format!(
+                    "{closure} SELECT 0, {SKILL_COLUMNS} FROM skills WHERE name IN (SELECT name FROM closure) \
+                     UNION ALL \
+                     SELECT 1, {ITEM_COLUMNS}, NULL FROM skill_items WHERE skill_name IN (SELECT name FROM closure)",
+                    closure = dialect.closure
+                );
+                let found = conn
+                    .fetch(&sql, &[Arg::Names(&roots)])
+                    .await
+                    .map_err(self.db(failed))?;
+                let mut skills = Vec::new();
+                let mut items = Vec::with_capacity(found.len());
+                for mut row in found {
+                    let tag = if row.is_empty() {
+                        Cell::Null
+                    } else {
+                        row.remove(0)
+                    };
+                    match tag {
+                        Cell::Int(0) => skills.push(skill_row(row)?),
+                        _ => items.push(item_row(row)?),
+                    }
+                }
+                (skills, items)
             }
         };
-        let skills = json_cell("skills")?;
-        let items = json_cell("skill_items")?;
-        let mut skills: Vec<codec::SkillRow> = codec::rows_from_json(&skills, "skills")?;
         // Byte order, the same on both backends (a PostgreSQL collation need
         // not be).
         skills.sort_by(|a, b| a.name.cmp(&b.name));
-        codec::decode_skills(skills, codec::rows_from_json(&items, "skill_items")?)
+        codec::decode_skills(skills, items)
     }
 
     pub(crate) async fn all_skills(&self) -> Result<Vec<Skill>, StoreError> {
@@ -848,7 +884,7 @@ impl Engine {
     }
 
     /// Why one statement: an upsert, so the same key written twice keeps one row.
-    async fn upsert_meta(tx: &mut Conn<'_>, key: &str, value: &str) -> Result<(), sqlx::Error> {
+    async fn upsert_meta(tx: &mut Conn<'_>, key: &str, value: &str) -> Result<(), DriverError> {
         tx.execute(
             "INSERT INTO registry_meta (key, value) VALUES (?, ?) \
              ON CONFLICT (key) DO UPDATE SET value = excluded.value",

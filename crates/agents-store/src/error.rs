@@ -84,7 +84,7 @@ pub enum StoreError {
         context: String,
         /// The driver's error.
         #[source]
-        source: sqlx::Error,
+        source: DriverError,
     },
     /// The directory of a SQLite database that is not the default one does
     /// not exist: it is not created behind the user's back.
@@ -140,19 +140,81 @@ impl StoreError {
     }
 }
 
+/// A database driver's error, from either backend.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct DriverError(#[from] Driver);
+
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Driver {
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+    #[error(transparent)]
+    Postgres(#[from] sqlx::Error),
+    #[error("no free connection to the database within {} s", .0.as_secs())]
+    PoolTimedOut(std::time::Duration),
+}
+
+impl From<rusqlite::Error> for DriverError {
+    fn from(err: rusqlite::Error) -> Self {
+        Self(Driver::Sqlite(err))
+    }
+}
+
+impl From<sqlx::Error> for DriverError {
+    fn from(err: sqlx::Error) -> Self {
+        Self(Driver::Postgres(err))
+    }
+}
+
+impl DriverError {
+    pub(crate) fn pool_timed_out(after: std::time::Duration) -> Self {
+        Self(Driver::PoolTimedOut(after))
+    }
+
+    /// A write lost a race on a primary key or unique index.
+    pub(crate) fn is_unique_violation(&self) -> bool {
+        match &self.0 {
+            Driver::Sqlite(rusqlite::Error::SqliteFailure(err, _)) => matches!(
+                err.extended_code,
+                rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+                    | rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+            ),
+            Driver::Postgres(err) => err
+                .as_database_error()
+                .is_some_and(|db| db.is_unique_violation()),
+            _ => false,
+        }
+    }
+
+    /// SQLite's `SQLITE_BUSY` or `SQLITE_LOCKED` (a lock the busy timeout
+    /// does not wait for).
+    pub(crate) fn is_busy(&self) -> bool {
+        matches!(&self.0, Driver::Sqlite(rusqlite::Error::SqliteFailure(err, _))
+            if matches!(err.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
+    }
+
+    fn is_pool_timeout(&self) -> bool {
+        matches!(
+            self.0,
+            Driver::PoolTimedOut(_) | Driver::Postgres(sqlx::Error::PoolTimedOut)
+        )
+    }
+}
+
 /// Maps a driver error to [`StoreError::Database`] with `what` we were
 /// doing and where (password removed).
-pub(crate) fn db_error(
+pub(crate) fn db_error<E: Into<DriverError>>(
     what: &str,
     location: &str,
-) -> impl FnOnce(sqlx::Error) -> StoreError + use<> {
+) -> impl FnOnce(E) -> StoreError + use<E> {
     let context = format!("{what} in `{location}`");
     move |source| {
-        let context = match source {
-            sqlx::Error::PoolTimedOut => {
-                format!("{context}: no connection to the database in time (is the server running?)")
-            }
-            _ => context,
+        let source = source.into();
+        let context = if source.is_pool_timeout() {
+            format!("{context}: no connection to the database in time (is the server running?)")
+        } else {
+            context
         };
         StoreError::Database { context, source }
     }

@@ -32,7 +32,7 @@ use agents_core::{Skill, SkillName, ToolSource, ToolSpec};
 
 pub use any::{AnyStore, create, open};
 pub(crate) use error::db_error;
-pub use error::{StoreError, names_bounded};
+pub use error::{DriverError, StoreError, names_bounded};
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 pub use url::DatabaseUrl;

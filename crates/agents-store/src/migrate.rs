@@ -38,7 +38,7 @@ const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (
 )";
 
 /// The applied schema version (0 for an empty database).
-pub(crate) async fn applied_version(conn: &mut Conn<'_>) -> Result<i64, sqlx::Error> {
+pub(crate) async fn applied_version(conn: &mut Conn<'_>) -> Result<i64, crate::error::DriverError> {
     let exists = conn
         .fetch_int(conn.dialect().schema_table_exists, &[])
         .await?;

@@ -56,7 +56,9 @@ pub(crate) static DIALECT: Dialect = Dialect {
                      OFFSET 0
                  ) AS step
              )",
-    json_rows: ("CAST(json_agg(json_build_array(", ")) AS TEXT)"),
+    // sqlx decodes each row of a result separately; one JSON text is
+    // cheaper for a closure of thousands of rows.
+    json_rows: Some(("CAST(json_agg(json_build_array(", ")) AS TEXT)")),
     // A catalogue scan, not `to_regclass`: that answers from a per-session
     // cache that waiting on the migration lock does not refresh.
     schema_table_exists: "SELECT COUNT(*) FROM pg_catalog.pg_tables \
@@ -100,9 +102,12 @@ impl PostgresStore {
             .await
             .map_err(|_| StoreError::Database {
                 context: context.clone(),
-                source: timed_out("no answer from the server"),
+                source: timed_out("no answer from the server").into(),
             })?
-            .map_err(|source| StoreError::Database { context, source })?;
+            .map_err(|source| StoreError::Database {
+                context,
+                source: source.into(),
+            })?;
         let pool = PgPoolOptions::new()
             .max_connections(MAX_CONNECTIONS)
             .min_connections(0)

@@ -10,9 +10,10 @@
 use std::borrow::Cow;
 
 use sqlx::pool::PoolConnection;
-use sqlx::{Connection, Database, Postgres, Sqlite, Transaction};
+use sqlx::{Connection, Database, Postgres, Transaction};
 
 use crate::StoreError;
+use crate::error::DriverError;
 use crate::migrate::Migration;
 use crate::{postgres, sqlite};
 
@@ -88,9 +89,10 @@ pub(crate) struct Dialect {
     /// `WITH RECURSIVE closure(name) AS (...)` from one [`Arg::Names`].
     pub closure: &'static str,
     /// Opens and closes an aggregate that turns rows of columns into one JSON
-    /// text (an array of arrays; NULL or `[]` for no rows). Reads of many rows
-    /// use it so that one row crosses from the driver, not thousands.
-    pub json_rows: (&'static str, &'static str),
+    /// text (an array of arrays; NULL or `[]` for no rows), for a driver
+    /// whose per-row cost is high: reads of many rows use it so that one row
+    /// crosses from the driver, not thousands. `None`: read rows as they are.
+    pub json_rows: Option<(&'static str, &'static str)>,
     /// One integer: 1 when `schema_migrations` exists, else 0.
     pub schema_table_exists: &'static str,
     /// Bound values per bulk statement.
@@ -124,7 +126,7 @@ impl Dialect {
     }
 }
 
-/// A transaction, a pooled connection or a borrowed one.
+/// A PostgreSQL transaction, a pooled connection or a borrowed one.
 #[derive(Debug)]
 pub(crate) enum Handle<'c, DB: Database> {
     Tx(Transaction<'c, DB>),
@@ -152,7 +154,7 @@ impl<DB: Database> Handle<'_, DB> {
 /// A connection of either backend.
 #[derive(Debug)]
 pub(crate) enum Conn<'c> {
-    Sqlite(Handle<'c, Sqlite>),
+    Sqlite(sqlite::Handle<'c>),
     Postgres(Handle<'c, Postgres>),
 }
 
@@ -169,22 +171,25 @@ impl Conn<'_> {
         &mut self,
         sql: &str,
         args: &[Arg<'_>],
-    ) -> Result<u64, sqlx::Error> {
-        match self {
-            Self::Sqlite(handle) => sqlite::execute(handle.conn(), sql, args).await,
+    ) -> Result<u64, DriverError> {
+        Ok(match self {
+            Self::Sqlite(handle) => sqlite::execute(handle.conn()?, sql, args)?,
             Self::Postgres(handle) => {
-                postgres::execute(handle.conn(), &postgres::DIALECT.sql(sql), args).await
+                postgres::execute(handle.conn(), &postgres::DIALECT.sql(sql), args).await?
             }
-        }
+        })
     }
 
     /// Runs several statements without arguments.
-    pub(crate) async fn execute_script(&mut self, sql: &'static str) -> Result<(), sqlx::Error> {
+    pub(crate) async fn execute_script(&mut self, sql: &'static str) -> Result<(), DriverError> {
         use sqlx::Executor;
         match self {
-            Self::Sqlite(handle) => handle.conn().execute(sqlx::raw_sql(sql)).await.map(drop),
-            Self::Postgres(handle) => handle.conn().execute(sqlx::raw_sql(sql)).await.map(drop),
+            Self::Sqlite(handle) => handle.conn()?.execute_batch(sql)?,
+            Self::Postgres(handle) => {
+                handle.conn().execute(sqlx::raw_sql(sql)).await?;
+            }
         }
+        Ok(())
     }
 
     /// All rows of one query.
@@ -192,13 +197,13 @@ impl Conn<'_> {
         &mut self,
         sql: &str,
         args: &[Arg<'_>],
-    ) -> Result<Vec<Vec<Cell>>, sqlx::Error> {
-        match self {
-            Self::Sqlite(handle) => sqlite::fetch(handle.conn(), sql, args).await,
+    ) -> Result<Vec<Vec<Cell>>, DriverError> {
+        Ok(match self {
+            Self::Sqlite(handle) => sqlite::fetch(handle.conn()?, sql, args)?,
             Self::Postgres(handle) => {
-                postgres::fetch(handle.conn(), &postgres::DIALECT.sql(sql), args).await
+                postgres::fetch(handle.conn(), &postgres::DIALECT.sql(sql), args).await?
             }
-        }
+        })
     }
 
     /// The first column of the first row as an integer (`None` for no row
@@ -207,7 +212,7 @@ impl Conn<'_> {
         &mut self,
         sql: &str,
         args: &[Arg<'_>],
-    ) -> Result<Option<i64>, sqlx::Error> {
+    ) -> Result<Option<i64>, DriverError> {
         let rows = self.fetch(sql, args).await?;
         Ok(
             match rows
@@ -226,7 +231,7 @@ impl Conn<'_> {
         &mut self,
         sql: &str,
         args: &[Arg<'_>],
-    ) -> Result<Vec<String>, sqlx::Error> {
+    ) -> Result<Vec<String>, DriverError> {
         let rows = self.fetch(sql, args).await?;
         Ok(rows
             .into_iter()
@@ -238,22 +243,21 @@ impl Conn<'_> {
     }
 
     /// A bulk insert, chunked.
-    pub(crate) async fn insert(&mut self, insert: &Insert<'_>) -> Result<(), sqlx::Error> {
+    pub(crate) async fn insert(&mut self, insert: &Insert<'_>) -> Result<(), DriverError> {
         if insert.values.is_empty() {
             return Ok(());
         }
         match self {
-            Self::Sqlite(handle) => sqlite::insert(handle.conn(), insert).await,
-            Self::Postgres(handle) => postgres::insert(handle.conn(), insert).await,
+            Self::Sqlite(handle) => sqlite::insert(handle.conn()?, insert)?,
+            Self::Postgres(handle) => postgres::insert(handle.conn(), insert).await?,
         }
+        Ok(())
     }
 
     /// A transaction on this connection, opened with `begin`.
-    pub(crate) async fn begin(&mut self, begin: &'static str) -> Result<Conn<'_>, sqlx::Error> {
+    pub(crate) async fn begin(&mut self, begin: &'static str) -> Result<Conn<'_>, DriverError> {
         Ok(match self {
-            Self::Sqlite(handle) => {
-                Conn::Sqlite(Handle::Tx(handle.conn().begin_with(begin).await?))
-            }
+            Self::Sqlite(handle) => Conn::Sqlite(handle.begin(begin)?),
             Self::Postgres(handle) => {
                 Conn::Postgres(Handle::Tx(handle.conn().begin_with(begin).await?))
             }
@@ -261,11 +265,12 @@ impl Conn<'_> {
     }
 
     /// Commits a transaction; a no-op on a plain connection.
-    pub(crate) async fn commit(self) -> Result<(), sqlx::Error> {
+    pub(crate) async fn commit(self) -> Result<(), DriverError> {
         match self {
-            Self::Sqlite(handle) => handle.commit().await,
-            Self::Postgres(handle) => handle.commit().await,
+            Self::Sqlite(handle) => handle.commit()?,
+            Self::Postgres(handle) => handle.commit().await?,
         }
+        Ok(())
     }
 }
 

@@ -1,22 +1,34 @@
-//! The embedded SQLite backend: its dialect, how it opens a file, and how
-//! statements are bound and rows decoded. The store's logic is in
-//! `engine.rs`.
+//! The embedded SQLite backend: its dialect, how it opens a file, a small
+//! connection pool, and how statements are bound and rows decoded. The
+//! store's logic is in `engine.rs`.
+//!
+//! The driver is synchronous (rusqlite): a statement runs on the calling
+//! task's thread, as in the `sqlite3` CLI. An asynchronous SQLite driver
+//! runs each connection on a worker thread and hands every row across; for
+//! a closure of 13,000 rows that cost more than the query itself (see the
+//! README's benchmarks). Blocking the task is fine here: SQLite is embedded,
+//! its statements are short, and no transaction is held across a real
+//! suspension point (the engine's awaits inside a transaction are on this
+//! backend's statements, which complete before returning).
 //!
 //! Concurrency model: every write transaction starts with `BEGIN IMMEDIATE`,
 //! so writers (in this process or another) queue on the database lock through
 //! the busy timeout instead of failing when a read lock cannot be upgraded.
 //! Reads run in deferred transactions, which in WAL mode see one snapshot and
-//! never block writers.
+//! never block writers. A connection returned to the pool inside a
+//! transaction (an error path) is rolled back first.
 
-use std::path::Path;
-use std::str::FromStr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection, SqlitePoolOptions, SqliteRow};
-use sqlx::{AssertSqlSafe, Row, Sqlite, TypeInfo, ValueRef};
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::{Connection, ToSql, params_from_iter};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::StoreError;
 use crate::engine::{Engine, Pool};
+use crate::error::DriverError;
 use crate::migrate;
 use crate::sql::{Arg, Cell, Conn, Dialect, Insert};
 
@@ -25,7 +37,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a task waits for a free pooled connection; longer than the busy
 /// timeout because the connection holders may themselves be waiting on it.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
-const MAX_CONNECTIONS: u32 = 4;
+const MAX_CONNECTIONS: usize = 4;
 
 pub(crate) static DIALECT: Dialect = Dialect {
     backend: "sqlite",
@@ -46,7 +58,8 @@ pub(crate) static DIALECT: Dialect = Dialect {
                  SELECT i.item_name FROM closure c CROSS JOIN skill_items i
                  WHERE i.skill_name = c.name AND +i.item_type = 'include'
              )",
-    json_rows: ("json_group_array(json_array(", "))"),
+    // Rows are cheap with a synchronous driver: no aggregate.
+    json_rows: None,
     schema_table_exists: "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'",
     // Far below SQLite's 32766 parameters, large enough that a 10,000-skill
     // batch is a few dozen statements.
@@ -54,18 +67,199 @@ pub(crate) static DIALECT: Dialect = Dialect {
     migrations: migrate::list::SQLITE,
 };
 
+/// Where a pool's connections go.
+#[derive(Debug)]
+enum Target {
+    File(PathBuf),
+    /// One private in-memory database: the pool holds its only connection.
+    Memory,
+}
+
+#[derive(Debug)]
+struct Shared {
+    target: Target,
+    idle: Mutex<Vec<Connection>>,
+    permits: Arc<Semaphore>,
+}
+
+/// At most [`MAX_CONNECTIONS`] connections to one database, opened on
+/// first use and kept.
+#[derive(Debug, Clone)]
+pub(crate) struct SqlitePool {
+    shared: Arc<Shared>,
+}
+
+impl SqlitePool {
+    fn file(path: &Path) -> Self {
+        Self::new(
+            Target::File(path.to_path_buf()),
+            Vec::new(),
+            MAX_CONNECTIONS,
+        )
+    }
+
+    fn memory() -> Result<Self, rusqlite::Error> {
+        let conn = configure(Connection::open_in_memory()?)?;
+        Ok(Self::new(Target::Memory, vec![conn], 1))
+    }
+
+    fn new(target: Target, idle: Vec<Connection>, size: usize) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                target,
+                idle: Mutex::new(idle),
+                permits: Arc::new(Semaphore::new(size)),
+            }),
+        }
+    }
+
+    /// A connection outside any transaction, waiting for a free one.
+    pub(crate) async fn acquire(&self) -> Result<Pooled, DriverError> {
+        let permit = tokio::time::timeout(
+            ACQUIRE_TIMEOUT,
+            Arc::clone(&self.shared.permits).acquire_owned(),
+        )
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .ok_or_else(|| DriverError::pool_timed_out(ACQUIRE_TIMEOUT))?;
+        let idle = self
+            .shared
+            .idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        let conn = match (idle, &self.shared.target) {
+            (Some(conn), _) => conn,
+            (None, Target::File(path)) => configure(Connection::open(path)?)?,
+            // The only connection of a memory database is never closed; a
+            // permit without it means it was lost to a panic.
+            (None, Target::Memory) => {
+                return Err(DriverError::from(rusqlite::Error::InvalidQuery));
+            }
+        };
+        Ok(Pooled {
+            conn: Some(conn),
+            shared: Arc::clone(&self.shared),
+            _permit: permit,
+        })
+    }
+
+    /// A connection inside a transaction opened with `begin`.
+    pub(crate) async fn begin(&self, begin: &str) -> Result<Handle<'static>, DriverError> {
+        let mut handle = Handle {
+            conn: Slot::Owned(self.acquire().await?),
+            tx: false,
+        };
+        handle.conn()?.execute_batch(begin)?;
+        handle.tx = true;
+        Ok(handle)
+    }
+}
+
+fn configure(conn: Connection) -> Result<Connection, rusqlite::Error> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.execute_batch("PRAGMA foreign_keys = ON")?;
+    Ok(conn)
+}
+
+/// A pooled connection; back to the pool when dropped (rolled back first
+/// if a transaction is open on it).
+#[derive(Debug)]
+pub(crate) struct Pooled {
+    conn: Option<Connection>,
+    shared: Arc<Shared>,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Drop for Pooled {
+    fn drop(&mut self) {
+        let Some(conn) = self.conn.take() else {
+            return;
+        };
+        // A connection whose rollback fails is closed rather than reused.
+        if !conn.is_autocommit() && conn.execute_batch("ROLLBACK").is_err() {
+            return;
+        }
+        self.shared
+            .idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(conn);
+    }
+}
+
+#[derive(Debug)]
+enum Slot<'c> {
+    Owned(Pooled),
+    Borrowed(&'c mut Pooled),
+}
+
+/// A pooled connection or one borrowed from another handle, perhaps in a
+/// transaction this handle opened (rolled back if dropped uncommitted).
+#[derive(Debug)]
+pub(crate) struct Handle<'c> {
+    conn: Slot<'c>,
+    tx: bool,
+}
+
+impl Handle<'_> {
+    pub(crate) fn pooled(conn: Pooled) -> Handle<'static> {
+        Handle {
+            conn: Slot::Owned(conn),
+            tx: false,
+        }
+    }
+
+    fn pooled_mut(&mut self) -> &mut Pooled {
+        match &mut self.conn {
+            Slot::Owned(conn) => conn,
+            Slot::Borrowed(conn) => conn,
+        }
+    }
+
+    /// The connection. (`Pooled::conn` is `None` only inside its `drop`,
+    /// so the error is never seen.)
+    pub(crate) fn conn(&mut self) -> Result<&mut Connection, rusqlite::Error> {
+        self.pooled_mut()
+            .conn
+            .as_mut()
+            .ok_or(rusqlite::Error::InvalidQuery)
+    }
+
+    pub(crate) fn begin(&mut self, begin: &str) -> Result<Handle<'_>, rusqlite::Error> {
+        self.conn()?.execute_batch(begin)?;
+        Ok(Handle {
+            conn: Slot::Borrowed(self.pooled_mut()),
+            tx: true,
+        })
+    }
+
+    pub(crate) fn commit(mut self) -> Result<(), rusqlite::Error> {
+        if self.tx {
+            self.conn()?.execute_batch("COMMIT")?;
+            self.tx = false;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Handle<'_> {
+    fn drop(&mut self) {
+        if self.tx {
+            // Best effort: a connection still in a transaction is rolled
+            // back again (or closed) when it returns to the pool.
+            if let Ok(conn) = self.conn() {
+                let _ = conn.execute_batch("ROLLBACK");
+            }
+        }
+    }
+}
+
 /// A registry in one SQLite file.
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pub(crate) engine: Engine,
-}
-
-fn is_busy(err: &sqlx::Error) -> bool {
-    err.as_database_error()
-        .and_then(|db| db.code())
-        .and_then(|code| code.parse::<i32>().ok())
-        // SQLITE_BUSY and SQLITE_LOCKED, with any extended code.
-        .is_some_and(|code| matches!(code & 0xff, 5 | 6))
 }
 
 impl SqliteStore {
@@ -103,16 +297,10 @@ impl SqliteStore {
             context: format!("cannot create the database file `{}`", path.display()),
             source,
         })?;
-        let options = SqliteConnectOptions::new()
-            .filename(path)
-            .create_if_missing(true)
-            .foreign_keys(true)
-            .busy_timeout(BUSY_TIMEOUT);
-        let pool = SqlitePoolOptions::new()
-            .max_connections(MAX_CONNECTIONS)
-            .acquire_timeout(ACQUIRE_TIMEOUT)
-            .connect_lazy_with(options);
-        let engine = Engine::new(Pool::Sqlite(pool), format!("sqlite://{}", path.display()));
+        let engine = Engine::new(
+            Pool::Sqlite(SqlitePool::file(path)),
+            format!("sqlite://{}", path.display()),
+        );
         let store = Self::init(engine, true).await?;
         if created {
             for suffix in ["-wal", "-shm"] {
@@ -132,28 +320,20 @@ impl SqliteStore {
     /// A private in-memory database, gone when the last handle is dropped.
     pub async fn open_memory() -> Result<Self, StoreError> {
         let location = "sqlite::memory:".to_owned();
-        let options = SqliteConnectOptions::from_str(&location)
-            .map_err(|source| StoreError::Database {
-                context: "cannot configure an in-memory sqlite database".into(),
-                source,
-            })?
-            .foreign_keys(true);
-        // One connection that never expires: each new connection would be a
-        // different, empty database.
-        let pool = SqlitePoolOptions::new()
-            .max_connections(1)
-            .min_connections(1)
-            .idle_timeout(None)
-            .max_lifetime(None)
-            .acquire_timeout(ACQUIRE_TIMEOUT)
-            .connect_lazy_with(options);
+        let pool = SqlitePool::memory().map_err(crate::db_error(
+            "cannot open an in-memory sqlite database",
+            &location,
+        ))?;
         Self::init(Engine::new(Pool::Sqlite(pool), location), false).await
     }
 
     async fn init(engine: Engine, wal: bool) -> Result<Self, StoreError> {
         let mut conn = engine.conn("cannot open the database").await?;
         if wal && let Conn::Sqlite(handle) = &mut conn {
-            enable_wal(handle.conn())
+            let conn = handle
+                .conn()
+                .map_err(engine.db("cannot open the database"))?;
+            enable_wal(conn)
                 .await
                 .map_err(engine.db("cannot switch to WAL journal mode"))?;
         }
@@ -165,83 +345,88 @@ impl SqliteStore {
 
 /// Switches the file to WAL. This needs a lock the busy timeout does not
 /// wait for, so two processes creating the database at once retry here.
-async fn enable_wal(conn: &mut SqliteConnection) -> Result<(), sqlx::Error> {
+async fn enable_wal(conn: &mut Connection) -> Result<(), DriverError> {
     let deadline = Instant::now() + BUSY_TIMEOUT;
     let mut pause = Duration::from_millis(5);
     loop {
-        match sqlx::query_scalar::<_, String>("PRAGMA journal_mode = WAL")
-            .fetch_one(&mut *conn)
-            .await
-        {
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |row| {
+            row.get::<_, String>(0)
+        }) {
             Ok(_) => return Ok(()),
-            Err(err) if is_busy(&err) && Instant::now() < deadline => {
+            Err(err) => {
+                let err = DriverError::from(err);
+                if !err.is_busy() || Instant::now() >= deadline {
+                    return Err(err);
+                }
                 tokio::time::sleep(pause).await;
                 pause = (pause * 2).min(Duration::from_millis(200));
             }
-            Err(err) => return Err(err),
         }
     }
 }
 
-type Query<'q> = sqlx::query::Query<'q, Sqlite, <Sqlite as sqlx::Database>::Arguments>;
-
-fn bind<'q>(mut query: Query<'q>, args: &[Arg<'_>]) -> Query<'q> {
-    for arg in args {
-        query = match *arg {
-            Arg::Text(text) => query.bind(text),
-            Arg::OptText(text) => query.bind(text),
-            Arg::Int(value) => query.bind(value),
-            Arg::Names(names) => query.bind(crate::codec::json_array(names.iter().copied())),
-        };
-    }
-    query
-}
-
-pub(crate) async fn execute(
-    conn: &mut SqliteConnection,
-    sql: &str,
-    args: &[Arg<'_>],
-) -> Result<u64, sqlx::Error> {
-    let done = bind(sqlx::query(AssertSqlSafe(sql)), args)
-        .execute(conn)
-        .await?;
-    Ok(done.rows_affected())
-}
-
-pub(crate) async fn fetch(
-    conn: &mut SqliteConnection,
-    sql: &str,
-    args: &[Arg<'_>],
-) -> Result<Vec<Vec<Cell>>, sqlx::Error> {
-    let rows = bind(sqlx::query(AssertSqlSafe(sql)), args)
-        .fetch_all(conn)
-        .await?;
-    Ok(rows.iter().map(cells).collect())
-}
-
-fn cells(row: &SqliteRow) -> Vec<Cell> {
-    (0..row.len())
-        .map(|index| {
-            let kind = match row.try_get_raw(index) {
-                Ok(value) if value.is_null() => return Cell::Null,
-                Ok(value) => value.type_info().name() == "INTEGER",
-                Err(err) => return Cell::Bad(err.to_string()),
-            };
-            let decoded = if kind {
-                row.try_get::<i64, _>(index).map(Cell::Int)
-            } else {
-                row.try_get::<String, _>(index).map(Cell::Text)
-            };
-            decoded.unwrap_or_else(|err| Cell::Bad(err.to_string()))
+impl ToSql for Arg<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(match *self {
+            Arg::Text(text) => ToSqlOutput::Borrowed(ValueRef::Text(text.as_bytes())),
+            Arg::OptText(Some(text)) => ToSqlOutput::Borrowed(ValueRef::Text(text.as_bytes())),
+            Arg::OptText(None) => ToSqlOutput::Borrowed(ValueRef::Null),
+            Arg::Int(value) => ToSqlOutput::Borrowed(ValueRef::Integer(value)),
+            Arg::Names(names) => ToSqlOutput::Owned(rusqlite::types::Value::Text(
+                crate::codec::json_array(names.iter().copied()),
+            )),
         })
-        .collect()
+    }
+}
+
+pub(crate) fn execute(
+    conn: &Connection,
+    sql: &str,
+    args: &[Arg<'_>],
+) -> Result<u64, rusqlite::Error> {
+    let changed = conn.prepare(sql)?.execute(params_from_iter(args))?;
+    Ok(u64::try_from(changed).unwrap_or(u64::MAX))
+}
+
+pub(crate) fn fetch(
+    conn: &Connection,
+    sql: &str,
+    args: &[Arg<'_>],
+) -> Result<Vec<Vec<Cell>>, rusqlite::Error> {
+    let mut statement = conn.prepare(sql)?;
+    let width = statement.column_count();
+    let mut rows = statement.query(params_from_iter(args))?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let mut cells = Vec::with_capacity(width);
+        for index in 0..width {
+            cells.push(cell(row.get_ref(index)?));
+        }
+        out.push(cells);
+    }
+    Ok(out)
+}
+
+fn cell(value: ValueRef<'_>) -> Cell {
+    match value {
+        ValueRef::Null => Cell::Null,
+        ValueRef::Integer(value) => Cell::Int(value),
+        ValueRef::Text(bytes) => match std::str::from_utf8(bytes) {
+            Ok(text) => Cell::Text(text.to_owned()),
+            Err(err) => Cell::Bad(format!("text is not valid UTF-8 ({err})")),
+        },
+        ValueRef::Real(value) => Cell::Bad(format!(
+            "expected text or an integer, found the real {value}"
+        )),
+        ValueRef::Blob(bytes) => Cell::Bad(format!(
+            "expected text or an integer, found a blob of {} bytes",
+            bytes.len()
+        )),
+    }
 }
 
 /// Multi-row `VALUES`, chunked below SQLite's parameter limit.
-pub(crate) async fn insert(
-    conn: &mut SqliteConnection,
-    insert: &Insert<'_>,
-) -> Result<(), sqlx::Error> {
+pub(crate) fn insert(conn: &Connection, insert: &Insert<'_>) -> Result<(), rusqlite::Error> {
     let width = insert.columns.len();
     let group = format!("({})", vec!["?"; width].join(", "));
     let rows = DIALECT.rows_per_insert(width);
@@ -258,9 +443,7 @@ pub(crate) async fn insert(
             sql.push_str(&group);
         }
         sql.push_str(insert.suffix);
-        bind(sqlx::query(AssertSqlSafe(sql)), chunk)
-            .execute(&mut *conn)
-            .await?;
+        conn.prepare(&sql)?.execute(params_from_iter(chunk))?;
     }
     Ok(())
 }

@@ -69,14 +69,7 @@ impl Ctx {
     /// Runs `sql` on a connection of its own, outside the store.
     pub async fn execute(&self, sql: &'static str) {
         match &*self.0 {
-            Backend::Sqlite { path, .. } => {
-                let mut conn =
-                    sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
-                        .await
-                        .unwrap();
-                conn.execute(sql).await.unwrap();
-                conn.close().await.unwrap();
-            }
+            Backend::Sqlite { path, .. } => raw_sqlite(path).execute_batch(sql).unwrap(),
             Backend::Postgres { url } => {
                 let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
                 conn.execute(sql).await.unwrap();
@@ -88,15 +81,9 @@ impl Ctx {
     /// The single integer `sql` returns, read outside the store.
     pub async fn scalar(&self, sql: &'static str) -> i64 {
         match &*self.0 {
-            Backend::Sqlite { path, .. } => {
-                let mut conn =
-                    sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
-                        .await
-                        .unwrap();
-                let value: i64 = sqlx::query_scalar(sql).fetch_one(&mut conn).await.unwrap();
-                conn.close().await.unwrap();
-                value
-            }
+            Backend::Sqlite { path, .. } => raw_sqlite(path)
+                .query_row(sql, [], |row| row.get(0))
+                .unwrap(),
             Backend::Postgres { url } => {
                 let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
                 let value: i64 = sqlx::query_scalar(sql).fetch_one(&mut conn).await.unwrap();
@@ -111,17 +98,25 @@ impl Ctx {
         use sqlx::Row;
         match &*self.0 {
             Backend::Sqlite { path, .. } => {
-                let mut conn =
-                    sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
-                        .await
-                        .unwrap();
-                let rows = sqlx::query(sql).fetch_all(&mut conn).await.unwrap();
-                rows.iter()
-                    .map(|row| {
-                        (0..row.len())
-                            .map(|i| row.try_get::<Option<String>, _>(i).unwrap())
-                            .collect()
+                use rusqlite::types::ValueRef;
+                let conn = raw_sqlite(path);
+                let mut statement = conn.prepare(sql).unwrap();
+                let width = statement.column_count();
+                statement
+                    .query_map([], |row| {
+                        Ok((0..width)
+                            .map(|i| match row.get_ref(i).unwrap() {
+                                ValueRef::Null => None,
+                                ValueRef::Integer(value) => Some(value.to_string()),
+                                ValueRef::Text(text) => {
+                                    Some(String::from_utf8(text.to_vec()).unwrap())
+                                }
+                                other => panic!("unexpected value {other:?}"),
+                            })
+                            .collect())
                     })
+                    .unwrap()
+                    .map(Result::unwrap)
                     .collect()
             }
             Backend::Postgres { url } => {
@@ -247,4 +242,14 @@ fn with_database_replaces_only_the_path() {
         "postgres://u:p@h:5/t_1?sslmode=require"
     );
     assert_eq!(with_database("postgres://h", "t_1"), "postgres://h/t_1");
+}
+
+/// A connection to the SQLite file outside the store, configured as the
+/// store configures its own.
+fn raw_sqlite(path: &std::path::Path) -> rusqlite::Connection {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.busy_timeout(std::time::Duration::from_secs(10))
+        .unwrap();
+    conn.execute_batch("PRAGMA foreign_keys = ON").unwrap();
+    conn
 }

@@ -32,17 +32,13 @@ async fn sqlite_creates_its_directory_only_when_asked_and_uses_wal() {
         .await
         .unwrap();
     assert!(path.is_file());
-    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
-        .await
-        .unwrap();
-    let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
-        .fetch_one(&mut conn)
-        .await
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |row| row.get(0))
         .unwrap();
     assert_eq!(mode, "wal");
-    let check: String = sqlx::query_scalar("PRAGMA integrity_check")
-        .fetch_one(&mut conn)
-        .await
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |row| row.get(0))
         .unwrap();
     assert_eq!(check, "ok");
 }
