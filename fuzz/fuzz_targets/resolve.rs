@@ -20,7 +20,7 @@
 use std::collections::HashMap;
 
 use agents_core::{
-    AgentSource, Include, InlineTool, ItemKind, McpSource, NON_OVERRIDABLE_FIELDS, Resolution,
+    AgentSource, Include, ItemKind, McpSource, NON_OVERRIDABLE_FIELDS, Resolution,
     ResolveError, Skill, SkillItem, SkillName, SkillResolver, ToolRegistry, ToolSource, ToolSpec,
     ValueMap, include_graph,
 };
@@ -118,14 +118,14 @@ fn build(input: &Input) -> HashMap<SkillName, Skill> {
                     skill: skill_name(*s),
                     overrides: fields(o),
                 }),
-                ItemIn::Inline => SkillItem::InlineTool(InlineTool::default()),
-                ItemIn::Mcp(s, tools) => SkillItem::McpSource(McpSource {
+                ItemIn::Inline => SkillItem::InlineTool(Box::default()),
+                ItemIn::Mcp(s, tools) => SkillItem::McpSource(Box::new(McpSource {
                     server: server(*s),
                     tools: tools
                         .as_ref()
                         .map(|t| t.iter().take(3).map(|t| format!("x{}", t % 3)).collect()),
                     ..McpSource::default()
-                }),
+                })),
                 ItemIn::Agent(p) => SkillItem::AgentSource(AgentSource {
                     path: format!("p{}", p % 3),
                 }),

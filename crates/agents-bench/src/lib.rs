@@ -12,11 +12,9 @@
     reason = "a benchmark generator indexing the tables it builds; not fed user input"
 )]
 
-use std::collections::HashMap;
-
 use agents_core::{
-    Include, InvalidSkillName, Skill, SkillItem, SkillName, ToolRegistry, ToolSource, ToolSpec,
-    ValueMap,
+    Include, InvalidSkillName, Skill, SkillItem, SkillMap, SkillName, ToolRegistry, ToolSource,
+    ToolSpec, ValueMap,
 };
 
 /// Distinct tool names the skills refer to.
@@ -57,7 +55,7 @@ impl SplitMix64 {
 #[derive(Debug)]
 pub struct Dag {
     /// Every skill, `bench/root` included.
-    pub skills: HashMap<SkillName, Skill>,
+    pub skills: SkillMap,
     /// `bench/root`.
     pub root: SkillName,
     /// The [`CATALOGUE`] custom tools the skills refer to.
@@ -88,7 +86,7 @@ pub fn generate(n: usize, seed: u64) -> Result<Dag, String> {
             .map_err(|err| err.to_string())?;
     }
     let mut included = vec![false; n];
-    let mut skills = HashMap::with_capacity(n + 1);
+    let mut skills = SkillMap::with_capacity_and_hasher(n + 1, Default::default());
     let mut edges = 0;
     for i in 0..n {
         let mut skill = Skill::new(skill_name(i).map_err(|err| err.to_string())?);

@@ -605,7 +605,9 @@ fn server_problems(source: &McpSource) -> Vec<String> {
     // A one-item skill reuses the core's checks instead of copying them.
     if let Ok(name) = SkillName::new("config/mcp_servers") {
         let mut skill = Skill::new(name);
-        skill.items.push(SkillItem::McpSource(source.clone()));
+        skill
+            .items
+            .push(SkillItem::McpSource(Box::new(source.clone())));
         if let Err(invalid) = skill.validate() {
             for problem in invalid {
                 let field = problem

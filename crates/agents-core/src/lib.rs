@@ -40,8 +40,8 @@ pub use prompt::{PromptSkill, available_skills_prompt, prompt_skills};
 pub use registry::{RegistryError, ToolRegistry};
 pub use resolve::{
     Explanation, IncludePath, NON_OVERRIDABLE_FIELDS, Occurrence, OverrideLayer, OverrideOrigin,
-    Resolution, ResolveError, ResolveWarning, ResolvedToolEntry, SkillResolver, SkillSource,
-    ToolLookup, entry_names,
+    Resolution, ResolveError, ResolveWarning, ResolvedToolEntry, SkillMap, SkillResolver,
+    SkillSource, ToolLookup, entry_names,
 };
 pub use skill::{
     AgentSource, Include, InlineTool, InvalidSkill, ItemKind, McpSource, Overrides, Skill,

@@ -39,6 +39,11 @@ use crate::tool::{ToolSource, ToolSpec};
 /// Fields of a [`ResolvedToolEntry`] that no override may touch.
 pub const NON_OVERRIDABLE_FIELDS: [&str; 3] = ["name", "source_skill", "is_inline"];
 
+/// Skills by name, hashed with a fast (randomly seeded) hasher: what a
+/// closure loaded for the resolver is best kept in (it looks every included
+/// skill up once).
+pub type SkillMap = HashMap<SkillName, Skill, foldhash::fast::RandomState>;
+
 /// Where the resolver finds skill definitions (usually the include closure
 /// loaded from a store).
 pub trait SkillSource {
@@ -46,13 +51,13 @@ pub trait SkillSource {
     fn skill(&self, name: &SkillName) -> Option<&Skill>;
 }
 
-impl SkillSource for HashMap<SkillName, Skill> {
+impl<S: std::hash::BuildHasher> SkillSource for HashMap<SkillName, Skill, S> {
     fn skill(&self, name: &SkillName) -> Option<&Skill> {
         self.get(name)
     }
 }
 
-impl SkillSource for IndexMap<SkillName, Skill> {
+impl<S: std::hash::BuildHasher> SkillSource for IndexMap<SkillName, Skill, S> {
     fn skill(&self, name: &SkillName) -> Option<&Skill> {
         self.get(name)
     }
@@ -1021,42 +1026,46 @@ impl<'a> SkillResolver<'a> {
                 path: path.to_string(),
             });
         }
+        // One pass over the items (a closure is mostly tool refs and
+        // includes): edges and tool-ref entries in item order.
         let edges_start = analysis.edges.len();
-        for include in skill.includes() {
-            let name = include.skill.as_str();
-            let target = match analysis.index.get(name) {
-                Some(&id) => Some(id),
-                None => self
-                    .skills
-                    .skill(&include.skill)
-                    .map(|child| analysis.add_node(name, child)),
-            };
-            analysis.edges.push(Edge { include, target });
+        let own_start = analysis.entries.len();
+        let mut others = false;
+        for item in &skill.items {
+            match item {
+                SkillItem::Include(include) => {
+                    let name = include.skill.as_str();
+                    let target = match analysis.index.get(name) {
+                        Some(&id) => Some(id),
+                        None => self
+                            .skills
+                            .skill(&include.skill)
+                            .map(|child| analysis.add_node(name, child)),
+                    };
+                    analysis.edges.push(Edge { include, target });
+                }
+                SkillItem::ToolRef { name } => {
+                    let id = analysis.intern(Cow::Borrowed(name));
+                    let tool = match analysis.ref_tools[id] {
+                        Some(known) => known,
+                        None => {
+                            let found = self.tools.tool(name);
+                            analysis.ref_tools[id] = Some(found);
+                            found
+                        }
+                    };
+                    analysis.entries.push(Entry {
+                        name: id,
+                        kind: ItemKind::ToolRef,
+                        tool: tool.map_or(EntryTool::Unknown, EntryTool::Found),
+                    });
+                }
+                SkillItem::InlineTool(_) | SkillItem::McpSource(_) | SkillItem::AgentSource(_) => {
+                    others = true;
+                }
+            }
         }
         let edges = edges_start..analysis.edges.len();
-        let own_start = analysis.entries.len();
-        for name in tool_ref_names(skill) {
-            let id = analysis.intern(Cow::Borrowed(name));
-            let tool = match analysis.ref_tools[id] {
-                Some(known) => known,
-                None => {
-                    let found = self.tools.tool(name);
-                    analysis.ref_tools[id] = Some(found);
-                    found
-                }
-            };
-            analysis.entries.push(Entry {
-                name: id,
-                kind: ItemKind::ToolRef,
-                tool: tool.map_or(EntryTool::Unknown, EntryTool::Found),
-            });
-        }
-        let others = skill.items.iter().any(|item| {
-            matches!(
-                item,
-                SkillItem::InlineTool(_) | SkillItem::McpSource(_) | SkillItem::AgentSource(_)
-            )
-        });
         let others = if others {
             other_entries(skill, self.tools, &mut analysis.warnings)
         } else {
@@ -1127,6 +1136,9 @@ impl<'a> SkillResolver<'a> {
     ) -> (Vec<ResolvedToolEntry>, Vec<NameId>) {
         let mut winners: Vec<Option<ResolvedToolEntry>> = Vec::new();
         winners.resize_with(analysis.names.len(), || None);
+        // A slot, once filled, is never replaced: when every name has its
+        // winner, the rest of the walk cannot change anything.
+        let mut open = analysis.names.len();
         let mut visited = vec![false; analysis.nodes.len()];
         // The root is node 0 whenever the forward walk found it.
         let mut stack: Vec<(NodeId, Via<'a>)> = Vec::new();
@@ -1134,6 +1146,9 @@ impl<'a> SkillResolver<'a> {
             stack.push((0, Via::Root));
         }
         while let Some((id, via)) = stack.pop() {
+            if open == 0 {
+                break;
+            }
             if visited[id] {
                 continue;
             }
@@ -1149,6 +1164,7 @@ impl<'a> SkillResolver<'a> {
                 if slot.is_some() {
                     continue;
                 }
+                open -= 1;
                 let name = analysis.name(entry.name);
                 *slot = Some(ResolvedToolEntry {
                     name: name.to_owned(),

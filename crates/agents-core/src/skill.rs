@@ -46,10 +46,13 @@ pub enum SkillItem {
     },
     /// Recursive inclusion of another skill.
     Include(Include),
-    /// An anonymous tool defined inline.
-    InlineTool(InlineTool),
+    /// An anonymous tool defined inline (boxed, as the MCP source: the rare
+    /// large variants would otherwise make every item, tool refs included,
+    /// several hundred bytes, and a closure of thousands of skills is mostly
+    /// tool refs the resolver scans).
+    InlineTool(Box<InlineTool>),
     /// Tools served by an MCP server.
-    McpSource(McpSource),
+    McpSource(Box<McpSource>),
     /// An Agent Skills Standard folder.
     AgentSource(AgentSource),
 }
@@ -427,8 +430,8 @@ mod tests {
     fn inline_item_names_count_within_the_skill() {
         let s = skill(vec![
             SkillItem::ToolRef { name: "a/b".into() },
-            SkillItem::InlineTool(InlineTool::default()),
-            SkillItem::InlineTool(InlineTool::default()),
+            SkillItem::InlineTool(Box::default()),
+            SkillItem::InlineTool(Box::default()),
         ]);
         let names = s.item_names();
         assert_eq!(names[1], "local/s/_anon_0");
@@ -450,16 +453,16 @@ mod tests {
     fn validation_reports_every_problem_with_its_field() {
         let mut s = skill(vec![
             SkillItem::ToolRef { name: "".into() },
-            SkillItem::InlineTool(InlineTool {
+            SkillItem::InlineTool(Box::new(InlineTool {
                 input_schema: Some(serde_json::json!({"type": 5})),
                 ..InlineTool::default()
-            }),
-            SkillItem::McpSource(McpSource {
+            })),
+            SkillItem::McpSource(Box::new(McpSource {
                 server: "bad name".into(),
                 command: Some("x".into()),
                 url: Some("ftp://x".into()),
                 ..McpSource::default()
-            }),
+            })),
         ]);
         s.version = Some("v".repeat(51));
         let problems = s.validate().unwrap_err();

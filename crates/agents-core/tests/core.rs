@@ -38,15 +38,15 @@ impl B {
         self
     }
     fn inline(mut self, tool: InlineTool) -> Self {
-        self.0.items.push(SkillItem::InlineTool(tool));
+        self.0.items.push(SkillItem::InlineTool(Box::new(tool)));
         self
     }
     fn mcp(mut self, server: &str, allow: Option<Vec<&str>>) -> Self {
-        self.0.items.push(SkillItem::McpSource(McpSource {
+        self.0.items.push(SkillItem::McpSource(Box::new(McpSource {
             server: server.into(),
             tools: allow.map(|a| a.into_iter().map(String::from).collect()),
             ..McpSource::default()
-        }));
+        })));
         self
     }
     fn agent(mut self, path: &str) -> Self {

@@ -133,8 +133,16 @@ impl SkillDocument {
                 .map(|name| SkillItem::ToolRef { name }),
         );
         items.extend(self.includes.into_iter().map(|i| SkillItem::Include(i.0)));
-        items.extend(self.inline_tools.into_iter().map(SkillItem::InlineTool));
-        items.extend(self.mcp_sources.into_iter().map(SkillItem::McpSource));
+        items.extend(
+            self.inline_tools
+                .into_iter()
+                .map(|tool| SkillItem::InlineTool(Box::new(tool))),
+        );
+        items.extend(
+            self.mcp_sources
+                .into_iter()
+                .map(|source| SkillItem::McpSource(Box::new(source))),
+        );
         items.extend(self.agent_sources.into_iter().map(SkillItem::AgentSource));
         skill
     }
@@ -158,8 +166,8 @@ impl SkillDocument {
                 SkillItem::Include(include) => {
                     document.includes.push(IncludeDocument(include.clone()));
                 }
-                SkillItem::InlineTool(tool) => document.inline_tools.push(tool.clone()),
-                SkillItem::McpSource(source) => document.mcp_sources.push(source.clone()),
+                SkillItem::InlineTool(tool) => document.inline_tools.push((**tool).clone()),
+                SkillItem::McpSource(source) => document.mcp_sources.push((**source).clone()),
                 SkillItem::AgentSource(source) => document.agent_sources.push(source.clone()),
             }
         }

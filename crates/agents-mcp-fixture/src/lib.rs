@@ -20,8 +20,8 @@
 //! - `bad-schema`: one good tool and one whose input schema is not a JSON Schema;
 //! - `list-error`: answers `tools/list` with a JSON-RPC error;
 //! - `no-tools`: does not offer the `tools` capability at all.
-//! - `malformed-tools DEPTH`: speaks JSON-RPC by hand (over stdio, or with `--http` as one
-//!   server-sent event per POST) and lists, in one
+//! - `malformed-tools DEPTH [json]`: speaks JSON-RPC by hand (over stdio, or with `--http` as
+//!   one server-sent event per POST, or with `json` as a plain JSON body) and lists, in one
 //!   page, the good tools `first` and `last` around three bad ones: `deep`, whose
 //!   input schema nests `DEPTH` objects, `badtype`, whose `inputSchema` is a string,
 //!   and one whose `name` is a number.
@@ -81,7 +81,7 @@ pub enum Mode {
     /// This many tools in one page.
     Huge(usize),
     /// A hand-written `tools/list` page with malformed tools between good ones.
-    MalformedTools(usize),
+    MalformedTools(usize, bool),
     /// The same `nextCursor` on every page.
     LoopCursor,
     /// A fresh `nextCursor` on every page, forever.
@@ -118,7 +118,7 @@ pub struct Args {
 const USAGE: &str = "usage: agents-mcp-fixture [--http 127.0.0.1:PORT] [--pid-file PATH] [--grandchild] \
 [--setsid-grandchild] [--env-file PATH] [--echo-env VAR] [--echo-header NAME] \
 normal|paginated N PAGE_SIZE|slow SECONDS|crash|crash-after-init|garbage|huge N|loop-cursor|endless|bad-schema|\
-list-error|no-tools|malformed-tools DEPTH";
+list-error|no-tools|malformed-tools DEPTH [json]";
 
 /// Parses the arguments (without the program name).
 pub fn parse_args(args: &[String]) -> Result<Args, String> {
@@ -190,6 +190,7 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
         ["no-tools"] => Mode::NoTools,
         ["malformed-tools", args @ ..] => Mode::MalformedTools(
             usize::try_from(number(args.first(), "DEPTH")?).map_err(|e| e.to_string())?,
+            args.get(1) == Some(&"json"),
         ),
         [] => return Err("missing MODE".into()),
         other => return Err(format!("unknown mode `{}`", other.join(" "))),
@@ -283,8 +284,10 @@ async fn serve(args: Args) -> Result<ExitCode, String> {
     match (&args.mode, args.http) {
         (Mode::Crash, _) => crash_before_initialize().await,
         (Mode::Garbage, _) => answer_garbage().await,
-        (Mode::MalformedTools(depth), Some(addr)) => serve_malformed_tools_http(*depth, addr).await,
-        (Mode::MalformedTools(depth), None) => answer_malformed_tools(*depth).await,
+        (Mode::MalformedTools(depth, json), Some(addr)) => {
+            serve_malformed_tools_http(*depth, *json, addr).await
+        }
+        (Mode::MalformedTools(depth, _), None) => answer_malformed_tools(*depth).await,
         (_, Some(addr)) => serve_http(args.clone(), addr).await,
         (_, None) => {
             let service = Fixture::new(args)
@@ -355,10 +358,17 @@ fn malformed_tools_answer(request: &serde_json::Value, depth: usize) -> Option<S
 }
 
 /// `malformed-tools` over streamable HTTP, by hand (rmcp's server would not
-/// send a malformed tool): every answer is one server-sent event, one request
-/// per connection.
-async fn serve_malformed_tools_http(depth: usize, addr: SocketAddr) -> Result<ExitCode, String> {
-    serve_connections(addr, move |stream| answer_one_http_request(stream, depth)).await
+/// send a malformed tool): every answer is one server-sent event (or with
+/// `json` one JSON body), one request per connection.
+async fn serve_malformed_tools_http(
+    depth: usize,
+    json: bool,
+    addr: SocketAddr,
+) -> Result<ExitCode, String> {
+    serve_connections(addr, move |stream| {
+        answer_one_http_request(stream, depth, json)
+    })
+    .await
 }
 
 /// Listens on `addr`, prints the MCP URL on stdout, and hands each accepted
@@ -400,7 +410,7 @@ where
     Ok(ExitCode::SUCCESS)
 }
 
-async fn answer_one_http_request(stream: tokio::net::TcpStream, depth: usize) {
+async fn answer_one_http_request(stream: tokio::net::TcpStream, depth: usize, json: bool) {
     let mut reader = BufReader::new(stream);
     let mut request_line = String::new();
     if reader.read_line(&mut request_line).await.is_err() {
@@ -430,11 +440,18 @@ async fn answer_one_http_request(stream: tokio::net::TcpStream, depth: usize) {
         let request: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
         match malformed_tools_answer(&request, depth) {
             Some(answer) => {
-                let event = format!("event: message\ndata: {answer}\n\n");
+                let (content_type, body) = if json {
+                    ("application/json", answer)
+                } else {
+                    (
+                        "text/event-stream",
+                        format!("event: message\ndata: {answer}\n\n"),
+                    )
+                };
                 format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nmcp-session-id: malformed\r\n\
-                     content-length: {}\r\nconnection: close\r\n\r\n{event}",
-                    event.len()
+                    "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\nmcp-session-id: malformed\r\n\
+                     content-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
                 )
             }
             None => {
@@ -628,7 +645,7 @@ impl ServerHandler for Fixture {
             | Mode::Crash
             | Mode::Garbage
             | Mode::NoTools
-            | Mode::MalformedTools(_) => Ok(page(self.normal_tools(&context), None)),
+            | Mode::MalformedTools(..) => Ok(page(self.normal_tools(&context), None)),
             Mode::Slow(delay) => {
                 tokio::time::sleep(*delay).await;
                 Ok(page(self.normal_tools(&context), None))

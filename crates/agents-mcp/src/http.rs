@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use http::{HeaderName, HeaderValue};
-use rmcp::model::ClientJsonRpcMessage;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ServerJsonRpcMessage, ServerResult};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
+use rmcp::transport::common::http_header::HEADER_SESSION_ID;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
     StreamableHttpPostResponse, StreamableHttpResponseLimits,
@@ -23,11 +24,38 @@ use crate::{FetchOptions, FetchedTools, McpTransport};
 /// Redirects followed for one request (same origin, 307/308 only).
 const MAX_REDIRECTS: usize = 10;
 
-/// rmcp's reqwest client with one change: each server-sent event is checked
-/// before rmcp parses it, and a `tools/list` answer loses only its malformed
-/// or too-deep tools (recorded in `report`), not the whole page. A plain JSON
-/// response (`Content-Type: application/json`) is parsed by rmcp's client
-/// itself and still fails as a whole.
+/// A post's arguments, kept to send it again.
+type Request = (
+    Arc<str>,
+    ClientJsonRpcMessage,
+    Option<Arc<str>>,
+    Option<String>,
+    HashMap<HeaderName, HeaderValue>,
+);
+
+/// A `tools/list` result or a JSON-RPC error: nothing to repair.
+fn is_tools_answer(message: &ServerJsonRpcMessage) -> bool {
+    match message {
+        ServerJsonRpcMessage::Response(response) => {
+            matches!(response.result, ServerResult::ListToolsResult(_))
+        }
+        _ => true,
+    }
+}
+
+fn is_tools_list(message: &ClientJsonRpcMessage) -> bool {
+    matches!(
+        message,
+        ClientJsonRpcMessage::Request(request)
+            if matches!(request.request, ClientRequest::ListToolsRequest(_))
+    )
+}
+
+/// rmcp's reqwest client with one change: a `tools/list` answer loses only
+/// its malformed or too-deep tools (recorded in `report`), not the whole
+/// page. Each server-sent event is checked before rmcp parses it; a plain
+/// JSON answer (`Content-Type: application/json`) that rmcp cannot parse is
+/// asked for once more and repaired before parsing.
 #[derive(Debug, Clone)]
 pub(crate) struct RepairingClient {
     inner: reqwest::Client,
@@ -40,6 +68,11 @@ impl RepairingClient {
         // As rmcp's default client: no idle pooling (a half-read body would
         // stall the next request on delayed ACKs) and same-origin 307/308
         // redirects only.
+        // reqwest is built without a TLS provider (its default, aws-lc-rs,
+        // spends 40 ms of CPU seeding its RNG in every process): ring, the
+        // provider sqlx uses too. Installing fails only when one already is,
+        // and any installed provider serves.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let inner = reqwest::Client::builder()
             .pool_max_idle_per_host(0)
             .redirect(reqwest::redirect::Policy::custom(|attempt| {
@@ -66,6 +99,54 @@ impl RepairingClient {
             max_tool_depth,
             report: Arc::new(Mutex::new(StdoutReport::default())),
         })
+    }
+
+    /// Posts the `tools/list` request again and repairs its JSON body;
+    /// `None` when the answer is not a successful JSON body that repairing
+    /// turns into a message.
+    async fn list_repaired(
+        &self,
+        (uri, message, session_id, auth_header, custom_headers): Request,
+        limits: StreamableHttpResponseLimits,
+    ) -> Option<StreamableHttpPostResponse> {
+        let mut request = self.inner.post(uri.as_ref()).header(
+            reqwest::header::ACCEPT,
+            "application/json, text/event-stream",
+        );
+        if let Some(token) = auth_header {
+            request = request.bearer_auth(token);
+        }
+        // Already checked by rmcp on the first request.
+        for (name, value) in custom_headers {
+            request = request.header(name, value);
+        }
+        if let Some(session) = &session_id {
+            request = request.header(HEADER_SESSION_ID, session.as_ref());
+        }
+        let mut response = request.json(&message).send().await.ok()?;
+        let json = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.trim_start().starts_with("application/json"));
+        if !response.status().is_success() || !json {
+            return None;
+        }
+        let session = response
+            .headers()
+            .get(HEADER_SESSION_ID)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned);
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.ok()? {
+            if body.len() + chunk.len() > limits.max_json_response_size {
+                return None;
+            }
+            body.extend_from_slice(&chunk);
+        }
+        let repaired = repair_tools_message(&body, self.max_tool_depth, &self.report)?;
+        let parsed: ServerJsonRpcMessage = serde_json::from_slice(&repaired).ok()?;
+        Some(StreamableHttpPostResponse::Json(parsed, session))
     }
 
     fn repair(&self, stream: BoxedSseResponse) -> BoxedSseResponse {
@@ -141,6 +222,16 @@ impl StreamableHttpClient for RepairingClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        // Kept for asking again: only a `tools/list` request, which reads.
+        let again = is_tools_list(&message).then(|| {
+            (
+                uri.clone(),
+                message.clone(),
+                session_id.clone(),
+                auth_header.clone(),
+                custom_headers.clone(),
+            )
+        });
         let response = self
             .inner
             .post_message_with_response_limits(
@@ -151,13 +242,29 @@ impl StreamableHttpClient for RepairingClient {
                 custom_headers,
                 limits,
             )
-            .await?;
-        Ok(match response {
-            StreamableHttpPostResponse::Sse(stream, session) => {
-                StreamableHttpPostResponse::Sse(self.repair(stream), session)
-            }
+            .await;
+        // rmcp parses a plain JSON answer itself: one bad tool fails the whole
+        // page, or makes it parse as some other result that `list_tools` then
+        // refuses. A `tools/list` is asked once more and its body repaired
+        // before parsing; what rmcp made of the first answer stands when the
+        // second is no JSON page with something to repair.
+        let unparsed = match &response {
+            Ok(StreamableHttpPostResponse::Json(message, _)) => !is_tools_answer(message),
+            Err(StreamableHttpError::UnexpectedServerResponse(_)) => true,
+            _ => false,
+        };
+        if unparsed
+            && let Some(request) = again
+            && let Some(repaired) = self.list_repaired(request, limits).await
+        {
+            return Ok(repaired);
+        }
+        match response {
+            Ok(StreamableHttpPostResponse::Sse(stream, session)) => Ok(
+                StreamableHttpPostResponse::Sse(self.repair(stream), session),
+            ),
             other => other,
-        })
+        }
     }
 
     async fn delete_session(

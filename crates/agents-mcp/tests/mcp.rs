@@ -742,9 +742,16 @@ async fn malformed_and_too_deep_tools_are_left_out_not_the_page() {
         // Far below the 30 s a lost answer would cost.
         assert!(started.elapsed() < std::time::Duration::from_secs(20));
     }
-    // The same over streamable HTTP (each answer a server-sent event).
-    for depth in [100, 100_000] {
-        let server = start_http_fixture(&["malformed-tools", &depth.to_string()]);
+    // The same over streamable HTTP: each answer a server-sent event, or a
+    // plain JSON body (which rmcp would fail as a whole: asked again and
+    // repaired).
+    for (depth, body) in [
+        (100, "sse"),
+        (100_000, "sse"),
+        (100, "json"),
+        (100_000, "json"),
+    ] {
+        let server = start_http_fixture(&["malformed-tools", &depth.to_string(), body]);
         let source = McpSource {
             server: "odd".into(),
             url: Some(server.url.clone()),
@@ -754,10 +761,10 @@ async fn malformed_and_too_deep_tools_are_left_out_not_the_page() {
         assert_eq!(
             names(&fetched),
             ["mcp:odd/first", "mcp:odd/last"],
-            "http {depth}"
+            "http {depth} {body}"
         );
         let rejected: Vec<&str> = fetched.rejected.iter().map(|r| r.tool.as_str()).collect();
-        assert_eq!(rejected, ["deep", "badtype", "?"], "http {depth}");
+        assert_eq!(rejected, ["deep", "badtype", "?"], "http {depth} {body}");
         assert_eq!(fetched.rejected[0].reason, "nested deeper than 64 levels");
     }
     // A higher limit lets a 100-level tool through.

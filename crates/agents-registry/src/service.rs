@@ -3,8 +3,8 @@ use std::path::{Path, PathBuf};
 
 use agents_core::{
     EffectiveCapabilities, Explanation, ItemKind, Plan, PlanReport, ResolvedToolEntry, Skill,
-    SkillCapabilitySummary, SkillItem, SkillName, SkillResolver, ToolLookup, ToolRegistry,
-    ToolSource, ToolSpec, compute_capability_summary, compute_effective_capabilities,
+    SkillCapabilitySummary, SkillItem, SkillMap, SkillName, SkillResolver, ToolLookup,
+    ToolRegistry, ToolSource, ToolSpec, compute_capability_summary, compute_effective_capabilities,
     validate_plan,
 };
 use agents_store::{SkillSummary, Store, StoreError};
@@ -158,23 +158,32 @@ impl<S: Store> SkillRegistryService<S> {
             .ok_or_else(|| StoreError::SkillNotFound(skill.name.clone()).into())
     }
 
-    /// Registers skills in one transaction: all land or none do.
+    /// Registers skills in one transaction: all land or none do (who wrote
+    /// them too).
     pub async fn add_skills(&self, skills: &[Skill]) -> Result<Vec<Skill>, ServiceError> {
         validate_all(skills)?;
-        let added = self.store.add_skills(skills).await?;
-        self.record_writer(skills).await?;
+        let (added, _) = self.write_recorded(&[], skills, &[]).await?;
         Ok(added)
     }
 
-    pub(crate) async fn record_writer(&self, skills: &[Skill]) -> Result<(), ServiceError> {
-        if let Some(identity) = &self.identity {
-            for skill in skills {
-                self.store
-                    .set_meta(&crate::mcp::defined_by_key(&skill.name), identity)
-                    .await?;
-            }
-        }
-        Ok(())
+    /// [`Store::write_skills`] with a `defined_by` row per written skill when
+    /// this service knows who is writing, in the same transaction.
+    pub(crate) async fn write_recorded(
+        &self,
+        tools: &[agents_core::ToolSpec],
+        add: &[Skill],
+        update: &[Skill],
+    ) -> Result<(Vec<Skill>, Vec<Skill>), ServiceError> {
+        let keys: Vec<(String, &str)> = match &self.identity {
+            Some(identity) => add
+                .iter()
+                .chain(update)
+                .map(|skill| (crate::mcp::defined_by_key(&skill.name), identity.as_str()))
+                .collect(),
+            None => Vec::new(),
+        };
+        let meta: Vec<(&str, &str)> = keys.iter().map(|(key, by)| (key.as_str(), *by)).collect();
+        Ok(self.store.write_skills(tools, add, update, &meta).await?)
     }
 
     /// The skill called `name`.
@@ -205,8 +214,7 @@ impl<S: Store> SkillRegistryService<S> {
     /// Replaces existing definitions in one transaction.
     pub async fn update_skills(&self, skills: &[Skill]) -> Result<Vec<Skill>, ServiceError> {
         validate_all(skills)?;
-        let updated = self.store.update_skills(skills).await?;
-        self.record_writer(skills).await?;
+        let (_, updated) = self.write_recorded(&[], &[], skills).await?;
         Ok(updated)
     }
 
@@ -311,10 +319,7 @@ impl<S: Store> SkillRegistryService<S> {
 
     /// Loads `roots` and their include closure, and the catalogue entries the
     /// closure can refer to, in a bounded number of queries.
-    async fn load(
-        &self,
-        roots: &[SkillName],
-    ) -> Result<(HashMap<SkillName, Skill>, Catalog), ServiceError> {
+    async fn load(&self, roots: &[SkillName]) -> Result<(SkillMap, Catalog), ServiceError> {
         self.load_with(roots, &[]).await
     }
 
@@ -324,8 +329,8 @@ impl<S: Store> SkillRegistryService<S> {
         &self,
         roots: &[SkillName],
         overlay: &[Skill],
-    ) -> Result<(HashMap<SkillName, Skill>, Catalog), ServiceError> {
-        let mut skills: HashMap<SkillName, Skill> = self
+    ) -> Result<(SkillMap, Catalog), ServiceError> {
+        let mut skills: SkillMap = self
             .store
             .load_closure(roots)
             .await?
@@ -414,10 +419,7 @@ impl<S: Store> SkillRegistryService<S> {
     }
 
     /// Fails when an `mcp_source` only names a server that is not configured.
-    pub(crate) fn check_mcp_references(
-        &self,
-        skills: &HashMap<SkillName, Skill>,
-    ) -> Vec<ServiceError> {
+    pub(crate) fn check_mcp_references(&self, skills: &SkillMap) -> Vec<ServiceError> {
         let mut errors = Vec::new();
         let mut sorted: Vec<&Skill> = skills.values().collect();
         sorted.sort_by(|a, b| a.name.cmp(&b.name));
@@ -541,7 +543,7 @@ impl<S: Store> SkillRegistryService<S> {
         &self,
         name: &SkillName,
     ) -> Result<agents_core::IncludeGraph, ServiceError> {
-        let skills: HashMap<SkillName, Skill> = self
+        let skills: SkillMap = self
             .store
             .load_closure(std::slice::from_ref(name))
             .await?

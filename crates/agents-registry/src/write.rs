@@ -150,9 +150,7 @@ impl<S: Store> SkillRegistryService<S> {
             }
             changes.push((skill.name.clone(), change));
         }
-        self.store().write_skills(&[], &add, &update).await?;
-        self.record_writer(&add).await?;
-        self.record_writer(&update).await?;
+        self.write_recorded(&[], &add, &update).await?;
         Ok(WriteOutcome { changes, warnings })
     }
 
@@ -198,7 +196,7 @@ impl<S: Store> SkillRegistryService<S> {
             };
             changes.push((skill.name.clone(), change));
         }
-        self.store().write_skills(&tools, &add, &update).await?;
+        self.write_recorded(&tools, &add, &update).await?;
         Ok(changes)
     }
 

@@ -92,10 +92,10 @@ async fn tools_returns_entries_and_summary() {
                     overrides: Default::default(),
                 }),
                 tool_ref("builtin/shell"),
-                SkillItem::InlineTool(agents_core::InlineTool {
+                SkillItem::InlineTool(Box::new(agents_core::InlineTool {
                     writes: true,
                     ..Default::default()
-                }),
+                })),
             ],
         ),
     ])
@@ -134,10 +134,10 @@ async fn validate_plan_checks_tool_refs_and_mcp_references() {
         "l/p",
         vec![
             tool_ref("custom/missing"),
-            SkillItem::McpSource(agents_core::McpSource {
+            SkillItem::McpSource(Box::new(agents_core::McpSource {
                 server: "nowhere".into(),
                 ..Default::default()
-            }),
+            })),
         ],
     ))
     .await

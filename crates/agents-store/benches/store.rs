@@ -13,7 +13,7 @@ use std::hint::black_box;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use agents_core::{Include, InlineTool, Skill, SkillItem, SkillName, ValueMap};
+use agents_core::{Include, Skill, SkillItem, SkillName, ValueMap};
 use agents_store::{AnyStore, DatabaseUrl, Store};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use sqlx::{Connection, Executor};
@@ -43,7 +43,7 @@ fn batch(count: usize) -> Vec<Skill> {
                     skill: name("bulk/skill-00000"),
                     overrides: ValueMap::new(),
                 }),
-                SkillItem::InlineTool(InlineTool::default()),
+                SkillItem::InlineTool(Box::default()),
                 SkillItem::ToolRef {
                     name: "builtin/write_file".into(),
                 },

@@ -284,11 +284,11 @@ fn decode_item(skill: &str, row: ItemRow) -> Result<SkillItem, StoreError> {
         }
         ItemKind::InlineTool => {
             let raw = config(true)?.unwrap_or_default();
-            SkillItem::InlineTool(serde_json::from_str::<InlineTool>(&raw).map_err(parse_err)?)
+            SkillItem::InlineTool(serde_json::from_str::<Box<InlineTool>>(&raw).map_err(parse_err)?)
         }
         ItemKind::McpSource => {
             let raw = config(true)?.unwrap_or_default();
-            SkillItem::McpSource(serde_json::from_str::<McpSource>(&raw).map_err(parse_err)?)
+            SkillItem::McpSource(serde_json::from_str::<Box<McpSource>>(&raw).map_err(parse_err)?)
         }
     })
 }

@@ -58,6 +58,8 @@ static TOOL_INSERT: &[(&str, Kind)] = &[
     ("created_at", Kind::Text),
     ("updated_at", Kind::Text),
 ];
+static META_INSERT: &[(&str, Kind)] = &[("key", Kind::Text), ("value", Kind::Text)];
+const META_UPSERT: &str = " ON CONFLICT (key) DO UPDATE SET value = excluded.value";
 const TOOL_UPSERT: &str = " ON CONFLICT (name) DO UPDATE SET source = excluded.source, \
      origin = excluded.origin, spec_json = excluded.spec_json, updated_at = excluded.updated_at";
 
@@ -333,23 +335,28 @@ impl Engine {
         tools: &[ToolSpec],
         skills: &[Skill],
     ) -> Result<Vec<Skill>, StoreError> {
-        Ok(self.write_skills(tools, skills, &[]).await?.0)
+        Ok(self.write_skills(tools, skills, &[], &[]).await?.0)
     }
 
     pub(crate) async fn update_skills(&self, skills: &[Skill]) -> Result<Vec<Skill>, StoreError> {
-        Ok(self.write_skills(&[], &[], skills).await?.1)
+        Ok(self.write_skills(&[], &[], skills, &[]).await?.1)
     }
 
-    /// In one transaction: upserts `tools`, adds `add` and replaces `update`
-    /// (with the optimistic check of [`Engine::update_skills`]).
+    /// In one transaction: upserts `tools`, adds `add`, replaces `update`
+    /// (with the optimistic check of [`Engine::update_skills`]) and upserts
+    /// the `registry_meta` rows `meta`.
     pub(crate) async fn write_skills(
         &self,
         tools: &[ToolSpec],
         add: &[Skill],
         update: &[Skill],
+        meta: &[(&str, &str)],
     ) -> Result<(Vec<Skill>, Vec<Skill>), StoreError> {
-        if add.is_empty() && update.is_empty() && tools.is_empty() {
+        if add.is_empty() && update.is_empty() && tools.is_empty() && meta.is_empty() {
             return Ok((Vec::new(), Vec::new()));
+        }
+        for (key, value) in meta {
+            codec::check_meta(key, value)?;
         }
         if let Some(repeat) = codec::first_repeat(add.iter().chain(update).map(|skill| &skill.name))
         {
@@ -389,6 +396,9 @@ impl Engine {
         let updated = self
             .replace_skills(&mut tx, update, &encoded_updates, now)
             .await?;
+        self.upsert_meta(&mut tx, meta)
+            .await
+            .map_err(self.db("cannot write `registry_meta`"))?;
         self.commit(tx, "cannot commit the skills").await?;
         let added = add
             .iter()
@@ -874,24 +884,40 @@ impl Engine {
         }
         .map_err(self.db(failed))?;
         self.upsert_tools(&mut tx, &encoded, true).await?;
-        for (key, value) in meta {
-            Self::upsert_meta(&mut tx, key, value)
-                .await
-                .map_err(self.db(failed))?;
-        }
+        self.upsert_meta(&mut tx, meta)
+            .await
+            .map_err(self.db(failed))?;
         self.commit(tx, failed).await?;
         Ok(deleted)
     }
 
-    /// Why one statement: an upsert, so the same key written twice keeps one row.
-    async fn upsert_meta(tx: &mut Conn<'_>, key: &str, value: &str) -> Result<(), DriverError> {
-        tx.execute(
-            "INSERT INTO registry_meta (key, value) VALUES (?, ?) \
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            &[Arg::Text(key), Arg::Text(value)],
-        )
+    /// Why one statement: an upsert, so the same key written twice keeps one
+    /// row, and one bulk statement for all of them (a skill add records its
+    /// writer per skill: 10,000 rows are one round trip, not 10,000).
+    async fn upsert_meta(
+        &self,
+        tx: &mut Conn<'_>,
+        meta: &[(&str, &str)],
+    ) -> Result<(), DriverError> {
+        if meta.is_empty() {
+            return Ok(());
+        }
+        // The last value of a key given twice: one statement cannot upsert a
+        // key twice.
+        let mut seen = HashSet::with_capacity(meta.len());
+        let values = meta
+            .iter()
+            .rev()
+            .filter(|(key, _)| seen.insert(*key))
+            .flat_map(|(key, value)| [Arg::Text(key), Arg::Text(value)])
+            .collect();
+        tx.insert(&Insert {
+            table: "registry_meta",
+            columns: META_INSERT,
+            values,
+            suffix: META_UPSERT,
+        })
         .await
-        .map(drop)
     }
 
     pub(crate) async fn get_meta(&self, key: &str) -> Result<Option<String>, StoreError> {
@@ -914,7 +940,7 @@ impl Engine {
         codec::check_meta(key, value)?;
         let failed = "cannot write `registry_meta`";
         let mut tx = self.write().await?;
-        Self::upsert_meta(&mut tx, key, value)
+        self.upsert_meta(&mut tx, &[(key, value)])
             .await
             .map_err(self.db(failed))?;
         self.commit(tx, failed).await

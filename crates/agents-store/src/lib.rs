@@ -226,14 +226,16 @@ pub trait Store: Send + Sync {
     ) -> impl Future<Output = Result<Vec<Skill>, StoreError>> + Send;
 
     /// In one transaction: upserts catalogue `tools`, adds `add` (as
-    /// [`Store::add_skills`]) and replaces `update` (as
-    /// [`Store::update_skills`]); all land or none do. Returns the added and
-    /// the updated skills as stored.
+    /// [`Store::add_skills`]), replaces `update` (as
+    /// [`Store::update_skills`]) and upserts the `registry_meta` rows `meta`
+    /// (such as who wrote each skill); all land or none do. Returns the added
+    /// and the updated skills as stored.
     fn write_skills(
         &self,
         tools: &[ToolSpec],
         add: &[Skill],
         update: &[Skill],
+        meta: &[(&str, &str)],
     ) -> impl Future<Output = Result<(Vec<Skill>, Vec<Skill>), StoreError>> + Send;
 
     /// Backend, schema version and row counts.
@@ -340,8 +342,9 @@ macro_rules! store_via_engine {
                 tools: &[ToolSpec],
                 add: &[Skill],
                 update: &[Skill],
+                meta: &[(&str, &str)],
             ) -> Result<(Vec<Skill>, Vec<Skill>), StoreError> {
-                self.$engine().write_skills(tools, add, update).await
+                self.$engine().write_skills(tools, add, update, meta).await
             }
             async fn status(&self) -> Result<StoreStatus, StoreError> {
                 self.$engine().status().await

@@ -35,6 +35,7 @@ macro_rules! suite {
 
 suite!(
     import_is_all_or_nothing,
+    write_skills_writes_its_meta_in_the_same_transaction,
     crud,
     duplicate_add_is_rejected_and_writes_nothing,
     remove_refuses_an_included_skill_unless_forced,

@@ -66,27 +66,27 @@ pub fn everything(raw: &str) -> Skill {
     mcp.env.insert("A".into(), "1".into());
     skill.items = vec![
         tool_ref("builtin/read_file"),
-        SkillItem::InlineTool(InlineTool {
+        SkillItem::InlineTool(Box::new(InlineTool {
             description: Some("first inline".into()),
             writes: true,
             input_schema: Some(json!({"type": "object", "properties": {"q": {"type": "string"}}})),
             ..InlineTool::default()
-        }),
+        })),
         SkillItem::Include(include_with),
-        SkillItem::McpSource(mcp),
+        SkillItem::McpSource(Box::new(mcp)),
         SkillItem::AgentSource(AgentSource {
             path: "~/skills/pdf".into(),
         }),
         include("lib/plain"),
-        SkillItem::InlineTool(InlineTool {
+        SkillItem::InlineTool(Box::new(InlineTool {
             side_effects: Some(false),
             ..InlineTool::default()
-        }),
-        SkillItem::McpSource(McpSource {
+        })),
+        SkillItem::McpSource(Box::new(McpSource {
             server: "remote".into(),
             url: Some("https://mcp.example/mcp".into()),
             ..McpSource::default()
-        }),
+        })),
         tool_ref("mcp:gh/create_issue"),
     ];
     skill

@@ -1416,6 +1416,66 @@ pub async fn import_is_all_or_nothing(ctx: Ctx) {
     assert!(store.get_skill(&name("imp/new")).await.unwrap().is_some());
 }
 
+pub async fn write_skills_writes_its_meta_in_the_same_transaction(ctx: Ctx) {
+    let store = ctx.open().await;
+    let meta = async |key: &str| store.get_meta(key).await.unwrap();
+    let (added, _) = store
+        .write_skills(
+            &[],
+            &[skill("w/one", vec![]), skill("w/two", vec![])],
+            &[],
+            &[("by.w/one", "old"), ("by.w/two", "u2"), ("by.w/one", "u1")],
+        )
+        .await
+        .unwrap();
+    assert_eq!(added.len(), 2);
+    // A key given twice keeps its last value.
+    assert_eq!(meta("by.w/one").await.as_deref(), Some("u1"));
+    assert_eq!(meta("by.w/two").await.as_deref(), Some("u2"));
+    // The add fails on a taken name after the new skill was inserted: neither
+    // the skill nor its meta lands.
+    let err = store
+        .write_skills(
+            &[],
+            &[skill("w/three", vec![]), skill("w/one", vec![])],
+            &[],
+            &[("by.w/three", "u3"), ("by.w/one", "u3")],
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::DuplicateSkill(_)), "{err}");
+    assert_eq!(store.get_skill(&name("w/three")).await.unwrap(), None);
+    assert_eq!(meta("by.w/three").await, None);
+    assert_eq!(meta("by.w/one").await.as_deref(), Some("u1"));
+    // A stale update fails the whole write, meta included.
+    let mut stale = store.get_skill(&name("w/two")).await.unwrap().unwrap();
+    stale.updated_at = Some("2000-01-01T00:00:00.000000Z".into());
+    let err = store
+        .write_skills(
+            &[],
+            &[skill("w/four", vec![])],
+            &[stale],
+            &[("by.w/four", "u4"), ("by.w/two", "u4")],
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Conflict { .. }), "{err}");
+    assert_eq!(store.get_skill(&name("w/four")).await.unwrap(), None);
+    assert_eq!(meta("by.w/two").await.as_deref(), Some("u2"));
+    // A refused meta value (a NUL) writes no skill.
+    let err = store
+        .write_skills(
+            &[],
+            &[skill("w/five", vec![])],
+            &[],
+            &[("by.w/five", "bad\0")],
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), "invalid_value");
+    assert_eq!(store.get_skill(&name("w/five")).await.unwrap(), None);
+}
+
 pub async fn change_stamp_moves_on_every_kind_of_write(ctx: Ctx) {
     let store = ctx.open().await;
     let mut seen = BTreeSet::new();
