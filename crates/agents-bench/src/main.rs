@@ -13,6 +13,11 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use agents_bench::{Dag, generate, peak_rss_bytes};
+
+/// The allocator of the `agents` binary, so the resolver is measured as it
+/// runs there.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use agents_core::SkillResolver;
 use serde_json::{Value, json};
 

@@ -31,6 +31,7 @@ use std::sync::Arc;
 use indexmap::{IndexMap, IndexSet};
 use serde::ser::SerializeSeq;
 use serde::{Serialize, Serializer};
+use std::collections::hash_map::Entry as Slot;
 
 use crate::name::SkillName;
 use crate::skill::{ItemKind, Skill, SkillItem, ValueMap};
@@ -49,17 +50,29 @@ pub type SkillMap = HashMap<SkillName, Skill, foldhash::fast::RandomState>;
 pub trait SkillSource {
     /// The skill called `name`, if known.
     fn skill(&self, name: &SkillName) -> Option<&Skill>;
+
+    /// How many skills there are, if known: the walks reserve room for that
+    /// many instead of growing (and copying) their tables as they go.
+    fn len_hint(&self) -> usize {
+        0
+    }
 }
 
 impl<S: std::hash::BuildHasher> SkillSource for HashMap<SkillName, Skill, S> {
     fn skill(&self, name: &SkillName) -> Option<&Skill> {
         self.get(name)
     }
+    fn len_hint(&self) -> usize {
+        self.len()
+    }
 }
 
 impl<S: std::hash::BuildHasher> SkillSource for IndexMap<SkillName, Skill, S> {
     fn skill(&self, name: &SkillName) -> Option<&Skill> {
         self.get(name)
+    }
+    fn len_hint(&self) -> usize {
+        self.len()
     }
 }
 
@@ -613,6 +626,18 @@ struct Node<'a> {
     edges: Range<usize>,
 }
 
+impl<'a> Node<'a> {
+    fn new(skill: &'a Skill) -> Self {
+        Self {
+            skill,
+            visit: Visit::Pending,
+            first_path: None,
+            own: 0..0,
+            edges: 0..0,
+        }
+    }
+}
+
 /// One of a reached skill's own entries (kept small: a closure has one per
 /// tool ref of every skill in it).
 struct Entry<'a> {
@@ -680,16 +705,17 @@ impl<'a> Analysis<'a> {
         }
     }
 
+    /// Room for `skills` nodes (at most every skill is reached once).
+    fn reserve(&mut self, skills: usize) {
+        self.nodes.reserve(skills);
+        self.index.reserve(skills);
+        self.finished.reserve(skills);
+    }
+
     /// Numbers `skill`, looked up as `name`.
     fn add_node(&mut self, name: &'a str, skill: &'a Skill) -> NodeId {
         let id = self.nodes.len();
-        self.nodes.push(Node {
-            skill,
-            visit: Visit::Pending,
-            first_path: None,
-            own: 0..0,
-            edges: 0..0,
-        });
+        self.nodes.push(Node::new(skill));
         self.index.insert(name, id);
         id
     }
@@ -884,6 +910,7 @@ impl<'a> SkillResolver<'a> {
             .skill(root)
             .ok_or_else(|| ResolveError::SkillNotFound { name: root.clone() })?;
         let mut analysis = Analysis::new();
+        analysis.reserve(self.skills.len_hint());
         let root_node = analysis.add_node(root_skill.name.as_str(), root_skill);
         self.walk(root_node, &mut analysis);
         Ok(analysis)
@@ -1034,13 +1061,15 @@ impl<'a> SkillResolver<'a> {
         for item in &skill.items {
             match item {
                 SkillItem::Include(include) => {
-                    let name = include.skill.as_str();
-                    let target = match analysis.index.get(name) {
-                        Some(&id) => Some(id),
-                        None => self
-                            .skills
-                            .skill(&include.skill)
-                            .map(|child| analysis.add_node(name, child)),
+                    // One hash of the name, whether it is new or not.
+                    let target = match analysis.index.entry(include.skill.as_str()) {
+                        Slot::Occupied(slot) => Some(*slot.get()),
+                        Slot::Vacant(slot) => self.skills.skill(&include.skill).map(|child| {
+                            let id = analysis.nodes.len();
+                            slot.insert(id);
+                            analysis.nodes.push(Node::new(child));
+                            id
+                        }),
                     };
                     analysis.edges.push(Edge { include, target });
                 }
@@ -1236,6 +1265,10 @@ fn duplicate_agent_skills(
 }
 
 fn blocked_fields(fields: &ValueMap) -> Vec<String> {
+    if fields.is_empty() {
+        // The usual case, once per include edge: no probing, no collecting.
+        return Vec::new();
+    }
     NON_OVERRIDABLE_FIELDS
         .iter()
         .filter(|field| fields.contains_key(**field))
