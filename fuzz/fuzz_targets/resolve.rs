@@ -20,9 +20,9 @@
 use std::collections::HashMap;
 
 use agents_core::{
-    AgentSource, Include, ItemKind, McpSource, NON_OVERRIDABLE_FIELDS, Resolution,
-    ResolveError, Skill, SkillItem, SkillName, SkillResolver, ToolRegistry, ToolSource, ToolSpec,
-    ValueMap, include_graph,
+    AgentSource, Include, ItemKind, McpSource, NON_OVERRIDABLE_FIELDS, Resolution, ResolveError,
+    Skill, SkillItem, SkillName, SkillResolver, ToolRegistry, ToolSource, ToolSpec, ValueMap,
+    include_graph,
 };
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
