@@ -12,6 +12,8 @@
 //! Visiting a skill a second time can neither add a new first occurrence (all
 //! of its names were already seen) nor a later last occurrence (in reverse
 //! order, its first visit is the forward-last one), so skipping is exact.
+//! For the same reason the reverse walk stops as soon as every name has its
+//! value: a later visit can only meet names already decided.
 //!
 //! The forward walk numbers every skill an include names and interns every
 //! entry name, so both walks index vectors instead of hashing names again;
@@ -24,6 +26,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::collections::hash_map::Entry as Slot;
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
@@ -31,7 +34,6 @@ use std::sync::Arc;
 use indexmap::{IndexMap, IndexSet};
 use serde::ser::SerializeSeq;
 use serde::{Serialize, Serializer};
-use std::collections::hash_map::Entry as Slot;
 
 use crate::name::SkillName;
 use crate::skill::{ItemKind, Skill, SkillItem, ValueMap};
