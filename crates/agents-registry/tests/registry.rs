@@ -239,3 +239,36 @@ async fn agent_source_entry_never_shows_a_same_named_catalogue_tool() {
     assert_eq!(agent.tool.as_ref().unwrap().description, "The real folder");
     assert_eq!(agent.tool.as_ref().unwrap().source, ToolSource::AgentSkills);
 }
+
+#[tokio::test]
+async fn every_kind_of_skill_write_records_its_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let svc = service(&dir).await.with_identity("alice@one");
+    let by = async |skill: &str| {
+        svc.store()
+            .get_meta(&format!("defined_by.{skill}"))
+            .await
+            .unwrap()
+    };
+    svc.add_skill(&skill("w/added", vec![])).await.unwrap();
+    assert_eq!(by("w/added").await.as_deref(), Some("alice@one"));
+    // Another writer updates it; then an import by a third writes a new skill
+    // and replaces the first.
+    let bob = service(&dir).await.with_identity("bob@two");
+    let mut changed = bob.get_skill(&name("w/added")).await.unwrap();
+    changed.description = Some("changed".into());
+    bob.update_skill(&changed).await.unwrap();
+    assert_eq!(by("w/added").await.as_deref(), Some("bob@two"));
+    let carol = service(&dir).await.with_identity("carol@three");
+    let mut replaced = skill("w/added", vec![tool_ref("builtin/read_file")]);
+    replaced.description = Some("imported".into());
+    carol
+        .import_with(&[skill("w/imported", vec![]), replaced], &[], true)
+        .await
+        .unwrap();
+    assert_eq!(by("w/imported").await.as_deref(), Some("carol@three"));
+    assert_eq!(by("w/added").await.as_deref(), Some("carol@three"));
+    // A refused write records nobody.
+    assert!(svc.add_skill(&skill("w/imported", vec![])).await.is_err());
+    assert_eq!(by("w/imported").await.as_deref(), Some("carol@three"));
+}
