@@ -194,7 +194,9 @@ pub(crate) fn located(path: &Path, text: &str, span: Range<usize>, message: Stri
         path: path.to_path_buf(),
         line,
         column,
-        message,
+        // Messages quote names from the file (a server name may hold any
+        // character TOML can escape): shown, never sent raw.
+        message: agents_core::text::escape_control(&message).into_owned(),
         snippet,
     }
 }

@@ -780,3 +780,34 @@ fn a_syntax_error_on_the_url_line_does_not_echo_the_password() {
     assert!(!err.contains("hunter2"), "{err}");
     assert!(err.contains(":2:"), "{err}");
 }
+
+/// Found by the `config` fuzz target: a server name holding a control
+/// character (TOML can escape any) was quoted raw in the error.
+#[test]
+fn control_characters_in_a_server_name_are_escaped_in_errors() {
+    let world = World::new();
+    let path = world.write(
+        "c.toml",
+        "[mcp.servers.\"\\u007Fsrv\\u001b[2J\"]\ncommand = \"echo\"\n",
+    );
+    let err = world.err(&CliOverrides {
+        config: Some(path.clone()),
+        ..no_flags()
+    });
+    assert!(!err.chars().any(|c| c.is_control() && c != '\n'), "{err:?}");
+    assert!(err.contains("mcp server `\\u{7f}srv\\u{1b}[2J`"), "{err}");
+    // The same name arriving through `mcp import` (a client's JSON file).
+    let client = world.write(
+        "client.json",
+        "{\"mcpServers\": {\"\\u007feb\": {\"command\": \"x\"}}}",
+    );
+    let err = agents_config::import_mcp_servers(
+        &client,
+        &std::fs::read_to_string(&client).unwrap(),
+        &path,
+        "",
+    )
+    .map(|report| format!("{report:?}"))
+    .unwrap_or_else(|err| err.to_string());
+    assert!(!err.chars().any(|c| c.is_control() && c != '\n'), "{err:?}");
+}
