@@ -116,7 +116,7 @@ fn build(input: &Input) -> HashMap<SkillName, Skill> {
                 },
                 ItemIn::Include(s, o) => SkillItem::Include(Include {
                     skill: skill_name(*s),
-                    overrides: fields(o),
+                    overrides: fields(o).into(),
                 }),
                 ItemIn::Inline => SkillItem::InlineTool(Box::default()),
                 ItemIn::Mcp(s, tools) => SkillItem::McpSource(Box::new(McpSource {
@@ -253,7 +253,7 @@ fn expand(
             }));
         };
         // Shallow merge: the include's overrides, the outer ones on top.
-        let mut merged = include.overrides.clone();
+        let mut merged = (*include.overrides).clone();
         for (key, value) in inherited {
             merged.insert(key.clone(), value.clone());
         }

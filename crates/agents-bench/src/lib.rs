@@ -14,7 +14,7 @@
 
 use agents_core::{
     Include, InvalidSkillName, Skill, SkillItem, SkillMap, SkillName, ToolRegistry, ToolSource,
-    ToolSpec, ValueMap,
+    ToolSpec,
 };
 
 /// Distinct tool names the skills refer to.
@@ -110,7 +110,7 @@ pub fn generate(n: usize, seed: u64) -> Result<Dag, String> {
             edges += 1;
             skill.items.push(SkillItem::Include(Include {
                 skill: skill_name(target).map_err(|err| err.to_string())?,
-                overrides: ValueMap::new(),
+                overrides: Default::default(),
             }));
         }
         skills.insert(skill.name.clone(), skill);
@@ -121,7 +121,7 @@ pub fn generate(n: usize, seed: u64) -> Result<Dag, String> {
         edges += 1;
         root.items.push(SkillItem::Include(Include {
             skill: skill_name(i).map_err(|err| err.to_string())?,
-            overrides: ValueMap::new(),
+            overrides: Default::default(),
         }));
     }
     skills.insert(root_name.clone(), root);

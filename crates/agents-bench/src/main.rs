@@ -1,6 +1,6 @@
 //! `agents-bench [--skills N] [--seed S] [--runs R]`: resolves the generated
 //! `N`-skill DAG and the `2N`-skill DAG in process, `R` times each after one
-//! warm-up, and prints one JSON object (timings in milliseconds, peak memory
+//! warm-up (the two alternating), and prints one JSON object (timings in milliseconds, peak memory
 //! in bytes) for `bench/run`. It asserts nothing: the harness compares.
 
 #![allow(
@@ -71,21 +71,22 @@ fn median(samples: &[f64]) -> f64 {
     }
 }
 
-fn measure(dag: &Dag, runs: usize) -> Result<Value, String> {
-    let resolver = SkillResolver::new(&dag.skills, &dag.tools);
-    let warm = resolver.resolve(&dag.root).map_err(|err| err.to_string())?;
-    let mut samples = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        let start = Instant::now();
-        let resolution = resolver.resolve(&dag.root).map_err(|err| err.to_string())?;
-        samples.push(start.elapsed().as_secs_f64() * 1e3);
-        std::hint::black_box(resolution);
-    }
+/// One timed resolution of `dag`'s root, in milliseconds.
+fn time_once(resolver: &SkillResolver<'_>, dag: &Dag) -> Result<f64, String> {
+    let start = Instant::now();
+    let resolution = resolver.resolve(&dag.root).map_err(|err| err.to_string())?;
+    let elapsed = start.elapsed().as_secs_f64() * 1e3;
+    std::hint::black_box(resolution);
+    Ok(elapsed)
+}
+
+fn report(dag: &Dag, resolver: &SkillResolver<'_>, samples: Vec<f64>) -> Result<Value, String> {
+    let resolution = resolver.resolve(&dag.root).map_err(|err| err.to_string())?;
     Ok(json!({
         "skills": dag.skills.len(),
         "include_edges": dag.includes,
-        "entries": warm.entries.len(),
-        "warnings": warm.warnings.len(),
+        "entries": resolution.entries.len(),
+        "warnings": resolution.warnings.len(),
         "median_ms": median(&samples),
         "samples_ms": samples,
     }))
@@ -95,17 +96,26 @@ fn run(options: &Options) -> Result<Value, String> {
     let start = Instant::now();
     let small = generate(options.skills, options.seed)?;
     let load_ms = start.elapsed().as_secs_f64() * 1e3;
-    let single = measure(&small, options.runs)?;
+    let small_resolver = SkillResolver::new(&small.skills, &small.tools);
+    time_once(&small_resolver, &small)?;
     // Peak memory with the N-skill graph built and resolved, before the 2N one exists.
     let peak = peak_rss_bytes();
-    drop(small);
     let large = generate(options.skills * 2, options.seed)?;
-    let double = measure(&large, options.runs)?;
+    let large_resolver = SkillResolver::new(&large.skills, &large.tools);
+    time_once(&large_resolver, &large)?;
+    // The two sizes alternate, so a slower stretch of a shared machine (its
+    // last-level cache is shared with other tenants) falls on both alike.
+    let mut single = Vec::with_capacity(options.runs);
+    let mut double = Vec::with_capacity(options.runs);
+    for _ in 0..options.runs {
+        single.push(time_once(&small_resolver, &small)?);
+        double.push(time_once(&large_resolver, &large)?);
+    }
     Ok(json!({
         "seed": options.seed,
         "build_graph_ms": load_ms,
-        "single": single,
-        "double": double,
+        "single": report(&small, &small_resolver, single)?,
+        "double": report(&large, &large_resolver, double)?,
         "peak_rss_bytes": peak,
     }))
 }

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::hint::black_box;
 
-use agents_core::{Include, Skill, SkillItem, SkillName, SkillResolver, ToolRegistry, ValueMap};
+use agents_core::{Include, Skill, SkillItem, SkillName, SkillResolver, ToolRegistry};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn name(s: &str) -> SkillName {
@@ -15,7 +15,7 @@ fn name(s: &str) -> SkillName {
 fn include(s: &str) -> SkillItem {
     SkillItem::Include(Include {
         skill: name(s),
-        overrides: ValueMap::new(),
+        overrides: Default::default(),
     })
 }
 

@@ -100,7 +100,7 @@ pub fn include_graph(root: &SkillName, skills: &dyn SkillSource) -> IncludeGraph
                 graph.edges.push(GraphEdge {
                     from,
                     to: to.clone(),
-                    overrides: include.overrides.clone(),
+                    overrides: (*include.overrides).clone(),
                     cycle,
                 });
                 if state.contains_key(&to) {

@@ -44,8 +44,8 @@ pub use resolve::{
     SkillSource, ToolLookup, entry_names,
 };
 pub use skill::{
-    AgentSource, Include, InlineTool, InvalidSkill, ItemKind, McpSource, Overrides, Skill,
-    SkillItem, ValueMap,
+    AgentSource, Include, IncludeOverrides, InlineTool, InvalidSkill, ItemKind, McpSource,
+    Overrides, Skill, SkillItem, ValueMap,
 };
 pub use summary::{
     EffectiveCapabilities, SkillCapabilitySummary, compute_capability_summary,

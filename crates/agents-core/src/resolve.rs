@@ -17,7 +17,17 @@
 //!
 //! The forward walk numbers every skill an include names and interns every
 //! entry name, so both walks index vectors instead of hashing names again;
-//! a tool ref's spec is asked of the lookup once per distinct name.
+//! a tool ref's spec is asked of the lookup once per distinct name. It
+//! records only the include each skill was entered by, not a path: the
+//! paths errors and `explain` print are rebuilt from those on demand, and
+//! the reverse walk builds its own for the skills it visits (usually a
+//! fraction of the closure, thanks to the early stop).
+//!
+//! What the forward walk keeps per skill is small on purpose (a tool ref's
+//! entry is its name's number; an include's overrides are one pointer when
+//! empty): doubling a closure should double the time, and past a few
+//! thousand skills the time is set by how much of the closure's memory the
+//! walks touch, not by the instructions.
 
 #![allow(
     clippy::indexing_slicing,
@@ -620,10 +630,16 @@ enum Visit {
 struct Node<'a> {
     skill: &'a Skill,
     visit: Visit,
-    /// The path by which the forward walk first reached it (set on entering).
-    first_path: Option<IncludePath>,
-    /// Its own entries: a range of [`Analysis::entries`] (set on entering).
-    own: Range<usize>,
+    /// The skill whose include the forward walk entered it by, and that
+    /// include (`None` for a root). The path it was first reached by is
+    /// rebuilt from these only when something needs it (an error,
+    /// `explain`): the walk itself allocates no path.
+    entered_by: Option<(NodeId, &'a crate::skill::Include)>,
+    /// Its tool refs' entries: a range of [`Analysis::refs`] (set on
+    /// entering); its other own entries come after them.
+    refs: Range<usize>,
+    /// Its other own entries: a range of [`Analysis::entries`] (set on entering).
+    others: Range<usize>,
     /// Its includes in order: a range of [`Analysis::edges`] (set on entering).
     edges: Range<usize>,
 }
@@ -633,15 +649,16 @@ impl<'a> Node<'a> {
         Self {
             skill,
             visit: Visit::Pending,
-            first_path: None,
-            own: 0..0,
+            entered_by: None,
+            refs: 0..0,
+            others: 0..0,
             edges: 0..0,
         }
     }
 }
 
-/// One of a reached skill's own entries (kept small: a closure has one per
-/// tool ref of every skill in it).
+/// One of a reached skill's own entries.
+#[derive(Clone, Copy)]
 struct Entry<'a> {
     name: NameId,
     kind: ItemKind,
@@ -666,12 +683,23 @@ struct Edge<'a> {
     target: Option<NodeId>,
 }
 
+/// How many tool refs and includes [`Analysis::reserve`] makes room for
+/// per skill: a guess (a typical skill names a handful of tools and includes
+/// a skill or two); a closure with more grows its vectors as usual.
+const REFS_PER_SKILL: usize = 8;
+const INCLUDES_PER_SKILL: usize = 2;
+
 struct Analysis<'a> {
     errors: Vec<ResolveError>,
     warnings: Vec<ResolveWarning>,
     nodes: Vec<Node<'a>>,
     /// The node of each skill reached, by the name it was looked up by.
     index: HashMap<&'a str, NodeId, FastHash>,
+    /// The entries of tool refs, as names only: a closure has one per tool
+    /// ref of every skill in it, and a ref's spec is per name
+    /// ([`Analysis::ref_tools`]), so 8 bytes each instead of an [`Entry`]'s 32.
+    refs: Vec<NameId>,
+    /// Every other own entry (inline tools, MCP tools, agent skills).
     entries: Vec<Entry<'a>>,
     edges: Vec<Edge<'a>>,
     /// Every entry name met, each once.
@@ -696,6 +724,7 @@ impl<'a> Analysis<'a> {
             warnings: Vec::new(),
             nodes: Vec::new(),
             index: HashMap::default(),
+            refs: Vec::new(),
             entries: Vec::new(),
             edges: Vec::new(),
             names: IndexSet::default(),
@@ -707,11 +736,18 @@ impl<'a> Analysis<'a> {
         }
     }
 
-    /// Room for `skills` nodes (at most every skill is reached once).
+    /// Room for `skills` nodes (at most every skill is reached once), and
+    /// for a few entries and includes each. Growing these vectors instead
+    /// copies them about once more in all, into memory the process has not
+    /// touched yet: for a closure of 20,000 skills that copying was a sixth
+    /// of the walk.
     fn reserve(&mut self, skills: usize) {
         self.nodes.reserve(skills);
         self.index.reserve(skills);
         self.finished.reserve(skills);
+        self.refs.reserve(skills.saturating_mul(REFS_PER_SKILL));
+        self.edges
+            .reserve(skills.saturating_mul(INCLUDES_PER_SKILL));
     }
 
     /// Numbers `skill`, looked up as `name`.
@@ -735,12 +771,89 @@ impl<'a> Analysis<'a> {
         self.names.get_index(id).map_or("", |name| name.as_ref())
     }
 
+    /// The skills from the root to `node` along the includes the forward
+    /// walk entered them by, root first.
+    fn first_path_nodes(&self, node: NodeId) -> Vec<NodeId> {
+        let mut nodes = vec![node];
+        let mut at = node;
+        while let Some((parent, _)) = self.nodes[at].entered_by {
+            nodes.push(parent);
+            at = parent;
+        }
+        nodes.reverse();
+        nodes
+    }
+
+    /// The path `node` was first reached by, as [`IncludePath`] prints it
+    /// (for error messages).
+    fn path_text(&self, node: NodeId) -> String {
+        self.first_path_nodes(node)
+            .into_iter()
+            .map(|id| self.nodes[id].skill.name.as_str())
+            .collect::<Vec<_>>()
+            .join(" -> ")
+    }
+
+    /// `node`'s own entries in order: its tool refs, then the others.
+    fn own(&self, node: &Node<'a>) -> impl DoubleEndedIterator<Item = Entry<'a>> + '_ {
+        let refs = self.refs[node.refs.clone()].iter().map(|&name| Entry {
+            name,
+            kind: ItemKind::ToolRef,
+            tool: match self.ref_tools[name] {
+                Some(Some(spec)) => EntryTool::Found(spec),
+                _ => EntryTool::Unknown,
+            },
+        });
+        refs.chain(self.entries[node.others.clone()].iter().copied())
+    }
+
     fn spec(&self, tool: EntryTool<'a>) -> Option<&ToolSpec> {
         match tool {
             EntryTool::Unknown => None,
             EntryTool::Found(spec) => Some(spec),
             EntryTool::Inline(index) => self.inline.get(index),
         }
+    }
+}
+
+/// The [`IncludePath`] each reached skill was first entered by, built on
+/// demand from [`Node::entered_by`] and kept, so building the paths of every
+/// skill costs one path node per skill (a path shares its parent's).
+struct FirstPaths(Vec<Option<IncludePath>>);
+
+impl FirstPaths {
+    fn new(nodes: usize) -> Self {
+        let mut paths = Vec::new();
+        paths.resize_with(nodes, || None);
+        Self(paths)
+    }
+
+    fn get(&mut self, analysis: &Analysis<'_>, node: NodeId) -> IncludePath {
+        // Up to the nearest ancestor already built (or the root), then down.
+        let mut missing = Vec::new();
+        let mut at = node;
+        let mut built = loop {
+            if let Some(path) = &self.0[at] {
+                break Some(path.clone());
+            }
+            missing.push(at);
+            match analysis.nodes[at].entered_by {
+                Some((parent, _)) => at = parent,
+                None => break None,
+            }
+        };
+        for &id in missing.iter().rev() {
+            let node = &analysis.nodes[id];
+            let name = node.skill.name.clone();
+            let path = match (built, node.entered_by) {
+                (Some(parent), Some((_, include))) => parent.child(name, &include.overrides),
+                _ => IncludePath::root(name),
+            };
+            self.0[id] = Some(path.clone());
+            built = Some(path);
+        }
+        // `missing` is empty only when `node`'s own path was already built.
+        built.unwrap_or_else(|| IncludePath::root(analysis.nodes[node].skill.name.clone()))
     }
 }
 
@@ -806,15 +919,14 @@ impl<'a> SkillResolver<'a> {
     ) -> Vec<Explanation> {
         let mut seen: Vec<Vec<Occurrence>> = Vec::new();
         seen.resize_with(analysis.names.len(), Vec::new);
-        for &node in &analysis.finished {
-            let node = &analysis.nodes[node];
-            let Some(path) = &node.first_path else {
-                continue;
-            };
-            for entry in &analysis.entries[node.own.clone()] {
+        let mut paths = FirstPaths::new(analysis.nodes.len());
+        for &id in &analysis.finished {
+            let node = &analysis.nodes[id];
+            let path = paths.get(analysis, id);
+            for entry in analysis.own(node) {
                 seen[entry.name].push(Occurrence {
                     include_path: path.clone(),
-                    overrides: entry_overrides(node.skill, analysis.name(entry.name), path),
+                    overrides: entry_overrides(node.skill, analysis.name(entry.name), &path),
                     won: false,
                 });
             }
@@ -954,7 +1066,6 @@ impl<'a> SkillResolver<'a> {
     /// The forward walk from `root_node` (not yet entered) over the skills
     /// `analysis` has not reached yet.
     fn walk(&self, root_node: NodeId, analysis: &mut Analysis<'a>) {
-        let root = analysis.nodes[root_node].skill.name.clone();
         struct Frame {
             node: NodeId,
             /// The next of the node's edges to follow, and the end of them.
@@ -962,7 +1073,7 @@ impl<'a> SkillResolver<'a> {
             end: usize,
         }
         let mut stack: Vec<Frame> = Vec::new();
-        let edges = self.enter(root_node, IncludePath::root(root), analysis);
+        let edges = self.enter(root_node, None, analysis);
         stack.push(Frame {
             node: root_node,
             next: edges.start,
@@ -975,10 +1086,15 @@ impl<'a> SkillResolver<'a> {
                 let node = &mut analysis.nodes[parent];
                 node.visit = Visit::Finished;
                 analysis.finished.push(parent);
-                for entry in &analysis.entries[node.own.clone()] {
-                    if !analysis.placed[entry.name] {
-                        analysis.placed[entry.name] = true;
-                        analysis.order.push(entry.name);
+                let (refs, others) = (node.refs.clone(), node.others.clone());
+                let names = analysis.refs[refs]
+                    .iter()
+                    .copied()
+                    .chain(analysis.entries[others].iter().map(|entry| entry.name));
+                for name in names {
+                    if !analysis.placed[name] {
+                        analysis.placed[name] = true;
+                        analysis.order.push(name);
                     }
                 }
                 stack.pop();
@@ -986,24 +1102,20 @@ impl<'a> SkillResolver<'a> {
             }
             frame.next += 1;
             let Edge { include, target } = analysis.edges[at];
-            let node = &analysis.nodes[parent];
-            let skill = node.skill;
-            let Some(path) = &node.first_path else {
-                continue;
-            };
+            let skill = analysis.nodes[parent].skill;
             let blocked = blocked_fields(&include.overrides);
             if !blocked.is_empty() {
                 analysis.errors.push(ResolveError::NonOverridable {
                     fields: blocked,
                     skill: skill.name.clone(),
-                    path: format!("{path} -> {}", include.skill),
+                    path: format!("{} -> {}", analysis.path_text(parent), include.skill),
                 });
             }
             let Some(target) = target else {
                 analysis.errors.push(ResolveError::MissingInclude {
                     skill: skill.name.clone(),
                     include: include.skill.clone(),
-                    path: path.to_string(),
+                    path: analysis.path_text(parent),
                 });
                 // Report each missing skill once per declaring skill.
                 continue;
@@ -1022,11 +1134,7 @@ impl<'a> SkillResolver<'a> {
                 }
                 Visit::Pending => {}
             }
-            let child_path = path.child(
-                analysis.nodes[target].skill.name.clone(),
-                &include.overrides,
-            );
-            let edges = self.enter(target, child_path, analysis);
+            let edges = self.enter(target, Some((parent, include)), analysis);
             stack.push(Frame {
                 node: target,
                 next: edges.start,
@@ -1038,8 +1146,14 @@ impl<'a> SkillResolver<'a> {
     /// First visit of a skill in the forward walk: check its own overrides,
     /// number the skills it includes and compute its own entries. Returns
     /// its edges.
-    fn enter(&self, node: NodeId, path: IncludePath, analysis: &mut Analysis<'a>) -> Range<usize> {
+    fn enter(
+        &self,
+        node: NodeId,
+        entered_by: Option<(NodeId, &'a crate::skill::Include)>,
+        analysis: &mut Analysis<'a>,
+    ) -> Range<usize> {
         let skill = analysis.nodes[node].skill;
+        analysis.nodes[node].entered_by = entered_by;
         let mut blocked: Vec<String> = Vec::new();
         for fields in skill.overrides.values() {
             for field in blocked_fields(fields) {
@@ -1052,13 +1166,13 @@ impl<'a> SkillResolver<'a> {
             analysis.errors.push(ResolveError::NonOverridable {
                 fields: blocked,
                 skill: skill.name.clone(),
-                path: path.to_string(),
+                path: analysis.path_text(node),
             });
         }
         // One pass over the items (a closure is mostly tool refs and
         // includes): edges and tool-ref entries in item order.
         let edges_start = analysis.edges.len();
-        let own_start = analysis.entries.len();
+        let refs_start = analysis.refs.len();
         let mut others = false;
         for item in &skill.items {
             match item {
@@ -1077,19 +1191,10 @@ impl<'a> SkillResolver<'a> {
                 }
                 SkillItem::ToolRef { name } => {
                     let id = analysis.intern(Cow::Borrowed(name));
-                    let tool = match analysis.ref_tools[id] {
-                        Some(known) => known,
-                        None => {
-                            let found = self.tools.tool(name);
-                            analysis.ref_tools[id] = Some(found);
-                            found
-                        }
-                    };
-                    analysis.entries.push(Entry {
-                        name: id,
-                        kind: ItemKind::ToolRef,
-                        tool: tool.map_or(EntryTool::Unknown, EntryTool::Found),
-                    });
+                    if analysis.ref_tools[id].is_none() {
+                        analysis.ref_tools[id] = Some(self.tools.tool(name));
+                    }
+                    analysis.refs.push(id);
                 }
                 SkillItem::InlineTool(_) | SkillItem::McpSource(_) | SkillItem::AgentSource(_) => {
                     others = true;
@@ -1097,6 +1202,8 @@ impl<'a> SkillResolver<'a> {
             }
         }
         let edges = edges_start..analysis.edges.len();
+        let refs = refs_start..analysis.refs.len();
+        let others_start = analysis.entries.len();
         let others = if others {
             other_entries(skill, self.tools, &mut analysis.warnings)
         } else {
@@ -1118,20 +1225,25 @@ impl<'a> SkillResolver<'a> {
                 tool,
             });
         }
-        let own = own_start..analysis.entries.len();
-        for entry in &analysis.entries[own.clone()] {
+        let entered = &mut analysis.nodes[node];
+        entered.refs = refs;
+        entered.others = others_start..analysis.entries.len();
+        let entered = &analysis.nodes[node];
+        // Collected first: the entries are borrowed from `analysis`.
+        let mut warnings = Vec::new();
+        for entry in analysis.own(entered) {
             if !matches!(entry.tool, EntryTool::Unknown) {
                 continue;
             }
             let name = analysis.name(entry.name);
             match entry.kind {
-                ItemKind::ToolRef => analysis.warnings.push(ResolveWarning::UnknownTool {
+                ItemKind::ToolRef => warnings.push(ResolveWarning::UnknownTool {
                     skill: skill.name.clone(),
                     tool: name.to_owned(),
                 }),
                 ItemKind::AgentSource => {
                     let path = name.strip_prefix("agent_skill:").unwrap_or(name);
-                    analysis.warnings.push(ResolveWarning::UnknownAgentSkill {
+                    warnings.push(ResolveWarning::UnknownAgentSkill {
                         skill: skill.name.clone(),
                         path: path.to_owned(),
                     });
@@ -1140,20 +1252,19 @@ impl<'a> SkillResolver<'a> {
             }
         }
         for target in skill.overrides.keys() {
-            if !analysis.entries[own.clone()]
-                .iter()
+            if !analysis
+                .own(entered)
                 .any(|entry| analysis.name(entry.name) == target)
             {
-                analysis.warnings.push(ResolveWarning::UnmatchedOverride {
+                warnings.push(ResolveWarning::UnmatchedOverride {
                     skill: skill.name.clone(),
                     target: target.clone(),
                 });
             }
         }
+        analysis.warnings.append(&mut warnings);
         let entered = &mut analysis.nodes[node];
         entered.visit = Visit::Open;
-        entered.first_path = Some(path);
-        entered.own = own;
         entered.edges = edges.clone();
         edges
     }
@@ -1190,7 +1301,7 @@ impl<'a> SkillResolver<'a> {
                 Via::Root => IncludePath::root(root.clone()),
                 Via::Include(parent, overrides) => parent.child(skill.name.clone(), overrides),
             };
-            for entry in analysis.entries[node.own.clone()].iter().rev() {
+            for entry in analysis.own(node).rev() {
                 let slot = &mut winners[entry.name];
                 if slot.is_some() {
                     continue;

@@ -33,7 +33,7 @@ impl B {
     fn include_with(mut self, n: &str, overrides: Value) -> Self {
         self.0.items.push(SkillItem::Include(Include {
             skill: name(n),
-            overrides: map(overrides),
+            overrides: map(overrides).into(),
         }));
         self
     }
@@ -383,7 +383,7 @@ fn ten_thousand_deep_chain_does_not_overflow_the_stack() {
         .items
         .push(SkillItem::Include(Include {
             skill: name("c/s0"),
-            overrides: ValueMap::new(),
+            overrides: Default::default(),
         }));
     let err = resolve(&skills, &ToolRegistry::new(), "c/s0").unwrap_err();
     assert!(matches!(err, ResolveError::Cycle { ref cycle } if cycle.len() == depth + 1));
@@ -578,7 +578,7 @@ mod properties {
                 for (from, to) in &edges {
                     // Only forward edges: a DAG.
                     if *from == i && to > from {
-                        s.items.push(SkillItem::Include(Include { skill: name(&format!("p/s{to}")), overrides: ValueMap::new() }));
+                        s.items.push(SkillItem::Include(Include { skill: name(&format!("p/s{to}")), overrides: Default::default() }));
                     }
                 }
                 for t in &tool_sets[i] {

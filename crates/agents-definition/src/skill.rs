@@ -90,7 +90,7 @@ impl<'de> Deserialize<'de> for IncludeDocument {
                 let skill = SkillName::new(v).map_err(E::custom)?;
                 Ok(IncludeDocument(Include {
                     skill,
-                    overrides: ValueMap::new(),
+                    overrides: Default::default(),
                 }))
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
@@ -111,7 +111,7 @@ impl<'de> Deserialize<'de> for IncludeDocument {
                 let skill = skill.ok_or_else(|| de::Error::missing_field("skill"))?;
                 Ok(IncludeDocument(Include {
                     skill,
-                    overrides: overrides.unwrap_or_default(),
+                    overrides: overrides.unwrap_or_default().into(),
                 }))
             }
         }

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::hint::black_box;
 use std::time::Instant;
 
-use agents_core::{Include, Skill, SkillItem, SkillName, SkillResolver, ToolRegistry, ValueMap};
+use agents_core::{Include, Skill, SkillItem, SkillName, SkillResolver, ToolRegistry};
 use agents_registry::{SkillRegistryService, builtin_tools};
 use agents_store::{AnyStore, DatabaseUrl, Store};
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -37,7 +37,7 @@ fn graph() -> Vec<Skill> {
                 for j in 0..3 {
                     s.items.push(SkillItem::Include(Include {
                         skill: name(&format!("g/l{}s{}", layer + 1, (i + j) % 10)),
-                        overrides: ValueMap::new(),
+                        overrides: Default::default(),
                     }));
                 }
             }
@@ -60,7 +60,7 @@ fn bulk(n: usize) -> Vec<Skill> {
             });
             s.items.push(SkillItem::Include(Include {
                 skill: name("g/l0s0"),
-                overrides: ValueMap::new(),
+                overrides: Default::default(),
             }));
             s.items.push(SkillItem::InlineTool(Default::default()));
             s

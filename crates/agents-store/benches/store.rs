@@ -13,7 +13,7 @@ use std::hint::black_box;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use agents_core::{Include, Skill, SkillItem, SkillName, ValueMap};
+use agents_core::{Include, Skill, SkillItem, SkillName};
 use agents_store::{AnyStore, DatabaseUrl, Store};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use sqlx::{Connection, Executor};
@@ -41,7 +41,7 @@ fn batch(count: usize) -> Vec<Skill> {
                 },
                 SkillItem::Include(Include {
                     skill: name("bulk/skill-00000"),
-                    overrides: ValueMap::new(),
+                    overrides: Default::default(),
                 }),
                 SkillItem::InlineTool(Box::default()),
                 SkillItem::ToolRef {
@@ -63,7 +63,7 @@ fn chain(depth: usize) -> Vec<Skill> {
             if i + 1 < depth {
                 skill.items.push(SkillItem::Include(Include {
                     skill: name(&format!("chain/s{:05}", i + 1)),
-                    overrides: ValueMap::new(),
+                    overrides: Default::default(),
                 }));
             }
             skill

@@ -5,8 +5,8 @@
 use std::collections::{HashMap, HashSet};
 
 use agents_core::{
-    AgentSource, Include, InlineTool, ItemKind, McpSource, Overrides, Skill, SkillItem, SkillName,
-    ToolSource, ToolSpec, ValueMap,
+    AgentSource, Include, IncludeOverrides, InlineTool, ItemKind, McpSource, Overrides, Skill,
+    SkillItem, SkillName, ToolSource, ToolSpec, ValueMap,
 };
 use serde::{Deserialize, Serialize};
 use time::format_description::BorrowedFormatItem;
@@ -80,7 +80,7 @@ struct MetadataJson {
 #[serde(deny_unknown_fields)]
 struct IncludeConfig {
     #[serde(default)]
-    overrides: ValueMap,
+    overrides: IncludeOverrides,
 }
 
 /// A skill's columns, ready to bind.
@@ -278,7 +278,7 @@ fn decode_item(skill: &str, row: ItemRow) -> Result<SkillItem, StoreError> {
                         .map_err(parse_err)?
                         .overrides
                 }
-                None => ValueMap::new(),
+                None => IncludeOverrides::new(),
             };
             SkillItem::Include(Include { skill, overrides })
         }

@@ -47,13 +47,14 @@ pub fn everything(raw: &str) -> Skill {
         "mcp:gh/create_issue".into(),
         json!({"writes": false}).as_object().unwrap().clone(),
     );
-    let mut include_with = Include {
+    let include_with = Include {
         skill: name("lib/helpers"),
-        overrides: Default::default(),
+        overrides: json!({"checkpointable": true})
+            .as_object()
+            .unwrap()
+            .clone()
+            .into(),
     };
-    include_with
-        .overrides
-        .insert("checkpointable".into(), json!(true));
     let mut mcp = McpSource {
         server: "gh".into(),
         command: Some("npx".into()),
