@@ -689,6 +689,19 @@ struct Edge<'a> {
 const REFS_PER_SKILL: usize = 8;
 const INCLUDES_PER_SKILL: usize = 2;
 
+/// How many skills of a long include path an error shows at each end.
+const PATH_HEAD: usize = 5;
+const PATH_TAIL: usize = 5;
+
+/// A skill on the forward walk's stack. The stack is the include path the
+/// walk reached the skill on top by.
+struct Frame {
+    node: NodeId,
+    /// The next of the node's edges to follow, and the end of them.
+    next: usize,
+    end: usize,
+}
+
 struct Analysis<'a> {
     errors: Vec<ResolveError>,
     warnings: Vec<ResolveWarning>,
@@ -739,8 +752,8 @@ impl<'a> Analysis<'a> {
     /// Room for `skills` nodes (at most every skill is reached once), and
     /// for a few entries and includes each. Growing these vectors instead
     /// copies them about once more in all, into memory the process has not
-    /// touched yet: for a closure of 20,000 skills that copying was a sixth
-    /// of the walk.
+    /// touched yet: for a closure of 20,000 skills that copying was about a
+    /// sixth of the walk's instructions.
     fn reserve(&mut self, skills: usize) {
         self.nodes.reserve(skills);
         self.index.reserve(skills);
@@ -771,27 +784,23 @@ impl<'a> Analysis<'a> {
         self.names.get_index(id).map_or("", |name| name.as_ref())
     }
 
-    /// The skills from the root to `node` along the includes the forward
-    /// walk entered them by, root first.
-    fn first_path_nodes(&self, node: NodeId) -> Vec<NodeId> {
-        let mut nodes = vec![node];
-        let mut at = node;
-        while let Some((parent, _)) = self.nodes[at].entered_by {
-            nodes.push(parent);
-            at = parent;
-        }
-        nodes.reverse();
-        nodes
-    }
-
-    /// The path `node` was first reached by, as [`IncludePath`] prints it
-    /// (for error messages).
-    fn path_text(&self, node: NodeId) -> String {
-        self.first_path_nodes(node)
-            .into_iter()
-            .map(|id| self.nodes[id].skill.name.as_str())
-            .collect::<Vec<_>>()
-            .join(" -> ")
+    /// The include path along `stack`, then `last`, as an error prints it:
+    /// a long one as its head and tail around its length (see
+    /// [`crate::text::head_tail`]), so neither the message nor the time to
+    /// make it grows with the depth (a chain of thousands of skills, each
+    /// with a missing include, is one error per skill).
+    fn path_text(&self, stack: &[Frame], last: Option<&str>) -> String {
+        let len = stack.len() + usize::from(last.is_some());
+        crate::text::head_tail_by(
+            len,
+            |i| match stack.get(i) {
+                Some(frame) => self.nodes[frame.node].skill.name.as_str(),
+                None => last.unwrap_or_default(),
+            },
+            PATH_HEAD,
+            PATH_TAIL,
+            " -> ",
+        )
     }
 
     /// `node`'s own entries in order: its tool refs, then the others.
@@ -829,31 +838,31 @@ impl FirstPaths {
     }
 
     fn get(&mut self, analysis: &Analysis<'_>, node: NodeId) -> IncludePath {
-        // Up to the nearest ancestor already built (or the root), then down.
-        let mut missing = Vec::new();
+        // Up to the nearest path already built (or the root's, built now),
+        // then down, building and keeping each path on the way.
+        let mut below = Vec::new();
         let mut at = node;
-        let mut built = loop {
+        let mut path = loop {
             if let Some(path) = &self.0[at] {
-                break Some(path.clone());
+                break path.clone();
             }
-            missing.push(at);
             match analysis.nodes[at].entered_by {
-                Some((parent, _)) => at = parent,
-                None => break None,
+                Some((parent, include)) => {
+                    below.push((at, include));
+                    at = parent;
+                }
+                None => {
+                    let root = IncludePath::root(analysis.nodes[at].skill.name.clone());
+                    self.0[at] = Some(root.clone());
+                    break root;
+                }
             }
         };
-        for &id in missing.iter().rev() {
-            let node = &analysis.nodes[id];
-            let name = node.skill.name.clone();
-            let path = match (built, node.entered_by) {
-                (Some(parent), Some((_, include))) => parent.child(name, &include.overrides),
-                _ => IncludePath::root(name),
-            };
+        for &(id, include) in below.iter().rev() {
+            path = path.child(analysis.nodes[id].skill.name.clone(), &include.overrides);
             self.0[id] = Some(path.clone());
-            built = Some(path);
         }
-        // `missing` is empty only when `node`'s own path was already built.
-        built.unwrap_or_else(|| IncludePath::root(analysis.nodes[node].skill.name.clone()))
+        path
     }
 }
 
@@ -1066,14 +1075,8 @@ impl<'a> SkillResolver<'a> {
     /// The forward walk from `root_node` (not yet entered) over the skills
     /// `analysis` has not reached yet.
     fn walk(&self, root_node: NodeId, analysis: &mut Analysis<'a>) {
-        struct Frame {
-            node: NodeId,
-            /// The next of the node's edges to follow, and the end of them.
-            next: usize,
-            end: usize,
-        }
         let mut stack: Vec<Frame> = Vec::new();
-        let edges = self.enter(root_node, None, analysis);
+        let edges = self.enter(root_node, None, &stack, analysis);
         stack.push(Frame {
             node: root_node,
             next: edges.start,
@@ -1108,14 +1111,14 @@ impl<'a> SkillResolver<'a> {
                 analysis.errors.push(ResolveError::NonOverridable {
                     fields: blocked,
                     skill: skill.name.clone(),
-                    path: format!("{} -> {}", analysis.path_text(parent), include.skill),
+                    path: analysis.path_text(&stack, Some(include.skill.as_str())),
                 });
             }
             let Some(target) = target else {
                 analysis.errors.push(ResolveError::MissingInclude {
                     skill: skill.name.clone(),
                     include: include.skill.clone(),
-                    path: analysis.path_text(parent),
+                    path: analysis.path_text(&stack, None),
                 });
                 // Report each missing skill once per declaring skill.
                 continue;
@@ -1134,7 +1137,7 @@ impl<'a> SkillResolver<'a> {
                 }
                 Visit::Pending => {}
             }
-            let edges = self.enter(target, Some((parent, include)), analysis);
+            let edges = self.enter(target, Some((parent, include)), &stack, analysis);
             stack.push(Frame {
                 node: target,
                 next: edges.start,
@@ -1143,13 +1146,14 @@ impl<'a> SkillResolver<'a> {
         }
     }
 
-    /// First visit of a skill in the forward walk: check its own overrides,
-    /// number the skills it includes and compute its own entries. Returns
-    /// its edges.
+    /// First visit of a skill in the forward walk (`stack` is the path to
+    /// it): check its own overrides, number the skills it includes and
+    /// compute its own entries. Returns its edges.
     fn enter(
         &self,
         node: NodeId,
         entered_by: Option<(NodeId, &'a crate::skill::Include)>,
+        stack: &[Frame],
         analysis: &mut Analysis<'a>,
     ) -> Range<usize> {
         let skill = analysis.nodes[node].skill;
@@ -1166,7 +1170,7 @@ impl<'a> SkillResolver<'a> {
             analysis.errors.push(ResolveError::NonOverridable {
                 fields: blocked,
                 skill: skill.name.clone(),
-                path: analysis.path_text(node),
+                path: analysis.path_text(stack, Some(skill.name.as_str())),
             });
         }
         // One pass over the items (a closure is mostly tool refs and
@@ -1225,9 +1229,12 @@ impl<'a> SkillResolver<'a> {
                 tool,
             });
         }
+        let others = others_start..analysis.entries.len();
         let entered = &mut analysis.nodes[node];
+        entered.visit = Visit::Open;
         entered.refs = refs;
-        entered.others = others_start..analysis.entries.len();
+        entered.others = others;
+        entered.edges = edges.clone();
         let entered = &analysis.nodes[node];
         // Collected first: the entries are borrowed from `analysis`.
         let mut warnings = Vec::new();
@@ -1263,9 +1270,6 @@ impl<'a> SkillResolver<'a> {
             }
         }
         analysis.warnings.append(&mut warnings);
-        let entered = &mut analysis.nodes[node];
-        entered.visit = Visit::Open;
-        entered.edges = edges.clone();
         edges
     }
 

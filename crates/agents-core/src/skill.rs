@@ -105,11 +105,6 @@ impl IncludeOverrides {
     pub fn is_empty(&self) -> bool {
         self.0.is_none()
     }
-
-    /// The fields as an owned map.
-    pub fn into_map(self) -> ValueMap {
-        self.0.map(|map| *map).unwrap_or_default()
-    }
 }
 
 impl From<ValueMap> for IncludeOverrides {

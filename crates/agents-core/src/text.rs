@@ -83,23 +83,37 @@ pub fn yaml_mark_position(text: &str, index: usize) -> (usize, usize) {
 /// A long list as its first `head` and last `tail` items around
 /// `… (N in all) …`; a short list as is. Items are joined with `separator`.
 pub fn head_tail<T: AsRef<str>>(items: &[T], head: usize, tail: usize, separator: &str) -> String {
-    let shown = |items: &[T]| {
-        items
-            .iter()
-            .map(|item| shorten(item.as_ref(), MAX_ECHO_BYTES).into_owned())
+    head_tail_by(
+        items.len(),
+        |i| items.get(i).map_or("", AsRef::as_ref),
+        head,
+        tail,
+        separator,
+    )
+}
+
+/// [`head_tail`] of the `len` items `item(0)`, `item(1)`, …, asking only
+/// for those it shows: the cost does not grow with `len`.
+pub fn head_tail_by<'a>(
+    len: usize,
+    item: impl Fn(usize) -> &'a str,
+    head: usize,
+    tail: usize,
+    separator: &str,
+) -> String {
+    let shown = |range: std::ops::Range<usize>| {
+        range
+            .map(|i| shorten(item(i), MAX_ECHO_BYTES).into_owned())
             .collect::<Vec<_>>()
             .join(separator)
     };
-    if items.len() <= head + tail + 1 {
-        return shown(items);
+    if len <= head + tail + 1 {
+        return shown(0..len);
     }
-    let first = items.get(..head).unwrap_or_default();
-    let last = items.get(items.len() - tail..).unwrap_or_default();
     format!(
-        "{}{separator}… ({} in all) …{separator}{}",
-        shown(first),
-        items.len(),
-        shown(last)
+        "{}{separator}… ({len} in all) …{separator}{}",
+        shown(0..head),
+        shown(len - tail..len)
     )
 }
 

@@ -283,6 +283,61 @@ fn missing_includes_name_the_declaring_skill_and_path() {
 }
 
 #[test]
+fn long_include_paths_in_errors_show_head_and_tail() {
+    // A chain of 3,000 skills, each with a missing include and a forbidden
+    // override on its include edge: one error per skill, each naming its
+    // path. Written out in full those would be quadratic in the depth.
+    let n = 3_000;
+    let skills = set((0..n)
+        .map(|i| {
+            let b = skill(&format!("l/s{i}")).include(&format!("l/ghost{i}"));
+            if i + 1 < n {
+                b.include_with(&format!("l/s{}", i + 1), json!({"name": "x"}))
+            } else {
+                b
+            }
+        })
+        .collect());
+    let errors = SkillResolver::new(&skills, &ToolRegistry::new()).check(&name("l/s0"));
+    assert_eq!(errors.len(), 2 * n - 1);
+    let deepest = errors
+        .iter()
+        .find_map(|err| match err {
+            ResolveError::MissingInclude { include, path, .. }
+                if include.as_str() == "l/ghost2999" =>
+            {
+                Some(path.clone())
+            }
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        deepest,
+        "l/s0 -> l/s1 -> l/s2 -> l/s3 -> l/s4 -> … (3000 in all) … -> l/s2995 -> l/s2996 -> l/s2997 -> l/s2998 -> l/s2999"
+    );
+    let edge = errors
+        .iter()
+        .find_map(|err| match err {
+            ResolveError::NonOverridable { skill, path, .. } if skill.as_str() == "l/s2998" => {
+                Some(path.clone())
+            }
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        edge,
+        "l/s0 -> l/s1 -> l/s2 -> l/s3 -> l/s4 -> … (3000 in all) … -> l/s2995 -> l/s2996 -> l/s2997 -> l/s2998 -> l/s2999"
+    );
+    assert!(errors.iter().all(|err| err.to_string().len() < 400));
+    // Short paths are printed whole.
+    let shallow = resolve(&skills, &ToolRegistry::new(), "l/s2995").unwrap_err();
+    assert_eq!(
+        shallow.to_string(),
+        "Skill 'l/s2995': Included skill 'l/ghost2995' not found (include path: l/s2995)"
+    );
+}
+
+#[test]
 fn cycles_are_reported_with_the_full_cycle() {
     let skills = set(vec![
         skill("l/root").include("l/a"),
