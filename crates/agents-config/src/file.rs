@@ -24,6 +24,26 @@ pub(crate) struct FileConfig {
     pub skills: SkillsTable,
     #[serde(default)]
     pub mcp: McpTable,
+    #[serde(default)]
+    pub limits: LimitsTable,
+}
+
+/// How large and deeply nested the files `agents` reads may be.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LimitsTable {
+    /// Deepest nesting of skill, tool, plan and export files (default 64, at most 128)
+    #[schemars(with = "Option<u64>", range(min = 1, max = 128))]
+    pub max_depth: Option<Spanned<i64>>,
+    /// Largest skill or tool file, in bytes (default 16 MiB, at most 256 MiB)
+    #[schemars(with = "Option<u64>", range(min = 1, max = 268435456))]
+    pub definition_max_bytes: Option<Spanned<i64>>,
+    /// Largest plan file, in bytes (default 1 MiB, at most 256 MiB)
+    #[schemars(with = "Option<u64>", range(min = 1, max = 268435456))]
+    pub plan_max_bytes: Option<Spanned<i64>>,
+    /// Largest `db import` file, in bytes (default 256 MiB, at most 256 MiB)
+    #[schemars(with = "Option<u64>", range(min = 1, max = 268435456))]
+    pub export_max_bytes: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]

@@ -23,8 +23,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use agents_core::{McpSource, Skill, SkillItem, SkillName};
+use agents_definition::{HARD_MAX_DEPTH, Limits};
 use indexmap::IndexMap;
 use serde::{Serialize, Serializer};
+use toml::Spanned;
 
 pub use expand::expand_path;
 pub use file::config_schema;
@@ -53,6 +55,14 @@ pub const ENV_DATABASE_URL: &str = "CLEVERAGENTS_DATABASE_URL";
 pub const ENV_AGENT_SKILLS_PATHS: &str = "CLEVERAGENTS_SKILLS_AGENT_SKILLS_PATHS";
 /// Overrides `mcp.timeout_s`.
 pub const ENV_MCP_TIMEOUT_S: &str = "CLEVERAGENTS_MCP_TIMEOUT_S";
+/// Overrides `limits.max_depth`.
+pub const ENV_LIMITS_MAX_DEPTH: &str = "CLEVERAGENTS_LIMITS_MAX_DEPTH";
+/// Overrides `limits.definition_max_bytes`.
+pub const ENV_LIMITS_DEFINITION_MAX_BYTES: &str = "CLEVERAGENTS_LIMITS_DEFINITION_MAX_BYTES";
+/// Overrides `limits.plan_max_bytes`.
+pub const ENV_LIMITS_PLAN_MAX_BYTES: &str = "CLEVERAGENTS_LIMITS_PLAN_MAX_BYTES";
+/// Overrides `limits.export_max_bytes`.
+pub const ENV_LIMITS_EXPORT_MAX_BYTES: &str = "CLEVERAGENTS_LIMITS_EXPORT_MAX_BYTES";
 
 /// Every environment variable read, declared once. An empty value counts as
 /// unset.
@@ -77,7 +87,31 @@ pub const ENV_VARS: &[EnvVar] = &[
         key: "mcp.timeout_s",
         description: "seconds to wait for an MCP server, at least 1 (default: 30)",
     },
+    EnvVar {
+        name: ENV_LIMITS_MAX_DEPTH,
+        key: "limits.max_depth",
+        description: "deepest nesting of skill, tool, plan and export files, 1 to 128 (default: 64)",
+    },
+    EnvVar {
+        name: ENV_LIMITS_DEFINITION_MAX_BYTES,
+        key: "limits.definition_max_bytes",
+        description: "largest skill or tool file in bytes, up to 256 MiB (default: 16 MiB)",
+    },
+    EnvVar {
+        name: ENV_LIMITS_PLAN_MAX_BYTES,
+        key: "limits.plan_max_bytes",
+        description: "largest plan file in bytes, up to 256 MiB (default: 1 MiB)",
+    },
+    EnvVar {
+        name: ENV_LIMITS_EXPORT_MAX_BYTES,
+        key: "limits.export_max_bytes",
+        description: "largest `db import` file in bytes, up to 256 MiB (default: 256 MiB)",
+    },
 ];
+
+/// The most any `limits.*_max_bytes` may be: what `agents` reads of a file
+/// at most, whatever the kind.
+pub const MAX_INPUT_BYTES: u64 = 256 << 20;
 
 /// The config file, relative to the home directory.
 pub const DEFAULT_CONFIG_FILE: &str = ".cleveragents/config.toml";
@@ -164,6 +198,8 @@ pub struct Settings {
     pub agent_skills_paths: Setting<Vec<PathBuf>>,
     /// `mcp.timeout_s`.
     pub mcp_timeout_s: Setting<u64>,
+    /// `[limits]`: how large and deeply nested input files may be.
+    pub limits: InputLimits,
     /// `[mcp.servers.NAME]`, validated, in file order. `env` and `headers`
     /// values are hidden in JSON.
     #[serde(serialize_with = "serialize_mcp_servers")]
@@ -173,6 +209,48 @@ pub struct Settings {
     pub warnings: Vec<String>,
     /// The home directory `~` expanded to.
     pub home: PathBuf,
+}
+
+/// `[limits]`: size and nesting limits of the files `agents` reads, each
+/// with its origin. The defaults are [`Limits`]'s.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InputLimits {
+    /// `limits.max_depth`: every kind of file.
+    pub max_depth: Setting<u64>,
+    /// `limits.definition_max_bytes`: skill and tool files.
+    pub definition_max_bytes: Setting<u64>,
+    /// `limits.plan_max_bytes`.
+    pub plan_max_bytes: Setting<u64>,
+    /// `limits.export_max_bytes`: `db import` files.
+    pub export_max_bytes: Setting<u64>,
+}
+
+impl InputLimits {
+    /// Limits for skill definition files.
+    pub fn skills(&self) -> Limits {
+        self.apply(Limits::SKILLS, &self.definition_max_bytes)
+    }
+
+    /// Limits for custom tool files.
+    pub fn tools(&self) -> Limits {
+        self.apply(Limits::TOOLS, &self.definition_max_bytes)
+    }
+
+    /// Limits for plans.
+    pub fn plan(&self) -> Limits {
+        self.apply(Limits::PLAN, &self.plan_max_bytes)
+    }
+
+    /// Limits for `db import` files.
+    pub fn export(&self) -> Limits {
+        self.apply(Limits::EXPORT, &self.export_max_bytes)
+    }
+
+    fn apply(&self, kind: Limits, max_bytes: &Setting<u64>) -> Limits {
+        // Both were range-checked when resolved, so they fit a `usize`.
+        kind.with_max_bytes(usize::try_from(max_bytes.value).unwrap_or(kind.max_bytes))
+            .with_max_depth(usize::try_from(self.max_depth.value).unwrap_or(kind.max_depth))
+    }
 }
 
 /// Why settings cannot be resolved.
@@ -342,6 +420,7 @@ pub fn resolve(
         database,
         skills,
         mcp,
+        limits,
     } = file;
 
     let database_url = pick(
@@ -423,49 +502,65 @@ pub fn resolve(
     }
 
     let timeout_rule = "expected whole seconds, at least 1";
-    let mcp_timeout_s = pick(
-        cli.mcp_timeout_s.map(|seconds| {
-            found(Origin::Flag, move |origin| {
-                positive_seconds(i64::try_from(seconds).unwrap_or(0)).ok_or_else(|| {
-                    ConfigError::Invalid {
-                        key: "mcp.timeout_s",
-                        origin: origin.clone(),
-                        message: format!("{timeout_rule}, got `{seconds}`"),
-                    }
-                })
-            })
-        }),
-        env_value(ENV_MCP_TIMEOUT_S).map(|raw| {
-            found(
-                Origin::Env {
-                    var: ENV_MCP_TIMEOUT_S,
-                },
-                move |origin| match raw.trim().parse::<u64>() {
-                    Ok(seconds) if seconds >= 1 => Ok(seconds),
-                    _ => Err(ConfigError::Invalid {
-                        key: "mcp.timeout_s",
-                        origin: origin.clone(),
-                        message: format!("{timeout_rule}, got `{raw}`"),
-                    }),
-                },
-            )
-        }),
-        mcp.timeout_s.map(|seconds| {
-            let span = seconds.span();
-            found(file_origin(span.clone()), move |_| {
-                positive_seconds(*seconds.get_ref()).ok_or_else(|| {
-                    at(
-                        span,
-                        format!(
-                            "`mcp.timeout_s`: {timeout_rule}, got `{}`",
-                            seconds.get_ref()
-                        ),
-                    )
-                })
-            })
-        }),
-        || Ok(DEFAULT_MCP_TIMEOUT_S),
+    let whole = |spec: Whole, flag: Option<u64>, file: Option<Spanned<i64>>| {
+        whole_number(&spec, flag, env_value(spec.var), file, &file_origin, &at)
+    };
+    let mcp_timeout_s = whole(
+        Whole {
+            key: "mcp.timeout_s",
+            var: ENV_MCP_TIMEOUT_S,
+            rule: timeout_rule,
+            range: (1, i64::MAX.unsigned_abs()),
+            default: DEFAULT_MCP_TIMEOUT_S,
+        },
+        cli.mcp_timeout_s,
+        mcp.timeout_s,
     )?;
+    let bytes_rule = "expected a whole number of bytes from 1 to 268435456 (256 MiB)";
+    let bytes = |key, var, file, default: usize| {
+        whole(
+            Whole {
+                key,
+                var,
+                rule: bytes_rule,
+                range: (1, MAX_INPUT_BYTES),
+                default: default as u64,
+            },
+            None,
+            file,
+        )
+    };
+    let limits = InputLimits {
+        max_depth: whole(
+            Whole {
+                key: "limits.max_depth",
+                var: ENV_LIMITS_MAX_DEPTH,
+                rule: "expected a whole number from 1 to 128",
+                range: (1, HARD_MAX_DEPTH as u64),
+                default: Limits::SKILLS.max_depth as u64,
+            },
+            None,
+            limits.max_depth,
+        )?,
+        definition_max_bytes: bytes(
+            "limits.definition_max_bytes",
+            ENV_LIMITS_DEFINITION_MAX_BYTES,
+            limits.definition_max_bytes,
+            Limits::SKILLS.max_bytes,
+        )?,
+        plan_max_bytes: bytes(
+            "limits.plan_max_bytes",
+            ENV_LIMITS_PLAN_MAX_BYTES,
+            limits.plan_max_bytes,
+            Limits::PLAN.max_bytes,
+        )?,
+        export_max_bytes: bytes(
+            "limits.export_max_bytes",
+            ENV_LIMITS_EXPORT_MAX_BYTES,
+            limits.export_max_bytes,
+            Limits::EXPORT.max_bytes,
+        )?,
+    };
 
     let mut mcp_servers = IndexMap::new();
     for (name, table) in mcp.servers {
@@ -500,6 +595,7 @@ pub fn resolve(
         database_url,
         agent_skills_paths,
         mcp_timeout_s,
+        limits,
         mcp_servers,
         warnings,
         home: home.to_path_buf(),
@@ -548,6 +644,68 @@ fn default_database_url(home: &Path) -> Result<String, ConfigError> {
             ),
         }),
     }
+}
+
+/// A whole-number setting: its key, variable, what it must be and its
+/// default.
+struct Whole {
+    key: &'static str,
+    var: &'static str,
+    /// What a valid value is, e.g. "expected whole seconds, at least 1".
+    rule: &'static str,
+    /// The smallest and largest valid value.
+    range: (u64, u64),
+    default: u64,
+}
+
+/// One rule for every whole-number setting, through [`pick`]: the same
+/// range whichever source sets it, and an error that names the source.
+fn whole_number(
+    spec: &Whole,
+    flag: Option<u64>,
+    env: Option<String>,
+    file: Option<Spanned<i64>>,
+    file_origin: &dyn Fn(std::ops::Range<usize>) -> Origin,
+    at: &dyn Fn(std::ops::Range<usize>, String) -> ConfigError,
+) -> Result<Setting<u64>, ConfigError> {
+    let (min, max) = spec.range;
+    let valid = move |n: u64| (min..=max).contains(&n).then_some(n);
+    let invalid = |origin: &Origin, got: &dyn fmt::Display| ConfigError::Invalid {
+        key: spec.key,
+        origin: origin.clone(),
+        message: format!("{}, got `{got}`", spec.rule),
+    };
+    pick(
+        flag.map(|n| {
+            found(Origin::Flag, move |origin| {
+                valid(n).ok_or_else(|| invalid(origin, &n))
+            })
+        }),
+        env.map(|raw| {
+            found(Origin::Env { var: spec.var }, move |origin| {
+                raw.trim()
+                    .parse::<u64>()
+                    .ok()
+                    .and_then(valid)
+                    .ok_or_else(|| invalid(origin, &raw))
+            })
+        }),
+        file.map(|n| {
+            let span = n.span();
+            found(file_origin(span.clone()), move |_| {
+                u64::try_from(*n.get_ref())
+                    .ok()
+                    .and_then(valid)
+                    .ok_or_else(|| {
+                        at(
+                            span,
+                            format!("`{}`: {}, got `{}`", spec.key, spec.rule, n.get_ref()),
+                        )
+                    })
+            })
+        }),
+        || Ok(spec.default),
+    )
 }
 
 fn positive_seconds(seconds: i64) -> Option<u64> {
@@ -696,6 +854,18 @@ impl fmt::Display for Settings {
             &self.mcp_timeout_s.value.to_string(),
             &self.mcp_timeout_s.origin,
         )?;
+        let limits = [
+            ("limits.max_depth", &self.limits.max_depth),
+            (
+                "limits.definition_max_bytes",
+                &self.limits.definition_max_bytes,
+            ),
+            ("limits.plan_max_bytes", &self.limits.plan_max_bytes),
+            ("limits.export_max_bytes", &self.limits.export_max_bytes),
+        ];
+        for (key, setting) in limits {
+            row(f, key, &setting.value.to_string(), &setting.origin)?;
+        }
         if self.mcp_servers.is_empty() {
             write!(f, "{:<27} (none)", "mcp.servers")?;
         } else {

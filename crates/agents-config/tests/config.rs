@@ -6,9 +6,11 @@ use std::path::{Path, PathBuf};
 
 use agents_config::{
     CliOverrides, ConfigError, DEFAULT_MCP_TIMEOUT_S, ENV_AGENT_SKILLS_PATHS, ENV_CONFIG,
-    ENV_DATABASE_URL, ENV_MCP_TIMEOUT_S, ENV_VARS, Origin, Settings, expand_path,
-    mask_database_url, parse_paths, resolve,
+    ENV_DATABASE_URL, ENV_LIMITS_DEFINITION_MAX_BYTES, ENV_LIMITS_EXPORT_MAX_BYTES,
+    ENV_LIMITS_MAX_DEPTH, ENV_LIMITS_PLAN_MAX_BYTES, ENV_MCP_TIMEOUT_S, ENV_VARS, Origin, Settings,
+    expand_path, mask_database_url, parse_paths, resolve,
 };
+use agents_definition::Limits;
 use serde_json::json;
 
 /// A home directory with an optional `~/.cleveragents/config.toml`.
@@ -707,6 +709,70 @@ fn database_passwords_are_masked_for_display_only() {
 }
 
 #[test]
+fn input_limits_default_to_each_kinds_limits_and_follow_the_chain() {
+    let mut world = World::new();
+    let defaults = world.ok(&no_flags()).limits;
+    assert_eq!(defaults.skills(), Limits::SKILLS);
+    assert_eq!(defaults.tools(), Limits::TOOLS);
+    assert_eq!(defaults.plan(), Limits::PLAN);
+    assert_eq!(defaults.export(), Limits::EXPORT);
+    assert_eq!(defaults.max_depth.origin, Origin::Default);
+
+    let config = world.write_default_config(
+        "[limits]\nmax_depth = 10\ndefinition_max_bytes = 1000\nplan_max_bytes = 2000\n",
+    );
+    world.set(ENV_LIMITS_MAX_DEPTH, "20");
+    world.set(ENV_LIMITS_EXPORT_MAX_BYTES, "3000");
+    let limits = world.ok(&no_flags()).limits;
+    assert_eq!(
+        limits.skills(),
+        Limits::SKILLS.with_max_bytes(1000).with_max_depth(20)
+    );
+    assert_eq!(
+        limits.tools(),
+        Limits::TOOLS.with_max_bytes(1000).with_max_depth(20)
+    );
+    assert_eq!(
+        limits.plan(),
+        Limits::PLAN.with_max_bytes(2000).with_max_depth(20)
+    );
+    assert_eq!(
+        limits.export(),
+        Limits::EXPORT.with_max_bytes(3000).with_max_depth(20)
+    );
+    assert_eq!(
+        limits.max_depth.origin,
+        Origin::Env {
+            var: ENV_LIMITS_MAX_DEPTH
+        }
+    );
+    assert_eq!(limits.plan_max_bytes.origin, file_origin(&config, 4));
+
+    for (var, bad) in [
+        (ENV_LIMITS_MAX_DEPTH, "0"),
+        (ENV_LIMITS_MAX_DEPTH, "129"),
+        (ENV_LIMITS_PLAN_MAX_BYTES, "268435457"),
+        (ENV_LIMITS_DEFINITION_MAX_BYTES, "-1"),
+        (ENV_LIMITS_EXPORT_MAX_BYTES, "16MiB"),
+    ] {
+        let mut world = World::new();
+        world.set(var, bad);
+        let err = world.err(&no_flags());
+        assert!(
+            err.contains(var) && err.contains(&format!("`{bad}`")),
+            "{err}"
+        );
+    }
+    let world = World::new();
+    world.write_default_config("[limits]\nmax_depth = 200\n");
+    let err = world.err(&no_flags());
+    assert!(
+        err.contains(":2:") && err.contains("from 1 to 128"),
+        "{err}"
+    );
+}
+
+#[test]
 fn every_environment_variable_is_declared_once() {
     let names: Vec<_> = ENV_VARS.iter().map(|var| var.name).collect();
     assert_eq!(
@@ -715,7 +781,11 @@ fn every_environment_variable_is_declared_once() {
             ENV_CONFIG,
             ENV_DATABASE_URL,
             ENV_AGENT_SKILLS_PATHS,
-            ENV_MCP_TIMEOUT_S
+            ENV_MCP_TIMEOUT_S,
+            ENV_LIMITS_MAX_DEPTH,
+            ENV_LIMITS_DEFINITION_MAX_BYTES,
+            ENV_LIMITS_PLAN_MAX_BYTES,
+            ENV_LIMITS_EXPORT_MAX_BYTES
         ]
     );
     assert_eq!(
@@ -724,7 +794,11 @@ fn every_environment_variable_is_declared_once() {
             "CLEVERAGENTS_CONFIG",
             "CLEVERAGENTS_DATABASE_URL",
             "CLEVERAGENTS_SKILLS_AGENT_SKILLS_PATHS",
-            "CLEVERAGENTS_MCP_TIMEOUT_S"
+            "CLEVERAGENTS_MCP_TIMEOUT_S",
+            "CLEVERAGENTS_LIMITS_MAX_DEPTH",
+            "CLEVERAGENTS_LIMITS_DEFINITION_MAX_BYTES",
+            "CLEVERAGENTS_LIMITS_PLAN_MAX_BYTES",
+            "CLEVERAGENTS_LIMITS_EXPORT_MAX_BYTES"
         ]
     );
     for var in ENV_VARS {

@@ -1,6 +1,6 @@
 use std::process::ExitCode;
 
-use agents_definition::{export_to_yaml, parse_export};
+use agents_definition::{export_to_yaml, parse_export_with};
 use agents_registry::{Change, Store};
 use serde_json::json;
 
@@ -72,7 +72,8 @@ pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Fa
         }
         DbCommand::Import { file, replace } => {
             let text = read_text(&file)?;
-            let (skills, tools) = parse_export(&text, &file.display().to_string())?;
+            let shown = file.display().to_string();
+            let (skills, tools) = parse_export_with(&text, &shown, &ctx.settings.limits.export())?;
             let changes = ctx.service.import_with(&skills, &tools, replace).await?;
             let count = |wanted: Change| changes.iter().filter(|(_, c)| *c == wanted).count();
             let (created, updated, unchanged) = (

@@ -1,7 +1,7 @@
 use std::process::ExitCode;
 
 use agents_core::Plan;
-use agents_definition::parse_plan;
+use agents_definition::parse_plan_with;
 use serde_json::json;
 
 use crate::cli::{Format, PlanCommand};
@@ -13,7 +13,8 @@ pub async fn run(ctx: &Context, command: PlanCommand) -> Result<ExitCode, Failur
     match command {
         PlanCommand::Validate { file } => {
             let text = read_text(&file)?;
-            let plan = parse_plan(&text, &file.display().to_string())?;
+            let shown = file.display().to_string();
+            let plan = parse_plan_with(&text, &shown, &ctx.settings.limits.plan())?;
             report(ctx, &plan, false).await
         }
     }

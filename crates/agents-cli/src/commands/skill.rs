@@ -2,7 +2,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use agents_core::{Explanation, LockDiff, Lockfile, OverrideLayer, ResolvedToolEntry, SkillName};
-use agents_definition::{parse_skills, skill_to_json, skills_to_yaml};
+use agents_definition::{parse_skills_with, skill_to_json, skills_to_yaml};
 use agents_registry::{WriteMode, WriteOutcome};
 use serde_json::{Value, json};
 
@@ -152,7 +152,7 @@ async fn write_one(
 ) -> Result<(Vec<agents_core::Skill>, WriteOutcome), Failure> {
     let text = read_text(file)?;
     let shown = file.display().to_string();
-    let skills = parse_skills(&text, &shown)?;
+    let skills = parse_skills_with(&text, &shown, &ctx.settings.limits.skills())?;
     if skills.is_empty() {
         return Err(Failure::new(
             "invalid_definition",

@@ -1,7 +1,7 @@
 use std::process::ExitCode;
 
 use agents_core::{ToolSource, ToolSpec};
-use agents_definition::{parse_tools, tools_to_yaml};
+use agents_definition::{parse_tools_with, tools_to_yaml};
 use serde_json::{Value, json};
 
 use crate::cli::{Format, SourceArg, ToolCommand};
@@ -76,7 +76,7 @@ async fn add_file(
 ) -> Result<super::Written, Failure> {
     let shown = file.display().to_string();
     let text = read_text(file)?;
-    let mut tools = parse_tools(&text, &shown)?;
+    let mut tools = parse_tools_with(&text, &shown, &ctx.settings.limits.tools())?;
     if tools.is_empty() {
         return Err(Failure::new(
             "invalid_definition",

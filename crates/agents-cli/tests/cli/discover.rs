@@ -228,3 +228,81 @@ fn config_show_reports_values_and_origins() {
     assert!(run.stderr.contains("bad.toml:2"), "{}", run.stderr);
     assert!(run.stderr.contains("agent_skill_paths"), "{}", run.stderr);
 }
+
+#[test]
+fn input_limits_are_settings_every_reader_obeys() {
+    let sb = Sandbox::new();
+    // 3 levels of `metadata` nesting below the document's own mapping.
+    let nested = sb.write(
+        "nested.yaml",
+        "name: l/nested\nmetadata:\n  a:\n    b:\n      c: 1\n",
+    );
+    let nested = nested.to_str().unwrap();
+    // A file setting of 2 refuses it, with its line; the environment wins
+    // over the file, and the default (64) lets it through.
+    sb.write(
+        "home/.cleveragents/config.toml",
+        "[limits]\nmax_depth = 2\n",
+    );
+    let refused = sb.run(&["skill", "add", nested]).fails(1);
+    assert!(
+        refused.stderr.contains("nested.yaml:"),
+        "{}",
+        refused.stderr
+    );
+    assert!(refused.stderr.contains("deeper than"), "{}", refused.stderr);
+    sb.run_env(
+        &["skill", "add", nested],
+        &[("CLEVERAGENTS_LIMITS_MAX_DEPTH", "64")],
+    )
+    .ok();
+
+    // Each kind of file has its own size limit.
+    let plan = sb.write("plan.yaml", "skill: l/nested\nsteps: []\n");
+    let tools = sb.write("tools.yaml", "name: custom/t\ndescription: a tool\n");
+    let export = sb.path("export.yaml");
+    let export = export.to_str().unwrap();
+    sb.run(&["db", "export", "-o", export]).ok();
+    for (args, var) in [
+        (
+            ["plan", "validate", plan.to_str().unwrap()],
+            "CLEVERAGENTS_LIMITS_PLAN_MAX_BYTES",
+        ),
+        (
+            ["tool", "add", tools.to_str().unwrap()],
+            "CLEVERAGENTS_LIMITS_DEFINITION_MAX_BYTES",
+        ),
+        (
+            ["db", "import", export],
+            "CLEVERAGENTS_LIMITS_EXPORT_MAX_BYTES",
+        ),
+    ] {
+        let run = sb.run_env(&args, &[(var, "10")]).fails(1);
+        assert!(
+            run.stderr.contains("larger than the limit of 10 bytes"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+
+    // Out of range anywhere is an error naming where it came from.
+    let run = sb
+        .run_env(
+            &["config", "show"],
+            &[("CLEVERAGENTS_LIMITS_MAX_DEPTH", "129")],
+        )
+        .fails(1);
+    assert!(
+        run.stderr.contains("CLEVERAGENTS_LIMITS_MAX_DEPTH")
+            && run.stderr.contains("from 1 to 128"),
+        "{}",
+        run.stderr
+    );
+    sb.write(
+        "home/.cleveragents/config.toml",
+        "[limits]\nexport_max_bytes = 268435457\n",
+    );
+    let run = sb.run(&["config", "show"]).fails(1);
+    assert!(run.stderr.contains("config.toml:2"), "{}", run.stderr);
+    assert!(run.stderr.contains("export_max_bytes"), "{}", run.stderr);
+}

@@ -62,7 +62,14 @@ impl Sandbox {
     }
 
     pub fn run(&self, args: &[&str]) -> Run {
-        Run::from(self.cmd().args(args).output().unwrap(), self)
+        self.run_env(args, &[])
+    }
+
+    /// [`Self::run`] with these environment variables set.
+    pub fn run_env(&self, args: &[&str], vars: &[(&str, &str)]) -> Run {
+        let mut cmd = self.cmd();
+        cmd.args(args).envs(vars.iter().copied());
+        Run::from(cmd.output().unwrap(), self)
     }
 
     /// Count rows with the sqlite3-free route: the binary's own JSON output.
