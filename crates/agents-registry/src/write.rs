@@ -117,37 +117,41 @@ impl<S: Store> SkillRegistryService<S> {
             return Err(ServiceError::Strict(warnings));
         }
         let warnings = bounded(warnings);
+        if mode == WriteMode::Add {
+            // Every skill is new: written as given, not copied first (a file
+            // of many skills would otherwise be held twice).
+            self.write_recorded(&[], skills, &[]).await?;
+            let changes = skills
+                .iter()
+                .map(|skill| (skill.name.clone(), Change::Created))
+                .collect();
+            return Ok(WriteOutcome { changes, warnings });
+        }
         let mut add = Vec::new();
         let mut update = Vec::new();
         let mut changes = Vec::with_capacity(skills.len());
         for skill in skills {
-            let change = match mode {
-                WriteMode::Add => Change::Created,
-                WriteMode::Update | WriteMode::Apply => {
-                    match (self.store().get_skill(&skill.name).await?, mode) {
-                        (None, WriteMode::Update) => {
-                            return Err(StoreError::SkillNotFound(skill.name.clone()).into());
-                        }
-                        (None, _) => Change::Created,
-                        (Some(stored), WriteMode::Apply) if same_definition(&stored, skill) => {
-                            Change::Unchanged
-                        }
-                        (Some(stored), _) => {
-                            // The revision read here makes a concurrent
-                            // writer's change a conflict, not a silent loss.
-                            update.push(Skill {
-                                updated_at: stored.updated_at,
-                                ..skill.clone()
-                            });
-                            changes.push((skill.name.clone(), Change::Updated));
-                            continue;
-                        }
-                    }
+            let change = match self.store().get_skill(&skill.name).await? {
+                None if mode == WriteMode::Update => {
+                    return Err(StoreError::SkillNotFound(skill.name.clone()).into());
+                }
+                None => {
+                    add.push(skill.clone());
+                    Change::Created
+                }
+                Some(stored) if mode == WriteMode::Apply && same_definition(&stored, skill) => {
+                    Change::Unchanged
+                }
+                Some(stored) => {
+                    // The revision read here makes a concurrent writer's
+                    // change a conflict, not a silent loss.
+                    update.push(Skill {
+                        updated_at: stored.updated_at,
+                        ..skill.clone()
+                    });
+                    Change::Updated
                 }
             };
-            if change == Change::Created {
-                add.push(skill.clone());
-            }
             changes.push((skill.name.clone(), change));
         }
         self.write_recorded(&[], &add, &update).await?;

@@ -400,6 +400,9 @@ impl Engine {
             .await
             .map_err(self.db("cannot write `registry_meta`"))?;
         self.commit(tx, "cannot commit the skills").await?;
+        // The rows are written: their encoding need not outlive them while
+        // the copies returned are made.
+        drop((encoded, encoded_updates, tools));
         let added = add
             .iter()
             .map(|skill| Skill {
