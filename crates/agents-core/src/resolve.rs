@@ -18,10 +18,11 @@
 //! The forward walk numbers every skill an include names and interns every
 //! entry name, so both walks index vectors instead of hashing names again;
 //! a tool ref's spec is asked of the lookup once per distinct name. It
-//! records only the include each skill was entered by, not a path: the
-//! paths errors and `explain` print are rebuilt from those on demand, and
-//! the reverse walk builds its own for the skills it visits (usually a
-//! fraction of the closure, thanks to the early stop).
+//! records only the include each skill was entered by, not a path: an
+//! error takes its path from the walk's stack (which is that path, cut to
+//! head and tail when long), `explain` rebuilds paths from those records on
+//! demand, and the reverse walk builds its own for the skills it visits
+//! (usually a fraction of the closure, thanks to the early stop).
 //!
 //! What the forward walk keeps per skill is small on purpose (a tool ref's
 //! entry is its name's number; an include's overrides are one pointer when
@@ -632,8 +633,8 @@ struct Node<'a> {
     visit: Visit,
     /// The skill whose include the forward walk entered it by, and that
     /// include (`None` for a root). The path it was first reached by is
-    /// rebuilt from these only when something needs it (an error,
-    /// `explain`): the walk itself allocates no path.
+    /// rebuilt from these only for `explain` ([`FirstPaths`]): the walk
+    /// itself allocates no path.
     entered_by: Option<(NodeId, &'a crate::skill::Include)>,
     /// Its tool refs' entries: a range of [`Analysis::refs`] (set on
     /// entering); its other own entries come after them.
