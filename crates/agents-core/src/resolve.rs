@@ -1048,7 +1048,10 @@ impl<'a> SkillResolver<'a> {
     /// shared part is reported once, with the path of the walk that reached
     /// it first; every cycle is met (a depth-first walk finds a back edge in
     /// each cyclic part), though not necessarily from each of its members.
-    pub fn diagnose_all(&self, roots: &[SkillName]) -> (Vec<ResolveError>, Vec<ResolveWarning>) {
+    pub fn diagnose_all<'r>(
+        &self,
+        roots: impl IntoIterator<Item = &'r SkillName>,
+    ) -> (Vec<ResolveError>, Vec<ResolveWarning>) {
         let mut analysis = Analysis::new();
         let mut missing = Vec::new();
         for root in roots {

@@ -62,21 +62,33 @@ impl Limits {
     pub const fn with_max_bytes(self, max_bytes: usize) -> Self {
         Self { max_bytes, ..self }
     }
+
+    /// Refuses an input of `len` bytes when it is larger than `max_bytes`:
+    /// a reader asks before it reads (and holds) the file. `exact` is false
+    /// for a stream read only up to the limit, whose size is not known.
+    pub fn check_size(&self, len: u64, exact: bool, file: &str) -> Result<(), DefinitionError> {
+        if len > self.max_bytes as u64 {
+            let size = if exact {
+                format!("file is {len} bytes,")
+            } else {
+                "input is".to_owned()
+            };
+            return Err(DefinitionError::whole_file(
+                file,
+                format!(
+                    "{size} larger than the limit of {} bytes for this kind of file",
+                    self.max_bytes
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Refuses `text` when it is larger than `limits.max_bytes` or nests deeper
 /// than `limits.max_depth`, in one pass over its bytes.
 pub(crate) fn check(text: &str, file: &str, limits: &Limits) -> Result<(), DefinitionError> {
-    if text.len() > limits.max_bytes {
-        return Err(DefinitionError::whole_file(
-            file,
-            format!(
-                "file is {} bytes, larger than the limit of {} bytes for this kind of file",
-                text.len(),
-                limits.max_bytes
-            ),
-        ));
-    }
+    limits.check_size(text.len() as u64, true, file)?;
     if let Some(offset) = too_deep(text, limits.max_depth.min(HARD_MAX_DEPTH)) {
         return Err(DefinitionError::at_offset(
             file,

@@ -3,7 +3,7 @@ use std::path::{Path, PathBuf};
 
 use agents_core::{
     EffectiveCapabilities, Explanation, ItemKind, Plan, PlanReport, ResolvedToolEntry, Skill,
-    SkillCapabilitySummary, SkillItem, SkillMap, SkillName, SkillResolver, ToolLookup,
+    SkillCapabilitySummary, SkillItem, SkillMap, SkillName, SkillResolver, SkillSource, ToolLookup,
     ToolRegistry, ToolSource, ToolSpec, compute_capability_summary, compute_effective_capabilities,
     validate_plan,
 };
@@ -13,6 +13,44 @@ use indexmap::IndexMap;
 use crate::error::ServiceError;
 use crate::scope::DiscoveryScope;
 use crate::trust::TrustStore;
+
+/// The skills a write is checked over: the stored include closure, with the
+/// skills being written standing in for stored ones of the same names. The
+/// three tables hold disjoint names.
+pub(crate) struct Overlay<'a> {
+    /// The stored closure, less the names being written.
+    stored: SkillMap,
+    /// The skills being written, borrowed from the caller (a table of
+    /// references: a file of many skills is held once).
+    written: HashMap<&'a SkillName, &'a Skill>,
+    /// Copies of the written skills whose MCP references take a configured
+    /// allow-list, with it filled in (they are not in `written`).
+    filled: SkillMap,
+}
+
+impl Overlay<'_> {
+    /// Every skill.
+    pub(crate) fn skills(&self) -> impl Iterator<Item = &Skill> + Clone {
+        self.stored
+            .values()
+            .chain(self.filled.values())
+            .chain(self.written.values().copied())
+    }
+}
+
+impl SkillSource for Overlay<'_> {
+    fn skill(&self, name: &SkillName) -> Option<&Skill> {
+        self.written
+            .get(name)
+            .copied()
+            .or_else(|| self.filled.get(name))
+            .or_else(|| self.stored.get(name))
+    }
+
+    fn len_hint(&self) -> usize {
+        self.stored.len() + self.filled.len() + self.written.len()
+    }
+}
 
 /// Name prefixes that belong to a tool source other than custom tools:
 /// `agent_skills/` (discovered Agent Skills) and `mcp:` (MCP servers).
@@ -162,8 +200,7 @@ impl<S: Store> SkillRegistryService<S> {
     /// them too).
     pub async fn add_skills(&self, skills: &[Skill]) -> Result<Vec<Skill>, ServiceError> {
         validate_all(skills)?;
-        let (added, _) = self.write_recorded(&[], skills, &[]).await?;
-        Ok(added)
+        Ok(self.write_recorded(&[], skills, &[]).await?.added(skills))
     }
 
     /// [`Store::write_skills`] with a `defined_by` row per written skill when
@@ -173,7 +210,7 @@ impl<S: Store> SkillRegistryService<S> {
         tools: &[agents_core::ToolSpec],
         add: &[Skill],
         update: &[Skill],
-    ) -> Result<(Vec<Skill>, Vec<Skill>), ServiceError> {
+    ) -> Result<agents_store::WriteStamps, ServiceError> {
         let keys: Vec<(String, &str)> = match &self.identity {
             Some(identity) => add
                 .iter()
@@ -214,8 +251,7 @@ impl<S: Store> SkillRegistryService<S> {
     /// Replaces existing definitions in one transaction.
     pub async fn update_skills(&self, skills: &[Skill]) -> Result<Vec<Skill>, ServiceError> {
         validate_all(skills)?;
-        let (_, updated) = self.write_recorded(&[], &[], skills).await?;
-        Ok(updated)
+        Ok(self.write_recorded(&[], &[], skills).await?.updated(skills))
     }
 
     /// Deletes a skill and its items. A skill other skills include is
@@ -320,43 +356,100 @@ impl<S: Store> SkillRegistryService<S> {
     /// Loads `roots` and their include closure, and the catalogue entries the
     /// closure can refer to, in a bounded number of queries.
     async fn load(&self, roots: &[SkillName]) -> Result<(SkillMap, Catalog), ServiceError> {
-        self.load_with(roots, &[]).await
+        let mut skills = self.load_closure(roots).await?;
+        for skill in skills.values_mut() {
+            self.fill_allow_lists(skill);
+        }
+        let catalog = self.catalog_for(skills.values()).await?;
+        Ok((skills, catalog))
     }
 
-    /// As [`Self::load`], with `overlay` standing in for (or added to) the
+    /// As [`Self::load`], with `written` standing in for (or added to) the
     /// stored skills of the same names: a write checked before it lands.
-    pub(crate) async fn load_with(
+    /// The written skills are borrowed, not copied (a file of many skills
+    /// is held once); only those whose MCP references take a configured
+    /// allow-list are copied, to fill it in.
+    pub(crate) async fn load_with<'a>(
         &self,
         roots: &[SkillName],
-        overlay: &[Skill],
-    ) -> Result<(SkillMap, Catalog), ServiceError> {
-        let mut skills: SkillMap = self
+        written: &'a [Skill],
+    ) -> Result<(Overlay<'a>, Catalog), ServiceError> {
+        let mut stored = self.load_closure(roots).await?;
+        let mut overlay_written = HashMap::with_capacity(written.len());
+        let mut filled = SkillMap::default();
+        for skill in written {
+            stored.remove(&skill.name);
+            if skill
+                .items
+                .iter()
+                .any(|item| self.allow_list_of(item).is_some())
+            {
+                let mut copy = skill.clone();
+                self.fill_allow_lists(&mut copy);
+                overlay_written.remove(&skill.name);
+                filled.insert(copy.name.clone(), copy);
+            } else {
+                filled.remove(&skill.name);
+                overlay_written.insert(&skill.name, skill);
+            }
+        }
+        for skill in stored.values_mut() {
+            self.fill_allow_lists(skill);
+        }
+        let overlay = Overlay {
+            stored,
+            written: overlay_written,
+            filled,
+        };
+        let catalog = self.catalog_for(overlay.skills()).await?;
+        Ok((overlay, catalog))
+    }
+
+    async fn load_closure(&self, roots: &[SkillName]) -> Result<SkillMap, ServiceError> {
+        Ok(self
             .store
             .load_closure(roots)
             .await?
             .into_iter()
             .map(|skill| (skill.name.clone(), skill))
-            .collect();
-        for skill in overlay {
-            skills.insert(skill.name.clone(), skill.clone());
+            .collect())
+    }
+
+    /// The configured allow-list a reference item takes: an `mcp_source`
+    /// that only names a configured server and has no list of its own.
+    fn allow_list_of(&self, item: &SkillItem) -> Option<&Option<Vec<String>>> {
+        match item {
+            SkillItem::McpSource(source) if source.is_reference() && source.tools.is_none() => self
+                .mcp_servers
+                .get(&source.server)
+                .map(|configured| &configured.tools),
+            _ => None,
         }
-        // A reference item takes the configured server's allow-list unless it has its own.
-        for skill in skills.values_mut() {
-            for item in &mut skill.items {
-                if let SkillItem::McpSource(source) = item
-                    && source.is_reference()
-                    && source.tools.is_none()
-                    && let Some(configured) = self.mcp_servers.get(&source.server)
-                {
-                    source.tools.clone_from(&configured.tools);
-                }
+    }
+
+    /// Gives each reference item of `skill` its configured server's allow-list.
+    fn fill_allow_lists(&self, skill: &mut Skill) {
+        for item in &mut skill.items {
+            if let Some(tools) = self.allow_list_of(item).cloned()
+                && let SkillItem::McpSource(source) = item
+            {
+                source.tools = tools;
             }
         }
+    }
+
+    /// The catalogue entries `skills` can refer to: builtins, the stored
+    /// tools they name, and the MCP and Agent Skills rows when they use
+    /// those sources.
+    async fn catalog_for<'s, I>(&self, skills: I) -> Result<Catalog, ServiceError>
+    where
+        I: Iterator<Item = &'s Skill> + Clone,
+    {
         // A closure names each tool many times: deduplicate before sorting.
         let mut wanted: HashSet<&str> = HashSet::new();
         let mut has_mcp = false;
         let mut has_agent = false;
-        for skill in skills.values() {
+        for skill in skills.clone() {
             for item in &skill.items {
                 match item {
                     SkillItem::ToolRef { name } => {
@@ -407,7 +500,7 @@ impl<S: Store> SkillRegistryService<S> {
                     catalog.insert(tool);
                 }
             }
-            for skill in skills.values() {
+            for skill in skills {
                 for item in skill.items_of(ItemKind::AgentSource) {
                     if let SkillItem::AgentSource(source) = item {
                         catalog.map_agent_path(&source.path, &self.home);
@@ -415,13 +508,16 @@ impl<S: Store> SkillRegistryService<S> {
                 }
             }
         }
-        Ok((skills, catalog))
+        Ok(catalog)
     }
 
     /// Fails when an `mcp_source` only names a server that is not configured.
-    pub(crate) fn check_mcp_references(&self, skills: &SkillMap) -> Vec<ServiceError> {
+    pub(crate) fn check_mcp_references<'s>(
+        &self,
+        skills: impl Iterator<Item = &'s Skill>,
+    ) -> Vec<ServiceError> {
         let mut errors = Vec::new();
-        let mut sorted: Vec<&Skill> = skills.values().collect();
+        let mut sorted: Vec<&Skill> = skills.collect();
         sorted.sort_by(|a, b| a.name.cmp(&b.name));
         for skill in sorted {
             for item in &skill.items {
@@ -477,7 +573,11 @@ impl<S: Store> SkillRegistryService<S> {
         explain: bool,
     ) -> Result<ToolSet, ServiceError> {
         let (skills, catalog) = self.load(std::slice::from_ref(name)).await?;
-        if let Some(err) = self.check_mcp_references(&skills).into_iter().next() {
+        if let Some(err) = self
+            .check_mcp_references(skills.values())
+            .into_iter()
+            .next()
+        {
             return Err(err);
         }
         let resolver = SkillResolver::new(&skills, &catalog);
@@ -512,7 +612,11 @@ impl<S: Store> SkillRegistryService<S> {
     /// The tool set `agents mcp serve` serves for `names` (see [`ServeSet`]).
     pub async fn serve_set(&self, names: &[SkillName]) -> Result<ServeSet, ServiceError> {
         let (skills, catalog) = self.load(names).await?;
-        if let Some(err) = self.check_mcp_references(&skills).into_iter().next() {
+        if let Some(err) = self
+            .check_mcp_references(skills.values())
+            .into_iter()
+            .next()
+        {
             return Err(err);
         }
         let mut entries: Vec<ResolvedToolEntry> = Vec::new();
@@ -566,7 +670,7 @@ impl<S: Store> SkillRegistryService<S> {
             .collect();
         let (skills, catalog) = self.load(&names).await?;
         let mut report = validate_plan(plan, &skills, Some(&catalog));
-        for err in self.check_mcp_references(&skills) {
+        for err in self.check_mcp_references(skills.values()) {
             report.errors.push(err.to_string());
         }
         Ok(report)

@@ -232,9 +232,7 @@ impl<S: Store> SkillRegistryService<S> {
         let mut cycles: HashSet<Vec<SkillName>> = HashSet::new();
         // One walk over all written skills: diagnosing each alone would cost
         // the sum of their closures (quadratic when they include one another).
-        let written_names: Vec<SkillName> =
-            written.iter().map(|skill| skill.name.clone()).collect();
-        let (errors, warnings) = resolver.diagnose_all(&written_names);
+        let (errors, warnings) = resolver.diagnose_all(written.iter().map(|skill| &skill.name));
         for error in errors {
             if let agents_core::ResolveError::Cycle { cycle } = &error
                 && !cycles.insert(canonical_cycle(cycle))
@@ -256,7 +254,7 @@ impl<S: Store> SkillRegistryService<S> {
                 ResolveWarning::McpNotCached { .. } | ResolveWarning::McpToolMissing { .. } => {}
             }
         }
-        for error in self.check_mcp_references(&skills) {
+        for error in self.check_mcp_references(skills.skills()) {
             lines.insert(error.to_string());
         }
         if !unknown.is_empty() {

@@ -13,7 +13,7 @@ use crate::error::DriverError;
 use crate::migrate;
 use crate::sql::{Arg, Cell, Cells, Conn, Dialect, Handle, Insert, Kind};
 use crate::sqlite::{self, SqlitePool};
-use crate::{SkillSummary, StoreError, StoreStatus, ToolGroup, db_error};
+use crate::{SkillSummary, StoreError, StoreStatus, ToolGroup, WriteStamps, db_error};
 
 /// A pool of either backend.
 #[derive(Debug, Clone)]
@@ -335,25 +335,40 @@ impl Engine {
         tools: &[ToolSpec],
         skills: &[Skill],
     ) -> Result<Vec<Skill>, StoreError> {
-        Ok(self.write_skills(tools, skills, &[], &[]).await?.0)
+        Ok(self
+            .write_skills(tools, skills, &[], &[])
+            .await?
+            .added(skills))
     }
 
     pub(crate) async fn update_skills(&self, skills: &[Skill]) -> Result<Vec<Skill>, StoreError> {
-        Ok(self.write_skills(&[], &[], skills, &[]).await?.1)
+        Ok(self
+            .write_skills(&[], &[], skills, &[])
+            .await?
+            .updated(skills))
     }
 
     /// In one transaction: upserts `tools`, adds `add`, replaces `update`
     /// (with the optimistic check of [`Engine::update_skills`]) and upserts
     /// the `registry_meta` rows `meta`.
+    ///
+    /// New skills are encoded and inserted one statement's worth at a time:
+    /// the encoded rows and their bound values of a many-skill file never
+    /// all exist at once (they would cost several times the skills).
     pub(crate) async fn write_skills(
         &self,
         tools: &[ToolSpec],
         add: &[Skill],
         update: &[Skill],
         meta: &[(&str, &str)],
-    ) -> Result<(Vec<Skill>, Vec<Skill>), StoreError> {
+    ) -> Result<WriteStamps, StoreError> {
+        let now = codec::now();
+        let at = codec::format_timestamp(now);
         if add.is_empty() && update.is_empty() && tools.is_empty() && meta.is_empty() {
-            return Ok((Vec::new(), Vec::new()));
+            return Ok(WriteStamps {
+                added_at: at,
+                updated: Vec::new(),
+            });
         }
         for (key, value) in meta {
             codec::check_meta(key, value)?;
@@ -362,10 +377,6 @@ impl Engine {
         {
             return Err(StoreError::DuplicateSkill(repeat.clone()));
         }
-        let encoded = add
-            .iter()
-            .map(codec::encode_skill)
-            .collect::<Result<Vec<_>, _>>()?;
         let encoded_updates = update
             .iter()
             .map(codec::encode_skill)
@@ -374,24 +385,26 @@ impl Engine {
             .into_iter()
             .map(codec::encode_tool)
             .collect::<Result<Vec<_>, _>>()?;
-        let now = codec::now();
-        let at = codec::format_timestamp(now);
         let mut tx = self.write().await?;
         if !tools.is_empty() {
             self.lock_tools(&mut tx).await?;
             self.upsert_tools(&mut tx, &tools, true).await?;
         }
-        if !encoded.is_empty()
-            && let Err(err) = self.insert_skills(&mut tx, &encoded, &at).await
-        {
-            drop(tx);
-            if is_unique_violation(&err) {
-                let names: Vec<&str> = add.iter().map(|skill| skill.name.as_str()).collect();
-                if let Some(name) = self.taken_after_race("skills", &names).await {
-                    return Err(StoreError::DuplicateSkill(self.skill_name(name)?));
+        for batch in add.chunks(self.dialect().rows_per_insert(SKILL_INSERT.len())) {
+            let encoded = batch
+                .iter()
+                .map(codec::encode_skill)
+                .collect::<Result<Vec<_>, _>>()?;
+            if let Err(err) = self.insert_skills(&mut tx, &encoded, &at).await {
+                drop(tx);
+                if is_unique_violation(&err) {
+                    let names: Vec<&str> = add.iter().map(|skill| skill.name.as_str()).collect();
+                    if let Some(name) = self.taken_after_race("skills", &names).await {
+                        return Err(StoreError::DuplicateSkill(self.skill_name(name)?));
+                    }
                 }
+                return Err(err);
             }
-            return Err(err);
         }
         let updated = self
             .replace_skills(&mut tx, update, &encoded_updates, now)
@@ -400,18 +413,10 @@ impl Engine {
             .await
             .map_err(self.db("cannot write `registry_meta`"))?;
         self.commit(tx, "cannot commit the skills").await?;
-        // The rows are written: their encoding need not outlive them while
-        // the copies returned are made.
-        drop((encoded, encoded_updates, tools));
-        let added = add
-            .iter()
-            .map(|skill| Skill {
-                created_at: Some(at.clone()),
-                updated_at: Some(at.clone()),
-                ..skill.clone()
-            })
-            .collect();
-        Ok((added, updated))
+        Ok(WriteStamps {
+            added_at: at,
+            updated,
+        })
     }
 
     /// Replaces existing skills inside `tx`.
@@ -421,7 +426,7 @@ impl Engine {
         skills: &[Skill],
         encoded: &[SkillColumns],
         now: time::OffsetDateTime,
-    ) -> Result<Vec<Skill>, StoreError> {
+    ) -> Result<Vec<(String, String)>, StoreError> {
         let read = format!(
             "SELECT created_at, updated_at FROM skills WHERE name = ?{}",
             self.dialect().for_update
@@ -486,11 +491,7 @@ impl Engine {
             })
             .await
             .map_err(self.db("cannot replace the skill's items"))?;
-            updated.push(Skill {
-                created_at: Some(created_at),
-                updated_at: Some(at),
-                ..skill.clone()
-            });
+            updated.push((created_at, at));
         }
         Ok(updated)
     }

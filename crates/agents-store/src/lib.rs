@@ -86,6 +86,44 @@ pub struct StoreStatus {
     pub tools: u64,
 }
 
+/// The timestamps [`Store::write_skills`] gave what it wrote. A write returns
+/// these rather than copies of the skills, so a file of many skills is not
+/// held twice; [`WriteStamps::added`] and [`WriteStamps::updated`] make the
+/// copies for a caller that wants them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WriteStamps {
+    /// `created_at` (and `updated_at`) of every added skill.
+    pub added_at: String,
+    /// `(created_at, updated_at)` of each updated skill, in input order.
+    pub updated: Vec<(String, String)>,
+}
+
+impl WriteStamps {
+    /// `add` (the skills given to the write) as stored.
+    pub fn added(&self, add: &[Skill]) -> Vec<Skill> {
+        add.iter()
+            .map(|skill| Skill {
+                created_at: Some(self.added_at.clone()),
+                updated_at: Some(self.added_at.clone()),
+                ..skill.clone()
+            })
+            .collect()
+    }
+
+    /// `update` (the skills given to the write) as stored.
+    pub fn updated(&self, update: &[Skill]) -> Vec<Skill> {
+        update
+            .iter()
+            .zip(&self.updated)
+            .map(|(skill, (created_at, updated_at))| Skill {
+                created_at: Some(created_at.clone()),
+                updated_at: Some(updated_at.clone()),
+                ..skill.clone()
+            })
+            .collect()
+    }
+}
+
 /// The storage contract, implemented once for both backends.
 ///
 /// Timestamps are the store's business: `created_at` is set on add and kept
@@ -228,15 +266,16 @@ pub trait Store: Send + Sync {
     /// In one transaction: upserts catalogue `tools`, adds `add` (as
     /// [`Store::add_skills`]), replaces `update` (as
     /// [`Store::update_skills`]) and upserts the `registry_meta` rows `meta`
-    /// (such as who wrote each skill); all land or none do. Returns the added
-    /// and the updated skills as stored.
+    /// (such as who wrote each skill); all land or none do. Returns the
+    /// timestamps the skills were given. The rows are encoded and inserted a
+    /// statement's worth at a time, so the write holds little beyond `add`.
     fn write_skills(
         &self,
         tools: &[ToolSpec],
         add: &[Skill],
         update: &[Skill],
         meta: &[(&str, &str)],
-    ) -> impl Future<Output = Result<(Vec<Skill>, Vec<Skill>), StoreError>> + Send;
+    ) -> impl Future<Output = Result<WriteStamps, StoreError>> + Send;
 
     /// Backend, schema version and row counts.
     fn status(&self) -> impl Future<Output = Result<StoreStatus, StoreError>> + Send;
@@ -343,7 +382,7 @@ macro_rules! store_via_engine {
                 add: &[Skill],
                 update: &[Skill],
                 meta: &[(&str, &str)],
-            ) -> Result<(Vec<Skill>, Vec<Skill>), StoreError> {
+            ) -> Result<$crate::WriteStamps, StoreError> {
                 self.$engine().write_skills(tools, add, update, meta).await
             }
             async fn status(&self) -> Result<StoreStatus, StoreError> {

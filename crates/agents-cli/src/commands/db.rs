@@ -5,7 +5,7 @@ use agents_registry::{Change, Store};
 use serde_json::json;
 
 use crate::cli::{DbCommand, Format, GlobalArgs};
-use crate::commands::read_text;
+use crate::commands::read_definition;
 use crate::context::Context;
 use crate::output::{self, Failure};
 
@@ -71,9 +71,11 @@ pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Fa
             }
         }
         DbCommand::Import { file, replace } => {
-            let text = read_text(&file)?;
+            let limits = ctx.settings.limits.export();
+            let text = read_definition(&file, &limits)?;
             let shown = file.display().to_string();
-            let (skills, tools) = parse_export_with(&text, &shown, &ctx.settings.limits.export())?;
+            let (skills, tools) = parse_export_with(&text, &shown, &limits)?;
+            drop(text);
             let changes = ctx.service.import_with(&skills, &tools, replace).await?;
             let count = |wanted: Change| changes.iter().filter(|(_, c)| *c == wanted).count();
             let (created, updated, unchanged) = (

@@ -19,6 +19,7 @@ use serde_json::json;
 use crate::cli::{Args, Command, Format};
 use crate::context::Context;
 use crate::output::{self, Failure};
+use agents_definition::Limits;
 
 pub async fn run(args: Args) -> Result<ExitCode, Failure> {
     let Args { global, command } = args;
@@ -82,28 +83,71 @@ const MAX_DEFINITION_BYTES: u64 = agents_config::MAX_INPUT_BYTES;
 
 /// Reads a UTF-8 text file, with errors that name it.
 pub fn read_text(path: &Path) -> Result<String, Failure> {
+    read_capped(path, MAX_DEFINITION_BYTES, |_, _| {
+        Failure::new(
+            "io",
+            format!(
+                "`{}` is larger than {} MiB",
+                path.display(),
+                MAX_DEFINITION_BYTES / 1024 / 1024
+            ),
+        )
+    })
+}
+
+/// Reads a definition file (skills, tools, a plan, an export) of at most
+/// `limits.max_bytes`: a larger file is refused by its size before it is
+/// read, and a stream that turns out larger is refused at the limit.
+pub fn read_definition(path: &Path, limits: &Limits) -> Result<String, Failure> {
+    let shown = path.display().to_string();
+    let cap = u64::try_from(limits.max_bytes)
+        .unwrap_or(u64::MAX)
+        .min(MAX_DEFINITION_BYTES);
+    read_capped(path, cap, |len, exact| {
+        limits.check_size(len, exact, &shown).err().map_or_else(
+            || Failure::new("io", format!("`{shown}` is too large")),
+            Failure::from,
+        )
+    })
+}
+
+/// Reads at most `cap` bytes of UTF-8 text; `too_large` makes the error for
+/// a larger file, given its size and whether that size is exact (a stream
+/// is read only to one byte past the cap).
+fn read_capped(
+    path: &Path,
+    cap: u64,
+    too_large: impl Fn(u64, bool) -> Failure,
+) -> Result<String, Failure> {
     use std::io::Read;
     let shown = path.display();
     let file = std::fs::File::open(path)
         .map_err(|err| Failure::new("io", format!("cannot read `{shown}`: {err}")))?;
-    if file.metadata().map(|m| m.is_dir()).unwrap_or(false) {
+    let metadata = file
+        .metadata()
+        .map_err(|err| Failure::new("io", format!("cannot read `{shown}`: {err}")))?;
+    if metadata.is_dir() {
         return Err(Failure::new(
             "io",
             format!("cannot read `{shown}`: it is a directory"),
         ));
     }
-    let mut bytes = Vec::new();
-    file.take(MAX_DEFINITION_BYTES + 1)
+    if metadata.is_file() && metadata.len() > cap {
+        return Err(too_large(metadata.len(), true));
+    }
+    // A regular file's size is known: the buffer is made once, not doubled
+    // as it fills (which would hold up to twice the file).
+    let known = if metadata.is_file() {
+        metadata.len()
+    } else {
+        0
+    };
+    let mut bytes = Vec::with_capacity(usize::try_from(known.saturating_add(1)).unwrap_or(0));
+    file.take(cap + 1)
         .read_to_end(&mut bytes)
         .map_err(|err| Failure::new("io", format!("cannot read `{shown}`: {err}")))?;
-    if bytes.len() as u64 > MAX_DEFINITION_BYTES {
-        return Err(Failure::new(
-            "io",
-            format!(
-                "`{shown}` is larger than {} MiB",
-                MAX_DEFINITION_BYTES / 1024 / 1024
-            ),
-        ));
+    if bytes.len() as u64 > cap {
+        return Err(too_large(bytes.len() as u64, false));
     }
     String::from_utf8(bytes).map_err(|err| {
         let valid = err.utf8_error().valid_up_to();

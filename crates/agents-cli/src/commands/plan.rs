@@ -5,16 +5,17 @@ use agents_definition::parse_plan_with;
 use serde_json::json;
 
 use crate::cli::{Format, PlanCommand};
-use crate::commands::read_text;
+use crate::commands::read_definition;
 use crate::context::Context;
 use crate::output::{self, Failure};
 
 pub async fn run(ctx: &Context, command: PlanCommand) -> Result<ExitCode, Failure> {
     match command {
         PlanCommand::Validate { file } => {
-            let text = read_text(&file)?;
+            let limits = ctx.settings.limits.plan();
+            let text = read_definition(&file, &limits)?;
             let shown = file.display().to_string();
-            let plan = parse_plan_with(&text, &shown, &ctx.settings.limits.plan())?;
+            let plan = parse_plan_with(&text, &shown, &limits)?;
             report(ctx, &plan, false).await
         }
     }

@@ -7,7 +7,7 @@ use agents_registry::{WriteMode, WriteOutcome};
 use serde_json::{Value, json};
 
 use crate::cli::{Format, GlobalArgs, SkillCommand};
-use crate::commands::{Written, read_text};
+use crate::commands::{Written, read_definition, read_text};
 use crate::context::Context;
 use crate::output::{self, Failure};
 
@@ -150,9 +150,12 @@ async fn write_one(
     mode: WriteMode,
     strict: bool,
 ) -> Result<(Vec<agents_core::Skill>, WriteOutcome), Failure> {
-    let text = read_text(file)?;
+    let limits = ctx.settings.limits.skills();
+    let text = read_definition(file, &limits)?;
     let shown = file.display().to_string();
-    let skills = parse_skills_with(&text, &shown, &ctx.settings.limits.skills())?;
+    let skills = parse_skills_with(&text, &shown, &limits)?;
+    // The text is not needed once parsed; the write holds only the skills.
+    drop(text);
     if skills.is_empty() {
         return Err(Failure::new(
             "invalid_definition",

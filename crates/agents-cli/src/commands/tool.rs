@@ -5,7 +5,7 @@ use agents_definition::{parse_tools_with, tools_to_yaml};
 use serde_json::{Value, json};
 
 use crate::cli::{Format, SourceArg, ToolCommand};
-use crate::commands::read_text;
+use crate::commands::read_definition;
 use crate::context::Context;
 use crate::output::{self, Failure};
 
@@ -75,8 +75,9 @@ async fn add_file(
     replace: bool,
 ) -> Result<super::Written, Failure> {
     let shown = file.display().to_string();
-    let text = read_text(file)?;
-    let mut tools = parse_tools_with(&text, &shown, &ctx.settings.limits.tools())?;
+    let limits = ctx.settings.limits.tools();
+    let text = read_definition(file, &limits)?;
+    let mut tools = parse_tools_with(&text, &shown, &limits)?;
     if tools.is_empty() {
         return Err(Failure::new(
             "invalid_definition",
