@@ -119,6 +119,15 @@ impl DefinitionError {
         }
     }
 
+    /// A problem with document `document` as a whole (shown as `document N`
+    /// after the first).
+    pub(crate) fn in_document(file: &str, document: usize, message: impl AsRef<str>) -> Self {
+        Self {
+            document: Some(document),
+            ..Self::whole_file(file, message)
+        }
+    }
+
     pub(crate) fn whole_file(file: &str, message: impl AsRef<str>) -> Self {
         Self {
             file: bounded(file),

@@ -1,36 +1,85 @@
-use agents_core::{Skill, ToolSpec};
+use std::collections::HashMap;
+
+use agents_core::{Skill, SkillName, ToolSpec};
 use serde::{Deserialize, Serialize};
 
 use crate::skill::SkillDocument;
 use crate::{DefinitionError, Limits};
 
-/// The version tag of the export format.
-pub const EXPORT_FORMAT: &str = "cleveragents-export/1";
+/// The version tag [`export_to_yaml`] writes: a stream of YAML documents,
+/// a header (`format: …`) then one document per skill (`skill: …`) and per
+/// tool (`tool: …`), so a reader holds one document's parse at a time.
+pub const EXPORT_FORMAT: &str = "cleveragents-export/2";
 
-#[derive(Debug, Serialize, Deserialize)]
+/// The first version: one YAML document holding every skill and tool. Still
+/// read, but its one document is parsed whole (yaml_serde holds all of a
+/// document's events, about 12 bytes per byte of such a file).
+pub const EXPORT_FORMAT_V1: &str = "cleveragents-export/1";
+
+/// Any document of an export; which keys it may have depends on its place.
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Export {
-    format: String,
+struct Document {
+    /// The header's version tag.
     #[serde(default)]
-    skills: Vec<SkillDocument>,
+    format: Option<String>,
+    /// A version 1 header's skills.
     #[serde(default)]
-    tools: Vec<ToolSpec>,
+    skills: Option<Vec<SkillDocument>>,
+    /// A version 1 header's tools.
+    #[serde(default)]
+    tools: Option<Vec<ToolSpec>>,
+    /// One skill (version 2).
+    #[serde(default)]
+    skill: Option<SkillDocument>,
+    /// One tool (version 2).
+    #[serde(default)]
+    tool: Option<ToolSpec>,
 }
 
-/// All skills (definition format) and catalogue tools (with their source) in
-/// one YAML document, for moving a registry between backends.
+#[derive(Serialize)]
+struct Header<'a> {
+    format: &'a str,
+}
+
+#[derive(Serialize)]
+struct SkillEntry {
+    skill: SkillDocument,
+}
+
+#[derive(Serialize)]
+struct ToolEntry<'a> {
+    tool: &'a ToolSpec,
+}
+
+/// All skills (definition format) and catalogue tools (with their source)
+/// as an [`EXPORT_FORMAT`] stream, for moving a registry between backends.
 pub fn export_to_yaml(skills: &[Skill], tools: &[ToolSpec]) -> Result<String, DefinitionError> {
-    let export = Export {
-        format: EXPORT_FORMAT.to_owned(),
-        skills: skills.iter().map(SkillDocument::from_skill).collect(),
-        tools: tools.to_vec(),
+    let failed = |err: yaml_serde::Error| {
+        DefinitionError::at_document("<output>", 1, "export", err.to_string())
     };
-    yaml_serde::to_string(&export)
-        .map_err(|err| DefinitionError::at_document("<output>", 1, "export", err.to_string()))
+    let mut out = yaml_serde::to_string(&Header {
+        format: EXPORT_FORMAT,
+    })
+    .map_err(failed)?;
+    for skill in skills {
+        out.push_str("---\n");
+        out.push_str(
+            &yaml_serde::to_string(&SkillEntry {
+                skill: SkillDocument::from_skill(skill),
+            })
+            .map_err(failed)?,
+        );
+    }
+    for tool in tools {
+        out.push_str("---\n");
+        out.push_str(&yaml_serde::to_string(&ToolEntry { tool }).map_err(failed)?);
+    }
+    Ok(out)
 }
 
-/// Reads what [`export_to_yaml`] wrote, validating every skill and tool,
-/// within [`Limits::EXPORT`].
+/// Reads what [`export_to_yaml`] wrote (or an [`EXPORT_FORMAT_V1`] file),
+/// validating every skill and tool, within [`Limits::EXPORT`].
 pub fn parse_export(
     text: &str,
     file: &str,
@@ -44,38 +93,134 @@ pub fn parse_export_with(
     file: &str,
     limits: &Limits,
 ) -> Result<(Vec<Skill>, Vec<ToolSpec>), DefinitionError> {
-    crate::limits::check(text, file, limits)?;
-    let export: Export = yaml_serde::from_str(text)
-        .map_err(|err| DefinitionError::from_yaml(file, text, None, &err))?;
-    if export.format != EXPORT_FORMAT {
-        return Err(DefinitionError::at_document(
+    let mut reader = Reader {
+        file,
+        version: None,
+        seen: HashMap::new(),
+        skills: Vec::new(),
+        tools: Vec::new(),
+    };
+    crate::documents(text, file, limits, |number, document: Document| {
+        reader.read(number, document)
+    })?;
+    if reader.version.is_none() {
+        return Err(DefinitionError::whole_file(
             file,
-            1,
-            "export",
-            format!(
-                "unsupported export format `{}`, expected `{EXPORT_FORMAT}`",
-                export.format
-            ),
+            format!("no export found: expected `format: {EXPORT_FORMAT}` first"),
         ));
     }
-    let mut skills = Vec::with_capacity(export.skills.len());
-    for document in export.skills {
+    Ok((reader.skills, reader.tools))
+}
+
+/// What [`parse_export_with`] has read so far.
+struct Reader<'f> {
+    file: &'f str,
+    /// The header's version, once read.
+    version: Option<&'static str>,
+    /// The document each skill read so far came in.
+    seen: HashMap<SkillName, usize>,
+    skills: Vec<Skill>,
+    tools: Vec<ToolSpec>,
+}
+
+impl Reader<'_> {
+    fn read(&mut self, number: usize, document: Document) -> Result<(), DefinitionError> {
+        let wrong = |message: String| DefinitionError::in_document(self.file, number, message);
+        match self.version {
+            None => {
+                let version = match document.format.as_deref() {
+                    Some(EXPORT_FORMAT) => EXPORT_FORMAT,
+                    Some(EXPORT_FORMAT_V1) => EXPORT_FORMAT_V1,
+                    Some(other) => {
+                        return Err(wrong(format!(
+                            "unsupported export format `{other}`, expected `{EXPORT_FORMAT}` (or `{EXPORT_FORMAT_V1}`)"
+                        )));
+                    }
+                    None => {
+                        return Err(wrong(format!(
+                            "missing field `format`: an export starts with `format: {EXPORT_FORMAT}`"
+                        )));
+                    }
+                };
+                self.version = Some(version);
+                if document.skill.is_some() || document.tool.is_some() {
+                    return Err(wrong(
+                        "the header holds only `format`; each skill and tool is a document of its own (`---`)"
+                            .to_owned(),
+                    ));
+                }
+                if version == EXPORT_FORMAT
+                    && (document.skills.is_some() || document.tools.is_some())
+                {
+                    return Err(wrong(format!(
+                        "`skills` and `tools` lists belong to `{EXPORT_FORMAT_V1}`; in `{EXPORT_FORMAT}` each skill and tool is a document of its own (`---`)"
+                    )));
+                }
+                for skill in document.skills.unwrap_or_default() {
+                    self.skill(number, skill)?;
+                }
+                for tool in document.tools.unwrap_or_default() {
+                    self.tool(number, tool)?;
+                }
+                Ok(())
+            }
+            Some(EXPORT_FORMAT_V1) => Err(wrong(format!(
+                "a `{EXPORT_FORMAT_V1}` export is one document; this is document {number}"
+            ))),
+            Some(_) => match document {
+                Document {
+                    format: None,
+                    skills: None,
+                    tools: None,
+                    skill: Some(skill),
+                    tool: None,
+                } => self.skill(number, skill),
+                Document {
+                    format: None,
+                    skills: None,
+                    tools: None,
+                    skill: None,
+                    tool: Some(tool),
+                } => self.tool(number, tool),
+                _ => Err(wrong(
+                    "each document after the header holds exactly one `skill` or one `tool`"
+                        .to_owned(),
+                )),
+            },
+        }
+    }
+
+    fn skill(&mut self, number: usize, document: SkillDocument) -> Result<(), DefinitionError> {
         let skill = document.into_skill();
         if let Err(problems) = skill.validate() {
             return Err(DefinitionError::at_document(
-                file,
-                1,
+                self.file,
+                number,
                 skill.name.as_str(),
                 crate::skill::describe_problems(&problems),
             ));
         }
-        skills.push(skill);
+        if let Some(first) = self.seen.insert(skill.name.clone(), number) {
+            return Err(DefinitionError::in_document(
+                self.file,
+                number,
+                format!(
+                    "skill `{}` is defined twice (first in document {first})",
+                    skill.name
+                ),
+            ));
+        }
+        self.skills.push(skill);
+        Ok(())
     }
-    for tool in &export.tools {
-        tool.validate()
-            .map_err(|err| DefinitionError::at_document(file, 1, &tool.name, err.message))?;
+
+    fn tool(&mut self, number: usize, tool: ToolSpec) -> Result<(), DefinitionError> {
+        tool.validate().map_err(|err| {
+            DefinitionError::at_document(self.file, number, &tool.name, err.message)
+        })?;
+        self.tools.push(tool);
+        Ok(())
     }
-    Ok((skills, export.tools))
 }
 
 #[cfg(test)]
@@ -91,12 +236,67 @@ mod tests {
         .unwrap();
         let tools = crate::parse_tools("name: custom/x\ndescription: X\n", "t").unwrap();
         let text = export_to_yaml(&skills, &tools).unwrap();
-        assert_eq!(parse_export(&text, "e").unwrap(), (skills, tools));
         assert!(
-            parse_export("format: other\n", "e")
-                .unwrap_err()
-                .message
-                .contains("unsupported export format")
+            text.starts_with("format: cleveragents-export/2\n---\nskill:\n"),
+            "{text}"
         );
+        // One document per skill and per tool after the header.
+        assert_eq!(text.matches("\n---\n").count(), 3, "{text}");
+        assert_eq!(parse_export(&text, "e").unwrap(), (skills, tools));
+    }
+
+    #[test]
+    fn version_one_exports_are_still_read() {
+        let v1 = "format: cleveragents-export/1\nskills:\n  - name: a/b\n    tools: [x]\ntools:\n  - name: custom/x\n    source: custom\n    description: X\n";
+        let (skills, tools) = parse_export(v1, "e").unwrap();
+        assert_eq!(skills.len(), 1);
+        assert_eq!(tools.len(), 1);
+        let err = parse_export(&format!("{v1}---\nskill: {{name: a/c}}\n"), "e").unwrap_err();
+        assert!(err.message.contains("is one document"), "{err}");
+    }
+
+    #[test]
+    fn misplaced_keys_name_their_document() {
+        let cases = [
+            ("format: other\n", 1, "unsupported export format `other`"),
+            ("skill: {name: a/b}\n", 1, "missing field `format`"),
+            (
+                "format: cleveragents-export/2\nskill: {name: a/b}\n",
+                1,
+                "the header holds only `format`",
+            ),
+            (
+                "format: cleveragents-export/2\nskills: []\n",
+                1,
+                "belong to `cleveragents-export/1`",
+            ),
+            (
+                "format: cleveragents-export/2\n---\nskill: {name: a/b}\n---\nskill: {name: a/c}\ntool: {name: custom/x, source: custom}\n",
+                3,
+                "exactly one `skill` or one `tool`",
+            ),
+            (
+                "format: cleveragents-export/2\n---\nskill: {name: a/b}\n---\nskill: {name: 'bad name'}\n",
+                3,
+                "",
+            ),
+        ];
+        for (text, document, message) in cases {
+            let err = parse_export(text, "e").unwrap_err();
+            assert_eq!(err.document, Some(document), "{text}: {err}");
+            assert!(err.message.contains(message), "{text}: {err}");
+        }
+        let err = parse_export(
+            "format: cleveragents-export/2\n---\nskill: {name: a/b}\n---\nskill: {name: a/b}\n",
+            "e",
+        )
+        .unwrap_err();
+        assert_eq!(err.document, Some(3));
+        assert!(
+            err.message.contains("defined twice (first in document 2)"),
+            "{err}"
+        );
+        let err = parse_export("# nothing\n", "e").unwrap_err();
+        assert!(err.message.contains("no export found"), "{err}");
     }
 }

@@ -22,7 +22,9 @@ mod skill;
 mod tool;
 
 pub use error::{DefinitionError, SourceLine};
-pub use export::{EXPORT_FORMAT, export_to_yaml, parse_export, parse_export_with};
+pub use export::{
+    EXPORT_FORMAT, EXPORT_FORMAT_V1, export_to_yaml, parse_export, parse_export_with,
+};
 pub use limits::{DEFAULT_MAX_DEPTH, HARD_MAX_DEPTH, Limits};
 pub use plan::{parse_plan, parse_plan_with};
 pub use skill::{parse_skills, parse_skills_with, skill_schema, skill_to_json, skills_to_yaml};

@@ -56,6 +56,20 @@ impl SkillSource for Overlay<'_> {
 /// `agent_skills/` (discovered Agent Skills) and `mcp:` (MCP servers).
 pub const RESERVED_TOOL_PREFIXES: [&str; 2] = ["agent_skills/", "mcp:"];
 
+/// Refuses a custom tool name in a namespace another tool source owns.
+pub(crate) fn check_custom_name(name: &str) -> Result<(), ServiceError> {
+    match RESERVED_TOOL_PREFIXES
+        .iter()
+        .find(|prefix| name.starts_with(**prefix))
+    {
+        Some(prefix) => Err(ServiceError::ReservedToolName {
+            name: name.to_owned(),
+            prefix: (*prefix).to_owned(),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// A skill's flattened tool set, its capability summary and the warnings
 /// produced on the way (unknown tools, stale MCP caches, ...).
 #[derive(Debug, Clone, PartialEq)]
@@ -277,15 +291,7 @@ impl<S: Store> SkillRegistryService<S> {
             if self.builtins.get(&tool.name).is_some() {
                 return Err(ServiceError::BuiltinTool(tool.name.clone()));
             }
-            if let Some(prefix) = RESERVED_TOOL_PREFIXES
-                .iter()
-                .find(|prefix| tool.name.starts_with(**prefix))
-            {
-                return Err(ServiceError::ReservedToolName {
-                    name: tool.name.clone(),
-                    prefix: (*prefix).to_owned(),
-                });
-            }
+            check_custom_name(&tool.name)?;
         }
         Ok(self.store.put_tools(tools, replace).await?)
     }

@@ -118,13 +118,7 @@ impl<S: Store> SkillRegistryService<S> {
         }
         let warnings = bounded(warnings);
         if mode == WriteMode::Add {
-            // Every skill is new: written as given, not copied first (a file
-            // of many skills would otherwise be held twice).
-            self.write_recorded(&[], skills, &[]).await?;
-            let changes = skills
-                .iter()
-                .map(|skill| (skill.name.clone(), Change::Created))
-                .collect();
+            let changes = self.add_as_given(&[], skills).await?;
             return Ok(WriteOutcome { changes, warnings });
         }
         let mut add = Vec::new();
@@ -158,6 +152,21 @@ impl<S: Store> SkillRegistryService<S> {
         Ok(WriteOutcome { changes, warnings })
     }
 
+    /// Adds `skills`, every one new, as given: not copied first, as sorting
+    /// them into added and updated ones would (a file of many skills, an
+    /// export of hundreds of megabytes, would be held twice).
+    async fn add_as_given(
+        &self,
+        tools: &[agents_core::ToolSpec],
+        skills: &[Skill],
+    ) -> Result<Vec<(SkillName, Change)>, ServiceError> {
+        self.write_recorded(tools, skills, &[]).await?;
+        Ok(skills
+            .iter()
+            .map(|skill| (skill.name.clone(), Change::Created))
+            .collect())
+    }
+
     /// Loads an export: catalogue tools (replacing same-named ones) and
     /// skills, in one transaction (all or nothing). Without `replace` a
     /// registered skill name fails the import; with it, registered skills
@@ -175,16 +184,19 @@ impl<S: Store> SkillRegistryService<S> {
             .filter(|t| t.source != ToolSource::Builtin)
             .cloned()
             .collect();
+        // The export's MCP and Agent Skills rows carry their sources' names;
+        // a custom tool may not take one (as `tool add` refuses it).
+        for tool in tools.iter().filter(|t| t.source == ToolSource::Custom) {
+            crate::service::check_custom_name(&tool.name)?;
+        }
+        if !replace {
+            return self.add_as_given(&tools, skills).await;
+        }
         let mut add = Vec::new();
         let mut update = Vec::new();
         let mut changes = Vec::with_capacity(skills.len());
         for skill in skills {
-            let stored = if replace {
-                self.store().get_skill(&skill.name).await?
-            } else {
-                None
-            };
-            let change = match stored {
+            let change = match self.store().get_skill(&skill.name).await? {
                 None => {
                     add.push(skill.clone());
                     Change::Created

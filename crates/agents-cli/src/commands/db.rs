@@ -76,7 +76,11 @@ pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Fa
             let shown = file.display().to_string();
             let (skills, tools) = parse_export_with(&text, &shown, &limits)?;
             drop(text);
-            let changes = ctx.service.import_with(&skills, &tools, replace).await?;
+            let changes = ctx
+                .service
+                .import_with(&skills, &tools, replace)
+                .await
+                .map_err(|err| super::in_file(&file, err.into()))?;
             let count = |wanted: Change| changes.iter().filter(|(_, c)| *c == wanted).count();
             let (created, updated, unchanged) = (
                 count(Change::Created),

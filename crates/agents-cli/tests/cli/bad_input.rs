@@ -102,14 +102,14 @@ fn generate(generator: &str, n: usize) -> Vec<u8> {
             }
         }
         "json-typo" => {
-            out.push_str("{\"version\": 1, \"skills\": [");
+            out.push_str("{\"format\": \"cleveragents-export/1\", \"skills\": [");
             for i in 0..n {
                 let _ = write!(out, "{{\"name\": \"gen/j{i}\"}},");
             }
             out.push_str("{\"name\": \"gen/last\"}], \"tools\": [] oops}");
         }
         "json-nesting" => {
-            out.push_str("{\"version\": 1, \"skills\": [{\"name\": \"gen/deep\", \"metadata\": ");
+            out.push_str("{\"format\": \"cleveragents-export/1\", \"skills\": [{\"name\": \"gen/deep\", \"metadata\": ");
             out.push_str(&"{\"a\": ".repeat(n));
             out.push('1');
             out.push_str(&"}".repeat(n));
