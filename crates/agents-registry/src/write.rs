@@ -278,9 +278,16 @@ impl<S: Store> SkillRegistryService<S> {
                 .map(|tool| tool.name)
                 .collect();
             for (skill, tool) in unknown {
-                let hint = did_you_mean(&tool, &candidates)
-                    .map(|name| format!(" (did you mean '{name}'?)"))
-                    .unwrap_or_default();
+                // A hint costs an edit distance to every catalogue name; only
+                // lines that can be shown get one (a file naming thousands of
+                // unknown tools spent most of its `skill add` here).
+                let hint = if lines.len() < MAX_WRITE_WARNINGS {
+                    did_you_mean(&tool, &candidates)
+                        .map(|name| format!(" (did you mean '{name}'?)"))
+                        .unwrap_or_default()
+                } else {
+                    String::new()
+                };
                 let line = ResolveWarning::UnknownTool { skill, tool }.to_string();
                 lines.insert(format!("{line}{hint}"));
             }
@@ -289,8 +296,9 @@ impl<S: Store> SkillRegistryService<S> {
     }
 }
 
-/// How many write-time warnings are printed before "and N more": a file of
-/// thousands of broken skills must not print megabytes.
+/// How many write-time warnings are printed before "and N more" (`--strict`
+/// shows fewer): a file of thousands of broken skills must not print
+/// megabytes.
 const MAX_WRITE_WARNINGS: usize = 20;
 
 fn bounded(mut warnings: Vec<String>) -> Vec<String> {
