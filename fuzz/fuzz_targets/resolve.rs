@@ -112,7 +112,7 @@ fn build(input: &Input) -> HashMap<SkillName, Skill> {
         for item in spec.items.iter().take(6) {
             skill.items.push(match item {
                 ItemIn::Tool(t) => SkillItem::ToolRef {
-                    name: tool_name(*t),
+                    name: tool_name(*t).into(),
                 },
                 ItemIn::Include(s, o) => SkillItem::Include(Include {
                     skill: skill_name(*s),
@@ -170,7 +170,7 @@ fn own(skill: &Skill) -> Vec<(String, ItemKind)> {
     let mut out = Vec::new();
     for item in &skill.items {
         if let SkillItem::ToolRef { name } = item {
-            out.push((name.clone(), ItemKind::ToolRef));
+            out.push((name.to_string(), ItemKind::ToolRef));
         }
     }
     let inline = skill

@@ -92,7 +92,7 @@ pub fn generate(n: usize, seed: u64) -> Result<Dag, String> {
         let mut skill = Skill::new(skill_name(i).map_err(|err| err.to_string())?);
         for _ in 0..TOOL_REFS {
             skill.items.push(SkillItem::ToolRef {
-                name: tool_name(rng.below(CATALOGUE)),
+                name: tool_name(rng.below(CATALOGUE)).into(),
             });
         }
         let ahead = (n - 1 - i).min(WINDOW);

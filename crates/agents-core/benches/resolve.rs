@@ -20,7 +20,7 @@ fn include(s: &str) -> SkillItem {
 }
 
 fn tool(t: String) -> SkillItem {
-    SkillItem::ToolRef { name: t }
+    SkillItem::ToolRef { name: t.into() }
 }
 
 /// `layers` layers of two skills, each including both skills below.
@@ -67,7 +67,7 @@ fn naive(skills: &HashMap<SkillName, Skill>, root: &SkillName) -> Vec<String> {
         }
         for item in &skill.items {
             if let SkillItem::ToolRef { name } = item {
-                out.push(name.clone());
+                out.push(name.to_string());
             }
         }
     }

@@ -45,7 +45,7 @@ pub use resolve::{
 };
 pub use skill::{
     AgentSource, Include, IncludeOverrides, InlineTool, InvalidSkill, ItemKind, McpSource,
-    Overrides, Skill, SkillItem, ValueMap,
+    Overrides, Skill, SkillItem, ToolName, ValueMap,
 };
 pub use summary::{
     EffectiveCapabilities, SkillCapabilitySummary, compute_capability_summary,

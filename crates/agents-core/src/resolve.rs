@@ -781,6 +781,18 @@ impl<'a> Analysis<'a> {
         id
     }
 
+    /// [`Self::intern`] of a tool ref's name, keeping a copy of a new name
+    /// rather than a pointer into the skill that named it: the few hundred
+    /// distinct names then sit together in memory, and each of the tens of
+    /// thousands of refs compares against a key already in cache instead of
+    /// one in some far-off skill's items.
+    fn intern_ref(&mut self, name: &str) -> NameId {
+        match self.names.get_index_of(name) {
+            Some(id) => id,
+            None => self.intern(Cow::Owned(name.to_owned())),
+        }
+    }
+
     fn name(&self, id: NameId) -> &str {
         self.names.get_index(id).map_or("", |name| name.as_ref())
     }
@@ -1198,7 +1210,7 @@ impl<'a> SkillResolver<'a> {
                     analysis.edges.push(Edge { include, target });
                 }
                 SkillItem::ToolRef { name } => {
-                    let id = analysis.intern(Cow::Borrowed(name));
+                    let id = analysis.intern_ref(name);
                     if analysis.ref_tools[id].is_none() {
                         analysis.ref_tools[id] = Some(self.tools.tool(name));
                     }

@@ -35,14 +35,19 @@ pub struct Skill {
     pub updated_at: Option<String>,
 }
 
+/// A tool ref's name: a string of up to 24 bytes kept inline.
+pub type ToolName = compact_str::CompactString;
+
 /// One ordered component of a skill, as stored in `skill_items`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "item_type", rename_all = "snake_case")]
 pub enum SkillItem {
     /// A named tool in the tool registry.
     ToolRef {
-        /// The tool's registry name, e.g. `builtin/read_file`.
-        name: String,
+        /// The tool's registry name, e.g. `builtin/read_file`: held inline
+        /// when it fits in 24 bytes, as most do, so a closure's tens of
+        /// thousands of refs are read without one pointer chase each.
+        name: ToolName,
     },
     /// Recursive inclusion of another skill.
     Include(Include),
@@ -330,7 +335,7 @@ impl Skill {
         self.items
             .iter()
             .map(|item| match item {
-                SkillItem::ToolRef { name } => name.clone(),
+                SkillItem::ToolRef { name } => name.to_string(),
                 SkillItem::Include(include) => include.skill.to_string(),
                 SkillItem::InlineTool(_) => {
                     inline += 1;

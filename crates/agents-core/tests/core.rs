@@ -411,7 +411,7 @@ fn ten_thousand_deep_chain_does_not_overflow_the_stack() {
     for i in 0..depth {
         let mut b = skill(&format!("c/s{i}"));
         b.0.items.push(SkillItem::ToolRef {
-            name: format!("t{i}"),
+            name: format!("t{i}").into(),
         });
         if i + 1 < depth {
             b = b.include(&format!("c/s{}", i + 1));
@@ -601,7 +601,7 @@ mod properties {
             }
             for item in &skill.items {
                 if let SkillItem::ToolRef { name } = item {
-                    out.push((name.clone(), s.clone()));
+                    out.push((name.to_string(), s.clone()));
                 }
             }
         }
@@ -637,7 +637,7 @@ mod properties {
                     }
                 }
                 for t in &tool_sets[i] {
-                    s.items.push(SkillItem::ToolRef { name: format!("t{t}") });
+                    s.items.push(SkillItem::ToolRef { name: format!("t{t}").into() });
                 }
                 skills.insert(s.name.clone(), s);
             }

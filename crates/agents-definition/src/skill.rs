@@ -30,7 +30,8 @@ pub(crate) struct SkillDocument {
     overrides: Overrides,
     /// Tool references: `builtin/...`, custom tools, `agent_skills/...`, `mcp:server/tool`
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<String>,
+    #[schemars(with = "Vec<String>")]
+    tools: Vec<agents_core::ToolName>,
     /// Skills whose tools this one includes, depth-first
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     includes: Vec<IncludeDocument>,

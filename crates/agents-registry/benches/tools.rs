@@ -29,7 +29,7 @@ fn graph() -> Vec<Skill> {
             let mut s = Skill::new(name(&format!("g/l{layer}s{i}")));
             for k in 0..4 {
                 s.items.push(SkillItem::ToolRef {
-                    name: tools[(layer + i + k) % tools.len()].name.clone(),
+                    name: tools[(layer + i + k) % tools.len()].name.as_str().into(),
                 });
             }
             s.items.push(SkillItem::InlineTool(Default::default()));

@@ -37,7 +37,7 @@ fn batch(count: usize) -> Vec<Skill> {
                     name: "builtin/read_file".into(),
                 },
                 SkillItem::ToolRef {
-                    name: format!("custom/t{i}"),
+                    name: format!("custom/t{i}").into(),
                 },
                 SkillItem::Include(Include {
                     skill: name("bulk/skill-00000"),
@@ -58,7 +58,7 @@ fn chain(depth: usize) -> Vec<Skill> {
         .map(|i| {
             let mut skill = Skill::new(name(&format!("chain/s{i:05}")));
             skill.items.push(SkillItem::ToolRef {
-                name: format!("t/{i}"),
+                name: format!("t/{i}").into(),
             });
             if i + 1 < depth {
                 skill.items.push(SkillItem::Include(Include {

@@ -264,7 +264,7 @@ fn decode_item(skill: &str, row: ItemRow) -> Result<SkillItem, StoreError> {
     };
     Ok(match kind {
         ItemKind::ToolRef => SkillItem::ToolRef {
-            name: row.item_name,
+            name: row.item_name.into(),
         },
         ItemKind::AgentSource => SkillItem::AgentSource(AgentSource {
             path: row.item_name,
