@@ -241,9 +241,14 @@ impl InputLimits {
         self.apply(Limits::PLAN, &self.plan_max_bytes)
     }
 
-    /// Limits for `db import` files.
+    /// Limits for `db import` files: one document of an export (a skill, a
+    /// tool, or a whole `cleveragents-export/1` registry) may be as large as
+    /// a skill file.
     pub fn export(&self) -> Limits {
+        let document = usize::try_from(self.definition_max_bytes.value)
+            .unwrap_or(Limits::EXPORT.max_document_bytes);
         self.apply(Limits::EXPORT, &self.export_max_bytes)
+            .with_max_document_bytes(document)
     }
 
     fn apply(&self, kind: Limits, max_bytes: &Setting<u64>) -> Limits {

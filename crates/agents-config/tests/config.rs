@@ -738,7 +738,11 @@ fn input_limits_default_to_each_kinds_limits_and_follow_the_chain() {
     );
     assert_eq!(
         limits.export(),
-        Limits::EXPORT.with_max_bytes(3000).with_max_depth(20)
+        // One document of an export may be as large as a skill file.
+        Limits::EXPORT
+            .with_max_bytes(3000)
+            .with_max_depth(20)
+            .with_max_document_bytes(1000)
     );
     assert_eq!(
         limits.max_depth.origin,

@@ -102,6 +102,18 @@ pub fn parse_export_with(
     };
     crate::documents(text, file, limits, |number, document: Document| {
         reader.read(number, document)
+    })
+    .map_err(|mut err| {
+        // A version 1 export is one document however many skills it holds.
+        let head = text.get(..text.len().min(4096)).unwrap_or_default();
+        if err.message.contains(crate::limits::ONE_DOCUMENT) && head.contains(EXPORT_FORMAT_V1) {
+            err.message.push_str(&format!(
+                "; a `{EXPORT_FORMAT_V1}` export is a single document: export the registry \
+                 again, as `{EXPORT_FORMAT}` (a document per skill and tool), or raise \
+                 `limits.definition_max_bytes`"
+            ));
+        }
+        err
     })?;
     if reader.version.is_none() {
         return Err(DefinitionError::whole_file(
@@ -253,6 +265,36 @@ mod tests {
         assert_eq!(tools.len(), 1);
         let err = parse_export(&format!("{v1}---\nskill: {{name: a/c}}\n"), "e").unwrap_err();
         assert!(err.message.contains("is one document"), "{err}");
+    }
+
+    #[test]
+    fn one_document_may_be_no_larger_than_its_limit() {
+        let v1 = "format: cleveragents-export/1\nskills:\n  - name: a/b\n    tools: [x]\n";
+        let limits = Limits::EXPORT.with_max_document_bytes(40);
+        let err = parse_export_with(v1, "e", &limits).unwrap_err();
+        assert_eq!(err.line, Some(1), "{err}");
+        assert!(
+            err.message
+                .contains("is 67 bytes, larger than the limit of 40 bytes for one document"),
+            "{err}"
+        );
+        assert!(err.message.contains("export the registry again"), "{err}");
+        // The same registry as version 2: every document is under the limit.
+        let (skills, tools) = parse_export(v1, "e").unwrap();
+        let v2 = export_to_yaml(&skills, &tools).unwrap();
+        assert!(v2.len() > 40, "{v2}");
+        assert_eq!(
+            parse_export_with(&v2, "e", &limits).unwrap(),
+            (skills, tools)
+        );
+        // A version 2 document over the limit is named by its line, with no v1 hint.
+        let big = format!(
+            "{v2}---\nskill:\n  name: a/c\n  description: {}\n",
+            "d".repeat(40)
+        );
+        let err = parse_export_with(&big, "e", &limits).unwrap_err();
+        assert_eq!(err.line, Some(v2.lines().count() + 1), "{err}");
+        assert!(!err.message.contains("export the registry again"), "{err}");
     }
 
     #[test]

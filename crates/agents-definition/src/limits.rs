@@ -18,31 +18,45 @@ pub struct Limits {
     /// Deepest nesting of collections (flow `[`/`{` and block indentation),
     /// at most [`HARD_MAX_DEPTH`].
     pub max_depth: usize,
+    /// Largest single YAML document, in bytes. The parser holds every event
+    /// of the document it is reading, about 12 bytes per byte of dense
+    /// YAML, so this, not `max_bytes`, bounds what a stream of documents
+    /// costs to parse.
+    pub max_document_bytes: usize,
 }
+
+/// How the error for a document over `max_document_bytes` names the limit.
+pub(crate) const ONE_DOCUMENT: &str = "for one document";
 
 /// Default nesting limit for every kind of file.
 pub const DEFAULT_MAX_DEPTH: usize = 64;
 
 impl Limits {
-    /// Skill definition files: 16 MiB.
+    /// Skill definition files: 16 MiB (one document may be the whole file).
     pub const SKILLS: Self = Self {
         max_bytes: 16 << 20,
         max_depth: DEFAULT_MAX_DEPTH,
+        max_document_bytes: usize::MAX,
     };
-    /// Custom tool files: 16 MiB.
+    /// Custom tool files: 16 MiB (one document may be the whole file).
     pub const TOOLS: Self = Self {
         max_bytes: 16 << 20,
         max_depth: DEFAULT_MAX_DEPTH,
+        max_document_bytes: usize::MAX,
     };
     /// Plans: 1 MiB.
     pub const PLAN: Self = Self {
         max_bytes: 1 << 20,
         max_depth: DEFAULT_MAX_DEPTH,
+        max_document_bytes: usize::MAX,
     };
-    /// Exports of a whole registry: 256 MiB.
+    /// Exports of a whole registry: 256 MiB, each document (one skill or
+    /// tool, or a whole `cleveragents-export/1` registry) at most as large
+    /// as a skill file may be, 16 MiB.
     pub const EXPORT: Self = Self {
         max_bytes: 256 << 20,
         max_depth: DEFAULT_MAX_DEPTH,
+        max_document_bytes: 16 << 20,
     };
 
     /// The same limits with a different nesting depth (capped at
@@ -61,6 +75,15 @@ impl Limits {
     #[must_use]
     pub const fn with_max_bytes(self, max_bytes: usize) -> Self {
         Self { max_bytes, ..self }
+    }
+
+    /// The same limits with a different size for one document.
+    #[must_use]
+    pub const fn with_max_document_bytes(self, max_document_bytes: usize) -> Self {
+        Self {
+            max_document_bytes,
+            ..self
+        }
     }
 
     /// Refuses an input of `len` bytes when it is larger than `max_bytes`:
@@ -89,6 +112,20 @@ impl Limits {
 /// than `limits.max_depth`, in one pass over its bytes.
 pub(crate) fn check(text: &str, file: &str, limits: &Limits) -> Result<(), DefinitionError> {
     limits.check_size(text.len() as u64, true, file)?;
+    if text.len() > limits.max_document_bytes
+        && let Some((offset, len)) = oversized_document(text, limits.max_document_bytes)
+    {
+        return Err(DefinitionError::at_offset(
+            file,
+            text,
+            offset,
+            format!(
+                "the document starting here is {len} bytes, larger than the limit of {} bytes \
+                 {ONE_DOCUMENT} (a document is parsed whole)",
+                limits.max_document_bytes
+            ),
+        ));
+    }
     if let Some(offset) = too_deep(text, limits.max_depth.min(HARD_MAX_DEPTH)) {
         return Err(DefinitionError::at_offset(
             file,
@@ -170,6 +207,24 @@ pub(crate) fn too_deep(text: &str, max_depth: usize) -> Option<usize> {
     None
 }
 
+/// The first document of `text` longer than `max` bytes: its start and
+/// length. Documents are cut at every `---` or `...` line: YAML lets no
+/// scalar, quoted or not, hold such a line, so no document spans one.
+fn oversized_document(text: &str, max: usize) -> Option<(usize, usize)> {
+    let mut start = 0usize;
+    let mut offset = 0usize;
+    for line in text.split_inclusive('\n') {
+        if is_document_marker(line.as_bytes()) {
+            if offset - start > max {
+                return Some((start, offset - start));
+            }
+            start = offset;
+        }
+        offset += line.len();
+    }
+    (offset - start > max).then_some((start, offset - start))
+}
+
 fn is_document_marker(line: &[u8]) -> bool {
     matches!(
         line,
@@ -182,7 +237,18 @@ fn is_document_marker(line: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::too_deep;
+    use super::{oversized_document, too_deep};
+
+    #[test]
+    fn finds_the_first_document_over_the_limit() {
+        let text = "a: 1\n---\nb: 22222\n...\nc: 3\n";
+        // "a: 1\n" | "---\nb: 22222\n" | "...\nc: 3\n"
+        assert_eq!(oversized_document(text, 5), Some((5, 13)));
+        assert_eq!(oversized_document(text, 13), None);
+        assert_eq!(oversized_document("x: 123456\n", 4), Some((0, 10)));
+        // A marker-like text inside a line does not cut.
+        assert_eq!(oversized_document("a: '---'\nb: 1\n", 10), Some((0, 14)));
+    }
 
     #[test]
     fn counts_flow_and_block_nesting() {

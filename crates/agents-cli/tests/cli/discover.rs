@@ -285,6 +285,35 @@ fn input_limits_are_settings_every_reader_obeys() {
         );
     }
 
+    // One document of an export may be no larger than a skill file: a
+    // version 1 export, one document, is refused above it with what to do.
+    let v1 = sb.write(
+        "export-v1.yaml",
+        "format: cleveragents-export/1\nskills:\n  - name: l/v1\n    tools: [builtin/read_file]\n",
+    );
+    let v1 = v1.to_str().unwrap();
+    let run = sb
+        .run_env(
+            &["db", "import", v1],
+            &[
+                ("CLEVERAGENTS_LIMITS_DEFINITION_MAX_BYTES", "40"),
+                ("CLEVERAGENTS_LIMITS_MAX_DEPTH", "64"),
+            ],
+        )
+        .fails(1);
+    assert!(
+        run.stderr
+            .contains("larger than the limit of 40 bytes for one document")
+            && run.stderr.contains("export the registry again"),
+        "{}",
+        run.stderr
+    );
+    sb.run_env(
+        &["db", "import", v1],
+        &[("CLEVERAGENTS_LIMITS_MAX_DEPTH", "64")],
+    )
+    .ok();
+
     // Out of range anywhere is an error naming where it came from.
     let run = sb
         .run_env(
