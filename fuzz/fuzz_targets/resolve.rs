@@ -243,7 +243,12 @@ fn expand(
         if let Some(start) = path.iter().position(|s| *s == include.skill) {
             let mut cycle = path[start..].to_vec();
             cycle.push(include.skill.clone());
-            return Err(Naive::Failed(ResolveError::Cycle { cycle }));
+            // A long cycle keeps its first and last five skills only.
+            let len = cycle.len();
+            if len > 11 {
+                cycle.drain(5..len - 5);
+            }
+            return Err(Naive::Failed(ResolveError::Cycle { cycle, len }));
         }
         let Some(child) = skills.get(&include.skill) else {
             return Err(Naive::Failed(ResolveError::MissingInclude {

@@ -35,7 +35,7 @@ pub use lock::{
     diff_lock, entry_definition, listed_tool_fields, lock_entry, lock_skill, sha256_digest,
 };
 pub use name::{InvalidSkillName, SKILL_NAME_PATTERN, SkillName};
-pub use plan::{Plan, PlanReport, validate_plan};
+pub use plan::{MAX_SHOWN, Plan, PlanReport, validate_plan};
 pub use prompt::{PromptSkill, available_skills_prompt, prompt_skills};
 pub use registry::{RegistryError, ToolRegistry};
 pub use resolve::{

@@ -1,3 +1,4 @@
+use indexmap::IndexSet;
 use serde::{Deserialize, Serialize};
 
 use crate::name::SkillName;
@@ -26,7 +27,30 @@ impl PlanReport {
     pub fn is_ok(&self) -> bool {
         self.errors.is_empty()
     }
+
+    /// Cuts each list to its first `max` lines, then one line saying how
+    /// many more there were, so what is shown stays a few KiB however many
+    /// problems a hostile graph has (a chain of thousands of skills each
+    /// including the first has a cycle per skill). Returns how many errors
+    /// and warnings there were in all.
+    pub fn bound(&mut self, max: usize) -> (usize, usize) {
+        fn cut(lines: &mut Vec<String>, max: usize, what: &str) -> usize {
+            let total = lines.len();
+            if total > max {
+                lines.truncate(max);
+                lines.push(format!("… and {} more {what}", total - max));
+            }
+            total
+        }
+        (
+            cut(&mut self.errors, max, "errors"),
+            cut(&mut self.warnings, max, "warnings"),
+        )
+    }
 }
+
+/// What [`PlanReport::bound`] keeps of each list when a report is shown.
+pub const MAX_SHOWN: usize = 100;
 
 /// Checks that every skill of `plan` exists, its includes resolve without
 /// cycles or forbidden overrides, and (when `tools` is given) its tool refs
@@ -36,47 +60,49 @@ pub fn validate_plan(
     skills: &dyn SkillSource,
     tools: Option<&dyn ToolLookup>,
 ) -> PlanReport {
-    let mut report = PlanReport::default();
+    // Each message once, in the order first met (a set: a hostile graph can
+    // have a problem per skill).
+    let mut errors: IndexSet<String> = IndexSet::new();
+    let mut warnings: IndexSet<String> = IndexSet::new();
     let empty = crate::registry::ToolRegistry::new();
     let lookup: &dyn ToolLookup = tools.unwrap_or(&empty);
     let resolver = SkillResolver::new(skills, lookup);
-    let push_unique = |list: &mut Vec<String>, message: String| {
-        if !list.contains(&message) {
-            list.push(message);
-        }
-    };
     for raw in &plan.skills {
         let name = match SkillName::new(raw) {
             Ok(name) => name,
             Err(err) => {
-                push_unique(&mut report.errors, format!("Plan: {err}"));
+                errors.insert(format!("Plan: {err}"));
                 continue;
             }
         };
         if skills.skill(&name).is_none() {
-            push_unique(
-                &mut report.errors,
-                format!("Skill '{name}' referenced in plan is not registered"),
-            );
+            errors.insert(format!(
+                "Skill '{name}' referenced in plan is not registered"
+            ));
             continue;
         }
-        let (errors, warnings) = resolver.diagnose(&name);
-        for error in errors {
+        let (found, noted) = resolver.diagnose(&name);
+        for error in found {
             let message = match error {
                 crate::ResolveError::Cycle { .. } => format!("Skill '{name}': {error}"),
                 other => other.to_string(),
             };
-            push_unique(&mut report.errors, message);
+            errors.insert(message);
         }
-        for warning in warnings {
+        for warning in noted {
             match warning {
                 ResolveWarning::UnknownTool { .. } if tools.is_none() => {}
                 ResolveWarning::UnknownTool { .. } => {
-                    push_unique(&mut report.errors, warning.to_string());
+                    errors.insert(warning.to_string());
                 }
-                other => push_unique(&mut report.warnings, other.to_string()),
+                other => {
+                    warnings.insert(other.to_string());
+                }
             }
         }
     }
-    report
+    PlanReport {
+        errors: errors.into_iter().collect(),
+        warnings: warnings.into_iter().collect(),
+    }
 }

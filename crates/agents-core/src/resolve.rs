@@ -431,10 +431,16 @@ pub enum ResolveError {
         path: String,
     },
     /// Includes loop back on themselves.
-    #[error("Cycle detected in skill includes: {}", join(cycle))]
+    #[error("Cycle detected in skill includes: {}", join_cycle(cycle, *len))]
     Cycle {
-        /// The cycle, starting and ending with the same skill.
+        /// The cycle, starting and ending with the same skill: all of it,
+        /// or, for one of more than 11 skills, its first 5 and last 5 only
+        /// (what the message shows), so finding a cycle costs the same
+        /// however deep the walk is.
         cycle: Vec<SkillName>,
+        /// How many skills the whole cycle has (its first counted twice):
+        /// `cycle.len()` when nothing was left out.
+        len: usize,
     },
     /// An override touches `name`, `source_skill` or `is_inline`.
     #[error(
@@ -451,10 +457,25 @@ pub enum ResolveError {
     },
 }
 
+/// The most skills of a long cycle a [`ResolveError::Cycle`] keeps: half
+/// from each end.
+const CYCLE_KEPT: usize = PATH_HEAD + PATH_TAIL;
+
 /// A cycle as written, or for a long one its first and last skills around
 /// its length, so the message stays short.
-fn join(names: &[SkillName]) -> String {
-    crate::text::head_tail(names, 5, 5, " -> ")
+fn join_cycle(kept: &[SkillName], len: usize) -> String {
+    // Positions past the head map onto the kept tail.
+    let left_out = len.saturating_sub(kept.len());
+    crate::text::head_tail_by(
+        len,
+        |i| {
+            let at = if i < PATH_HEAD { i } else { i - left_out };
+            kept.get(at).map_or("", SkillName::as_str)
+        },
+        PATH_HEAD,
+        PATH_TAIL,
+        " -> ",
+    )
 }
 
 fn quote_list(fields: &[String]) -> String {
@@ -621,8 +642,9 @@ type NameId = usize;
 enum Visit {
     /// Named by an include already entered, not entered yet.
     Pending,
-    /// On the walk's stack.
-    Open,
+    /// On the walk's stack, at this index (so a back edge finds where its
+    /// cycle starts without searching the stack).
+    Open(u32),
     /// Done.
     Finished,
 }
@@ -1141,14 +1163,24 @@ impl<'a> SkillResolver<'a> {
             };
             match analysis.nodes[target].visit {
                 Visit::Finished => continue,
-                Visit::Open => {
-                    let start = stack.iter().position(|f| f.node == target).unwrap_or(0);
-                    let mut cycle: Vec<SkillName> = stack[start..]
-                        .iter()
-                        .map(|f| analysis.nodes[f.node].skill.name.clone())
-                        .collect();
+                Visit::Open(start) => {
+                    // The cycle is the stack from `target` up, then `target`
+                    // again; only its ends are kept (see `CYCLE_KEPT`).
+                    let on_stack = stack.get(start as usize..).unwrap_or_default();
+                    let len = on_stack.len() + 1;
+                    let name = |frame: &Frame| analysis.nodes[frame.node].skill.name.clone();
+                    let mut cycle: Vec<SkillName> = if len <= CYCLE_KEPT + 1 {
+                        on_stack.iter().map(name).collect()
+                    } else {
+                        let tail = on_stack.len() - (PATH_TAIL - 1);
+                        on_stack[..PATH_HEAD]
+                            .iter()
+                            .chain(&on_stack[tail..])
+                            .map(name)
+                            .collect()
+                    };
                     cycle.push(include.skill.clone());
-                    analysis.errors.push(ResolveError::Cycle { cycle });
+                    analysis.errors.push(ResolveError::Cycle { cycle, len });
                     continue;
                 }
                 Visit::Pending => {}
@@ -1247,7 +1279,8 @@ impl<'a> SkillResolver<'a> {
         }
         let others = others_start..analysis.entries.len();
         let entered = &mut analysis.nodes[node];
-        entered.visit = Visit::Open;
+        // u32 keeps a node at 80 bytes; no stack is 4 billion skills deep.
+        entered.visit = Visit::Open(u32::try_from(stack.len()).unwrap_or(u32::MAX));
         entered.refs = refs;
         entered.others = others;
         entered.edges = edges.clone();

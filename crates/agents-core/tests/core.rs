@@ -446,7 +446,80 @@ fn ten_thousand_deep_chain_does_not_overflow_the_stack() {
             overrides: Default::default(),
         }));
     let err = resolve(&skills, &ToolRegistry::new(), "c/s0").unwrap_err();
-    assert!(matches!(err, ResolveError::Cycle { ref cycle } if cycle.len() == depth + 1));
+    // Only the cycle's ends are kept, whatever its length.
+    assert!(
+        matches!(err, ResolveError::Cycle { ref cycle, len } if len == depth + 1 && cycle.len() == 10),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().ends_with(&format!(
+            "c/s0 -> c/s1 -> c/s2 -> c/s3 -> c/s4 -> … ({} in all) … -> c/s{} -> c/s{} -> c/s{} -> c/s{} -> c/s0",
+            depth + 1,
+            depth - 4,
+            depth - 3,
+            depth - 2,
+            depth - 1
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn cycles_into_a_deep_stack_cost_the_same_each() {
+    // A 10,000-deep chain whose every skill also includes the first: 10,000
+    // back edges, the i-th closing a cycle of i + 2 skills. Keeping each
+    // cycle whole would hold 50 million names; each keeps at most 10.
+    let depth = 10_000;
+    let mut skills = Vec::new();
+    for i in 0..depth {
+        let mut b = skill(&format!("c/s{i}")).include("c/s0");
+        if i + 1 < depth {
+            b = b.include(&format!("c/s{}", i + 1));
+        }
+        skills.push(b);
+    }
+    let skills = set(skills);
+    let (errors, _) = SkillResolver::new(&skills, &ToolRegistry::new()).diagnose(&name("c/s0"));
+    assert_eq!(errors.len(), depth);
+    let mut lens = Vec::new();
+    for error in &errors {
+        let ResolveError::Cycle { cycle, len } = error else {
+            panic!("{error:?}");
+        };
+        assert!(cycle.len() <= 11 && cycle.len() <= *len, "{error:?}");
+        assert_eq!(cycle.first(), Some(&name("c/s0")));
+        assert_eq!(cycle.last(), Some(&name("c/s0")));
+        lens.push(*len);
+    }
+    lens.sort_unstable();
+    assert_eq!(lens, (2..depth + 2).collect::<Vec<_>>());
+    // Short cycles are kept whole.
+    assert_eq!(
+        errors
+            .iter()
+            .find(|e| matches!(e, ResolveError::Cycle { len: 3, .. }))
+            .map(ToString::to_string)
+            .as_deref(),
+        Some("Cycle detected in skill includes: c/s0 -> c/s1 -> c/s0")
+    );
+    // A plan naming the chain reports every cycle once, and shows a bounded
+    // part of them.
+    let mut report = validate_plan(
+        &Plan {
+            skills: vec!["c/s0".into(), "c/s1".into()],
+        },
+        &skills,
+        None,
+    );
+    // From `c/s1`, `c/s0` is entered first and finishes the chain: two more.
+    assert_eq!(report.bound(agents_core::MAX_SHOWN), (depth + 2, 0));
+    assert_eq!(report.errors.len(), agents_core::MAX_SHOWN + 1);
+    assert_eq!(
+        report.errors.last().map(String::as_str),
+        Some("… and 9902 more errors")
+    );
+    let shown: usize = report.errors.iter().map(String::len).sum();
+    assert!(shown < 32 << 10, "{shown} bytes");
 }
 
 #[test]

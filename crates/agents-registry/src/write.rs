@@ -83,23 +83,6 @@ pub fn did_you_mean<'a>(unknown: &str, candidates: &'a [String]) -> Option<&'a s
         .map(|(_, name)| name.as_str())
 }
 
-/// A cycle (`a -> b -> a`) as the rotation of its members that starts at
-/// the smallest name, so every rotation of one cycle compares equal.
-fn canonical_cycle(cycle: &[SkillName]) -> Vec<SkillName> {
-    let members = match cycle.split_last() {
-        Some((last, rest)) if rest.first() == Some(last) => rest,
-        _ => cycle,
-    };
-    let start = members
-        .iter()
-        .enumerate()
-        .min_by(|a, b| a.1.cmp(b.1))
-        .map_or(0, |(index, _)| index);
-    let mut rotated = members.to_vec();
-    rotated.rotate_left(start);
-    rotated
-}
-
 impl<S: Store> SkillRegistryService<S> {
     /// Checks `skills` against the closure they would have once written,
     /// then writes them in one transaction under `mode`. With `strict` any
@@ -240,17 +223,12 @@ impl<S: Store> SkillRegistryService<S> {
         let resolver = SkillResolver::new(&skills, &catalog);
         let mut lines: IndexSet<String> = IndexSet::new();
         let mut unknown: IndexSet<(SkillName, String)> = IndexSet::new();
-        // A cycle met twice (through two of its members) is shown once.
-        let mut cycles: HashSet<Vec<SkillName>> = HashSet::new();
         // One walk over all written skills: diagnosing each alone would cost
         // the sum of their closures (quadratic when they include one another).
         let (errors, warnings) = resolver.diagnose_all(written.iter().map(|skill| &skill.name));
+        // The walk follows each include once, so it meets each cycle once
+        // (by the one back edge that closes it).
         for error in errors {
-            if let agents_core::ResolveError::Cycle { cycle } = &error
-                && !cycles.insert(canonical_cycle(cycle))
-            {
-                continue;
-            }
             lines.insert(error.to_string());
         }
         for warning in warnings {

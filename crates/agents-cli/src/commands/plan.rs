@@ -21,10 +21,11 @@ pub async fn run(ctx: &Context, command: PlanCommand) -> Result<ExitCode, Failur
     }
 }
 
-/// Validates `plan`, printing every error and warning; exit 1 on any error.
+/// Validates `plan`, printing its errors and warnings (the first
+/// [`agents_core::MAX_SHOWN`] of each, then how many more); exit 1 on any error.
 pub async fn report(ctx: &Context, plan: &Plan, strict: bool) -> Result<ExitCode, Failure> {
     output::supported(ctx.format, &[Format::Table, Format::Json], "validate")?;
-    let report = if strict {
+    let mut report = if strict {
         let spinner = output::spinner(ctx.format, "querying MCP servers…");
         let report = ctx
             .service
@@ -35,12 +36,16 @@ pub async fn report(ctx: &Context, plan: &Plan, strict: bool) -> Result<ExitCode
     } else {
         ctx.service.validate_plan(plan).await?
     };
+    let ok = report.is_ok();
+    let (errors, warnings) = report.bound(agents_core::MAX_SHOWN);
     if ctx.format.structured() {
         output::json(&json!({
-            "ok": report.is_ok(),
+            "ok": ok,
             "skills": plan.skills,
             "errors": report.errors,
             "warnings": report.warnings,
+            "error_count": errors,
+            "warning_count": warnings,
         }))?;
     } else {
         for warning in &report.warnings {
@@ -49,13 +54,13 @@ pub async fn report(ctx: &Context, plan: &Plan, strict: bool) -> Result<ExitCode
         for error in &report.errors {
             output::line(format!("error: {error}"))?;
         }
-        if report.is_ok() {
+        if ok {
             output::line(format!("ok: {} skill(s) resolve", plan.skills.len()))?;
         } else {
-            output::line(format!("{} error(s)", report.errors.len()))?;
+            output::line(format!("{errors} error(s)"))?;
         }
     }
-    Ok(if report.is_ok() {
+    Ok(if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -472,6 +472,46 @@ fn resolution_errors_exit_1_with_the_spec_messages() {
 }
 
 #[test]
+fn a_cycle_per_skill_costs_little_and_shows_a_bounded_report() {
+    // Every skill of a 5,000-deep chain also includes the first: a cycle
+    // per skill, the longest 5,001 skills long.
+    let sb = Sandbox::new();
+    let n = 5_000;
+    let mut text = String::new();
+    for i in 0..n {
+        let next = if i + 1 < n {
+            format!(", l/s{}", i + 1)
+        } else {
+            String::new()
+        };
+        text.push_str(&format!("---\nname: l/s{i}\nincludes: [l/s0{next}]\n"));
+    }
+    let file = sb.write("chain.yaml", &text);
+    let added = sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    assert!(added.stderr.len() < 8 << 10, "{} bytes", added.stderr.len());
+    assert!(
+        added.stderr.contains("… and 4980 more problems"),
+        "{}",
+        added.stderr
+    );
+    let run = sb.run(&["skill", "validate", "l/s0"]).fails(1);
+    assert!(run.stdout.len() < 32 << 10, "{} bytes", run.stdout.len());
+    assert!(
+        run.stdout
+            .ends_with("error: … and 4900 more errors\n5000 error(s)\n"),
+        "{}",
+        run.stdout
+    );
+    let run = sb
+        .run(&["skill", "validate", "l/s0", "--format", "json"])
+        .fails(1);
+    let report = run.json();
+    assert_eq!(report["error_count"], n);
+    assert_eq!(report["warning_count"], 0);
+    assert_eq!(report["errors"].as_array().unwrap().len(), 101, "{report}");
+}
+
+#[test]
 fn json_errors_are_machine_readable() {
     let sb = Sandbox::new();
     let run = sb
