@@ -109,10 +109,10 @@ impl Gateway {
         }
         let listener = tokio::net::TcpListener::bind(addr)
             .await
-            .map_err(|err| GatewayError::Bind(addr, err.to_string()))?;
+            .map_err(|err| GatewayError::Bind(addr, err))?;
         let local = listener
             .local_addr()
-            .map_err(|err| GatewayError::Bind(addr, err.to_string()))?;
+            .map_err(|err| GatewayError::Bind(addr, err))?;
         Ok(HttpServer {
             listener,
             local,

@@ -740,7 +740,7 @@ impl rmcp::ServerHandler for Gateway {
 pub enum GatewayError {
     /// The client's `initialize` failed or the transport broke at once.
     #[error("mcp serve: the client session could not start: {0}")]
-    Session(String),
+    Session(#[source] Box<rmcp::service::ServerInitializeError>),
     /// A non-loopback address without `--auth-token-env`.
     #[error(
         "mcp serve: refusing to listen on {0} without a token: anything but a loopback address \
@@ -752,7 +752,7 @@ pub enum GatewayError {
     TokenMissing(String),
     /// The address could not be bound.
     #[error("mcp serve: cannot listen on {0}: {1}")]
-    Bind(std::net::SocketAddr, String),
+    Bind(std::net::SocketAddr, #[source] std::io::Error),
 }
 
 impl GatewayError {
@@ -780,7 +780,7 @@ impl Gateway {
             .clone()
             .serve(rmcp::transport::stdio())
             .await
-            .map_err(|err| GatewayError::Session(err.to_string()))?;
+            .map_err(|err| GatewayError::Session(Box::new(err)))?;
         tokio::select! {
             quit = running.waiting() => tracing::debug!(?quit, "mcp client disconnected"),
             () = self.follow_or_wait(follow.as_ref()) => {}
