@@ -132,6 +132,10 @@ struct PathNode {
     skill: SkillName,
     parent: Option<IncludePath>,
     len: usize,
+    /// The ancestor [`PATH_HEAD`] skills long, on a longer path: where the
+    /// head a long path is shown by ends, so showing it never walks the
+    /// whole path.
+    head_end: Option<IncludePath>,
     /// Include overrides accumulated along the path, outer ones winning.
     overrides: Arc<ValueMap>,
     /// The overrides written on the include edge from the parent to this
@@ -159,6 +163,7 @@ impl IncludePath {
             skill,
             parent: None,
             len: 1,
+            head_end: None,
             overrides: Arc::new(ValueMap::new()),
             edge: None,
         }))
@@ -174,10 +179,16 @@ impl IncludePath {
             }
             (Arc::new(merged), Some(Arc::new(edge_overrides.clone())))
         };
+        let head_end = if self.0.len == PATH_HEAD {
+            Some(self.clone())
+        } else {
+            self.0.head_end.clone()
+        };
         Self(Arc::new(PathNode {
             skill,
             parent: Some(self.clone()),
             len: self.0.len + 1,
+            head_end,
             overrides,
             edge,
         }))
@@ -221,15 +232,48 @@ impl IncludePath {
     }
 }
 
+impl IncludePath {
+    /// Up to `count` skills ending at this one, root-most first.
+    fn last_skills(&self, count: usize) -> Vec<&str> {
+        let mut out = Vec::with_capacity(count.min(self.0.len));
+        let mut node = Some(self);
+        while let Some(path) = node.filter(|_| out.len() < count) {
+            out.push(path.0.skill.as_str());
+            node = path.0.parent.as_ref();
+        }
+        out.reverse();
+        out
+    }
+}
+
+/// `root -> … -> skill`; a path longer than eleven skills as its first and
+/// last five around its length, as errors show include paths, so showing
+/// one costs the same however deep it is.
 impl fmt::Display for IncludePath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, skill) in self.skills().into_iter().enumerate() {
-            if i > 0 {
-                f.write_str(" -> ")?;
+        let len = self.0.len;
+        let (head, tail) = match &self.0.head_end {
+            Some(head_end) if len > PATH_HEAD + PATH_TAIL + 1 => {
+                (head_end.last_skills(PATH_HEAD), self.last_skills(PATH_TAIL))
             }
-            write!(f, "{skill}")?;
-        }
-        Ok(())
+            _ => (self.last_skills(len), Vec::new()),
+        };
+        let left_out = len - head.len() - tail.len();
+        let text = crate::text::head_tail_by(
+            len,
+            |i| match head.get(i) {
+                Some(skill) => skill,
+                None => i
+                    .checked_sub(head.len() + left_out)
+                    .and_then(|at| tail.get(at))
+                    .copied()
+                    .unwrap_or_default(),
+            },
+            PATH_HEAD,
+            PATH_TAIL,
+            " -> ",
+        );
+        f.write_str(&text)
     }
 }
 

@@ -434,6 +434,33 @@ fn ten_thousand_deep_chain_does_not_overflow_the_stack() {
     assert_eq!(r.entries.len(), depth);
     assert_eq!(r.entries[0].name, format!("t{}", depth - 1));
     assert_eq!(r.entries[0].include_path.len(), depth);
+    // Shown by its ends, however deep; a short path whole.
+    assert_eq!(
+        r.entries[0].include_path.to_string(),
+        format!(
+            "c/s0 -> c/s1 -> c/s2 -> c/s3 -> c/s4 -> … ({depth} in all) … -> c/s{} -> c/s{} -> c/s{} -> c/s{} -> c/s{}",
+            depth - 5,
+            depth - 4,
+            depth - 3,
+            depth - 2,
+            depth - 1
+        )
+    );
+    for (len, entry) in r
+        .entries
+        .iter()
+        .rev()
+        .enumerate()
+        .map(|(i, e)| (i + 1, e))
+        .take(12)
+    {
+        let shown: Vec<String> = (0..len).map(|i| format!("c/s{i}")).collect();
+        if len <= 11 {
+            assert_eq!(entry.include_path.to_string(), shown.join(" -> "));
+        } else {
+            assert!(entry.include_path.to_string().contains("… (12 in all) …"));
+        }
+    }
     // A cycle at the bottom of the deep chain is still found, iteratively.
     let mut skills = skills;
     let last = name(&format!("c/s{}", depth - 1));

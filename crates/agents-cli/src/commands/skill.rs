@@ -303,7 +303,7 @@ async fn tools(
             .iter()
             .enumerate()
             .map(|(i, entry)| EntryJson {
-                explain: explanations.get(i).map(explain_json),
+                explain: explanations.get(i).map(ExplainJson),
                 ..entry_json(entry)
             })
             .collect();
@@ -563,26 +563,43 @@ async fn graph(ctx: &Context, name: &str) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The `explain` object of one entry.
-fn explain_json(explanation: &Explanation) -> Value {
-    let layer = |l: &OverrideLayer| json!({"value": l.value, "from": l.from, "include_path": l.include_path});
-    let occurrences: Vec<Value> = explanation
-        .occurrences
-        .iter()
-        .map(|o| json!({"include_path": o.include_path, "overrides": o.overrides, "won": o.won}))
-        .collect();
-    let mut overrides = serde_json::Map::new();
-    for origin in &explanation.overrides {
-        let mut fields = layer(&origin.winner);
-        if let Value::Object(fields) = &mut fields {
-            fields.insert(
-                "replaced".into(),
-                Value::Array(origin.replaced.iter().map(layer).collect()),
-            );
+/// The `explain` object of one entry, serialized straight from the
+/// explanation: include paths share their prefixes in memory, and building
+/// a JSON value of each would cost the sum of their lengths (quadratic in a
+/// deep include chain) before a byte is written.
+pub struct ExplainJson<'a>(&'a Explanation);
+
+impl serde::Serialize for ExplainJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        /// `overrides`: each key's winning layer with the layers it replaced.
+        struct Origins<'a>(&'a [agents_core::OverrideOrigin]);
+        #[derive(serde::Serialize)]
+        struct Origin<'a> {
+            #[serde(flatten)]
+            winner: &'a OverrideLayer,
+            replaced: &'a [OverrideLayer],
         }
-        overrides.insert(origin.key.clone(), fields);
+        impl serde::Serialize for Origins<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut map = serializer.serialize_map(Some(self.0.len()))?;
+                for origin in self.0 {
+                    map.serialize_entry(
+                        &origin.key,
+                        &Origin {
+                            winner: &origin.winner,
+                            replaced: &origin.replaced,
+                        },
+                    )?;
+                }
+                map.end()
+            }
+        }
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("occurrences", &self.0.occurrences)?;
+        map.serialize_entry("overrides", &Origins(&self.0.overrides))?;
+        map.end()
     }
-    json!({"occurrences": occurrences, "overrides": overrides})
 }
 
 /// One entry of the `--explain` tree in table format.
@@ -676,7 +693,7 @@ pub struct EntryJson<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     side_effects: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    explain: Option<Value>,
+    explain: Option<ExplainJson<'a>>,
 }
 
 /// One entry of `agents skill tools --format json`.
