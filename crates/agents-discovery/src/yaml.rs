@@ -328,7 +328,6 @@ impl<'de> Visitor<'de> for Key<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Instant;
 
     #[test]
     fn plain_documents_parse() {
@@ -356,12 +355,12 @@ mod tests {
             ));
             previous = name;
         }
-        let started = Instant::now();
+        // Stopped by a count, not a clock: yaml_serde's alias repetition
+        // limit or this module's budget of built values.
         let problem = match parse(&bomb) {
             Ok(_) => panic!("the bomb was expanded"),
             Err(problem) => problem,
         };
-        assert!(started.elapsed().as_secs() < 5);
         assert!(
             problem.message.contains("repetition limit exceeded")
                 || problem.message.contains(BUDGET_MESSAGE),

@@ -4,7 +4,6 @@
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 use agents_core::ToolSource;
 use agents_discovery::{
@@ -546,13 +545,7 @@ fn every_malformed_fixture_gives_its_expected_errors() {
     );
     for (file, expected) in MALFORMED {
         let bytes = std::fs::read(dir.join(file)).unwrap();
-        let started = Instant::now();
         assert_eq!(errors(&bytes), *expected, "{file}");
-        assert!(
-            started.elapsed() < Duration::from_secs(2),
-            "{file} took {:?}",
-            started.elapsed()
-        );
     }
 }
 
@@ -654,6 +647,24 @@ fn edge_case_inputs_never_panic() {
 fn deep_nesting_fails_fast() {
     // libyaml's time grows with the square of flow nesting (50,000 `[` took
     // 10 s), so depth is checked before it runs; 1 MiB of `[` is the worst.
+    // What is asserted is that order, not a time: the depth check runs on
+    // the text before libyaml parses it, so a syntax error on line 2, where
+    // libyaml would stop, loses to the depth on line 4.
+    let text = format!(
+        "---\nname: a: b\ndescription: d\ninput_schema: {}{}\n---\n",
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    assert_eq!(
+        errors(&text),
+        ["SKILL.md:4:143: invalid YAML: nested deeper than 128 levels (recursion limit exceeded)"]
+    );
+    let shallow = "---\nname: a: b\ndescription: d\ninput_schema: [[]]\n---\n";
+    assert!(
+        errors(shallow)[0].starts_with("SKILL.md:2:"),
+        "libyaml stops at line 2 when the depth allows it to run: {:?}",
+        errors(shallow)
+    );
     let depth = MAX_SKILL_MD_BYTES as usize / 2 - 64;
     for (open, close) in [("[", "]"), ("{a: ", "}")] {
         let count = depth / open.len();
@@ -662,13 +673,7 @@ fn deep_nesting_fails_fast() {
             open.repeat(count),
             close.repeat(count)
         );
-        let started = Instant::now();
         let got = errors(&text);
-        assert!(
-            started.elapsed() < Duration::from_secs(2),
-            "{:?}",
-            started.elapsed()
-        );
         let column = 15 + 128 * open.len();
         assert_eq!(
             got,
@@ -677,18 +682,13 @@ fn deep_nesting_fails_fast() {
             )]
         );
     }
-    // Block nesting is cheap for libyaml and stopped by yaml_serde.
+    // Block nesting is linear for libyaml (no pre-check) and stopped by
+    // yaml_serde at 128 levels.
     let text = format!(
         "---\nname: a\ndescription: d\nx:\n{}a\n---\n",
         "- ".repeat(200_000)
     );
-    let started = Instant::now();
     let got = errors(&text);
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
-    );
     assert_eq!(
         got,
         ["SKILL.md:5:255: invalid YAML: nested deeper than 128 levels (recursion limit exceeded)"]
@@ -703,18 +703,12 @@ fn deep_nesting_fails_fast() {
 }
 
 #[test]
-fn thousands_of_fields_stay_fast_and_warnings_are_capped() {
+fn thousands_of_fields_parse_and_warnings_are_capped() {
     let fields: String = (0..20_000)
         .map(|i| format!("field{i}: &anchor{i} value\n"))
         .collect();
     let text = format!("---\nname: a\ndescription: d\n{fields}---\n");
-    let started = Instant::now();
     let doc = parse_skill_md(Path::new("SKILL.md"), text.as_bytes()).unwrap();
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
-    );
     assert_eq!(doc.warnings.len(), 21);
     assert_eq!(doc.warnings[19].line, Some(23));
     assert_eq!(
@@ -732,9 +726,9 @@ fn an_alias_to_a_large_string_repeated_hits_the_budget() {
     text.push_str(&"*big,".repeat(100));
     text.push_str("*big]\n---\n");
     assert!(text.len() < MAX_SKILL_MD_BYTES as usize);
-    let started = Instant::now();
     let got = errors(&text);
-    assert!(started.elapsed() < Duration::from_secs(2));
+    // Counted, not timed: the budget (32 MiB of built values) stops the
+    // expansion at the 47th copy of the 700 kB string, of 101.
     assert_eq!(
         got,
         [
@@ -1253,9 +1247,9 @@ fn symlink_loops_and_dangling_links_never_hang() {
     )
     .unwrap();
 
-    let started = Instant::now();
+    // That `run` returns at all is the point; the harness's own timeout
+    // catches a hang.
     let result = run(&[skills.path().to_path_buf()], ConflictStrategy::Skip);
-    assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(names(&result), ["agent_skills/fine"]);
     assert_eq!(result.errors.len(), 1);
     assert_eq!(result.errors[0].folder, dangling_md);

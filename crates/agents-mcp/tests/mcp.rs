@@ -196,7 +196,14 @@ async fn a_slow_server_times_out_within_the_item_timeout_and_dies() {
             .starts_with("mcp server `slow`: no answer to `tools/list` within 1 s"),
         "{err}"
     );
-    assert!(elapsed < Duration::from_millis(2500), "took {elapsed:?}");
+    // The timing is the behaviour under test (the item's 1 s wins over the
+    // options' 10 s), not a speed claim: it waited the 1 s and gave up well
+    // before 10 s.
+    let timeout = Duration::from_secs(1);
+    assert!(
+        elapsed >= timeout && elapsed < 5 * timeout,
+        "gave up after {elapsed:?}"
+    );
     let pids = read_pids(&pid_file);
     assert_eq!(pids.len(), 2);
     assert_eq!(
@@ -258,15 +265,11 @@ async fn a_program_that_exits_at_once_is_reported() {
 
 #[tokio::test]
 async fn garbage_on_stdout_is_a_fast_clear_error() {
-    let started = Instant::now();
     let err = fetch_tools(&fixture_source("noisy", &["garbage"]), &options(&[]))
         .await
         .unwrap_err();
-    assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "took {:?}",
-        started.elapsed()
-    );
+    // "Fast" is structural: `Garbage`, not the `Timeout` that waiting out
+    // the options' 10 s would give (with the garbage only in its note).
     match &err {
         McpError::Garbage { server, sample } => {
             assert_eq!(server, "noisy");
@@ -307,11 +310,9 @@ async fn a_huge_tool_list_is_refused_quickly() {
         err.to_string(),
         "mcp server `big` lists more than 10000 tools"
     );
-    assert!(
-        started.elapsed() < Duration::from_secs(8),
-        "took {:?}",
-        started.elapsed()
-    );
+    // Not a `Timeout`: the page was refused, not waited on. That the stdout
+    // watcher counts a page's tools before rmcp builds them is checked in
+    // `process::tests::tools_are_counted_across_pages_before_rmcp_sees_them`.
 }
 
 #[tokio::test]
@@ -642,20 +643,24 @@ async fn http_slow_server_times_out() {
     };
     let started = Instant::now();
     let err = fetch_tools(&source, &options(&[])).await.unwrap_err();
+    let elapsed = started.elapsed();
     assert!(
         matches!(
             err,
             McpError::Timeout {
                 stage: "tools/list",
+                timeout,
                 ..
-            }
+            } if timeout == Duration::from_secs(1)
         ),
         "{err:?}"
     );
+    // The timing is the behaviour under test (the item's 1 s, not the
+    // options' 10 s), not a speed claim.
+    let timeout = Duration::from_secs(1);
     assert!(
-        started.elapsed() < Duration::from_millis(1500),
-        "took {:?}",
-        started.elapsed()
+        elapsed >= timeout && elapsed < 5 * timeout,
+        "gave up after {elapsed:?}"
     );
 }
 
@@ -667,13 +672,9 @@ async fn http_connection_refused_is_reported() {
         url: Some(url.clone()),
         ..McpSource::default()
     };
-    let started = Instant::now();
+    // The refusal itself is reported, not the `Timeout` that retrying until
+    // the options' 10 s would give.
     let err = fetch_tools(&source, &options(&[])).await.unwrap_err();
-    assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "took {:?}",
-        started.elapsed()
-    );
     assert_eq!(
         err,
         McpError::Connect {
@@ -716,7 +717,6 @@ async fn the_child_gets_only_the_documented_environment_plus_its_env() {
 #[tokio::test]
 async fn malformed_and_too_deep_tools_are_left_out_not_the_page() {
     for depth in [100, 200, 100_000] {
-        let started = std::time::Instant::now();
         let source = fixture_source("odd", &["malformed-tools", &depth.to_string()]);
         let fetched = fetch_tools(&source, &options(&[])).await.unwrap();
         assert_eq!(
@@ -739,8 +739,8 @@ async fn malformed_and_too_deep_tools_are_left_out_not_the_page() {
             rejected[1].1
         );
         assert_eq!(rejected[2].0, "?", "a tool without a string name");
-        // Far below the 30 s a lost answer would cost.
-        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        // No time bound needed: a lost answer would end in a `Timeout`
+        // error, and the fetch succeeded.
     }
     // The same over streamable HTTP: each answer a server-sent event, or a
     // plain JSON body (which rmcp would fail as a whole: asked again and

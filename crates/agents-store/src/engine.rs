@@ -63,6 +63,29 @@ const META_UPSERT: &str = " ON CONFLICT (key) DO UPDATE SET value = excluded.val
 const TOOL_UPSERT: &str = " ON CONFLICT (name) DO UPDATE SET source = excluded.source, \
      origin = excluded.origin, spec_json = excluded.spec_json, updated_at = excluded.updated_at";
 
+/// The one statement [`Engine::load_closure`] runs: the closure of the
+/// bound root names, then its skills' rows and its items' rows.
+pub(crate) fn closure_sql(dialect: &Dialect) -> String {
+    match dialect.json_rows {
+        // One row: the closure's skills and items, each as one JSON text.
+        Some((open, close)) => format!(
+            "{closure} SELECT \
+             (SELECT {open}{SKILL_COLUMNS}{close} FROM skills WHERE name IN (SELECT name FROM closure)), \
+             (SELECT {open}{ITEM_COLUMNS}{close} FROM skill_items WHERE skill_name IN (SELECT name FROM closure))",
+            closure = dialect.closure
+        ),
+        // One statement, so the closure is computed once: its skills' rows
+        // and their items' rows, told apart by the first column (items
+        // padded to the skills' width).
+        None => format!(
+            "{closure} SELECT 0, {SKILL_COLUMNS} FROM skills WHERE name IN (SELECT name FROM closure) \
+             UNION ALL \
+             SELECT 1, {ITEM_COLUMNS}, NULL FROM skill_items WHERE skill_name IN (SELECT name FROM closure)",
+            closure = dialect.closure
+        ),
+    }
+}
+
 fn is_unique_violation(err: &StoreError) -> bool {
     matches!(err, StoreError::Database { source, .. } if source.is_unique_violation())
 }
@@ -605,17 +628,10 @@ impl Engine {
         let failed = "cannot load the skills and their includes";
         let roots: Vec<&str> = roots.iter().map(SkillName::as_str).collect();
         let dialect = self.dialect();
+        let sql = closure_sql(dialect);
         let mut conn = self.conn(failed).await?;
         let (mut skills, items) = match dialect.json_rows {
-            Some((open, close)) => {
-                // One statement, one row: the closure's skills and items,
-                // each as one JSON text.
-                let sql = format!(
-                    "{closure} SELECT \
-                     (SELECT {open}{SKILL_COLUMNS}{close} FROM skills WHERE name IN (SELECT name FROM closure)), \
-                     (SELECT {open}{ITEM_COLUMNS}{close} FROM skill_items WHERE skill_name IN (SELECT name FROM closure))",
-                    closure = dialect.closure
-                );
+            Some(_) => {
                 let found = conn
                     .fetch(&sql, &[Arg::Names(&roots)])
                     .await
@@ -640,15 +656,6 @@ impl Engine {
                 )
             }
             None => {
-                // One statement, so the closure is computed once: its
-                // skills' rows and their items' rows, told apart by the
-                // first column (items padded to the skills' width).
-                let sql = format!(
-                    "{closure} SELECT 0, {SKILL_COLUMNS} FROM skills WHERE name IN (SELECT name FROM closure) \
-                     UNION ALL \
-                     SELECT 1, {ITEM_COLUMNS}, NULL FROM skill_items WHERE skill_name IN (SELECT name FROM closure)",
-                    closure = dialect.closure
-                );
                 let found = conn
                     .fetch(&sql, &[Arg::Names(&roots)])
                     .await
@@ -999,5 +1006,191 @@ impl Engine {
             skill_items: count(cells.int("skill_items")?),
             tools: count(cells.int("tools")?),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agents_core::{Include, SkillItem};
+
+    use crate::postgres;
+
+    /// `depth` skills, each with a tool and an include of the next.
+    fn chain(depth: usize) -> Vec<Skill> {
+        (0..depth)
+            .map(|i| {
+                let name = |i: usize| SkillName::new(&format!("chain/s{i:05}")).unwrap();
+                let mut skill = Skill::new(name(i));
+                skill.items.push(SkillItem::ToolRef {
+                    name: format!("t/{i}").as_str().into(),
+                });
+                if i + 1 < depth {
+                    skill.items.push(SkillItem::Include(Include {
+                        skill: name(i + 1),
+                        overrides: Default::default(),
+                    }));
+                }
+                skill
+            })
+            .collect()
+    }
+
+    /// The work SQLite does for [`closure_sql`] from the head of a
+    /// `depth`-long chain, as SQLite counts it: (rows returned, virtual
+    /// machine steps, full-scan steps).
+    async fn sqlite_closure_work(depth: usize) -> (usize, i32, i32) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("registry.db");
+        let store = crate::SqliteStore::create(&path).await.unwrap();
+        store.engine.add_skills(&chain(depth)).await.unwrap();
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let mut statement = conn.prepare(&closure_sql(&sqlite::DIALECT)).unwrap();
+        let roots = codec::json_array(["chain/s00000"]);
+        let rows = statement
+            .query_map([roots], |_| Ok(()))
+            .unwrap()
+            .map(Result::unwrap)
+            .count();
+        (
+            rows,
+            statement.get_status(rusqlite::StatementStatus::VmStep),
+            statement.get_status(rusqlite::StatementStatus::FullscanStep),
+        )
+    }
+
+    /// Each step of the recursive closure must look up only the new name's
+    /// items; a plan that scans every include per step is quadratic in the
+    /// chain's depth. Counted by SQLite, not timed: twice the depth may cost
+    /// at most about twice the steps.
+    #[tokio::test]
+    async fn sqlite_closure_work_is_linear_in_the_chain_depth() {
+        const DEPTH: usize = 2_000;
+        let (rows, steps, scans) = sqlite_closure_work(DEPTH).await;
+        let (rows2, steps2, scans2) = sqlite_closure_work(2 * DEPTH).await;
+        // Every skill's row and its items' rows (the last has no include).
+        assert_eq!((rows, rows2), (3 * DEPTH - 1, 6 * DEPTH - 1));
+        eprintln!(
+            "closure of {DEPTH}: {steps} VM steps, {scans} full-scan steps; of {}: {steps2}, {scans2}",
+            2 * DEPTH
+        );
+        assert!(
+            f64::from(steps2) <= 2.2 * f64::from(steps),
+            "VM steps: {steps} at depth {DEPTH}, {steps2} at twice that"
+        );
+        assert!(
+            f64::from(scans2) <= 2.2 * f64::from(scans.max(1)),
+            "full-scan steps: {scans} at depth {DEPTH}, {scans2} at twice that"
+        );
+    }
+
+    /// `url` pointing at database `database` instead, parameters kept.
+    fn with_database(url: &str, database: &str) -> String {
+        let (base, query) = url
+            .split_once('?')
+            .map_or((url, None), |(b, q)| (b, Some(q)));
+        let authority = base.find("://").map_or(0, |at| at + 3);
+        let path = base[authority..]
+            .find('/')
+            .map_or(base.len(), |at| at + authority);
+        match query {
+            Some(query) => format!("{}/{database}?{query}", &base[..path]),
+            None => format!("{}/{database}", &base[..path]),
+        }
+    }
+
+    /// The rows PostgreSQL's executor handles for [`closure_sql`] from the
+    /// head of a `depth`-long chain, bulk-loaded and not yet analyzed, as
+    /// `EXPLAIN ANALYZE` counts them: each plan node's rows (kept and removed
+    /// by a filter) times its loops.
+    async fn postgres_closure_work(admin_url: &str, depth: usize) -> u64 {
+        use sqlx::{Connection, Executor};
+        let database = format!("t_closure_work_{}_{depth}", std::process::id());
+        let mut admin = sqlx::PgConnection::connect(admin_url).await.unwrap();
+        admin
+            .execute(sqlx::AssertSqlSafe(format!(
+                "CREATE DATABASE \"{database}\""
+            )))
+            .await
+            .unwrap();
+        let url = with_database(admin_url, &database);
+        // Its own task, so that a panic still drops the database.
+        let outcome = tokio::spawn(async move {
+            let store = crate::PostgresStore::connect(&url).await.unwrap();
+            store.engine.add_skills(&chain(depth)).await.unwrap();
+            let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+            let sql = format!(
+                "EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) {}",
+                closure_sql(&postgres::DIALECT)
+            );
+            let plan: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(
+                postgres::DIALECT.sql(&sql).into_owned(),
+            ))
+            .bind(vec!["chain/s00000"])
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+            let _ = conn.close().await;
+            plan
+        })
+        .await;
+        admin
+            .execute(sqlx::AssertSqlSafe(format!(
+                "DROP DATABASE IF EXISTS \"{database}\" WITH (FORCE)"
+            )))
+            .await
+            .unwrap();
+        let plan = outcome.unwrap();
+        let number = |text: &str, after: &str| -> Option<u64> {
+            let rest = &text[text.find(after)? + after.len()..];
+            rest.split(|c: char| !c.is_ascii_digit())
+                .next()?
+                .parse()
+                .ok()
+        };
+        let (mut work, mut loops) = (0, 1);
+        for line in &plan {
+            if let (Some(rows), Some(node_loops)) = (number(line, "rows="), number(line, "loops="))
+            {
+                loops = node_loops;
+                work += rows * loops;
+            } else if let Some(removed) = number(line, "Rows Removed by Filter: ") {
+                work += removed * loops;
+            }
+        }
+        assert!(work > 0, "no row counts in the plan: {plan:#?}");
+        work
+    }
+
+    /// The PostgreSQL closure must stay an index lookup per new name even
+    /// before the first ANALYZE: a plain join then scans every include once
+    /// per step. Counted by the executor, not timed.
+    #[tokio::test]
+    async fn postgres_closure_work_is_linear_in_the_chain_depth() {
+        const VAR: &str = "AGENTS_TEST_POSTGRES_URL";
+        let Some(admin_url) = std::env::var(VAR).ok().filter(|url| !url.trim().is_empty()) else {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true")
+                    && std::env::var("AGENTS_TEST_REQUIRE_ALL").is_err(),
+                "{VAR} is not set; PostgreSQL tests must not be skipped here"
+            );
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED (no {VAR}): postgres_closure_work_is_linear_in_the_chain_depth"
+            );
+            return;
+        };
+        const DEPTH: usize = 2_000;
+        let work = postgres_closure_work(&admin_url, DEPTH).await;
+        let work2 = postgres_closure_work(&admin_url, 2 * DEPTH).await;
+        eprintln!(
+            "closure of {DEPTH}: {work} rows handled; of {}: {work2}",
+            2 * DEPTH
+        );
+        assert!(
+            work2 as f64 <= 2.2 * work as f64,
+            "rows handled: {work} at depth {DEPTH}, {work2} at twice that"
+        );
     }
 }

@@ -453,6 +453,8 @@ fn alive(pid: u32) -> bool {
     }
 }
 
+/// Waits for the stuck server to write `count` pids; the deadline is a hang
+/// guard around that event, not a speed claim.
 fn wait_for_pids(path: &std::path::Path, count: usize) -> Vec<u32> {
     let start = Instant::now();
     loop {
@@ -466,12 +468,14 @@ fn wait_for_pids(path: &std::path::Path, count: usize) -> Vec<u32> {
         }
         assert!(
             start.elapsed() < Duration::from_secs(60),
-            "the server never started: {pids:?}"
+            "the stuck server did not write its {count} pids within 60 s (got {pids:?})"
         );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
 
+/// The `pids` still running once all have exited or 20 s have passed (a
+/// hang guard around their exit, not a speed claim).
 fn wait_dead(pids: &[u32]) -> Vec<u32> {
     let start = Instant::now();
     loop {
@@ -523,7 +527,10 @@ fn signals_mid_start_leave_no_process() {
         for pid in &left {
             let _ = kill(Pid::from_raw(*pid as i32), Signal::SIGKILL);
         }
-        assert!(left.is_empty(), "{signal} left {left:?} running");
+        assert!(
+            left.is_empty(),
+            "{signal}: {left:?} still running 20 s after agents exited"
+        );
     }
 }
 
@@ -551,5 +558,8 @@ fn sigkill_of_agents_takes_the_server_with_it() {
     for pid in &pids {
         let _ = kill(Pid::from_raw(*pid as i32), Signal::SIGKILL);
     }
-    assert!(left.is_empty(), "the server outlived a SIGKILLed agents");
+    assert!(
+        left.is_empty(),
+        "the server ({server}) was still running 20 s after agents was SIGKILLed"
+    );
 }

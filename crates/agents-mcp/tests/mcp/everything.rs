@@ -4,7 +4,7 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use agents_core::{McpSource, ToolSource};
 use agents_mcp::{FetchedTools, McpTransport, fetch_tools};
@@ -181,5 +181,4 @@ async fn server_everything_over_streamable_http_on_loopback() {
     check_reference_tools(&fetched, "everything-http");
     assert_eq!(fetched.tools[0].source_metadata["transport"], "http");
     drop(server);
-    assert!(started.elapsed() < Duration::from_secs(20));
 }

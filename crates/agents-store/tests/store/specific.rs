@@ -11,6 +11,10 @@ use sqlx::Connection;
 use crate::fixtures::*;
 use crate::harness::{self, postgres_admin_url};
 
+/// The PostgreSQL store's connect and acquire timeout (its errors say
+/// "within 10 s").
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
 #[tokio::test]
 async fn sqlite_creates_its_directory_only_when_asked_and_uses_wal() {
     let dir = tempfile::tempdir().unwrap();
@@ -133,17 +137,18 @@ async fn postgres_with_tls_required() {
 #[tokio::test]
 async fn postgres_closed_port_fails_fast_and_clearly() {
     // No server needed: nothing listens on port 1.
-    let started = Instant::now();
     let err = agents_store::open(
         &DatabaseUrl::parse("postgres://agents:topsecret@127.0.0.1:1/registry").unwrap(),
     )
     .await
     .unwrap_err();
     let message = err.to_string();
+    // "Fast" is structural, not timed: the refusal is the error of the one
+    // direct connection. The pool retries a refused connection until its
+    // 10 s timeout and then reports only that it timed out.
     assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "took {:?}",
-        started.elapsed()
+        !message.contains("timed out") && !message.contains("within"),
+        "{message}"
     );
     assert!(
         message
@@ -172,7 +177,9 @@ async fn postgres_unanswering_server_times_out() {
         .unwrap_err();
     let took = started.elapsed();
     hold.abort();
-    assert!(took < Duration::from_secs(15), "took {took:?}");
+    // The timing is the behaviour under test (the store waits out its
+    // connect timeout, then gives up), not a speed claim: only a lower bound.
+    assert!(took >= CONNECT_TIMEOUT, "gave up after {took:?}");
     assert!(err.to_string().contains("within 10 s"), "{err}");
 }
 
@@ -240,21 +247,22 @@ async fn postgres_restart_is_survived_and_a_stopped_server_is_a_clear_error() {
     server("restart", &data);
     // The pooled connection died with the server; the store reconnects.
     let after = tokio::time::timeout(
-        Duration::from_secs(30),
+        3 * CONNECT_TIMEOUT,
         store.add_skills(&[skill("pg/after", vec![])]),
     )
     .await;
-    after.expect("no hang").unwrap();
+    after
+        .expect("add_skills after the restart neither failed nor returned within 3 x the connect timeout")
+        .unwrap();
     assert_eq!(store.list_skills(Some("pg")).await.unwrap().len(), 2);
 
     server("stop", &data);
-    let started = Instant::now();
-    let result = tokio::time::timeout(Duration::from_secs(30), store.list_skills(None))
+    // A hang guard, not a speed claim: the pool gives up on a stopped
+    // server by its 10 s acquire timeout; three times that is a hang.
+    let result = tokio::time::timeout(3 * CONNECT_TIMEOUT, store.list_skills(None))
         .await
-        .expect("no hang");
+        .expect("list_skills neither failed nor returned within 3 x the connect timeout");
     let err = result.unwrap_err();
-    let took = started.elapsed();
-    assert!(took < Duration::from_secs(15), "took {took:?}");
     assert!(matches!(err, StoreError::Database { .. }), "{err}");
     assert!(
         err.to_string()

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use agents_core::{Skill, SkillItem, ToolSource};
 use agents_store::{Store, StoreError, ToolGroup};
@@ -1046,10 +1046,8 @@ pub async fn load_closure_of_a_deep_chain(ctx: Ctx) {
     assert_eq!(closure.len(), DEPTH);
     assert_eq!(closure[DEPTH - 1].name.as_str(), "chain/s09999");
     assert_eq!(closure[0].items.len(), 2);
-    assert!(
-        loaded < Duration::from_secs(10),
-        "closure of {DEPTH} took {loaded:?}"
-    );
+    // Its cost is counted, not timed, by the closure statement's own test
+    // (`engine::tests`): twice the depth, at most about twice the work.
     let tail = store.load_closure(&[name("chain/s09998")]).await.unwrap();
     assert_eq!(tail.len(), 2);
 }
