@@ -54,7 +54,9 @@ pub const MAX_SHOWN: usize = 100;
 
 /// Checks that every skill of `plan` exists, its includes resolve without
 /// cycles or forbidden overrides, and (when `tools` is given) its tool refs
-/// are registered. Collects every problem instead of stopping at the first.
+/// are registered. Collects every problem instead of stopping at the first,
+/// each once: a problem in a part that several of the plan's skills share
+/// is reported under the first that reaches it.
 pub fn validate_plan(
     plan: &Plan,
     skills: &dyn SkillSource,
@@ -67,6 +69,10 @@ pub fn validate_plan(
     let empty = crate::registry::ToolRegistry::new();
     let lookup: &dyn ToolLookup = tools.unwrap_or(&empty);
     let resolver = SkillResolver::new(skills, lookup);
+    // One numbering for all the plan's skills: a skill reached from an
+    // earlier one is not walked again, so a plan naming every skill of a
+    // chain, or one skill many times, costs the closure once.
+    let mut diagnosis = resolver.diagnosis();
     for raw in &plan.skills {
         let name = match SkillName::new(raw) {
             Ok(name) => name,
@@ -81,7 +87,7 @@ pub fn validate_plan(
             ));
             continue;
         }
-        let (found, noted) = resolver.diagnose(&name);
+        let (found, noted) = diagnosis.root(&name);
         for error in found {
             let message = match error {
                 crate::ResolveError::Cycle { .. } => format!("Skill '{name}': {error}"),

@@ -672,6 +672,51 @@ impl fmt::Debug for SkillResolver<'_> {
     }
 }
 
+/// Forward walks from one root after another over one shared numbering
+/// ([`SkillResolver::diagnosis`]): a skill an earlier root reached is not
+/// walked again, so diagnosing many roots costs their combined closure once.
+pub struct Diagnosis<'r, 'a> {
+    resolver: &'r SkillResolver<'a>,
+    analysis: Analysis<'a>,
+}
+
+impl fmt::Debug for Diagnosis<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Diagnosis").finish_non_exhaustive()
+    }
+}
+
+impl Diagnosis<'_, '_> {
+    /// The problems first met from `root`: none for a root an earlier one
+    /// already reached (its problems were reported then), and
+    /// [`ResolveError::SkillNotFound`] for one that does not exist.
+    pub fn root(&mut self, root: &SkillName) -> (Vec<ResolveError>, Vec<ResolveWarning>) {
+        let analysis = &mut self.analysis;
+        let node = match analysis.index.get(root.as_str()) {
+            Some(&node) => node,
+            None => match self.resolver.skills.skill(root) {
+                Some(skill) => analysis.add_node(skill.name.as_str(), skill),
+                None => {
+                    return (
+                        vec![ResolveError::SkillNotFound { name: root.clone() }],
+                        Vec::new(),
+                    );
+                }
+            },
+        };
+        if matches!(
+            analysis.nodes.get(node).map(|n| n.visit),
+            Some(Visit::Pending)
+        ) {
+            self.resolver.walk(node, analysis);
+        }
+        (
+            std::mem::take(&mut analysis.errors),
+            std::mem::take(&mut analysis.warnings),
+        )
+    }
+}
+
 /// The walks' hash maps: names are hashed once per include edge and once
 /// per own entry, so a fast (randomly seeded) hasher matters.
 type FastHash = foldhash::fast::RandomState;
@@ -1126,32 +1171,34 @@ impl<'a> SkillResolver<'a> {
     /// shared part is reported once, with the path of the walk that reached
     /// it first; every cycle is met (a depth-first walk finds a back edge in
     /// each cyclic part), though not necessarily from each of its members.
+    /// Roots that do not exist come first.
     pub fn diagnose_all<'r>(
         &self,
         roots: impl IntoIterator<Item = &'r SkillName>,
     ) -> (Vec<ResolveError>, Vec<ResolveWarning>) {
-        let mut analysis = Analysis::new();
-        let mut missing = Vec::new();
+        let mut diagnosis = self.diagnosis();
+        let (mut missing, mut errors, mut warnings) = (Vec::new(), Vec::new(), Vec::new());
         for root in roots {
-            let node = match analysis.index.get(root.as_str()) {
-                Some(&node) => node,
-                None => match self.skills.skill(root) {
-                    Some(skill) => analysis.add_node(skill.name.as_str(), skill),
-                    None => {
-                        missing.push(ResolveError::SkillNotFound { name: root.clone() });
-                        continue;
-                    }
-                },
-            };
-            if matches!(
-                analysis.nodes.get(node).map(|n| n.visit),
-                Some(Visit::Pending)
-            ) {
-                self.walk(node, &mut analysis);
+            let (found, noted) = diagnosis.root(root);
+            for error in found {
+                match error {
+                    ResolveError::SkillNotFound { .. } => missing.push(error),
+                    other => errors.push(other),
+                }
             }
+            warnings.extend(noted);
         }
-        missing.append(&mut analysis.errors);
-        (missing, analysis.warnings)
+        missing.append(&mut errors);
+        (missing, warnings)
+    }
+
+    /// A [`Diagnosis`]: [`Self::diagnose_all`] one root at a time, for a
+    /// caller that reports each root's new problems under its name.
+    pub fn diagnosis(&self) -> Diagnosis<'_, 'a> {
+        Diagnosis {
+            resolver: self,
+            analysis: Analysis::new(),
+        }
     }
 
     /// The forward walk from `root_node` (not yet entered) over the skills

@@ -538,15 +538,46 @@ fn cycles_into_a_deep_stack_cost_the_same_each() {
         &skills,
         None,
     );
-    // From `c/s1`, `c/s0` is entered first and finishes the chain: two more.
-    assert_eq!(report.bound(agents_core::MAX_SHOWN), (depth + 2, 0));
+    // `c/s1` was reached from `c/s0`: its problems were reported then.
+    assert_eq!(report.bound(agents_core::MAX_SHOWN), (depth, 0));
     assert_eq!(report.errors.len(), agents_core::MAX_SHOWN + 1);
     assert_eq!(
         report.errors.last().map(String::as_str),
-        Some("… and 9902 more errors")
+        Some("… and 9900 more errors")
     );
     let shown: usize = report.errors.iter().map(String::len).sum();
     assert!(shown < 32 << 10, "{shown} bytes");
+}
+
+#[test]
+fn a_plan_costs_its_combined_closure_once() {
+    // A plan naming every skill of a 2,000-deep chain, then the head a
+    // thousand times: each walked alone, that is 2 million skills entered
+    // for the chain and 2 million more for the repeats.
+    let depth = 2_000;
+    let mut skills = Vec::new();
+    for i in 0..depth {
+        let mut b = skill(&format!("c/s{i}"));
+        b.0.items.push(SkillItem::ToolRef {
+            name: format!("t{i}").into(),
+        });
+        if i + 1 < depth {
+            b = b.include(&format!("c/s{}", i + 1));
+        }
+        skills.push(b);
+    }
+    let skills = set(skills);
+    let source = Counting {
+        skills: &skills,
+        lookups: std::cell::Cell::new(0),
+    };
+    let mut names: Vec<String> = (0..depth).rev().map(|i| format!("c/s{i}")).collect();
+    names.extend(std::iter::repeat_n("c/s0".to_owned(), 1_000));
+    let report = validate_plan(&Plan { skills: names }, &source, Some(&ToolRegistry::new()));
+    // Every tool is unknown: one error per skill, each once.
+    assert_eq!(report.errors.len(), depth);
+    let lookups = source.lookups.get();
+    assert!(lookups <= 3 * depth, "{lookups} look-ups");
 }
 
 #[test]

@@ -733,12 +733,10 @@ impl<S: Store> SkillRegistryService<S> {
         options: &FetchOptions,
     ) -> Result<agents_core::PlanReport, ServiceError> {
         let mut report = self.validate_plan(plan).await?;
-        let names: Vec<SkillName> = plan
-            .skills
-            .iter()
-            .filter_map(|raw| SkillName::new(raw).ok())
-            .collect();
-        let mut closure = self.store().load_closure(&names).await?;
+        let mut closure = self
+            .store()
+            .load_closure(&crate::service::plan_roots(plan))
+            .await?;
         closure.sort_by(|a, b| a.name.cmp(&b.name));
         for skill in &closure {
             for item in &skill.items {

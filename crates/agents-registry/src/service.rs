@@ -669,18 +669,26 @@ impl<S: Store> SkillRegistryService<S> {
     /// Checks that every skill a plan references is satisfiable; returns all
     /// problems.
     pub async fn validate_plan(&self, plan: &Plan) -> Result<PlanReport, ServiceError> {
-        let names: Vec<SkillName> = plan
-            .skills
-            .iter()
-            .filter_map(|raw| SkillName::new(raw).ok())
-            .collect();
-        let (skills, catalog) = self.load(&names).await?;
+        let (skills, catalog) = self.load(&plan_roots(plan)).await?;
         let mut report = validate_plan(plan, &skills, Some(&catalog));
         for err in self.check_mcp_references(skills.values()) {
             report.errors.push(err.to_string());
         }
         Ok(report)
     }
+}
+
+/// The valid skill names of `plan`, each once (a plan may repeat a name any
+/// number of times; the closure query takes each root once).
+pub(crate) fn plan_roots(plan: &Plan) -> Vec<SkillName> {
+    let mut names: Vec<SkillName> = plan
+        .skills
+        .iter()
+        .filter_map(|raw| SkillName::new(raw).ok())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
 }
 
 pub(crate) fn validate_all(skills: &[Skill]) -> Result<(), ServiceError> {
