@@ -407,9 +407,8 @@ fn diamond_lattice_of_forty_layers_is_linear() {
     assert_eq!(r.entries.last().unwrap().name, "t0r");
 }
 
-#[test]
-fn ten_thousand_deep_chain_does_not_overflow_the_stack() {
-    let depth = 10_000;
+/// `c/s0` includes `c/s1` … includes `c/s{depth - 1}`; `c/sI` names tool `tI`.
+fn chain(depth: usize) -> HashMap<SkillName, Skill> {
     let mut skills = Vec::new();
     for i in 0..depth {
         let mut b = skill(&format!("c/s{i}"));
@@ -421,7 +420,13 @@ fn ten_thousand_deep_chain_does_not_overflow_the_stack() {
         }
         skills.push(b);
     }
-    let skills = set(skills);
+    set(skills)
+}
+
+#[test]
+fn ten_thousand_deep_chain_does_not_overflow_the_stack() {
+    let depth = 10_000;
+    let skills = chain(depth);
     let source = Counting {
         skills: &skills,
         lookups: std::cell::Cell::new(0),
@@ -555,18 +560,7 @@ fn a_plan_costs_its_combined_closure_once() {
     // thousand times: each walked alone, that is 2 million skills entered
     // for the chain and 2 million more for the repeats.
     let depth = 2_000;
-    let mut skills = Vec::new();
-    for i in 0..depth {
-        let mut b = skill(&format!("c/s{i}"));
-        b.0.items.push(SkillItem::ToolRef {
-            name: format!("t{i}").into(),
-        });
-        if i + 1 < depth {
-            b = b.include(&format!("c/s{}", i + 1));
-        }
-        skills.push(b);
-    }
-    let skills = set(skills);
+    let skills = chain(depth);
     let source = Counting {
         skills: &skills,
         lookups: std::cell::Cell::new(0),
