@@ -41,6 +41,10 @@ impl<S: Store> SkillRegistryService<S> {
     pub async fn lock_skills(&self, names: &[SkillName]) -> Result<Lockfile, ServiceError> {
         let mut skills = BTreeMap::new();
         for name in names {
+            // A name given twice has one lock entry: resolve it once.
+            if skills.contains_key(name.as_str()) {
+                continue;
+            }
             let set = self.tools(name).await?;
             skills.insert(name.to_string(), lock_entries(&set.entries)?);
         }
