@@ -75,20 +75,28 @@ pub struct PostgresStore {
     pub(crate) engine: Engine,
 }
 
-pub(crate) fn timed_out(what: &str) -> sqlx::Error {
+pub(crate) fn timed_out(what: &str, timeout: Duration) -> sqlx::Error {
     sqlx::Error::Io(std::io::Error::new(
         std::io::ErrorKind::TimedOut,
-        format!("{what} within {} s", CONNECT_TIMEOUT.as_secs()),
+        format!("{what} within {} s", timeout.as_secs()),
     ))
 }
 
 impl PostgresStore {
     /// Connects to the database at `url` (`postgres://` or `postgresql://`,
-    /// parameters such as `sslmode=require` passed to the driver) and applies
-    /// pending migrations.
+    /// parameters such as `sslmode=require` passed to the driver, and
+    /// libpq's `connect_timeout=SECONDS`, 10 by default, bounding the
+    /// connection, each pooled connection's wait and, three times over, the
+    /// migrations) and applies pending migrations.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
         let location = redact(url);
-        let options = PgConnectOptions::from_str(url)
+        let (driver_url, timeout) =
+            crate::url::connect_timeout(url).map_err(|reason| StoreError::InvalidUrl {
+                url: location.clone(),
+                reason,
+            })?;
+        let timeout = timeout.unwrap_or(CONNECT_TIMEOUT);
+        let options = PgConnectOptions::from_str(&driver_url)
             .map_err(|err| StoreError::InvalidUrl {
                 url: location.clone(),
                 reason: err.to_string(),
@@ -98,11 +106,11 @@ impl PostgresStore {
         // One direct connection first: its error says why (refused, auth,
         // TLS), where the pool would retry a refused connection until its
         // timeout and then only report that it timed out.
-        let mut direct = tokio::time::timeout(CONNECT_TIMEOUT, options.connect())
+        let mut direct = tokio::time::timeout(timeout, options.connect())
             .await
             .map_err(|_| StoreError::Database {
                 context: context.clone(),
-                source: timed_out("no answer from the server").into(),
+                source: timed_out("no answer from the server", timeout).into(),
             })?
             .map_err(|source| StoreError::Database {
                 context,
@@ -111,23 +119,22 @@ impl PostgresStore {
         let pool = PgPoolOptions::new()
             .max_connections(MAX_CONNECTIONS)
             .min_connections(0)
-            .acquire_timeout(CONNECT_TIMEOUT)
+            .acquire_timeout(timeout)
             // A pooled connection may have died with a server restart: ping
             // it before use and reconnect if needed.
             .test_before_acquire(true)
             .connect_lazy_with(options);
         let engine = Engine::new(Pool::Postgres(pool), location);
         let mut conn = Conn::Postgres(Handle::Direct(&mut direct));
-        let migrated = tokio::time::timeout(
-            CONNECT_TIMEOUT * 3,
-            migrate::run(&mut conn, engine.location()),
-        )
-        .await
-        .unwrap_or_else(|_| {
-            Err(engine.db("cannot apply schema migrations")(timed_out(
-                "migrations did not finish",
-            )))
-        });
+        let migrated =
+            tokio::time::timeout(timeout * 3, migrate::run(&mut conn, engine.location()))
+                .await
+                .unwrap_or_else(|_| {
+                    Err(engine.db("cannot apply schema migrations")(timed_out(
+                        "migrations did not finish",
+                        timeout * 3,
+                    )))
+                });
         drop(conn);
         let _ = direct.close().await;
         migrated?;

@@ -1,6 +1,7 @@
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::time::Duration;
 
 use sqlx::postgres::PgConnectOptions;
 
@@ -52,7 +53,8 @@ impl DatabaseUrl {
             return Ok(Self::Sqlite(absolute));
         }
         if raw.starts_with("postgres://") || raw.starts_with("postgresql://") {
-            PgConnectOptions::from_str(raw).map_err(|err| invalid(err.to_string()))?;
+            let (driver, _) = connect_timeout(raw).map_err(invalid)?;
+            PgConnectOptions::from_str(&driver).map_err(|err| invalid(err.to_string()))?;
             return Ok(Self::Postgres(raw.to_owned()));
         }
         Err(invalid(EXPECTED_FORMS.into()))
@@ -91,6 +93,46 @@ impl fmt::Debug for DatabaseUrl {
 }
 
 /// `url` fit to print: the one redaction every crate uses.
+/// The most `connect_timeout` may be, in seconds.
+pub(crate) const MAX_CONNECT_TIMEOUT_S: u64 = 3600;
+
+/// libpq's `connect_timeout=SECONDS` URL parameter, which the driver does
+/// not read (it would warn and ignore it): `url` without it, for the
+/// driver, and its value. Whole seconds from 1 to
+/// [`MAX_CONNECT_TIMEOUT_S`]: unlike libpq, 0 does not mean "wait forever".
+pub(crate) fn connect_timeout(url: &str) -> Result<(String, Option<Duration>), String> {
+    let Some((base, query)) = url.split_once('?') else {
+        return Ok((url.to_owned(), None));
+    };
+    let mut kept: Vec<&str> = Vec::new();
+    let mut timeout = None;
+    for pair in query.split('&') {
+        match pair.split_once('=') {
+            Some(("connect_timeout", value)) => {
+                let seconds = value
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|s| (1..=MAX_CONNECT_TIMEOUT_S).contains(s))
+                    .ok_or_else(|| {
+                        format!(
+                            "`connect_timeout` expects whole seconds from 1 to \
+                             {MAX_CONNECT_TIMEOUT_S}, got `{}`",
+                            agents_core::text::shorten(value, 20)
+                        )
+                    })?;
+                timeout = Some(Duration::from_secs(seconds));
+            }
+            _ => kept.push(pair),
+        }
+    }
+    let driver = if kept.is_empty() {
+        base.to_owned()
+    } else {
+        format!("{base}?{}", kept.join("&"))
+    };
+    Ok((driver, timeout))
+}
+
 pub(crate) fn redact(url: &str) -> String {
     agents_core::redact::redact_url(url)
 }
@@ -98,6 +140,45 @@ pub(crate) fn redact(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn connect_timeout_is_read_and_taken_out_for_the_driver() {
+        assert_eq!(
+            connect_timeout("postgres://u@h/db").unwrap(),
+            ("postgres://u@h/db".to_owned(), None)
+        );
+        assert_eq!(
+            connect_timeout(
+                "postgres://u@h/db?sslmode=require&connect_timeout=3&application_name=x"
+            )
+            .unwrap(),
+            (
+                "postgres://u@h/db?sslmode=require&application_name=x".to_owned(),
+                Some(Duration::from_secs(3))
+            )
+        );
+        assert_eq!(
+            connect_timeout("postgres://u@h/db?connect_timeout=3600").unwrap(),
+            (
+                "postgres://u@h/db".to_owned(),
+                Some(Duration::from_secs(3600))
+            )
+        );
+        for bad in ["0", "3601", "-1", "1.5", "", "ten"] {
+            let err = DatabaseUrl::parse(&format!(
+                "postgres://u:topsecret@h/db?connect_timeout={bad}"
+            ))
+            .unwrap_err()
+            .to_string();
+            assert!(
+                err.contains(&format!(
+                    "`connect_timeout` expects whole seconds from 1 to 3600, got `{bad}`"
+                )) && !err.contains("topsecret"),
+                "{err}"
+            );
+        }
+        assert!(DatabaseUrl::parse("postgres://u@h/db?connect_timeout=5").is_ok());
+    }
 
     #[test]
     fn sqlite_forms() {

@@ -172,15 +172,22 @@ async fn postgres_unanswering_server_times_out() {
         }
     });
     let started = Instant::now();
-    let err = PostgresStore::connect(&format!("postgres://u@127.0.0.1:{port}/db?sslmode=disable"))
-        .await
-        .unwrap_err();
+    // libpq's `connect_timeout`, which the driver itself does not read.
+    let err = PostgresStore::connect(&format!(
+        "postgres://u@127.0.0.1:{port}/db?sslmode=disable&connect_timeout=1"
+    ))
+    .await
+    .unwrap_err();
     let took = started.elapsed();
     hold.abort();
-    // The timing is the behaviour under test (the store waits out its
-    // connect timeout, then gives up), not a speed claim: only a lower bound.
-    assert!(took >= CONNECT_TIMEOUT, "gave up after {took:?}");
-    assert!(err.to_string().contains("within 10 s"), "{err}");
+    // The timing is the behaviour under test (the store waits out the
+    // connect timeout the URL gives, then gives up), not a speed claim:
+    // at least that long, and not the 10 s default.
+    assert!(
+        took >= Duration::from_secs(1) && took < CONNECT_TIMEOUT,
+        "gave up after {took:?}"
+    );
+    assert!(err.to_string().contains("within 1 s"), "{err}");
 }
 
 fn script() -> PathBuf {
@@ -238,6 +245,10 @@ async fn postgres_restart_is_survived_and_a_stopped_server_is_a_clear_error() {
         .and_then(|rest| rest.strip_suffix('\''))
         .unwrap()
         .to_owned();
+    // A short connect timeout, so the stopped server below is given up on
+    // in 2 s rather than the default 10.
+    let separator = if url.contains('?') { '&' } else { '?' };
+    let url = format!("{url}{separator}connect_timeout=2");
 
     let store = PostgresStore::connect(&url).await.unwrap();
     store
@@ -258,7 +269,8 @@ async fn postgres_restart_is_survived_and_a_stopped_server_is_a_clear_error() {
 
     server("stop", &data);
     // A hang guard, not a speed claim: the pool gives up on a stopped
-    // server by its 10 s acquire timeout; three times that is a hang.
+    // server by its acquire timeout (the URL's 2 s); the default's three
+    // times over is a hang.
     let result = tokio::time::timeout(3 * CONNECT_TIMEOUT, store.list_skills(None))
         .await
         .expect("list_skills neither failed nor returned within 3 x the connect timeout");
