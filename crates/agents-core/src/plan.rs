@@ -34,17 +34,12 @@ impl PlanReport {
     /// including the first has a cycle per skill). Returns how many errors
     /// and warnings there were in all.
     pub fn bound(&mut self, max: usize) -> (usize, usize) {
-        fn cut(lines: &mut Vec<String>, max: usize, what: &str) -> usize {
-            let total = lines.len();
-            if total > max {
-                lines.truncate(max);
-                lines.push(format!("… and {} more {what}", total - max));
-            }
-            total
-        }
+        use crate::text::cap_lines;
         (
-            cut(&mut self.errors, max, "errors"),
-            cut(&mut self.warnings, max, "warnings"),
+            cap_lines(&mut self.errors, max, |n| format!("… and {n} more errors")),
+            cap_lines(&mut self.warnings, max, |n| {
+                format!("… and {n} more warnings")
+            }),
         )
     }
 }

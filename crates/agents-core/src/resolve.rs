@@ -230,9 +230,7 @@ impl IncludePath {
     pub fn parent(&self) -> Option<&IncludePath> {
         self.0.parent.as_ref()
     }
-}
 
-impl IncludePath {
     /// Up to `count` skills ending at this one, root-most first.
     fn last_skills(&self, count: usize) -> Vec<&str> {
         let mut out = Vec::with_capacity(count.min(self.0.len));
@@ -252,28 +250,15 @@ impl IncludePath {
 impl fmt::Display for IncludePath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let len = self.0.len;
-        let (head, tail) = match &self.0.head_end {
+        let kept = match &self.0.head_end {
             Some(head_end) if len > PATH_HEAD + PATH_TAIL + 1 => {
-                (head_end.last_skills(PATH_HEAD), self.last_skills(PATH_TAIL))
+                let mut kept = head_end.last_skills(PATH_HEAD);
+                kept.extend(self.last_skills(PATH_TAIL));
+                kept
             }
-            _ => (self.last_skills(len), Vec::new()),
+            _ => self.last_skills(len),
         };
-        let left_out = len - head.len() - tail.len();
-        let text = crate::text::head_tail_by(
-            len,
-            |i| match head.get(i) {
-                Some(skill) => skill,
-                None => i
-                    .checked_sub(head.len() + left_out)
-                    .and_then(|at| tail.get(at))
-                    .copied()
-                    .unwrap_or_default(),
-            },
-            PATH_HEAD,
-            PATH_TAIL,
-            " -> ",
-        );
-        f.write_str(&text)
+        f.write_str(&join_kept(len, &kept))
     }
 }
 
@@ -508,13 +493,26 @@ const CYCLE_KEPT: usize = PATH_HEAD + PATH_TAIL;
 /// A cycle as written, or for a long one its first and last skills around
 /// its length, so the message stays short.
 fn join_cycle(kept: &[SkillName], len: usize) -> String {
+    let kept: Vec<&str> = kept.iter().map(SkillName::as_str).collect();
+    join_kept(len, &kept)
+}
+
+/// A chain of `len` skills as errors show one (see
+/// [`crate::text::head_tail_by`]), from the skills `kept` of it: all of
+/// them, or for a long one only the first [`PATH_HEAD`] and last
+/// [`PATH_TAIL`], which are all that is shown.
+fn join_kept(len: usize, kept: &[&str]) -> String {
     // Positions past the head map onto the kept tail.
     let left_out = len.saturating_sub(kept.len());
     crate::text::head_tail_by(
         len,
         |i| {
-            let at = if i < PATH_HEAD { i } else { i - left_out };
-            kept.get(at).map_or("", SkillName::as_str)
+            let at = if i < PATH_HEAD {
+                Some(i)
+            } else {
+                i.checked_sub(left_out)
+            };
+            at.and_then(|at| kept.get(at)).copied().unwrap_or_default()
         },
         PATH_HEAD,
         PATH_TAIL,

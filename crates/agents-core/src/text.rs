@@ -11,6 +11,18 @@ use std::fmt::Write as _;
 /// The longest echoed name or value in an error message, in bytes.
 pub const MAX_ECHO_BYTES: usize = 200;
 
+/// Cuts `lines` to its first `max`, then one line from `more(how many
+/// were cut)`, so a list of problems a hostile input can make endless is
+/// shown in a few KiB. Returns how many lines there were in all.
+pub fn cap_lines(lines: &mut Vec<String>, max: usize, more: impl FnOnce(usize) -> String) -> usize {
+    let total = lines.len();
+    if total > max {
+        lines.truncate(max);
+        lines.push(more(total - max));
+    }
+    total
+}
+
 /// Replaces every control character (C0, DEL, C1) with a visible escape:
 /// `\n`, `\r`, `\t`, `\0`, or `\u{1b}`. Other text is returned unchanged.
 pub fn escape_control(text: &str) -> Cow<'_, str> {

@@ -391,10 +391,7 @@ fn diamond_lattice_of_forty_layers_is_linear() {
     }
     skills.push(skill("d/root").include("d/l0").include("d/r0"));
     let skills = set(skills);
-    let source = Counting {
-        skills: &skills,
-        lookups: std::cell::Cell::new(0),
-    };
+    let source = Counting::new(&skills);
     let r = SkillResolver::new(&source, &ToolRegistry::new())
         .resolve(&name("d/root"))
         .unwrap();
@@ -427,10 +424,7 @@ fn chain(depth: usize) -> HashMap<SkillName, Skill> {
 fn ten_thousand_deep_chain_does_not_overflow_the_stack() {
     let depth = 10_000;
     let skills = chain(depth);
-    let source = Counting {
-        skills: &skills,
-        lookups: std::cell::Cell::new(0),
-    };
+    let source = Counting::new(&skills);
     let r = SkillResolver::new(&source, &ToolRegistry::new())
         .resolve(&name("c/s0"))
         .unwrap();
@@ -561,10 +555,7 @@ fn a_plan_costs_its_combined_closure_once() {
     // for the chain and 2 million more for the repeats.
     let depth = 2_000;
     let skills = chain(depth);
-    let source = Counting {
-        skills: &skills,
-        lookups: std::cell::Cell::new(0),
-    };
+    let source = Counting::new(&skills);
     let mut names: Vec<String> = (0..depth).rev().map(|i| format!("c/s{i}")).collect();
     names.extend(std::iter::repeat_n("c/s0".to_owned(), 1_000));
     let report = validate_plan(&Plan { skills: names }, &source, Some(&ToolRegistry::new()));
@@ -1328,6 +1319,14 @@ struct Counting<'a> {
     skills: &'a HashMap<SkillName, Skill>,
     lookups: std::cell::Cell<usize>,
 }
+impl<'a> Counting<'a> {
+    fn new(skills: &'a HashMap<SkillName, Skill>) -> Self {
+        Self {
+            skills,
+            lookups: std::cell::Cell::new(0),
+        }
+    }
+}
 impl SkillSource for Counting<'_> {
     fn skill(&self, name: &SkillName) -> Option<&Skill> {
         self.lookups.set(self.lookups.get() + 1);
@@ -1357,10 +1356,7 @@ fn diagnose_all_walks_a_chain_once_and_finds_what_each_root_finds() {
         .map(|i| name(&format!("l/s{i}")))
         .chain([name("l/c2"), name("l/c1"), name("l/nope")])
         .collect();
-    let source = Counting {
-        skills: &skills,
-        lookups: std::cell::Cell::new(0),
-    };
+    let source = Counting::new(&skills);
     let registry = ToolRegistry::new();
     let resolver = SkillResolver::new(&source, &registry);
     let (errors, warnings) = resolver.diagnose_all(&roots);

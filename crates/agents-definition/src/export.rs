@@ -104,9 +104,14 @@ pub fn parse_export_with(
         reader.read(number, document)
     })
     .map_err(|mut err| {
-        // A version 1 export is one document however many skills it holds.
-        let head = text.get(..text.len().min(4096)).unwrap_or_default();
-        if err.message.contains(crate::limits::ONE_DOCUMENT) && head.contains(EXPORT_FORMAT_V1) {
+        // A version 1 export is one document however many skills it holds
+        // (its header line comes first, after any comments).
+        if err.message.contains(crate::limits::ONE_DOCUMENT)
+            && text
+                .lines()
+                .take(64)
+                .any(|line| line.contains(EXPORT_FORMAT_V1))
+        {
             err.message.push_str(&format!(
                 "; a `{EXPORT_FORMAT_V1}` export is a single document: export the registry \
                  again, as `{EXPORT_FORMAT}` (a document per skill and tool), or raise \

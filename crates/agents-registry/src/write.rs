@@ -280,13 +280,9 @@ impl<S: Store> SkillRegistryService<S> {
 const MAX_WRITE_WARNINGS: usize = 20;
 
 fn bounded(mut warnings: Vec<String>) -> Vec<String> {
-    if warnings.len() > MAX_WRITE_WARNINGS {
-        let more = warnings.len() - MAX_WRITE_WARNINGS;
-        warnings.truncate(MAX_WRITE_WARNINGS);
-        warnings.push(format!(
-            "… and {more} more problems (`agents skill validate` lists them per skill)"
-        ));
-    }
+    agents_core::text::cap_lines(&mut warnings, MAX_WRITE_WARNINGS, |more| {
+        format!("… and {more} more problems (`agents skill validate` lists them per skill)")
+    });
     warnings
 }
 

@@ -92,7 +92,6 @@ impl fmt::Debug for DatabaseUrl {
     }
 }
 
-/// `url` fit to print: the one redaction every crate uses.
 /// The most `connect_timeout` may be, in seconds.
 pub(crate) const MAX_CONNECT_TIMEOUT_S: u64 = 3600;
 
@@ -133,6 +132,7 @@ pub(crate) fn connect_timeout(url: &str) -> Result<(String, Option<Duration>), S
     Ok((driver, timeout))
 }
 
+/// `url` fit to print: the one redaction every crate uses.
 pub(crate) fn redact(url: &str) -> String {
     agents_core::redact::redact_url(url)
 }
