@@ -28,6 +28,21 @@ pub struct DefinitionError {
     pub message: String,
     /// The offending source line, or the part of it around `column`.
     pub source_line: Option<SourceLine>,
+    /// The input limit the text broke, when that is what is wrong: a caller
+    /// adds its own advice by this, not by the message's wording.
+    pub limit: Option<Limit>,
+}
+
+/// An input limit of [`crate::Limits`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Limit {
+    /// The whole input's size (`max_bytes`).
+    Bytes,
+    /// One YAML document's size (`max_document_bytes`).
+    DocumentBytes,
+    /// The nesting depth (`max_depth`).
+    Depth,
 }
 
 /// The part of the offending line that is shown, control characters escaped.
@@ -76,19 +91,23 @@ impl DefinitionError {
             let (l, c) = line_and_column(text, offset);
             (line, column) = (Some(l), Some(c));
         }
-        for (terse, plain) in [
+        let mut limit = None;
+        for (terse, plain, broken) in [
             (
                 "repetition limit exceeded",
                 "YAML aliases expand too far (repetition limit exceeded)",
+                None,
             ),
             (
                 "recursion limit exceeded",
                 "nested deeper than 128 levels (recursion limit exceeded)",
+                Some(Limit::Depth),
             ),
         ] {
             if message.ends_with(terse) {
                 message.truncate(message.len() - terse.len());
                 message.push_str(plain);
+                limit = broken;
             }
         }
         Self {
@@ -99,6 +118,7 @@ impl DefinitionError {
             column,
             message: bounded_message(&message),
             source_line: line.and_then(|n| source_line(text, n, column.unwrap_or(1))),
+            limit,
         }
     }
 
@@ -116,6 +136,7 @@ impl DefinitionError {
             column: None,
             message: bounded_message(message.as_ref()),
             source_line: None,
+            limit: None,
         }
     }
 
@@ -137,6 +158,7 @@ impl DefinitionError {
             column: None,
             message: bounded_message(message.as_ref()),
             source_line: None,
+            limit: None,
         }
     }
 
@@ -155,6 +177,15 @@ impl DefinitionError {
             column: Some(column),
             message: bounded_message(message.as_ref()),
             source_line: source_line(text, line, column),
+            limit: None,
+        }
+    }
+
+    /// The same error, recorded as breaking `limit`.
+    pub(crate) fn breaking(self, limit: Limit) -> Self {
+        Self {
+            limit: Some(limit),
+            ..self
         }
     }
 }

@@ -106,7 +106,7 @@ pub fn parse_export_with(
     .map_err(|mut err| {
         // A version 1 export is one document however many skills it holds
         // (its header line comes first, after any comments).
-        if err.message.contains(crate::limits::ONE_DOCUMENT)
+        if err.limit == Some(crate::Limit::DocumentBytes)
             && text
                 .lines()
                 .take(64)
@@ -278,6 +278,7 @@ mod tests {
         let limits = Limits::EXPORT.with_max_document_bytes(40);
         let err = parse_export_with(v1, "e", &limits).unwrap_err();
         assert_eq!(err.line, Some(1), "{err}");
+        assert_eq!(err.limit, Some(crate::Limit::DocumentBytes));
         assert!(
             err.message
                 .contains("is 67 bytes, larger than the limit of 40 bytes for one document"),

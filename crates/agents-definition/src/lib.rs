@@ -21,7 +21,7 @@ mod plan;
 mod skill;
 mod tool;
 
-pub use error::{DefinitionError, SourceLine};
+pub use error::{DefinitionError, Limit, SourceLine};
 pub use export::{
     EXPORT_FORMAT, EXPORT_FORMAT_V1, export_to_yaml, parse_export, parse_export_with,
 };

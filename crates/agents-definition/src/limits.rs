@@ -6,6 +6,7 @@
 //! nested too deep in one linear pass, before the parser sees it.
 
 use crate::DefinitionError;
+use crate::error::Limit;
 
 /// yaml_serde refuses anything nested deeper than this anyway.
 pub const HARD_MAX_DEPTH: usize = 128;
@@ -24,9 +25,6 @@ pub struct Limits {
     /// costs to parse.
     pub max_document_bytes: usize,
 }
-
-/// How the error for a document over `max_document_bytes` names the limit.
-pub(crate) const ONE_DOCUMENT: &str = "for one document";
 
 /// Default nesting limit for every kind of file.
 pub const DEFAULT_MAX_DEPTH: usize = 64;
@@ -102,7 +100,8 @@ impl Limits {
                     "{size} larger than the limit of {} bytes for this kind of file",
                     self.max_bytes
                 ),
-            ));
+            )
+            .breaking(Limit::Bytes));
         }
         Ok(())
     }
@@ -121,10 +120,11 @@ pub(crate) fn check(text: &str, file: &str, limits: &Limits) -> Result<(), Defin
             offset,
             format!(
                 "the document starting here is {len} bytes, larger than the limit of {} bytes \
-                 {ONE_DOCUMENT} (a document is parsed whole)",
+                 for one document (a document is parsed whole)",
                 limits.max_document_bytes
             ),
-        ));
+        )
+        .breaking(Limit::DocumentBytes));
     }
     if let Some(offset) = too_deep(text, limits.max_depth.min(HARD_MAX_DEPTH)) {
         return Err(DefinitionError::at_offset(
@@ -135,7 +135,8 @@ pub(crate) fn check(text: &str, file: &str, limits: &Limits) -> Result<(), Defin
                 "nested deeper than {} levels (the nesting limit)",
                 limits.max_depth.min(HARD_MAX_DEPTH)
             ),
-        ));
+        )
+        .breaking(Limit::Depth));
     }
     Ok(())
 }

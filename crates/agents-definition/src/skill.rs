@@ -552,6 +552,7 @@ agent_sources:
             "{err}"
         );
         assert_eq!(err.line, Some(2));
+        assert_eq!(err.limit, Some(crate::Limit::Depth));
         assert!(err.to_string().len() < 4096, "{}", err.to_string().len());
         let shallow = format!(
             "name: a/b\nmetadata: {{x: {}{}}}\n",
@@ -572,6 +573,9 @@ agent_sources:
             err.message.contains("larger than the limit of 20 bytes"),
             "{err}"
         );
+        assert_eq!(err.limit, Some(crate::Limit::Bytes));
+        // Any other error breaks no limit.
+        assert_eq!(error_of("name: a/b\ntoolz: 1\n").limit, None);
         assert_eq!(Limits::SKILLS.max_bytes, 16 << 20);
         assert_eq!(Limits::PLAN.max_bytes, 1 << 20);
     }
