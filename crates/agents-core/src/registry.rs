@@ -25,6 +25,16 @@ pub enum RegistryError {
     Invalid(#[from] InvalidTool),
 }
 
+impl RegistryError {
+    /// A stable machine-readable kind.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::DuplicateTool { .. } => "duplicate_tool",
+            Self::Invalid(err) => err.kind(),
+        }
+    }
+}
+
 impl ToolRegistry {
     /// An empty registry.
     pub fn new() -> Self {

@@ -486,6 +486,18 @@ pub enum ResolveError {
     },
 }
 
+impl ResolveError {
+    /// A stable machine-readable kind.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::SkillNotFound { .. } => "skill_not_found",
+            Self::MissingInclude { .. } => "missing_include",
+            Self::Cycle { .. } => "cycle",
+            Self::NonOverridable { .. } => "non_overridable_field",
+        }
+    }
+}
+
 /// The most skills of a long cycle a [`ResolveError::Cycle`] keeps: half
 /// from each end.
 const CYCLE_KEPT: usize = PATH_HEAD + PATH_TAIL;

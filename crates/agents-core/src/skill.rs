@@ -247,6 +247,13 @@ pub struct InvalidSkill {
     pub message: String,
 }
 
+impl InvalidSkill {
+    /// A stable machine-readable kind.
+    pub fn kind(&self) -> &'static str {
+        "invalid_skill"
+    }
+}
+
 impl SkillItem {
     /// The `item_type` of this item.
     pub fn kind(&self) -> ItemKind {

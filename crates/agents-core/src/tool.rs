@@ -146,6 +146,13 @@ pub struct InvalidTool {
     pub message: String,
 }
 
+impl InvalidTool {
+    /// A stable machine-readable kind.
+    pub fn kind(&self) -> &'static str {
+        "invalid_tool"
+    }
+}
+
 /// Tool names are free-form but must fit `skill_items.item_name` and be
 /// printable on one line.
 pub fn validate_tool_name(name: &str) -> Result<(), InvalidTool> {

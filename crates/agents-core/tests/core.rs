@@ -1416,3 +1416,57 @@ fn diagnose_all_walks_a_chain_once_and_finds_what_each_root_finds() {
         .collect();
     assert_eq!(together, alone);
 }
+
+/// `--format json` errors carry these kinds: scripts match on them, so they
+/// may not change.
+#[test]
+fn error_kinds_are_stable() {
+    let name = SkillName::new("a/b").unwrap();
+    let resolve = [
+        (
+            ResolveError::SkillNotFound { name: name.clone() },
+            "skill_not_found",
+        ),
+        (
+            ResolveError::MissingInclude {
+                skill: name.clone(),
+                include: name.clone(),
+                path: "a/b".into(),
+            },
+            "missing_include",
+        ),
+        (
+            ResolveError::Cycle {
+                cycle: vec![name.clone(), name.clone()],
+                len: 2,
+            },
+            "cycle",
+        ),
+        (
+            ResolveError::NonOverridable {
+                fields: vec!["name".into()],
+                skill: name.clone(),
+                path: "a/b".into(),
+            },
+            "non_overridable_field",
+        ),
+    ];
+    for (err, kind) in resolve {
+        assert_eq!(err.kind(), kind, "{err}");
+    }
+    let invalid = InvalidTool {
+        name: "t".into(),
+        message: "m".into(),
+    };
+    assert_eq!(invalid.kind(), "invalid_tool");
+    assert_eq!(RegistryError::Invalid(invalid).kind(), "invalid_tool");
+    let mut registry = ToolRegistry::new();
+    let spec = ToolSpec::new("custom/t", "d", ToolSource::Custom);
+    registry.register(spec.clone(), false).unwrap();
+    let duplicate = registry.register(spec, false).unwrap_err();
+    assert_eq!(duplicate.kind(), "duplicate_tool");
+    assert_eq!(
+        SkillName::new("nope").unwrap_err().kind(),
+        "invalid_skill_name"
+    );
+}

@@ -21,6 +21,14 @@ pub struct FolderError {
     pub problems: Vec<SkillMdError>,
 }
 
+impl FolderError {
+    /// A stable machine-readable kind (a folder's `SKILL.md` that does not
+    /// read or validate).
+    pub fn kind(&self) -> &'static str {
+        "invalid_skill_md"
+    }
+}
+
 impl fmt::Display for FolderError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.problems.as_slice() {

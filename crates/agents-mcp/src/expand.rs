@@ -19,6 +19,17 @@ pub enum VarError {
     },
 }
 
+impl VarError {
+    /// A stable machine-readable kind: the kind of the [`crate::McpError`]
+    /// it becomes in a server's launch spec.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Missing { .. } => "mcp_missing_variable",
+            Self::Malformed { .. } => "mcp_invalid_source",
+        }
+    }
+}
+
 /// Replaces every `${NAME}` in `text` with `lookup(NAME)`.
 ///
 /// `NAME` is `[A-Za-z_][A-Za-z0-9_]*`. `$${` stands for a literal `${`; any other

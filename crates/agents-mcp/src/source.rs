@@ -129,3 +129,18 @@ fn expand(server: &str, field: &str, value: &str, env: &EnvLookup) -> Result<Str
         },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_variable_error_keeps_its_kind_in_the_launch_spec() {
+        let env: EnvLookup = std::sync::Arc::new(|_: &str| None);
+        for value in ["${UNSET}", "${1A}"] {
+            let raw = expand_vars(value, &|name: &str| env(name)).unwrap_err();
+            let err = expand("srv", "env.X", value, &env).unwrap_err();
+            assert_eq!(raw.kind(), err.kind(), "{value}: {err}");
+        }
+    }
+}

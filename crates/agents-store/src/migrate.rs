@@ -53,7 +53,7 @@ pub(crate) async fn applied_version(conn: &mut Conn<'_>) -> Result<i64, crate::e
 
 /// Brings the schema to the newest version this build knows. `conn` is a
 /// connection outside any transaction. The common case (up to date) costs
-/// one read; otherwise each step runs in its own locked transaction, so
+/// two small reads ([`applied_version`]); otherwise each step runs in its own locked transaction, so
 /// concurrent first opens apply every step exactly once.
 pub(crate) async fn run(conn: &mut Conn<'_>, location: &str) -> Result<(), StoreError> {
     let dialect: &Dialect = conn.dialect();
