@@ -51,6 +51,10 @@ echo "advisory snapshot of $date ($days days old), $(find "$db/crates" -name '*.
 # deny.toml as it is, with the snapshot's folder as the database path.
 sed "s|^\[advisories\]$|&\ndb-path = \"$tmp/dbs\"|" deny.toml >"$tmp/deny.toml"
 grep -q "^db-path = \"$tmp/dbs\"$" "$tmp/deny.toml"
+# cargo-deny reads the whole dependency graph, every platform's crates too,
+# and offline it cannot download one: fetch them first (from the package
+# registry, which CI reaches; a warm cache makes this a no-op).
+cargo fetch --locked --quiet
 cargo deny --locked --offline --config "$tmp/deny.toml" check
 
 # Liveness: an advisory no published version has a fix for, against a crate
