@@ -138,42 +138,14 @@ pub fn write_config_text(path: &Path, text: &str) -> Result<(), ConfigError> {
 /// Writes `text` to `path` atomically with mode 0600 (its directory, when
 /// missing, 0700): files that may hold secrets.
 pub fn write_private_file(path: &Path, text: &str) -> Result<(), ConfigError> {
-    use std::io::Write as _;
     let fail = |source: std::io::Error| ConfigError::Write {
         path: path.to_path_buf(),
         source,
     };
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        let mut builder = std::fs::DirBuilder::new();
-        builder.recursive(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::DirBuilderExt;
-            builder.mode(0o700);
-        }
-        builder.create(parent).map_err(fail)?;
+        agents_fs::create_dir_all(parent).map_err(fail)?;
     }
-    let mut temp = path.as_os_str().to_owned();
-    temp.push(".partial");
-    let temp = PathBuf::from(temp);
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let written = options
-        .open(&temp)
-        .and_then(|mut file| {
-            file.write_all(text.as_bytes())
-                .and_then(|()| file.sync_all())
-        })
-        .and_then(|()| std::fs::rename(&temp, path));
-    written.map_err(|err| {
-        let _ = std::fs::remove_file(&temp);
-        fail(err)
-    })
+    agents_fs::write_atomically(path, text.as_bytes(), agents_fs::Access::Owner).map_err(fail)
 }
 
 /// Which client's file [`export_mcp_servers`] writes.

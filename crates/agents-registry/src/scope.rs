@@ -92,10 +92,10 @@ impl DiscoveryScope {
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
                 let id = random_id().map_err(|err| fail("make a random id", err))?;
                 if let Some(dir) = path.parent() {
-                    agents_store::private::create_dir_all(dir)
+                    agents_fs::create_dir_all(dir)
                         .map_err(|err| fail("create its directory", err))?;
                 }
-                match agents_store::private::open_options()
+                match agents_fs::open_options()
                     .write(true)
                     .create_new(true)
                     .open(path)

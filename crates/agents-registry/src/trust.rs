@@ -274,11 +274,9 @@ fn read_file(path: &Path) -> Result<Vec<TrustEntry>, TrustError> {
 }
 
 fn write_file(path: &Path, entries: &[TrustEntry]) -> Result<(), TrustError> {
-    use std::io::Write;
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    agents_store::private::create_dir_all(dir)
-        .map_err(|err| io_error(path, "create its directory", &err))?;
-    let text = serde_json::to_string_pretty(&TrustFile {
+    agents_fs::create_dir_all(dir).map_err(|err| io_error(path, "create its directory", &err))?;
+    let mut text = serde_json::to_string_pretty(&TrustFile {
         version: 1,
         trusted: entries.to_vec(),
     })
@@ -286,23 +284,9 @@ fn write_file(path: &Path, entries: &[TrustEntry]) -> Result<(), TrustError> {
         path: path.display().to_string(),
         message: err.to_string(),
     })?;
-    let partial = path.with_extension(format!("json.{}.partial", std::process::id()));
-    let written = agents_store::private::open_options()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&partial)
-        .and_then(|mut file| {
-            file.write_all(text.as_bytes())?;
-            file.write_all(b"\n")?;
-            file.sync_all()
-        })
-        .and_then(|()| std::fs::rename(&partial, path));
-    if let Err(err) = written {
-        let _ = std::fs::remove_file(&partial);
-        return Err(io_error(path, "write it", &err));
-    }
-    Ok(())
+    text.push('\n');
+    agents_fs::write_atomically(path, text.as_bytes(), agents_fs::Access::Owner)
+        .map_err(|err| io_error(path, "write it", &err))
 }
 
 #[cfg(test)]
@@ -359,7 +343,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("trust.json");
         use std::io::Write;
-        agents_store::private::open_options()
+        agents_fs::open_options()
             .write(true)
             .create(true)
             .truncate(true)

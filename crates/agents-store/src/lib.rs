@@ -21,7 +21,6 @@ mod engine;
 mod error;
 mod migrate;
 mod postgres;
-pub mod private;
 mod sql;
 mod sqlite;
 mod url;

@@ -283,7 +283,7 @@ impl SqliteStore {
             .filter(|parent| !parent.as_os_str().is_empty())
         {
             if create_dirs {
-                crate::private::create_dir_all(parent).map_err(|source| StoreError::Io {
+                agents_fs::create_dir_all(parent).map_err(|source| StoreError::Io {
                     context: format!("cannot create directory `{}`", parent.display()),
                     source,
                 })?;
@@ -293,7 +293,7 @@ impl SqliteStore {
         }
         // Made here (mode 0600) rather than by SQLite (0644 under the usual
         // umask); SQLite gives its `-wal` and `-shm` files the same mode.
-        let created = crate::private::create_file(path).map_err(|source| StoreError::Io {
+        let created = agents_fs::create_file(path).map_err(|source| StoreError::Io {
             context: format!("cannot create the database file `{}`", path.display()),
             source,
         })?;
@@ -306,7 +306,7 @@ impl SqliteStore {
             for suffix in ["-wal", "-shm"] {
                 let mut side = path.as_os_str().to_owned();
                 side.push(suffix);
-                crate::private::restrict_if_present(Path::new(&side)).map_err(|source| {
+                agents_fs::restrict_if_present(Path::new(&side)).map_err(|source| {
                     StoreError::Io {
                         context: format!("cannot make `{}` private", Path::new(&side).display()),
                         source,

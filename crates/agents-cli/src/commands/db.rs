@@ -116,18 +116,6 @@ pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Fa
 /// leaves a truncated file behind. The file gets mode 0600, like the
 /// database it copies.
 fn write_atomically(path: &std::path::Path, text: &str) -> Result<(), Failure> {
-    use std::io::Write;
-    let shown = path.display();
-    let temp = path.with_extension("partial");
-    agents_store::private::open_options()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&temp)
-        .and_then(|mut file| file.write_all(text.as_bytes()))
-        .and_then(|()| std::fs::rename(&temp, path))
-        .map_err(|err| {
-            let _ = std::fs::remove_file(&temp);
-            Failure::new("io", format!("cannot write `{shown}`: {err}"))
-        })
+    agents_fs::write_atomically(path, text.as_bytes(), agents_fs::Access::Owner)
+        .map_err(|err| Failure::new("io", format!("cannot write `{}`: {err}", path.display())))
 }

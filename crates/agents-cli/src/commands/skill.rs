@@ -406,7 +406,8 @@ async fn lock(ctx: &Context, names: &[String], file: &Path) -> Result<ExitCode, 
         .collect::<Result<Vec<_>, _>>()?;
     let lock = ctx.service.lock_skills(&names).await?;
     let shown = file.display().to_string();
-    std::fs::write(file, lock.to_text())
+    // A project file, meant to be committed: the usual mode, not the owner's only.
+    agents_fs::write_atomically(file, lock.to_text().as_bytes(), agents_fs::Access::Shared)
         .map_err(|err| Failure::new("io", format!("cannot write `{shown}`: {err}")))?;
     if ctx.format.structured() {
         let skills: serde_json::Map<String, Value> = lock

@@ -1,4 +1,5 @@
-//! Files the tool creates are private: folders 0700, files 0600.
+//! Files the tool keeps for its user are private: folders 0700, files 0600;
+//! a lock file, a project file, gets the usual mode.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -31,6 +32,8 @@ fn the_default_home_database_trust_and_scope_files_are_private() {
     run(&["mcp", "trust", "quiet"]).ok();
     let export = sb.path("export.yaml");
     run(&["db", "export", "-o", export.to_str().unwrap()]).ok();
+    let lock = sb.path("skills.lock");
+    run(&["skill", "lock", "me/served", "-o", lock.to_str().unwrap()]).ok();
 
     let home = sb.home().join(".cleveragents");
     assert_eq!(mode(&home), 0o700, "~/.cleveragents");
@@ -45,6 +48,21 @@ fn the_default_home_database_trust_and_scope_files_are_private() {
     assert_eq!(mode(&home.join("scope")), 0o600, "the discovery scope");
     assert_eq!(mode(&home.join("trust.json")), 0o600, "the trust store");
     assert_eq!(mode(&export), 0o600, "the export");
+    // A lock file is a project file, meant to be committed: the mode the
+    // umask gives any new file, not the owner's only.
+    let plain = sb.write("plain", "");
+    assert_eq!(mode(&lock), mode(&plain), "the lock file");
+    // Every file above was replaced atomically: no temporary file is left.
+    for dir in [home.as_path(), sb.path("").as_path()] {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let name = entry.unwrap().file_name();
+            assert!(
+                !name.to_string_lossy().ends_with(".partial"),
+                "{}: {name:?}",
+                dir.display()
+            );
+        }
+    }
 }
 
 #[test]

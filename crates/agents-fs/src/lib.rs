@@ -1,0 +1,193 @@
+//! The files and folders this tool writes.
+//!
+//! Whatever it keeps for its user (the `~/.cleveragents` folder, the SQLite
+//! database, `config.toml`, the trust store, the discovery scope, an export)
+//! is its owner's only: modes are set when the file or folder is created
+//! (0700 for folders, 0600 for files; the umask can only remove bits from
+//! these), never changed on something that already exists, so a folder or
+//! database a user made shareable on purpose stays as they made it. A file
+//! that is replaced whole is written through [`write_atomically`], so a crash
+//! leaves the old file or the new one, never half of one. On non-Unix
+//! systems modes are the ordinary ones.
+
+#![deny(clippy::panic, clippy::indexing_slicing)]
+
+use std::fs::OpenOptions;
+use std::io::{self, Write as _};
+use std::path::Path;
+
+/// The mode of every folder this tool creates.
+pub const DIR_MODE: u32 = 0o700;
+/// The mode of every private file this tool creates.
+pub const FILE_MODE: u32 = 0o600;
+
+/// Creates `path` and any missing parents, each new one with mode 0700.
+/// Folders that already exist are left as they are.
+pub fn create_dir_all(path: &Path) -> io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(DIR_MODE);
+    }
+    builder.create(path)
+}
+
+/// `OpenOptions` whose newly created files get mode 0600; the caller adds
+/// `write`, `create`, `create_new` or `truncate` as needed.
+pub fn open_options() -> OpenOptions {
+    #[allow(unused_mut)]
+    let mut options = OpenOptions::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(FILE_MODE);
+    }
+    options
+}
+
+/// Creates `path` as an empty file with mode 0600 unless it exists.
+/// Returns whether it was created.
+pub fn create_file(path: &Path) -> io::Result<bool> {
+    match open_options().write(true).create_new(true).open(path) {
+        Ok(_) => Ok(true),
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(err) => Err(err),
+    }
+}
+
+/// Sets mode 0600 on `path` if it exists (for files another library
+/// created, such as SQLite's `-wal` and `-shm`).
+pub fn restrict_if_present(path: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        match std::fs::set_permissions(path, std::fs::Permissions::from_mode(FILE_MODE)) {
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        Ok(())
+    }
+}
+
+/// Who may read a file [`write_atomically`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Its owner only (mode 0600): anything that may hold a secret or that
+    /// describes the user's registry.
+    Owner,
+    /// What the umask allows (usually 0644): a project file meant to be
+    /// committed and shared, such as a lock file.
+    Shared,
+}
+
+/// Replaces `path` with `bytes`: written to a temporary file next to it
+/// (unique per process, so two writers never share one), synced, then
+/// renamed over `path`, so a crash or a full disk leaves the old file or the
+/// new one, never half of one, and no temporary file behind. `path`'s
+/// folder must exist.
+pub fn write_atomically(path: &Path, bytes: &[u8], access: Access) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(path.file_name().unwrap_or_default());
+    prefix.push(".");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".partial");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(match access {
+            Access::Owner => FILE_MODE,
+            Access::Shared => 0o666,
+        }));
+    }
+    #[cfg(not(unix))]
+    let _ = access;
+    // Dropped on any error below, the temporary file is removed.
+    let mut temp = builder.tempfile_in(dir)?;
+    temp.write_all(bytes)?;
+    temp.as_file().sync_all()?;
+    temp.persist(path).map_err(|err| err.error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[cfg(unix)]
+    fn mode(path: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn new_folders_and_files_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path().join("a").join("b");
+        create_dir_all(&dir).unwrap();
+        assert_eq!(mode(&temp.path().join("a")), 0o700);
+        assert_eq!(mode(&dir), 0o700);
+        let file = dir.join("f");
+        assert!(create_file(&file).unwrap());
+        assert!(!create_file(&file).unwrap());
+        assert_eq!(mode(&file), 0o600);
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        restrict_if_present(&file).unwrap();
+        assert_eq!(mode(&file), 0o600);
+        restrict_if_present(&dir.join("missing")).unwrap();
+    }
+
+    #[test]
+    fn an_atomic_write_replaces_the_whole_file_and_leaves_nothing_else() {
+        let temp = tempfile::tempdir().unwrap();
+        let path = temp.path().join("config.toml");
+        std::fs::write(&path, "old contents, longer than the new\n").unwrap();
+        write_atomically(&path, b"new\n", Access::Owner).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new\n");
+        #[cfg(unix)]
+        assert_eq!(mode(&path), 0o600);
+        let shared = temp.path().join("skills.lock");
+        write_atomically(&shared, b"lock\n", Access::Shared).unwrap();
+        let plain = temp.path().join("plain");
+        std::fs::write(&plain, "").unwrap();
+        #[cfg(unix)]
+        assert_eq!(mode(&shared), mode(&plain), "the umask's usual mode");
+        let names: Vec<_> = std::fs::read_dir(temp.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 3, "{names:?}");
+    }
+
+    #[test]
+    fn a_failed_write_keeps_the_old_file_and_no_temporary_one() {
+        let temp = tempfile::tempdir().unwrap();
+        // The target is a folder: the rename fails after the temporary file
+        // was written.
+        let path = temp.path().join("taken");
+        std::fs::create_dir(&path).unwrap();
+        std::fs::write(path.join("inside"), "kept").unwrap();
+        assert!(write_atomically(&path, b"new", Access::Owner).is_err());
+        assert_eq!(
+            std::fs::read_to_string(path.join("inside")).unwrap(),
+            "kept"
+        );
+        let names: Vec<_> = std::fs::read_dir(temp.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+        // A missing folder is an error, not created here.
+        let missing = temp.path().join("none").join("f");
+        assert!(write_atomically(&missing, b"x", Access::Owner).is_err());
+    }
+}
