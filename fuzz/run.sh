@@ -11,7 +11,7 @@ seconds=${1:-30}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(skill_definition skill_md config export resolve)
+    targets=(skill_definition skill_md config export lockfile resolve)
 fi
 
 # `-s none`: no sanitizer, so no `-Z` flag and the stable toolchain is enough

@@ -33,8 +33,8 @@ pub struct ImportReport {
 
 /// Largest client file read: these files hold a few servers.
 const MAX_CLIENT_BYTES: usize = 1 << 20;
-/// How much of a client file's error is echoed.
-const MAX_MESSAGE_CHARS: usize = 200;
+/// How much of a client file's JSON error is echoed, in bytes (both ends kept).
+const MAX_MESSAGE_BYTES: usize = 200;
 
 /// Merges the servers of the client file `source` (its text `source_text`)
 /// into the config file text `config_text` (empty when there is none yet);
@@ -55,11 +55,10 @@ pub fn import_mcp_servers(
         )));
     }
     let json: Value = serde_json::from_str(source_text).map_err(|err| {
-        let mut message = err.to_string();
-        if message.chars().count() > MAX_MESSAGE_CHARS {
-            message = message.chars().take(MAX_MESSAGE_CHARS).collect::<String>() + "…";
-        }
-        fail(format!("not JSON: {message}"))
+        fail(format!(
+            "not JSON: {}",
+            agents_core::text::shorten_middle(&err.to_string(), MAX_MESSAGE_BYTES)
+        ))
     })?;
     let servers = json
         .get("mcpServers")

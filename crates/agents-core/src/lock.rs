@@ -259,10 +259,14 @@ impl Lockfile {
 
     /// Reads a lock file's text (`file` is how errors name it).
     pub fn parse(text: &str, file: &str) -> Result<Self, LockError> {
-        let value: Value = serde_json::from_str(text).map_err(|err| LockError::Invalid {
+        // serde's messages quote an offending value whole: a lock file comes
+        // with a project, so from anyone, and its error stays short.
+        let invalid = |err: serde_json::Error| LockError::Invalid {
             file: file.to_owned(),
-            message: err.to_string(),
-        })?;
+            message: crate::text::shorten_middle(&err.to_string(), crate::text::MAX_MESSAGE_BYTES)
+                .into_owned(),
+        };
+        let value: Value = serde_json::from_str(text).map_err(invalid)?;
         let version = value.get("version").and_then(Value::as_u64);
         match version {
             Some(LOCK_VERSION) => {}
@@ -279,10 +283,7 @@ impl Lockfile {
                 });
             }
         }
-        serde_json::from_value(value).map_err(|err| LockError::Invalid {
-            file: file.to_owned(),
-            message: err.to_string(),
-        })
+        serde_json::from_value(value).map_err(invalid)
     }
 }
 

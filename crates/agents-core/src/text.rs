@@ -71,6 +71,49 @@ pub fn shorten(text: &str, max: usize) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The longest message a parser gave about someone else's data that an
+/// error keeps, in bytes (see [`shorten_middle`]).
+pub const MAX_MESSAGE_BYTES: usize = 1024;
+
+/// At most about `max` bytes of `text`, control characters escaped, keeping
+/// both ends and saying how much of the middle was cut. For a parser's
+/// message about untrusted data: serde's `invalid type: string "…"` quotes
+/// the offending value whole, however long, and the end says what was
+/// expected and where.
+pub fn shorten_middle(text: &str, max: usize) -> Cow<'_, str> {
+    if text.len() <= max {
+        return escape_control(text);
+    }
+    let half = max / 2;
+    let mut head = String::with_capacity(half + 16);
+    let mut head_bytes = 0;
+    for c in text.chars() {
+        if head.len() >= half {
+            break;
+        }
+        push_escaped(&mut head, c);
+        head_bytes += c.len_utf8();
+    }
+    let mut tail_chars = Vec::new();
+    let (mut tail_len, mut tail_bytes) = (0, 0);
+    for c in text.chars().rev() {
+        if tail_len >= half || head_bytes + tail_bytes + c.len_utf8() > text.len() {
+            break;
+        }
+        let mut one = String::new();
+        push_escaped(&mut one, c);
+        tail_len += one.len();
+        tail_bytes += c.len_utf8();
+        tail_chars.push(one);
+    }
+    let cut = text.len() - head_bytes - tail_bytes;
+    let _ = write!(head, "… ({cut} bytes cut) …");
+    for one in tail_chars.iter().rev() {
+        head.push_str(one);
+    }
+    Cow::Owned(head)
+}
+
 /// 1-based line and column (in characters) in `text` of a position libyaml
 /// reported, given as its mark's byte `index`.
 ///
@@ -132,6 +175,40 @@ pub fn head_tail_by<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shorten_middle_keeps_both_ends() {
+        assert_eq!(shorten_middle("short", 100), "short");
+        assert_eq!(shorten_middle("a\u{1b}b", 100), "a\\u{1b}b");
+        let long = format!(
+            "invalid type: string \"{}\", expected a map at line 1 column 9",
+            "A".repeat(100_000)
+        );
+        let shown = shorten_middle(&long, 200);
+        assert!(shown.len() < 260, "{}", shown.len());
+        assert!(shown.starts_with("invalid type: string \"AAA"), "{shown}");
+        assert!(
+            shown.ends_with("expected a map at line 1 column 9"),
+            "{shown}"
+        );
+        assert!(shown.contains(" bytes cut) …"), "{shown}");
+        // Characters are never split, and the bytes cut are counted exactly.
+        let wide = "é".repeat(1_000);
+        let shown = shorten_middle(&wide, 101);
+        let kept = shown.chars().filter(|c| *c == 'é').count();
+        assert!(
+            shown.contains(&format!("({} bytes cut)", 2_000 - 2 * kept)),
+            "{shown}"
+        );
+        // Control characters in the kept ends are escaped.
+        let noisy = format!("\u{7}{}\u{7}", "x".repeat(5_000));
+        let shown = shorten_middle(&noisy, 64);
+        assert!(!shown.contains('\u{7}'), "{shown}");
+        assert!(
+            shown.starts_with("\\u{7}") && shown.ends_with("\\u{7}"),
+            "{shown}"
+        );
+    }
 
     #[test]
     fn escapes_controls_and_terminal_sequences() {

@@ -1306,6 +1306,19 @@ fn lock_files_of_another_version_or_shape_are_refused() {
     assert_eq!(err.kind(), "lock_version");
     let err = Lockfile::parse("not json", "x.lock").unwrap_err();
     assert_eq!(err.kind(), "invalid_lock");
+    // A lock file comes with a project, so from anyone: serde quotes the
+    // offending value whole, and the error still stays short.
+    let huge = "A".repeat(1 << 20);
+    for text in [
+        format!(r#"{{"version": 1, "digest": "d", "skills": "{huge}"}}"#),
+        format!(
+            r#"{{"version": 1, "digest": "d", "skills": {{"a/b": {{"digest": "{huge}", "entries": 5}}}}}}"#
+        ),
+    ] {
+        let shown = Lockfile::parse(&text, "x.lock").unwrap_err().to_string();
+        assert!(shown.len() < 4096, "{}", shown.len());
+        assert!(shown.contains("expected"), "{shown}");
+    }
     assert!(
         err.to_string().starts_with("x.lock: not a lock file"),
         "{err}"

@@ -262,7 +262,11 @@ fn read_file(path: &Path) -> Result<Vec<TrustEntry>, TrustError> {
     }
     let parsed: TrustFile = serde_json::from_str(&text).map_err(|err| TrustError::Invalid {
         path: path.display().to_string(),
-        message: format!("line {}: {err}", err.line()),
+        message: agents_core::text::shorten_middle(
+            &format!("line {}: {err}", err.line()),
+            agents_core::text::MAX_MESSAGE_BYTES,
+        )
+        .into_owned(),
     })?;
     if parsed.version != 1 {
         return Err(TrustError::Invalid {
@@ -323,6 +327,22 @@ mod tests {
         let gone = again.untrust(|e| e.server == "linter").unwrap();
         assert_eq!(gone.len(), 1);
         assert!(!TrustStore::open(&path).unwrap().is_trusted(&gone[0].digest));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_broken_file_is_a_short_error_however_large() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trust.json");
+        let huge = "A".repeat(1 << 20);
+        std::fs::write(&path, format!(r#"{{"version":1,"trusted":"{huge}"}}"#)).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let err = TrustStore::open(&path).unwrap_err();
+        assert_eq!(err.kind(), "trust_store_invalid");
+        let shown = err.to_string();
+        assert!(shown.len() < 4096, "{}", shown.len());
+        assert!(shown.contains("expected a sequence"), "{shown}");
     }
 
     #[cfg(unix)]

@@ -52,10 +52,12 @@ pub(crate) fn next_updated_at(
     previous: &str,
     skill: &str,
 ) -> Result<String, StoreError> {
-    let previous = parse_timestamp(previous).ok_or_else(|| StoreError::Corrupt {
-        table: "skills",
-        key: skill.to_owned(),
-        reason: format!("`updated_at` is `{previous}`, expected an ISO-8601 UTC timestamp like `2026-12-02T14:03:00.123456Z`"),
+    let previous = parse_timestamp(previous).ok_or_else(|| {
+        StoreError::corrupt(
+            "skills",
+            skill,
+            format!("`updated_at` is `{previous}`, expected an ISO-8601 UTC timestamp like `2026-12-02T14:03:00.123456Z`"),
+        )
     })?;
     let next = if now > previous {
         now
@@ -224,19 +226,11 @@ pub(crate) fn encode_skill(skill: &Skill) -> Result<SkillColumns, StoreError> {
     })
 }
 
-fn corrupt(table: &'static str, key: &str, reason: String) -> StoreError {
-    StoreError::Corrupt {
-        table,
-        key: key.to_owned(),
-        reason,
-    }
-}
-
 fn decode_item(skill: &str, row: ItemRow) -> Result<SkillItem, StoreError> {
     // Only an error names the row: not built for every item read.
     let key = || format!("{skill}#{}", row.item_order);
     let kind = ItemKind::parse(&row.item_type).ok_or_else(|| {
-        corrupt(
+        StoreError::corrupt(
             "skill_items",
             &key(),
             format!(
@@ -247,7 +241,7 @@ fn decode_item(skill: &str, row: ItemRow) -> Result<SkillItem, StoreError> {
     })?;
     let config = |required: bool| -> Result<Option<String>, StoreError> {
         match (&row.item_config, required) {
-            (None, true) => Err(corrupt(
+            (None, true) => Err(StoreError::corrupt(
                 "skill_items",
                 &key(),
                 format!("`{}` item has no `item_config`", row.item_type),
@@ -256,7 +250,7 @@ fn decode_item(skill: &str, row: ItemRow) -> Result<SkillItem, StoreError> {
         }
     };
     let parse_err = |err: serde_json::Error| {
-        corrupt(
+        StoreError::corrupt(
             "skill_items",
             &key(),
             format!("`item_config` does not decode: {err}"),
@@ -270,8 +264,9 @@ fn decode_item(skill: &str, row: ItemRow) -> Result<SkillItem, StoreError> {
             path: row.item_name,
         }),
         ItemKind::Include => {
-            let skill = SkillName::new(&row.item_name)
-                .map_err(|err| corrupt("skill_items", &key(), format!("`item_name`: {err}")))?;
+            let skill = SkillName::new(&row.item_name).map_err(|err| {
+                StoreError::corrupt("skill_items", &key(), format!("`item_name`: {err}"))
+            })?;
             let overrides = match config(false)? {
                 Some(raw) => {
                     serde_json::from_str::<IncludeConfig>(&raw)
@@ -296,9 +291,9 @@ fn decode_item(skill: &str, row: ItemRow) -> Result<SkillItem, StoreError> {
 /// Rebuilds a skill from its row and its item rows (in any order).
 pub(crate) fn decode_skill(row: SkillRow, mut items: Vec<ItemRow>) -> Result<Skill, StoreError> {
     let name = SkillName::new(&row.name)
-        .map_err(|err| corrupt("skills", &row.name, format!("`name`: {err}")))?;
+        .map_err(|err| StoreError::corrupt("skills", &row.name, format!("`name`: {err}")))?;
     let meta: MetadataJson = serde_json::from_str(&row.metadata_json).map_err(|err| {
-        corrupt(
+        StoreError::corrupt(
             "skills",
             &row.name,
             format!("`metadata_json` does not decode: {err}"),
@@ -326,10 +321,12 @@ pub(crate) fn rows_from_json<T: serde::de::DeserializeOwned>(
     text: &str,
     table: &'static str,
 ) -> Result<Vec<T>, StoreError> {
-    serde_json::from_str(text).map_err(|err| StoreError::Corrupt {
-        table,
-        key: "(closure)".into(),
-        reason: format!("cannot decode the rows read: {err}"),
+    serde_json::from_str(text).map_err(|err| {
+        StoreError::corrupt(
+            table,
+            "(closure)",
+            format!("cannot decode the rows read: {err}"),
+        )
     })
 }
 
@@ -409,10 +406,11 @@ pub(crate) fn encode_tool(tool: &ToolSpec) -> Result<ToolColumns, StoreError> {
 }
 
 pub(crate) fn decode_tool(name: &str, spec_json: &str) -> Result<ToolSpec, StoreError> {
-    let tool: ToolSpec = serde_json::from_str(spec_json)
-        .map_err(|err| corrupt("tools", name, format!("`spec_json` does not decode: {err}")))?;
+    let tool: ToolSpec = serde_json::from_str(spec_json).map_err(|err| {
+        StoreError::corrupt("tools", name, format!("`spec_json` does not decode: {err}"))
+    })?;
     if tool.name != name {
-        return Err(corrupt(
+        return Err(StoreError::corrupt(
             "tools",
             name,
             format!("`spec_json` names the tool `{}`", tool.name),
@@ -567,6 +565,26 @@ mod tests {
         let err = decode_tool("x/y", "{\"name\": \"x/z\", \"source\": \"custom\"}").unwrap_err();
         assert!(err.to_string().contains("names the tool `x/z`"), "{err}");
         assert!(decode_tool("x/y", "nope").is_err());
+    }
+
+    /// A shared database is someone else's data: a row that quotes a huge
+    /// value where serde expected another type, under a huge key, still
+    /// makes an error of a few KiB that says what was expected.
+    #[test]
+    fn a_corrupt_row_makes_a_short_error_however_large_it_is() {
+        let huge = "A".repeat(1 << 20);
+        let spec = "{\"name\": \"x/y\", \"source\": \"custom\", \"description\": []}";
+        let err = decode_tool(&format!("x/{huge}"), spec)
+            .unwrap_err()
+            .to_string();
+        assert!(err.len() < 4096, "{}", err.len());
+        assert!(err.contains("bytes in all"), "{err}");
+        let spec = format!("{{\"name\": \"x/y\", \"source\": \"{huge}\"}}");
+        let err = decode_tool("x/y", &spec).unwrap_err().to_string();
+        assert!(err.len() < 4096, "{}", err.len());
+        assert!(err.contains("bytes cut"), "{err}");
+        assert!(err.contains("expected one of"), "{err}");
+        assert!(err.contains("line 1 column"), "{err}");
     }
 
     #[test]

@@ -324,11 +324,8 @@ impl Engine {
     }
 
     fn skill_name(&self, raw: &str) -> Result<SkillName, StoreError> {
-        SkillName::new(raw).map_err(|err| StoreError::Corrupt {
-            table: "skills",
-            key: raw.to_owned(),
-            reason: format!("`name`: {err}"),
-        })
+        SkillName::new(raw)
+            .map_err(|err| StoreError::corrupt("skills", raw, format!("`name`: {err}")))
     }
 
     /// Writes tools inside `tx` (the catalogue already locked).
@@ -641,11 +638,11 @@ impl Engine {
                     match cells.next() {
                         Some(Cell::Text(text)) => Ok(text),
                         Some(Cell::Null) | None => Ok("[]".to_owned()),
-                        Some(_) => Err(StoreError::Corrupt {
+                        Some(_) => Err(StoreError::corrupt(
                             table,
-                            key: "(closure)".into(),
-                            reason: "the closure aggregate is not JSON text".into(),
-                        }),
+                            "(closure)",
+                            "the closure aggregate is not JSON text",
+                        )),
                     }
                 };
                 let skills = json_cell("skills")?;

@@ -121,6 +121,18 @@ pub fn names_bounded(names: &[SkillName]) -> String {
 }
 
 impl StoreError {
+    /// A row that does not decode. The key and the reason (serde's messages
+    /// quote the offending value whole) come from a database others may
+    /// write, so both are cut to a bounded length.
+    pub(crate) fn corrupt(table: &'static str, key: &str, reason: impl AsRef<str>) -> Self {
+        use agents_core::text::{MAX_ECHO_BYTES, MAX_MESSAGE_BYTES, shorten, shorten_middle};
+        Self::Corrupt {
+            table,
+            key: shorten(key, MAX_ECHO_BYTES).into_owned(),
+            reason: shorten_middle(reason.as_ref(), MAX_MESSAGE_BYTES).into_owned(),
+        }
+    }
+
     /// A stable machine-readable kind, used in `--format json` errors.
     pub fn kind(&self) -> &'static str {
         match self {

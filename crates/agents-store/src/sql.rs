@@ -297,11 +297,11 @@ impl Cells {
     }
 
     fn corrupt(&self, column: &str, reason: String) -> StoreError {
-        StoreError::Corrupt {
-            table: self.table,
-            key: self.key.clone(),
-            reason: format!("column `{column}`: {reason}"),
-        }
+        StoreError::corrupt(
+            self.table,
+            &self.key,
+            format!("column `{column}`: {reason}"),
+        )
     }
 
     pub(crate) fn opt_text(&mut self, column: &str) -> Result<Option<String>, StoreError> {

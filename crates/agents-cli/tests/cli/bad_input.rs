@@ -23,11 +23,21 @@ fn command(folder: &str) -> &'static [&'static str] {
         "import" => &["db", "import"],
         "agent-skill" => &["skill", "lint"],
         "config" => &["config", "show", "--config"],
+        // The lock is read before the skill is looked up.
+        "lock" => &["skill", "diff", "gen/any", "--lock"],
         other => panic!("tests/bad-input/{other}: no command reads this folder"),
     }
 }
 
-const FOLDERS: [&str; 6] = ["skill", "tool", "plan", "import", "agent-skill", "config"];
+const FOLDERS: [&str; 7] = [
+    "skill",
+    "tool",
+    "plan",
+    "import",
+    "agent-skill",
+    "config",
+    "lock",
+];
 
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -100,6 +110,14 @@ fn generate(generator: &str, n: usize) -> Vec<u8> {
             for i in 0..n {
                 let _ = writeln!(out, "  - gen/p{i}");
             }
+        }
+        "lock-huge-value" => {
+            // serde quotes a value of the wrong type whole.
+            let _ = write!(
+                out,
+                "{{\"version\": 1, \"digest\": \"d\", \"skills\": \"{}\"}}",
+                "A".repeat(n)
+            );
         }
         "json-typo" => {
             out.push_str("{\"format\": \"cleveragents-export/1\", \"skills\": [");
