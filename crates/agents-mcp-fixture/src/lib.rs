@@ -88,8 +88,9 @@ pub enum Mode {
     Endless,
     /// A tool whose input schema is not a JSON Schema.
     BadSchema,
-    /// `tools/list` fails.
-    ListError,
+    /// `tools/list` fails, its message padded with this many bytes (a
+    /// server's error text is someone else's, of any length).
+    ListError(usize),
     /// No `tools` capability.
     NoTools,
 }
@@ -118,7 +119,7 @@ pub struct Args {
 const USAGE: &str = "usage: agents-mcp-fixture [--http 127.0.0.1:PORT] [--pid-file PATH] [--grandchild] \
 [--setsid-grandchild] [--env-file PATH] [--echo-env VAR] [--echo-header NAME] \
 normal|paginated N PAGE_SIZE|slow SECONDS|crash|crash-after-init|garbage|huge N|loop-cursor|endless|bad-schema|\
-list-error|no-tools|malformed-tools DEPTH [json]";
+list-error [N]|no-tools|malformed-tools DEPTH [json]";
 
 /// Parses the arguments (without the program name).
 pub fn parse_args(args: &[String]) -> Result<Args, String> {
@@ -186,7 +187,10 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
         ["loop-cursor"] => Mode::LoopCursor,
         ["endless"] => Mode::Endless,
         ["bad-schema"] => Mode::BadSchema,
-        ["list-error"] => Mode::ListError,
+        ["list-error", args @ ..] => Mode::ListError(match args.first() {
+            Some(_) => usize::try_from(number(args.first(), "N")?).map_err(|e| e.to_string())?,
+            None => 0,
+        }),
         ["no-tools"] => Mode::NoTools,
         ["malformed-tools", args @ ..] => Mode::MalformedTools(
             usize::try_from(number(args.first(), "DEPTH")?).map_err(|e| e.to_string())?,
@@ -637,8 +641,11 @@ impl ServerHandler for Fixture {
     ) -> Result<ListToolsResult, ErrorData> {
         let served = self.pages_served.fetch_add(1, Ordering::SeqCst);
         match &self.args.mode {
-            Mode::ListError => Err(ErrorData::internal_error(
-                "the tool catalogue is unavailable",
+            Mode::ListError(padding) => Err(ErrorData::internal_error(
+                format!(
+                    "the tool catalogue is unavailable{}",
+                    " (details)".repeat(padding / 10)
+                ),
                 None,
             )),
             Mode::Normal

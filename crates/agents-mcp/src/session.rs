@@ -207,7 +207,12 @@ pub(crate) fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
     if parts.is_empty() {
         parts.push(err.to_string());
     }
-    parts.join(": ")
+    // A server's error text is someone else's, of any length.
+    bounded(&parts.join(": "))
+}
+
+fn bounded(text: &str) -> String {
+    agents_core::text::shorten_middle(text, agents_core::text::MAX_MESSAGE_BYTES).into_owned()
 }
 
 /// The innermost cause's message.
@@ -216,7 +221,7 @@ pub(crate) fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
     while let Some(next) = next_source(current) {
         current = next;
     }
-    current.to_string()
+    bounded(&current.to_string())
 }
 
 /// The `reqwest::Error` among `err` and its causes.

@@ -429,6 +429,17 @@ async fn an_error_answer_to_tools_list_is_reported() {
             if server == "sad" && message.contains("the tool catalogue is unavailable")),
         "{err:?}"
     );
+    // A megabyte of error text from the server is cut in the middle.
+    let err = fetch_tools(
+        &fixture_source("sad", &["list-error", "1000000"]),
+        &options(&[]),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(err.len() < 4096, "{}", err.len());
+    assert!(err.contains("the tool catalogue is unavailable"), "{err}");
+    assert!(err.contains("bytes cut"), "{err}");
 }
 
 #[tokio::test]
