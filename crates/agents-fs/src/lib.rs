@@ -90,8 +90,17 @@ pub enum Access {
 /// (unique per process, so two writers never share one), synced, then
 /// renamed over `path`, so a crash or a full disk leaves the old file or the
 /// new one, never half of one, and no temporary file behind. `path`'s
-/// folder must exist.
+/// folder must exist. A `path` that is a symbolic link (a `config.toml`
+/// kept in a dotfiles repository) stays one: the file it points to is
+/// replaced.
 pub fn write_atomically(path: &Path, bytes: &[u8], access: Access) -> io::Result<()> {
+    let resolved;
+    let path = if std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink()) {
+        resolved = std::fs::canonicalize(path)?;
+        resolved.as_path()
+    } else {
+        path
+    };
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
@@ -169,6 +178,35 @@ mod tests {
             .map(|entry| entry.unwrap().file_name())
             .collect();
         assert_eq!(names.len(), 3, "{names:?}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symbolic_link_stays_one_and_its_target_is_replaced() {
+        let temp = tempfile::tempdir().unwrap();
+        let dotfiles = temp.path().join("dotfiles");
+        std::fs::create_dir(&dotfiles).unwrap();
+        let real = dotfiles.join("config.toml");
+        std::fs::write(&real, "old").unwrap();
+        let link = temp.path().join("config.toml");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        write_atomically(&link, b"new", Access::Owner).unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
+        // A dangling link is an error, not a file written in its place.
+        std::fs::remove_file(&real).unwrap();
+        assert!(write_atomically(&link, b"x", Access::Owner).is_err());
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
     }
 
     #[test]
