@@ -102,7 +102,9 @@ impl ServiceError {
     pub fn kind(&self) -> &'static str {
         match self {
             Self::Store(err) => err.kind(),
-            Self::InvalidSkill(_) => "invalid_skill",
+            Self::InvalidSkill(errors) => {
+                errors.first().map_or("invalid_skill", InvalidSkill::kind)
+            }
             Self::Resolve(err) => err.kind(),
             Self::Tool(err) => err.kind(),
             Self::BuiltinTool(_) => "builtin_tool",
