@@ -263,8 +263,7 @@ impl Lockfile {
         // with a project, so from anyone, and its error stays short.
         let invalid = |err: serde_json::Error| LockError::Invalid {
             file: file.to_owned(),
-            message: crate::text::shorten_middle(&err.to_string(), crate::text::MAX_MESSAGE_BYTES)
-                .into_owned(),
+            message: crate::text::bounded_message(&err.to_string()),
         };
         let value: Value = serde_json::from_str(text).map_err(invalid)?;
         let version = value.get("version").and_then(Value::as_u64);

@@ -85,33 +85,37 @@ pub fn shorten_middle(text: &str, max: usize) -> Cow<'_, str> {
         return escape_control(text);
     }
     let half = max / 2;
-    let mut head = String::with_capacity(half + 16);
-    let mut head_bytes = 0;
-    for c in text.chars() {
-        if head.len() >= half {
+    let mut out = String::with_capacity(max + 40);
+    let mut head_end = 0;
+    for (at, c) in text.char_indices() {
+        if out.len() >= half {
             break;
         }
-        push_escaped(&mut head, c);
-        head_bytes += c.len_utf8();
+        push_escaped(&mut out, c);
+        head_end = at + c.len_utf8();
     }
-    let mut tail_chars = Vec::new();
-    let (mut tail_len, mut tail_bytes) = (0, 0);
-    for c in text.chars().rev() {
-        if tail_len >= half || head_bytes + tail_bytes + c.len_utf8() > text.len() {
+    // The tail: as many whole characters from the end as fit in `half`
+    // bytes once escaped, never reaching into the head.
+    let mut one = String::new();
+    let (mut tail_start, mut tail_len) = (text.len(), 0);
+    for (at, c) in text.char_indices().rev() {
+        if tail_len >= half || at < head_end {
             break;
         }
-        let mut one = String::new();
+        one.clear();
         push_escaped(&mut one, c);
         tail_len += one.len();
-        tail_bytes += c.len_utf8();
-        tail_chars.push(one);
+        tail_start = at;
     }
-    let cut = text.len() - head_bytes - tail_bytes;
-    let _ = write!(head, "… ({cut} bytes cut) …");
-    for one in tail_chars.iter().rev() {
-        head.push_str(one);
-    }
-    Cow::Owned(head)
+    let _ = write!(out, "… ({} bytes cut) …", tail_start - head_end);
+    out.push_str(&escape_control(text.get(tail_start..).unwrap_or_default()));
+    Cow::Owned(out)
+}
+
+/// A message a parser or a server gave about someone else's data, cut to
+/// [`MAX_MESSAGE_BYTES`] by [`shorten_middle`]: what an error keeps of it.
+pub fn bounded_message(message: &str) -> String {
+    shorten_middle(message, MAX_MESSAGE_BYTES).into_owned()
 }
 
 /// 1-based line and column (in characters) in `text` of a position libyaml

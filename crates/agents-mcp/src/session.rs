@@ -208,11 +208,7 @@ pub(crate) fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
         parts.push(err.to_string());
     }
     // A server's error text is someone else's, of any length.
-    bounded(&parts.join(": "))
-}
-
-fn bounded(text: &str) -> String {
-    agents_core::text::shorten_middle(text, agents_core::text::MAX_MESSAGE_BYTES).into_owned()
+    agents_core::text::bounded_message(&parts.join(": "))
 }
 
 /// The innermost cause's message.
@@ -221,7 +217,7 @@ pub(crate) fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
     while let Some(next) = next_source(current) {
         current = next;
     }
-    bounded(&current.to_string())
+    agents_core::text::bounded_message(&current.to_string())
 }
 
 /// The `reqwest::Error` among `err` and its causes.

@@ -262,11 +262,7 @@ fn read_file(path: &Path) -> Result<Vec<TrustEntry>, TrustError> {
     }
     let parsed: TrustFile = serde_json::from_str(&text).map_err(|err| TrustError::Invalid {
         path: path.display().to_string(),
-        message: agents_core::text::shorten_middle(
-            &format!("line {}: {err}", err.line()),
-            agents_core::text::MAX_MESSAGE_BYTES,
-        )
-        .into_owned(),
+        message: agents_core::text::bounded_message(&format!("line {}: {err}", err.line())),
     })?;
     if parsed.version != 1 {
         return Err(TrustError::Invalid {

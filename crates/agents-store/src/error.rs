@@ -125,11 +125,11 @@ impl StoreError {
     /// quote the offending value whole) come from a database others may
     /// write, so both are cut to a bounded length.
     pub(crate) fn corrupt(table: &'static str, key: &str, reason: impl AsRef<str>) -> Self {
-        use agents_core::text::{MAX_ECHO_BYTES, MAX_MESSAGE_BYTES, shorten, shorten_middle};
+        use agents_core::text::{MAX_ECHO_BYTES, bounded_message, shorten};
         Self::Corrupt {
             table,
             key: shorten(key, MAX_ECHO_BYTES).into_owned(),
-            reason: shorten_middle(reason.as_ref(), MAX_MESSAGE_BYTES).into_owned(),
+            reason: bounded_message(reason.as_ref()),
         }
     }
 
