@@ -90,12 +90,19 @@ pub enum Access {
 /// (unique per process, so two writers never share one), synced, then
 /// renamed over `path`, so a crash or a full disk leaves the old file or the
 /// new one, never half of one, and no temporary file behind. `path`'s
-/// folder must exist. A `path` that is a symbolic link (a `config.toml`
-/// kept in a dotfiles repository) stays one: the file it points to is
-/// replaced.
+/// folder must exist.
+///
+/// A symbolic link is followed only for an [`Access::Owner`] file, one the
+/// user keeps for themselves (a `config.toml` linked from a dotfiles
+/// repository stays a link; the file it points to is replaced). A
+/// [`Access::Shared`] file lives in a project someone else may have written:
+/// a `skills.lock` there that links to `~/.ssh/authorized_keys` is replaced
+/// by a regular file, and what it pointed to is left alone.
 pub fn write_atomically(path: &Path, bytes: &[u8], access: Access) -> io::Result<()> {
     let resolved;
-    let path = if std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink()) {
+    let path = if access == Access::Owner
+        && std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink())
+    {
         resolved = std::fs::canonicalize(path)?;
         resolved.as_path()
     } else {
@@ -182,7 +189,7 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn a_symbolic_link_stays_one_and_its_target_is_replaced() {
+    fn a_private_files_link_is_followed_and_a_project_files_is_not() {
         let temp = tempfile::tempdir().unwrap();
         let dotfiles = temp.path().join("dotfiles");
         std::fs::create_dir(&dotfiles).unwrap();
@@ -198,6 +205,24 @@ mod tests {
                 .is_symlink()
         );
         assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
+        // A project file's link is replaced, never followed: what it
+        // points to may be anything of the user's.
+        let victim = temp.path().join("authorized_keys");
+        std::fs::write(&victim, "ssh-ed25519 AAAA").unwrap();
+        let lock = temp.path().join("skills.lock");
+        std::os::unix::fs::symlink(&victim, &lock).unwrap();
+        write_atomically(&lock, b"{}", Access::Shared).unwrap();
+        assert!(
+            std::fs::symlink_metadata(&lock)
+                .unwrap()
+                .file_type()
+                .is_file()
+        );
+        assert_eq!(std::fs::read_to_string(&lock).unwrap(), "{}");
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "ssh-ed25519 AAAA"
+        );
         // A dangling link is an error, not a file written in its place.
         std::fs::remove_file(&real).unwrap();
         assert!(write_atomically(&link, b"x", Access::Owner).is_err());
