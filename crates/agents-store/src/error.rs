@@ -153,9 +153,31 @@ impl StoreError {
 }
 
 /// A database driver's error, from either backend.
-#[derive(Debug, thiserror::Error)]
-#[error(transparent)]
-pub struct DriverError(#[from] Driver);
+///
+/// Its text is cut to [`agents_core::text::MAX_MESSAGE_BYTES`]: a
+/// PostgreSQL server is someone else's program (a shared registry's, or one
+/// a URL points at), and the driver repeats whatever message it sends.
+#[derive(Debug)]
+pub struct DriverError(Driver);
+
+impl From<Driver> for DriverError {
+    fn from(driver: Driver) -> Self {
+        Self(driver)
+    }
+}
+
+impl std::fmt::Display for DriverError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&agents_core::text::bounded_message(&self.0.to_string()))
+    }
+}
+
+impl std::error::Error for DriverError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        // What `#[error(transparent)]` gave: the driver's own cause.
+        std::error::Error::source(&self.0)
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Driver {

@@ -190,6 +190,54 @@ async fn postgres_unanswering_server_times_out() {
     assert!(err.to_string().contains("within 1 s"), "{err}");
 }
 
+#[tokio::test]
+async fn postgres_server_error_text_is_bounded() {
+    // A server that answers the startup message with a 1 MB error (a
+    // hostile or broken shared registry): the driver repeats it whole.
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let serve = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        // The startup message: its length (itself included), then the rest.
+        let len = socket.read_u32().await.unwrap() as usize;
+        let mut startup = vec![0; len - 4];
+        socket.read_exact(&mut startup).await.unwrap();
+        let message = format!("{}THE END", "x".repeat(1_000_000));
+        let mut fields = Vec::new();
+        for (code, value) in [(b'S', "FATAL"), (b'C', "28000"), (b'M', &message)] {
+            fields.push(code);
+            fields.extend_from_slice(value.as_bytes());
+            fields.push(0);
+        }
+        fields.push(0);
+        let mut reply = vec![b'E'];
+        reply.extend_from_slice(&(fields.len() as u32 + 4).to_be_bytes());
+        reply.extend_from_slice(&fields);
+        socket.write_all(&reply).await.unwrap();
+        let _ = socket.shutdown().await;
+    });
+    let err = PostgresStore::connect(&format!(
+        "postgres://u:secret@127.0.0.1:{port}/db?sslmode=disable"
+    ))
+    .await
+    .unwrap_err();
+    serve.await.unwrap();
+    assert_eq!(err.kind(), "database");
+    let text = err.to_string();
+    assert!(text.len() < 2_048, "{} bytes", text.len());
+    // Both ends kept: who failed, and how the message ended.
+    assert!(
+        text.starts_with(&format!(
+            "cannot connect to postgres `postgres://u:***@127.0.0.1:{port}/db"
+        )),
+        "{text}"
+    );
+    assert!(text.ends_with("THE END"), "{text}");
+    assert!(text.contains("bytes cut"), "{text}");
+    assert!(!text.contains("secret"), "{text}");
+}
+
 fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-test-server.sh")
 }
