@@ -1,6 +1,7 @@
 //! `agents-bench [--skills N] [--seed S] [--runs R]`: resolves the generated
 //! `N`-skill DAG and the `2N`-skill DAG in process, `R` times each after one
-//! warm-up (the two alternating), and prints one JSON object (timings in
+//! warm-up (the two alternating), times [`agents_bench::floor_walk`] of each
+//! the same way, and prints one JSON object (timings in
 //! milliseconds, peak memory in bytes) for `bench/run`. It asserts nothing:
 //! the harness compares.
 
@@ -13,7 +14,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use agents_bench::{Dag, generate, peak_rss_bytes};
+use agents_bench::{Dag, floor_walk, generate, peak_rss_bytes};
 
 /// The allocator of the `agents` binary, so the resolver is measured as it
 /// runs there.
@@ -81,6 +82,15 @@ fn time_once(resolver: &SkillResolver<'_>, dag: &Dag) -> Result<f64, String> {
     Ok(elapsed)
 }
 
+/// One timed [`floor_walk`] of `dag`, in milliseconds.
+fn time_floor(dag: &Dag) -> f64 {
+    let start = Instant::now();
+    let names = floor_walk(dag);
+    let elapsed = start.elapsed().as_secs_f64() * 1e3;
+    std::hint::black_box(names);
+    elapsed
+}
+
 /// The untimed warm-up resolution, whose counts the report gives.
 fn warm_up(resolver: &SkillResolver<'_>, dag: &Dag) -> Result<Resolution, String> {
     resolver.resolve(&dag.root).map_err(|err| err.to_string())
@@ -112,15 +122,28 @@ fn run(options: &Options) -> Result<Value, String> {
     // last-level cache is shared with other tenants) falls on both alike.
     let mut single = Vec::with_capacity(options.runs);
     let mut double = Vec::with_capacity(options.runs);
+    // The floor: the same graphs only read (see `floor_walk`), in the
+    // same alternation.
+    let (mut floor_single, mut floor_double) = (Vec::new(), Vec::new());
+    time_floor(&small);
+    time_floor(&large);
     for _ in 0..options.runs {
         single.push(time_once(&small_resolver, &small)?);
         double.push(time_once(&large_resolver, &large)?);
+        floor_single.push(time_floor(&small));
+        floor_double.push(time_floor(&large));
     }
     Ok(json!({
         "seed": options.seed,
         "build_graph_ms": load_ms,
         "single": report(&small, &small_warm, single),
         "double": report(&large, &large_warm, double),
+        "floor": {
+            "single_median_ms": median(&floor_single),
+            "double_median_ms": median(&floor_double),
+            "single_samples_ms": floor_single,
+            "double_samples_ms": floor_double,
+        },
         "peak_rss_bytes": peak,
     }))
 }
