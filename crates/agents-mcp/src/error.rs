@@ -176,17 +176,6 @@ fn seconds(duration: &Duration) -> String {
     }
 }
 
-/// Cuts `text` to at most `max` characters, marking the cut.
-pub(crate) fn shorten(text: &str, max: usize) -> String {
-    let mut chars = text.chars();
-    let head: String = chars.by_ref().take(max).collect();
-    if chars.next().is_some() {
-        format!("{head}…")
-    } else {
-        head
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,11 +203,5 @@ mod tests {
             err.to_string(),
             "mcp server `gh` exited early (exit status: 3) during `initialize`; stderr: boom"
         );
-    }
-
-    #[test]
-    fn shorten_cuts_on_characters() {
-        assert_eq!(shorten("héllo", 10), "héllo");
-        assert_eq!(shorten("héllo", 2), "hé…");
     }
 }

@@ -10,8 +10,9 @@ use rmcp::model::{PaginatedRequestParams, Tool, ToolAnnotations};
 use rmcp::service::{Peer, ServiceError};
 use serde_json::Value;
 
-use crate::error::{McpError, shorten};
+use crate::error::McpError;
 use crate::{McpTransport, RejectedTool};
+use agents_core::text::shorten;
 
 /// Why listing stopped: a limit of ours, or an error from rmcp that the
 /// transport-specific code turns into a diagnosis.
@@ -86,7 +87,7 @@ pub(crate) async fn list_all(
                 if !seen_cursors.insert(hasher.finish()) {
                     return Err(Failure::Fatal(McpError::CursorLoop {
                         server: server.to_owned(),
-                        cursor: shorten(&next, 60),
+                        cursor: shorten(&next, 60).into_owned(),
                     }));
                 }
                 cursor = Some(next);

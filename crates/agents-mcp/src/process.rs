@@ -12,7 +12,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
 use tokio::process::{Child, ChildStderr};
 use tokio::task::JoinHandle;
 
-use crate::error::shorten;
+use agents_core::text::shorten;
 
 /// Owns the child. Dropping it (the fetch future was dropped, e.g. on Ctrl-C)
 /// SIGKILLs the whole process group while the leader is still unreaped, so the
@@ -135,7 +135,10 @@ const MALFORMED_KEPT: usize = 100;
 
 /// Non-JSON lines tolerated before giving up (some servers print a banner).
 const GARBAGE_LINES_TOLERATED: usize = 8;
-const SAMPLE_CHARS: usize = 80;
+/// How much of a non-JSON line or of a left-out tool's name a message shows,
+/// in bytes (what [`agents_core::text::shorten`] keeps).
+const SAMPLE_SHOWN: usize = 80;
+/// How much of a non-JSON line is looked at.
 const SAMPLE_BYTES: usize = 256;
 const READ_CHUNK: usize = 8192;
 
@@ -267,7 +270,8 @@ impl<R> WatchedStdout<R> {
             Some(b'[') => Ok(()),
             Some(_) => {
                 let head = line.get(..SAMPLE_BYTES).unwrap_or(line);
-                let sample = shorten(String::from_utf8_lossy(head).trim(), SAMPLE_CHARS);
+                let sample =
+                    shorten(String::from_utf8_lossy(head).trim(), SAMPLE_SHOWN).into_owned();
                 tracing::warn!(line = %sample, "mcp server wrote a non-JSON-RPC line to stdout");
                 let mut report = lock(&self.report);
                 report.garbage_lines += 1;
@@ -432,7 +436,7 @@ fn tool_name(tool: &str) -> String {
     serde_json::from_str::<Named>(tool)
         .ok()
         .and_then(|named| named.name)
-        .map(|name| shorten(&name, SAMPLE_CHARS))
+        .map(|name| shorten(&name, SAMPLE_SHOWN).into_owned())
         .unwrap_or_else(|| "?".to_owned())
 }
 
@@ -546,7 +550,7 @@ impl StderrTail {
         let last = lines
             .get(lines.len().saturating_sub(3)..)
             .unwrap_or_default();
-        shorten(&last.join(" | "), 500)
+        shorten(&last.join(" | "), 500).into_owned()
     }
 }
 
