@@ -169,8 +169,12 @@ pub fn export_mcp_servers(
     let shown = |map: &indexmap::IndexMap<String, String>| -> Value {
         map.iter()
             .map(|(k, v)| {
-                let v = if mask && !is_reference(v) { "***" } else { v };
-                (k.clone(), Value::String(v.to_owned()))
+                let v = if mask {
+                    agents_core::redact::redact_setting_value(v)
+                } else {
+                    v.clone()
+                };
+                (k.clone(), Value::String(v))
             })
             .collect::<serde_json::Map<_, _>>()
             .into()
@@ -335,11 +339,7 @@ fn map_field(
             .as_str()
             .ok_or_else(|| format!("`{key}.{name}` is not a string"))?;
         let v = convert_vars(v)?;
-        let visible = if is_reference(&v) {
-            v.clone()
-        } else {
-            "***".to_owned()
-        };
+        let visible = agents_core::redact::redact_setting_value(&v);
         real.insert(name, v.as_str().into());
         shown.insert(name, visible.as_str().into());
     }
@@ -386,11 +386,6 @@ fn convert_vars(text: &str) -> Result<String, String> {
     Ok(out)
 }
 
-/// Whether a value is only a `${VAR}` reference (no literal secret in it).
-fn is_reference(text: &str) -> bool {
-    text.starts_with("${") && text.ends_with('}') && text.matches("${").count() == 1
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -404,5 +399,35 @@ mod tests {
         assert_eq!(convert_vars("${HOME}/x").unwrap(), "${HOME}/x");
         assert!(convert_vars("${input:key}").unwrap_err().contains("input"));
         assert_eq!(convert_vars("a ${b").unwrap(), "a ${b");
+    }
+
+    #[test]
+    fn a_masked_export_shows_only_bare_references() {
+        let source = agents_core::McpSource {
+            server: "gh".into(),
+            command: Some("docker".into()),
+            env: [
+                ("TOKEN", "ghp_literal"),
+                ("HOME_DIR", "${HOME}"),
+                // A shell-style default may be the secret itself.
+                ("FALLBACK", "${KEY:-ghp_default}"),
+                ("TWO", "${A}${B}"),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect(),
+            ..Default::default()
+        };
+        let servers = indexmap::IndexMap::from([("gh".to_owned(), source)]);
+        let masked = export_mcp_servers(&servers, &[], ClientFormat::Claude, true);
+        assert_eq!(
+            masked["mcpServers"]["gh"]["env"],
+            serde_json::json!({"TOKEN": "***", "HOME_DIR": "${HOME}", "FALLBACK": "***", "TWO": "***"})
+        );
+        let plain = export_mcp_servers(&servers, &[], ClientFormat::Claude, false);
+        assert_eq!(
+            plain["mcpServers"]["gh"]["env"]["FALLBACK"],
+            "${KEY:-ghp_default}"
+        );
     }
 }
