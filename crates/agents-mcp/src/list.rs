@@ -74,7 +74,9 @@ pub(crate) async fn list_all(
             match to_spec(server, transport, fetched_at, tool) {
                 Ok(spec) => listing.tools.push(spec),
                 Err(rejected) => {
-                    tracing::warn!("{rejected}");
+                    // Debug only: the caller reports `rejected` (the CLI as
+                    // a warning), so a warning here said it twice.
+                    tracing::debug!("{rejected}");
                     listing.rejected.push(rejected);
                 }
             }

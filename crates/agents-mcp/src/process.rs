@@ -298,7 +298,10 @@ pub(crate) fn repair_tools_message(
     let (repaired, dropped) = drop_malformed_tools(body, max_depth)?;
     let mut report = lock(report);
     for (name, reason) in dropped {
-        tracing::warn!(tool = %name, "mcp server listed a tool that is left out: {reason}");
+        // Debug only: `report` carries them to the caller (the first
+        // hundred and the count), and a server listing thousands of broken
+        // tools would otherwise print a line for each.
+        tracing::debug!(tool = %name, "mcp server listed a tool that is left out: {reason}");
         report.malformed_count += 1;
         if report.malformed_tools.len() < MALFORMED_KEPT {
             report.malformed_tools.push((name, reason));

@@ -280,8 +280,7 @@ fn a_changed_mcp_tool_description_is_a_warning_a_diff_and_a_lock_failure() {
         return;
     };
     let sb = Sandbox::new();
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/py/drift_server.py");
+    let script = crate::support::py_script("drift_server.py");
     let description = sb.write("description.txt", "Create an issue");
     let file = sb.write(
         "s.yaml",

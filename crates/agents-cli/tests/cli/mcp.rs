@@ -1,6 +1,6 @@
 use serde_json::json;
 
-use crate::support::{Sandbox, everything, processes_with};
+use crate::support::{Sandbox, everything, processes_with, python};
 
 /// The real MCP reference server installed by `scripts/install-mcp-everything.sh`.
 #[test]
@@ -261,4 +261,40 @@ fn an_undefined_server_is_the_same_error_for_tools_diff_and_refresh() {
             "{args:?}"
         );
     }
+}
+
+/// Each tool a server lists but the catalogue cannot hold is said once, as a
+/// warning (a log line used to repeat each one at the default verbosity).
+#[test]
+fn each_left_out_tool_is_one_warning() {
+    let Some(python) = python("left_out_tools") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    // One valid tool, one whose input schema is not a JSON Schema, and one
+    // that is not a tool at all.
+    let tools = sb.write(
+        "tools.json",
+        r#"[{"name": "fine", "description": "a valid tool", "inputSchema": {"type": "object"}},
+            {"name": "broken", "inputSchema": {"type": "objekt"}},
+            {"name": 42, "inputSchema": {"type": "object"}}]"#,
+    );
+    sb.write(
+        "home/.cleveragents/config.toml",
+        &format!(
+            "[mcp.servers.odd]\ncommand = \"{python}\"\nargs = [\"{}\", \"{}\"]\n",
+            crate::support::py_script("listing_server.py").display(),
+            tools.display()
+        ),
+    );
+    let run = sb.run(&["mcp", "refresh", "odd"]).ok();
+    assert_eq!(run.stdout, "odd: 1 tool(s) cached (stdio)\n");
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", run.stderr);
+    assert!(
+        lines.iter().all(|line| line.starts_with("warning: ")),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("`broken`"), "{}", run.stderr);
 }

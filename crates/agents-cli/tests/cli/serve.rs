@@ -44,9 +44,7 @@ fn python_script<S: AsRef<std::ffi::OsStr>>(
     first: &str,
     args: &[S],
 ) -> Value {
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/cli/py")
-        .join(script);
+    let script = crate::support::py_script(script);
     let out = sb
         .command(python)
         .arg(script)
@@ -378,8 +376,7 @@ fn python_sdk_client_over_streamable_http_with_a_bearer_token() {
 
     // The SDK's client without the token cannot even initialize.
     let args: Vec<String> = vec!["--url".into(), url];
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/py/mcp_client.py");
+    let script = crate::support::py_script("mcp_client.py");
     let denied = Command::new(&python)
         .arg(script)
         .arg("[]")
@@ -565,8 +562,7 @@ fn an_upstream_list_changed_reaches_the_client_with_the_tool_it_added() {
     };
     let sb = Sandbox::new();
     let marker = format!("gw-grow-{}", std::process::id());
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/py/grow_server.py");
+    let script = crate::support::py_script("grow_server.py");
     let file = sb.write(
         "grow.yaml",
         &format!(

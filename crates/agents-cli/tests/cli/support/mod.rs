@@ -294,6 +294,14 @@ pub fn python(test: &str) -> Option<String> {
     required_env("AGENTS_TEST_MCP_PYTHON", test)
 }
 
+/// The path of `tests/cli/py/NAME`, the Python servers and clients the
+/// tests run.
+pub fn py_script(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/cli/py")
+        .join(name)
+}
+
 /// Processes whose environment carries `marker` (set in a server's `env`).
 pub fn processes_with(marker: &str) -> usize {
     std::fs::read_dir("/proc")

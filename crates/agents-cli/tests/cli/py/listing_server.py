@@ -1,0 +1,29 @@
+"""A stdio MCP server written by hand, with the standard library only:
+`tools/list` answers with the JSON list of tools in the file argv[1], as it
+is (so it may hold tools the SDK would refuse to list); other requests get
+"unknown method"."""
+
+import json
+import sys
+
+with open(sys.argv[1], encoding="utf-8") as file:
+    TOOLS = json.load(file)
+
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method = message.get("method")
+    if method == "initialize":
+        result = {
+            "protocolVersion": message["params"]["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "listing", "version": "1"},
+        }
+    elif method == "tools/list":
+        result = {"tools": TOOLS}
+    else:
+        error = {"code": -32601, "message": "unknown method"}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}), flush=True)
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
