@@ -358,9 +358,16 @@ pub fn table<const N: usize>(header: [&str; N], rows: Vec<[String; N]>) -> Resul
         return write_line(&text);
     }
     let mut table = Table::new();
+    // A terminal that reports no size (0 columns: a pseudo-terminal nobody
+    // sized) is one of unknown width: left unfitted, not squeezed to a
+    // character per column.
+    let arrangement = match table.width() {
+        Some(0) => ContentArrangement::Disabled,
+        _ => ContentArrangement::Dynamic,
+    };
     table
         .load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_content_arrangement(arrangement)
         .set_header(header);
     for row in rows {
         table.add_row(row.map(|cell| escape_control(&cell).into_owned()));
@@ -378,14 +385,22 @@ pub fn supported(format: Format, allowed: &[Format], command: &str) -> Result<()
     if allowed.contains(&format) || (format == Format::Yaml && allowed.contains(&Format::Json)) {
         Ok(())
     } else {
-        let names: Vec<String> = allowed
+        let mut names: Vec<String> = allowed
             .iter()
             .map(|f| format!("`{}`", format_name(*f)))
             .collect();
+        if allowed.contains(&Format::Json) && !allowed.contains(&Format::Yaml) {
+            names.push(format!("`{}`", format_name(Format::Yaml)));
+        }
+        let last = names.pop().unwrap_or_default();
+        let choices = if names.is_empty() {
+            last
+        } else {
+            format!("{} or {last}", names.join(", "))
+        };
         Err(Failure::usage(format!(
-            "`{command}` does not support `--format {}`; use {}",
+            "`{command}` does not support `--format {}`; use {choices}",
             format_name(format),
-            names.join(" or ")
         )))
     }
 }

@@ -538,12 +538,7 @@ fn a_slow_mcp_start_shows_a_spinner_on_a_terminal_only() {
         run.stderr
     );
     // On a terminal (`script` gives the command a pseudo-terminal).
-    let Ok(script) = which("script") else {
-        assert!(
-            std::env::var("CI").is_err(),
-            "`script` (util-linux) is needed in CI"
-        );
-        eprintln!("SKIPPED (no `script`): a_slow_mcp_start_shows_a_spinner_on_a_terminal_only");
+    let Some(script) = script("a_slow_mcp_start_shows_a_spinner_on_a_terminal_only") else {
         return;
     };
     let line = format!("{} mcp refresh slow", env!("CARGO_BIN_EXE_agents"));
@@ -554,6 +549,45 @@ fn a_slow_mcp_start_shows_a_spinner_on_a_terminal_only() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("querying MCP servers…"), "{text}");
+}
+
+#[test]
+fn a_terminal_of_unknown_width_gets_whole_cells() {
+    let sb = Sandbox::new();
+    let Some(script) = script("a_terminal_of_unknown_width_gets_whole_cells") else {
+        return;
+    };
+    let agents = env!("CARGO_BIN_EXE_agents");
+    // `script`'s pseudo-terminal has no size (0 columns) unless told one.
+    for (setup, whole) in [("", true), ("stty cols 40; ", false)] {
+        let line = format!("{setup}{agents} tool list --source builtin");
+        let out = sb
+            .command(&script)
+            .args(["-qec", &line, "/dev/null"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("┆"), "not a table: {text}");
+        assert_eq!(
+            text.contains("builtin/write_file"),
+            whole,
+            "{setup:?}: {text}"
+        );
+    }
+}
+
+/// `script` (util-linux), which runs a command on a pseudo-terminal: needed
+/// in CI; elsewhere its absence skips the test `test`.
+fn script(test: &str) -> Option<std::path::PathBuf> {
+    let found = which("script").ok();
+    if found.is_none() {
+        assert!(
+            std::env::var("CI").is_err(),
+            "`script` (util-linux) is needed in CI"
+        );
+        eprintln!("SKIPPED (no `script`): {test}");
+    }
+    found
 }
 
 fn which(program: &str) -> Result<std::path::PathBuf, ()> {

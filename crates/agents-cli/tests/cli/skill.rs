@@ -294,7 +294,7 @@ fn usage_errors_exit_2() {
     let run = sb.run(&["skill", "list", "--format", "dot"]).fails(2);
     assert_eq!(
         run.stderr,
-        "error: `skill list` does not support `--format dot`; use `table` or `json`\n"
+        "error: `skill list` does not support `--format dot`; use `table`, `json` or `yaml`\n"
     );
     sb.run(&["--version"]).ok();
 }
