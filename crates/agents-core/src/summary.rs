@@ -48,8 +48,8 @@ pub fn compute_capability_summary(
 
 /// Capability counts over *every* resolved entry whose flags are known
 /// (builtin, custom and inline tools, MCP annotations, and overrides of the
-/// flags), reported beside the seven spec fields, which count inline tools
-/// only. `side_effects` defaults to `writes` as in the exports.
+/// flags), reported beside the seven spec fields, whose capability counts
+/// consider inline tools only. `side_effects` defaults to `writes` as in the exports.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct EffectiveCapabilities {
     /// Entries with at least one known capability flag.
