@@ -39,9 +39,21 @@ fn main() -> ExitCode {
         Ok(args) => args,
         Err(err) => {
             // `--help`/`--version` are not errors; everything else is a usage error.
-            let code = if err.use_stderr() { 2 } else { 0 };
-            let _ = err.print();
-            return ExitCode::from(code);
+            if !err.use_stderr() {
+                let _ = err.print();
+                return ExitCode::SUCCESS;
+            }
+            // A script that asked for JSON gets its usage error as JSON too,
+            // though the command line did not parse.
+            if asks_for_json(std::env::args_os().skip(1)) {
+                let text = err.to_string();
+                let message = text.trim_end();
+                let message = message.strip_prefix("error: ").unwrap_or(message);
+                output::report_error(cli::Format::Json, &Failure::usage(message));
+            } else {
+                let _ = err.print();
+            }
+            return ExitCode::from(2);
         }
     };
     init_tracing(
@@ -104,6 +116,22 @@ const OWN_TARGETS: [&str; 10] = [
 /// info, `-vv` everything at debug. `CLEVERAGENTS_LOG` (an `EnvFilter`
 /// directive such as `debug` or `sqlx=info`) replaces all of that. Colour
 /// only on a terminal; under `--format json` every line is a JSON object.
+/// Whether a command line that did not parse still says `--format json`
+/// (`--format json` or `--format=json`, before any `--`).
+fn asks_for_json(args: impl Iterator<Item = std::ffi::OsString>) -> bool {
+    let mut previous_was_format = false;
+    for arg in args {
+        if arg == "--" {
+            break;
+        }
+        if (previous_was_format && arg == "json") || arg == "--format=json" {
+            return true;
+        }
+        previous_was_format = arg == "--format";
+    }
+    false
+}
+
 fn init_tracing(verbose: u8, format: cli::Format, color: cli::ColorArg) {
     use std::io::IsTerminal;
     let own = |level: &str| {

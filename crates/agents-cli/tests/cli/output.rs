@@ -97,3 +97,28 @@ fn quiet_commands_print_nothing_on_stderr() {
     let run = sb.run(&["skill", "list"]).ok();
     assert_eq!(run.stderr, "");
 }
+
+#[test]
+fn a_command_line_that_does_not_parse_is_a_json_error_under_format_json() {
+    let sb = Sandbox::new();
+    for args in [
+        &["--format", "json", "skill", "add"][..],
+        &["skill", "add", "--format=json", "--bogus"][..],
+    ] {
+        let run = sb.run(args).fails(2);
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+        let error: serde_json::Value = serde_json::from_str(&run.stderr).unwrap();
+        assert_eq!(error["error"]["kind"], "usage", "{error}");
+        let message = error["error"]["message"].as_str().unwrap();
+        assert!(message.contains("Usage: agents skill add"), "{message}");
+        assert!(!message.starts_with("error:"), "{message}");
+    }
+    // Otherwise clap's own text; and after `--` nothing is an option.
+    for args in [
+        &["skill", "add"][..],
+        &["skill", "add", "--bogus", "--", "--format", "json"][..],
+    ] {
+        let run = sb.run(args).fails(2);
+        assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
+    }
+}
