@@ -95,6 +95,10 @@ pub fn import_mcp_servers(
     let config = real.to_string();
     // The result must load like any config file (names, fields, rules).
     crate::check_config_text(config_path, &config)?;
+    // What was already in the file is printed too: masked like the new.
+    for (key, item) in shown.as_table_mut().iter_mut() {
+        mask_item(&key, item, false);
+    }
     Ok(ImportReport {
         source: source.to_path_buf(),
         added,
@@ -102,6 +106,66 @@ pub fn import_mcp_servers(
         config,
         shown: shown.to_string(),
     })
+}
+
+/// Masks the secrets under `item` (named `key`) for printing: every value of
+/// an `env` or `headers` table but a bare `${NAME}` reference
+/// ([`agents_core::redact::redact_setting_value`]), the value of a
+/// secret-named key, and a URL's password and secret query values.
+fn mask_item(key: &str, item: &mut Item, setting: bool) {
+    use agents_core::redact::{REDACTED, is_secret_name, redact_setting_value, redact_url};
+    let setting = setting || key == "env" || key == "headers";
+    match item {
+        Item::Table(table) => {
+            for (key, item) in table.iter_mut() {
+                mask_item(&key, item, setting);
+            }
+        }
+        Item::ArrayOfTables(tables) => {
+            for table in tables.iter_mut() {
+                for (key, item) in table.iter_mut() {
+                    mask_item(&key, item, setting);
+                }
+            }
+        }
+        Item::Value(toml_edit::Value::InlineTable(table)) => {
+            for (key, value) in table.iter_mut() {
+                let mut item = Item::Value(value.clone());
+                mask_item(&key, &mut item, setting);
+                if let Item::Value(masked) = item {
+                    *value = masked;
+                }
+            }
+        }
+        Item::Value(toml_edit::Value::String(text)) => {
+            let text = text.value();
+            let masked = if setting {
+                redact_setting_value(text)
+            } else if is_secret_name(key) {
+                REDACTED.to_owned()
+            } else if text.contains("://") {
+                redact_url(text)
+            } else {
+                return;
+            };
+            if &masked != text {
+                *item = value(masked);
+            }
+        }
+        Item::Value(toml_edit::Value::Array(array)) => {
+            for element in array.iter_mut() {
+                if let toml_edit::Value::String(text) = element
+                    && text.value().contains("://")
+                {
+                    let masked = redact_url(text.value());
+                    if &masked != text.value() {
+                        *element = masked.into();
+                    }
+                }
+            }
+        }
+        Item::Value(_) | Item::None => {}
+    }
 }
 
 /// `agents mcp import`: merges the client file's servers into the config
@@ -184,7 +248,12 @@ pub fn export_mcp_servers(
         let mut entry = serde_json::Map::new();
         if let Some(url) = &source.url {
             entry.insert("type".into(), "http".into());
-            entry.insert("url".into(), url.clone().into());
+            let url = if mask {
+                agents_core::redact::redact_url(url)
+            } else {
+                url.clone()
+            };
+            entry.insert("url".into(), url.into());
             if !source.headers.is_empty() {
                 entry.insert("headers".into(), shown(&source.headers));
             }
@@ -402,6 +471,58 @@ mod tests {
     }
 
     #[test]
+    fn an_import_shows_the_whole_config_masked_and_writes_it_whole() {
+        let config = r#"[database]
+url = "postgres://registry:dbpw1@db.example/registry"
+
+[mcp.servers.mine]
+url = "https://mcp.example/mcp?api_key=qk1"
+headers = { Authorization = "Bearer ${TOKEN}", X-Static = "hdr1" }
+
+[mcp.servers.local]
+command = "node"
+args = ["server.js", "--url", "https://u:argpw1@h.example/"]
+env = { LEVEL = "debug" }
+"#;
+        let client = r#"{"mcpServers": {"new": {"command": "npx", "env": {"KEY": "newsecret1"}}}}"#;
+        let report = import_mcp_servers(
+            Path::new(".mcp.json"),
+            client,
+            Path::new("config.toml"),
+            config,
+        )
+        .unwrap();
+        for secret in ["dbpw1", "qk1", "hdr1", "argpw1", "newsecret1", "debug"] {
+            assert!(!report.shown.contains(secret), "{secret}: {}", report.shown);
+            assert!(
+                report.config.contains(secret),
+                "{secret}: {}",
+                report.config
+            );
+        }
+        assert_eq!(
+            report.shown,
+            r#"[database]
+url = "postgres://registry:***@db.example/registry"
+
+[mcp.servers.mine]
+url = "https://mcp.example/mcp?api_key=***"
+headers = { Authorization = "***", X-Static = "***" }
+
+[mcp.servers.local]
+command = "node"
+args = ["server.js", "--url", "https://u:***@h.example/"]
+env = { LEVEL = "***" }
+
+[mcp.servers.new]
+command = "npx"
+env = { KEY = "***" }
+"#
+        );
+        assert_eq!(report.added, ["new"]);
+    }
+
+    #[test]
     fn a_masked_export_shows_only_bare_references() {
         let source = agents_core::McpSource {
             server: "gh".into(),
@@ -424,7 +545,25 @@ mod tests {
             masked["mcpServers"]["gh"]["env"],
             serde_json::json!({"TOKEN": "***", "HOME_DIR": "${HOME}", "FALLBACK": "***", "TWO": "***"})
         );
+        let http = agents_core::McpSource {
+            server: "api".into(),
+            url: Some("https://bob:pw1@api.example/mcp?token=tok1&v=2".into()),
+            ..Default::default()
+        };
+        let servers = indexmap::IndexMap::from([
+            ("gh".to_owned(), servers["gh"].clone()),
+            ("api".to_owned(), http),
+        ]);
+        let masked = export_mcp_servers(&servers, &[], ClientFormat::Claude, true);
+        assert_eq!(
+            masked["mcpServers"]["api"]["url"],
+            "https://bob:***@api.example/mcp?token=***&v=2"
+        );
         let plain = export_mcp_servers(&servers, &[], ClientFormat::Claude, false);
+        assert_eq!(
+            plain["mcpServers"]["api"]["url"],
+            "https://bob:pw1@api.example/mcp?token=tok1&v=2"
+        );
         assert_eq!(
             plain["mcpServers"]["gh"]["env"]["FALLBACK"],
             "${KEY:-ghp_default}"

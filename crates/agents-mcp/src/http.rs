@@ -354,7 +354,7 @@ pub(crate) async fn open(
     let client = RepairingClient::new(options.max_tool_depth.min(crate::HARD_MAX_TOOL_DEPTH))
         .map_err(|err| McpError::Connect {
             server: server.to_owned(),
-            url: launch.url.to_owned(),
+            url: agents_core::redact::redact_url(launch.url),
             reason: format!("cannot set up the HTTP client: {err}"),
         })?;
     let report = Arc::clone(&client.report);
@@ -390,10 +390,15 @@ pub(crate) async fn open(
     }
 }
 
+/// The error of a failed HTTP session. `url` is the expanded endpoint: the
+/// error shows it without its password or secret query values, and scrubs
+/// them from the driver's text too (reqwest names the URL it failed on).
 fn diagnose(server: &str, url: &str, stage: &'static str, failure: SessionError) -> McpError {
+    use agents_core::redact::{redact_url, scrub, url_secrets};
     if let SessionError::List(Failure::Fatal(err)) = failure {
         return err;
     }
+    let secrets = url_secrets(url);
     let Some(err) = failure.as_std() else {
         return McpError::Protocol {
             server: server.to_owned(),
@@ -403,8 +408,8 @@ fn diagnose(server: &str, url: &str, stage: &'static str, failure: SessionError)
     };
     let connect = |reason: String| McpError::Connect {
         server: server.to_owned(),
-        url: url.to_owned(),
-        reason,
+        url: redact_url(url),
+        reason: scrub(&reason, &secrets),
     };
     if session::io_error_kind(err) == Some(std::io::ErrorKind::ConnectionRefused) {
         return connect("connection refused".into());
@@ -415,6 +420,6 @@ fn diagnose(server: &str, url: &str, stage: &'static str, failure: SessionError)
     McpError::Protocol {
         server: server.to_owned(),
         stage,
-        message: session::error_chain(err),
+        message: scrub(&session::error_chain(err), &secrets),
     }
 }

@@ -694,6 +694,27 @@ async fn http_connection_refused_is_reported() {
             reason: "connection refused".into()
         }
     );
+    // A password and a token in the URL (here from `${VAR}`s) are not shown.
+    let port = free_port();
+    let source = McpSource {
+        server: "down".into(),
+        url: Some(format!(
+            "http://bob:${{PW}}@127.0.0.1:{port}/mcp?token=${{TOKEN}}&v=1"
+        )),
+        ..McpSource::default()
+    };
+    let err = fetch_tools(
+        &source,
+        &options(&[("PW", "pw-sEcret"), ("TOKEN", "tok-sEcret")]),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "mcp server `down`: cannot connect to `http://bob:***@127.0.0.1:{port}/mcp?token=***&v=1`: connection refused"
+        )
+    );
 }
 
 #[tokio::test]
