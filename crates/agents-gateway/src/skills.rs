@@ -59,6 +59,16 @@ impl ServedSkill {
         })
     }
 
+    /// The folder itself must be a directory, not a symbolic link to one: a
+    /// link put in its place (in a directory others can write, such as
+    /// `/tmp`) would otherwise serve whatever it points at.
+    fn check_folder(&self) -> Result<(), SkillFileError> {
+        match std::fs::symlink_metadata(&self.folder) {
+            Ok(meta) if meta.file_type().is_dir() => Ok(()),
+            _ => Err(SkillFileError::NotFound),
+        }
+    }
+
     /// The URI of the skill's `SKILL.md`.
     pub fn skill_md_uri(&self) -> String {
         self.uri_of(SKILL_MD)
@@ -71,6 +81,7 @@ impl ServedSkill {
     /// The files served, as relative `/`-separated paths, sorted; `SKILL.md`
     /// first.
     pub fn files(&self) -> Result<Vec<String>, SkillFileError> {
+        self.check_folder()?;
         let mut out = Vec::new();
         walk(&self.folder, "", 0, &mut out, &self.name)?;
         out.sort_by(|a, b| (a != SKILL_MD).cmp(&(b != SKILL_MD)).then(a.cmp(b)));
@@ -87,6 +98,7 @@ impl ServedSkill {
         {
             return Err(SkillFileError::BadPath(relative.to_owned()));
         }
+        self.check_folder()?;
         let mut path = self.folder.clone();
         for (index, segment) in segments.iter().enumerate() {
             path.push(segment);
@@ -341,5 +353,23 @@ mod tests {
         let json = serde_json::to_value(&blob).unwrap();
         assert_eq!(json["contents"][0]["blob"], "/wA=");
         assert_eq!(json["contents"][0]["mimeType"], "application/octet-stream");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_folder_swapped_for_a_symbolic_link_is_not_served() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("notes");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("SKILL.md"), "---\nname: notes\n---\n").unwrap();
+        let private = root.path().join("private");
+        std::fs::create_dir_all(&private).unwrap();
+        std::fs::write(private.join("id_rsa"), "KEY").unwrap();
+        let s = skill(&dir);
+        assert_eq!(s.files().unwrap(), ["SKILL.md"]);
+        std::fs::rename(&dir, root.path().join("notes.real")).unwrap();
+        std::os::unix::fs::symlink(&private, &dir).unwrap();
+        assert_eq!(s.files(), Err(SkillFileError::NotFound));
+        assert_eq!(s.read("id_rsa"), Err(SkillFileError::NotFound));
     }
 }
