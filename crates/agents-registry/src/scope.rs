@@ -16,6 +16,14 @@
 //!
 //! A random id rather than `user@host`: container hosts are routinely all
 //! called `localhost` and run as `root`, which would merge their scopes.
+//!
+//! The id is public (every row carries it), so it cannot tell this user's
+//! rows from rows someone else wrote under it: a row is a folder path that
+//! `mcp serve` reads files from and `skill prompt` tells an agent to load.
+//! The scope file therefore also holds a random **key**, which never leaves
+//! it: each row this scope writes carries a seal (HMAC-SHA256 of the row's
+//! canonical JSON under the key), and a row whose seal does not verify is
+//! not this scope's, whatever its id says.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -27,6 +35,8 @@ const PUBLIC: &str = "agent_skills/";
 
 /// `source_metadata` key holding a row's scope id.
 pub(crate) const SCOPE_KEY: &str = "scope";
+/// `source_metadata` key holding a row's seal.
+const SEAL_KEY: &str = "seal";
 
 /// Why the scope file cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -44,9 +54,25 @@ impl ScopeError {
 }
 
 /// This user's discovery scope on this machine.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct DiscoveryScope {
     id: String,
+    /// The key rows are sealed with (never printed).
+    key: ring::hmac::Key,
+}
+
+impl std::fmt::Debug for DiscoveryScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DiscoveryScope")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for DiscoveryScope {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+    }
 }
 
 impl Default for DiscoveryScope {
@@ -56,9 +82,20 @@ impl Default for DiscoveryScope {
 }
 
 impl DiscoveryScope {
-    /// A scope with a known id (embedding and tests).
+    /// A scope with a known id (embedding and tests). Its key is derived
+    /// from the id, so its seals only catch accidental edits: the CLI's scope
+    /// comes from [`Self::load_or_create`], whose key is random.
     pub fn new(id: impl Into<String>) -> Self {
-        Self { id: id.into() }
+        let id = id.into();
+        let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, format!("scope:{id}").as_bytes());
+        Self { id, key }
+    }
+
+    fn with_key(id: &str, key: &str) -> Self {
+        Self {
+            id: id.to_owned(),
+            key: ring::hmac::Key::new(ring::hmac::HMAC_SHA256, key.as_bytes()),
+        }
     }
 
     /// `~/.cleveragents/scope` under `home`.
@@ -79,18 +116,38 @@ impl DiscoveryScope {
                 file.take(256)
                     .read_to_string(&mut text)
                     .map_err(|err| fail("read it", err))?;
-                let id = text.trim();
-                if id.len() < 8 || !id.chars().all(|c| c.is_ascii_hexdigit()) {
+                let mut lines = text.lines().map(str::trim);
+                let id = lines.next().unwrap_or_default();
+                let key = lines.next();
+                let hex =
+                    |text: &str| text.len() >= 8 && text.chars().all(|c| c.is_ascii_hexdigit());
+                if !hex(id) || key.is_some_and(|key| !hex(key)) {
                     return Err(ScopeError {
                         path: path.display().to_string(),
-                        message: "expected a hexadecimal id (delete the file to make a new one)"
-                            .into(),
+                        message:
+                            "expected a hexadecimal id and key (delete the file to make a new one)"
+                                .into(),
                     });
                 }
-                Ok(Self::new(id))
+                match key {
+                    Some(key) => Ok(Self::with_key(id, key)),
+                    None => {
+                        // A scope file from before seals: add its key. Its
+                        // rows, unsealed, show again after the next discovery.
+                        let key = random_id().map_err(|err| fail("make a random key", err))?;
+                        agents_fs::write_atomically(
+                            path,
+                            format!("{id}\n{key}\n").as_bytes(),
+                            agents_fs::Access::Owner,
+                        )
+                        .map_err(|err| fail("add a key to it", err))?;
+                        Ok(Self::with_key(id, &key))
+                    }
+                }
             }
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
                 let id = random_id().map_err(|err| fail("make a random id", err))?;
+                let key = random_id().map_err(|err| fail("make a random key", err))?;
                 if let Some(dir) = path.parent() {
                     agents_fs::create_dir_all(dir)
                         .map_err(|err| fail("create its directory", err))?;
@@ -101,10 +158,10 @@ impl DiscoveryScope {
                     .open(path)
                 {
                     Ok(mut file) => {
-                        file.write_all(format!("{id}\n").as_bytes())
+                        file.write_all(format!("{id}\n{key}\n").as_bytes())
                             .and_then(|()| file.sync_all())
                             .map_err(|err| fail("write it", err))?;
-                        Ok(Self::new(id))
+                        Ok(Self::with_key(&id, &key))
                     }
                     // Another `agents` made it first: use theirs.
                     Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -134,14 +191,55 @@ impl DiscoveryScope {
             .map(|rest| format!("{}{rest}", self.prefix()))
     }
 
-    /// A discovered tool as this scope stores it.
+    /// A discovered tool as this scope stores it: renamed, with its scope id
+    /// and its seal.
     pub(crate) fn row_of(&self, mut tool: ToolSpec) -> ToolSpec {
         if let Some(stored) = self.stored_name(&tool.name) {
             tool.name = stored;
         }
         tool.source_metadata
             .insert(SCOPE_KEY.into(), self.id.clone().into());
+        tool.source_metadata.remove(SEAL_KEY);
+        let seal = self.seal_of(&tool).map(|tag| hex(tag.as_ref()));
+        if let Some(seal) = seal {
+            tool.source_metadata.insert(SEAL_KEY.into(), seal.into());
+        }
         tool
+    }
+
+    /// The HMAC of `tool`'s canonical JSON (its seal left out).
+    fn seal_of(&self, tool: &ToolSpec) -> Option<ring::hmac::Tag> {
+        let mut value = serde_json::to_value(tool).ok()?;
+        if let Some(meta) = value
+            .get_mut("source_metadata")
+            .and_then(serde_json::Value::as_object_mut)
+        {
+            meta.remove(SEAL_KEY);
+        }
+        Some(ring::hmac::sign(
+            &self.key,
+            agents_core::canonical(&value).as_bytes(),
+        ))
+    }
+
+    /// Whether `tool` carries this scope's seal.
+    fn sealed(&self, tool: &ToolSpec) -> bool {
+        let Some(seal) = tool.source_metadata.get(SEAL_KEY).and_then(|v| v.as_str()) else {
+            return false;
+        };
+        let Some(given) = unhex(seal) else {
+            return false;
+        };
+        let Ok(mut value) = serde_json::to_value(tool) else {
+            return false;
+        };
+        if let Some(meta) = value
+            .get_mut("source_metadata")
+            .and_then(serde_json::Value::as_object_mut)
+        {
+            meta.remove(SEAL_KEY);
+        }
+        ring::hmac::verify(&self.key, agents_core::canonical(&value).as_bytes(), &given).is_ok()
     }
 
     /// A stored Agent Skills row back under its public name when it belongs to
@@ -153,12 +251,14 @@ impl DiscoveryScope {
         }
         let mine =
             tool.source_metadata.get(SCOPE_KEY).and_then(|v| v.as_str()) == Some(self.id.as_str());
-        if !mine {
+        // The id is public; only the seal says this scope wrote the row.
+        if !mine || !self.sealed(&tool) {
             return None;
         }
         let rest = tool.name.strip_prefix(&self.prefix())?.to_owned();
         tool.name = format!("{PUBLIC}{rest}");
         tool.source_metadata.remove(SCOPE_KEY);
+        tool.source_metadata.remove(SEAL_KEY);
         Some(tool)
     }
 
@@ -171,7 +271,21 @@ impl DiscoveryScope {
 fn random_id() -> std::io::Result<String> {
     let mut bytes = [0u8; 16];
     std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(hex(&bytes))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|at| u8::from_str_radix(text.get(at..at + 2)?, 16).ok())
+        .collect()
 }
 
 #[cfg(test)]
@@ -191,6 +305,58 @@ mod tests {
         assert_eq!(mine.visible(tool), None);
         let custom = ToolSpec::new("custom/x", "x", ToolSource::Custom);
         assert_eq!(mine.visible(custom.clone()), Some(custom));
+    }
+
+    #[test]
+    fn a_row_written_under_the_scope_id_without_its_key_is_not_the_scopes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = DiscoveryScope::default_path(dir.path());
+        let mine = DiscoveryScope::load_or_create(&path).unwrap();
+        let mut tool = ToolSpec::new("agent_skills/notes", "Team notes", ToolSource::AgentSkills);
+        tool.source_metadata
+            .insert("path".into(), "/home/bob/skills/notes".into());
+        let row = mine.row_of(tool.clone());
+        assert_eq!(mine.visible(row.clone()), Some(tool.clone()));
+        // Someone who read the id from the database writes a row under it,
+        // or edits the path of a real one: neither verifies.
+        let forged = DiscoveryScope::new(mine.id()).row_of(tool.clone());
+        assert_eq!(
+            forged.source_metadata["scope"],
+            row.source_metadata["scope"]
+        );
+        assert_eq!(mine.visible(forged), None);
+        let mut edited = row.clone();
+        edited
+            .source_metadata
+            .insert("path".into(), "/home/bob/.ssh".into());
+        assert_eq!(mine.visible(edited), None);
+        let mut unsealed = row;
+        unsealed.source_metadata.shift_remove("seal");
+        assert_eq!(mine.visible(unsealed), None);
+        // The key is kept: the same scope reads its rows in a later process.
+        let again = DiscoveryScope::load_or_create(&path).unwrap();
+        assert_eq!(again.visible(mine.row_of(tool.clone())), Some(tool));
+    }
+
+    #[test]
+    fn a_scope_file_from_before_seals_gets_a_key_and_keeps_its_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = DiscoveryScope::default_path(dir.path());
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "0123456789abcdef0123456789abcdef\n").unwrap();
+        let scope = DiscoveryScope::load_or_create(&path).unwrap();
+        assert_eq!(scope.id(), "0123456789abcdef0123456789abcdef");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0], scope.id());
+        assert_eq!(lines[1].len(), 32);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
     }
 
     #[test]
