@@ -77,6 +77,21 @@ pub fn redact_url(url: &str) -> String {
             out.push('@');
             rest.get(at + 1..).unwrap_or_default()
         }
+        // No `://` at all (`postgres:/u:pw@h/db`, `u:pw@h/db`): a mistyped
+        // URL is still someone's password. In one word with an `@`, what
+        // follows the last `:` before it is taken for one.
+        (false, Some(at)) if scheme_end == 0 && !rest.contains(char::is_whitespace) => {
+            let before = rest.get(..at).unwrap_or_default();
+            match before.rfind(':') {
+                Some(colon) => {
+                    out.push_str(before.get(..=colon).unwrap_or_default());
+                    out.push_str(REDACTED);
+                    out.push('@');
+                    rest.get(at + 1..).unwrap_or_default()
+                }
+                None => rest,
+            }
+        }
         _ => rest,
     };
     out.push_str(&redact_pairs(rest));
@@ -226,6 +241,12 @@ mod tests {
             ("postgres://a/b:c@h/db", "postgres://***@h/db"),
             ("sqlite:///tmp/x.db", "sqlite:///tmp/x.db"),
             ("sqlite:///tmp/a:b@c.db", "sqlite:///tmp/a:b@c.db"),
+            // Mistyped: no `://`, still a password.
+            ("postgres:/user:s3cret@h/db", "postgres:/user:***@h/db"),
+            ("user:s3cret@host/db", "user:***@host/db"),
+            ("postgres//user:s3cret@h", "postgres//user:***@h"),
+            ("postgres:/token@h/db", "postgres:***@h/db"),
+            ("see a:b@c here", "see a:b@c here"),
         ] {
             assert_eq!(redact_url(url), shown, "{url}");
         }
