@@ -204,10 +204,15 @@ pub(crate) fn located(path: &Path, text: &str, span: Range<usize>, message: Stri
     let end = floor_char_boundary(text, span.end.clamp(start, line_end));
     let width = text[start..end].chars().count().max(1);
     let gutter = " ".repeat(line.to_string().len());
-    let line_text = shown_line(line_text);
+    let line_text = shown_line(line_text, in_secret_table(&text[..line_start]));
+    // The echoed line is cut to a few hundred characters: the caret stays
+    // within it (the position is in the message's line:column anyway).
+    let shown = line_text.chars().count();
+    let pad = (column - 1).min(shown);
+    let width = width.min(shown.saturating_sub(pad)).max(1);
     let snippet = format!(
         "{gutter} |\n{line} | {line_text}\n{gutter} | {}{}",
-        " ".repeat(column - 1),
+        " ".repeat(pad),
         "^".repeat(width)
     );
     ConfigError::File {
@@ -215,20 +220,38 @@ pub(crate) fn located(path: &Path, text: &str, span: Range<usize>, message: Stri
         line,
         column,
         // Messages quote names from the file (a server name may hold any
-        // character TOML can escape): shown, never sent raw.
-        message: agents_core::text::escape_control(&message).into_owned(),
+        // character TOML can escape): shown, never sent raw, and cut.
+        message: agents_core::text::bounded_message(&message),
         snippet,
     }
 }
 
+/// Whether the last table header in `before` (the file up to a line) opens
+/// an `env` or `headers` table, whose every value may be a secret.
+fn in_secret_table(before: &str) -> bool {
+    before
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|line| line.starts_with('['))
+        .and_then(|header| header.trim_matches(['[', ']']).rsplit('.').next())
+        .is_some_and(|last| matches!(last.trim().trim_matches(['"', '\'']), "env" | "headers"))
+}
+
 /// The echoed line, without secrets (a URL's password, a secret-named key's
 /// value, an inline `env`/`headers` table) or control characters, and short.
-fn shown_line(line_text: &str) -> String {
+fn shown_line(line_text: &str, secret_table: bool) -> String {
     use agents_core::redact::{REDACTED, is_secret_name, redact_url};
     let key = line_text.split('=').next().unwrap_or_default().trim();
-    let text = if line_text.contains("://") {
+    // A quoted key (`"password" = …`) is the same key.
+    let bare = key.trim_matches(['"', '\'']);
+    let text = if line_text.contains('=') && secret_table {
+        format!("{key} = {REDACTED}")
+    } else if line_text.contains("://") {
         redact_url(line_text)
-    } else if line_text.contains('=') && (is_secret_name(key) || key == "env" || key == "headers") {
+    } else if line_text.contains('=')
+        && (is_secret_name(bare) || bare == "env" || bare == "headers")
+    {
         format!("{key} = {REDACTED}")
     } else {
         line_text.to_owned()

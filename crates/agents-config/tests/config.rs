@@ -859,6 +859,41 @@ fn a_syntax_error_on_the_url_line_does_not_echo_the_password() {
     assert!(err.contains(":2:"), "{err}");
 }
 
+#[test]
+fn a_syntax_error_in_a_quoted_secret_key_or_an_env_table_does_not_echo_the_value() {
+    for text in [
+        "[database]\n\"password\" = \"hunter2\" oops\n",
+        "[mcp.servers.gh.env]\nGH_PAT = \"hunter2\" oops\n",
+        "[mcp.servers.gh.\"headers\"]\nX-Static = \"hunter2\" oops\n",
+    ] {
+        let world = World::new();
+        world.write_default_config(text);
+        let err = world.err(&no_flags());
+        assert!(!err.contains("hunter2"), "{err}");
+        assert!(err.contains(":2:"), "{err}");
+    }
+}
+
+#[test]
+fn an_error_far_along_a_long_line_stays_short() {
+    let world = World::new();
+    world.write_default_config(&format!(
+        "[skills]\nagent_skills_paths = \"{}\" oops\n",
+        "x".repeat(1_000_000)
+    ));
+    let err = world.err(&no_flags());
+    assert!(err.len() < 4_096, "{} bytes", err.len());
+    assert!(err.contains(":2:"), "{err}");
+    // A name a million characters long, quoted by the message, is cut too.
+    let world = World::new();
+    world.write_default_config(&format!(
+        "[mcp.servers.{}]\nbogus = 1\n",
+        "s".repeat(1_000_000)
+    ));
+    let err = world.err(&no_flags());
+    assert!(err.len() < 4_096, "{} bytes", err.len());
+}
+
 /// Found by the `config` fuzz target: a server name holding a control
 /// character (TOML can escape any) was quoted raw in the error.
 #[test]
