@@ -534,7 +534,8 @@ pub fn lock_mismatch(diffs: &[LockDiff], file: &Path) -> Failure {
         format!(
             "the resolution differs from the lock `{}`: {}",
             file.display(),
-            parts.join("; ")
+            // One line, however many entries differ (each is listed above).
+            agents_core::text::shorten(&parts.join("; "), agents_core::text::MAX_MESSAGE_BYTES)
         ),
     )
 }
