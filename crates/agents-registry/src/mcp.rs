@@ -108,12 +108,13 @@ impl McpDefinition {
             "would run"
         };
         format!(
-            "mcp server `{}` (defined in skill `{}`{by}, digest {}) is not trusted on this machine and was not started; it {verb} `{}`; if you trust it, run `agents mcp trust {}`",
+            "mcp server `{}` (defined in skill `{}`{by}, digest {}) is not trusted on this machine and was not started; it {verb} `{}`; if you trust it, run `agents mcp trust {} --digest {}`",
             self.server,
             self.defined_in,
             short_digest(&self.digest),
             bounded(&self.launch(), 2000),
-            self.server
+            self.server,
+            short_digest(&self.digest),
         )
     }
 }

@@ -186,12 +186,37 @@ impl TrustStore {
 /// `command arg…` (arguments with spaces or quotes quoted) or the URL.
 pub fn describe_launch(source: &McpSource) -> String {
     if let Some(url) = &source.url {
-        return url.clone();
+        // The headers too: a `${VAR}` in one sends that variable of yours.
+        let headers: Vec<String> = source
+            .headers
+            .iter()
+            .map(|(name, value)| format!("{name}: {value}"))
+            .collect();
+        return if headers.is_empty() {
+            url.clone()
+        } else {
+            format!("{url} with headers {}", headers.join(", "))
+        };
     }
     let Some(command) = &source.command else {
         return String::new();
     };
-    let mut words = vec![quote(command)];
+    // As a shell line: the directory, the environment (values as written,
+    // so `${VAR}` shows which of your variables it receives), the command.
+    let mut words = Vec::new();
+    if let Some(cwd) = &source.cwd {
+        words.push(format!("cd {} &&", quote(cwd)));
+    }
+    if !source.env.is_empty() {
+        words.push("env".to_owned());
+        words.extend(
+            source
+                .env
+                .iter()
+                .map(|(name, value)| quote(&format!("{name}={value}"))),
+        );
+    }
+    words.push(quote(command));
     words.extend(source.args.iter().map(|arg| quote(arg)));
     words.join(" ")
 }
