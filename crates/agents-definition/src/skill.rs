@@ -515,6 +515,29 @@ agent_sources:
     }
 
     #[test]
+    fn aliases_of_a_large_string_stop_at_a_budget_proportional_to_the_file() {
+        // 1 MB of text that would expand to 500 MB: refused, at the anchor
+        // (whose events the aliases replay) and the alias that ran out.
+        let text = format!(
+            "name: a/b\nmetadata:\n  s: &s \"{}\"\n  l: [{}]\n",
+            "x".repeat(1_000_000),
+            vec!["*s"; 500].join(",")
+        );
+        let err = parse_skills(&text, "amp.yaml").unwrap_err().to_string();
+        assert!(
+            err.starts_with("amp.yaml:3:6: metadata.l[")
+                && err.contains("]: YAML aliases expand to too much data"),
+            "{}",
+            &err[..err.len().min(300)]
+        );
+        assert!(err.len() < 4_096, "{} bytes", err.len());
+        // Anchors that expand modestly, and a `&` that is no anchor, parse.
+        let fine = "name: a/b\ndescription: R&D tools\nmetadata:\n  base: &b {team: x, tier: 1}\n  copy: *b\n";
+        let skill = parse_skills(fine, "ok.yaml").unwrap().remove(0);
+        assert_eq!(skill.metadata["copy"]["tier"], 1);
+    }
+
+    #[test]
     fn json_view_has_every_key() {
         let skill = parse_skills("name: a/b\n", "s.yaml").unwrap().remove(0);
         let json = skill_to_json(&skill);

@@ -111,6 +111,15 @@ fn generate(generator: &str, n: usize) -> Vec<u8> {
                 let _ = writeln!(out, "  - gen/p{i}");
             }
         }
+        "alias-amplification" => {
+            // A megabyte string aliased `n` times: small file, huge value.
+            let _ = write!(
+                out,
+                "name: gen/amp\nmetadata:\n  s: &s \"{}\"\n  l: [{}]\n",
+                "x".repeat(1_000_000),
+                vec!["*s"; n].join(",")
+            );
+        }
         "lock-huge-value" => {
             // serde quotes a value of the wrong type whole.
             let _ = write!(
