@@ -149,7 +149,9 @@ impl fmt::Display for Origin {
         match self {
             Self::Flag => f.write_str("command-line flag"),
             Self::Env { var } => write!(f, "environment variable `{var}`"),
-            Self::File { path, line } => write!(f, "`{}:{line}`", path.display()),
+            Self::File { path, line } => {
+                write!(f, "`{}:{line}`", agents_core::text::shown_path(path))
+            }
             Self::Default => f.write_str("default"),
         }
     }
@@ -262,7 +264,10 @@ impl InputLimits {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The config file exists but cannot be read.
-    #[error("cannot read config file `{}`: {source}", path.display())]
+    #[error(
+        "cannot read config file `{}`: {source}",
+        agents_core::text::shown_path(path)
+    )]
     Read {
         /// The file.
         path: PathBuf,
@@ -270,13 +275,19 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     /// The config file is a directory or another non-file.
-    #[error("config file `{}` is not a regular file", path.display())]
+    #[error(
+        "config file `{}` is not a regular file",
+        agents_core::text::shown_path(path)
+    )]
     NotAFile {
         /// The path.
         path: PathBuf,
     },
     /// The config file is unreasonably large.
-    #[error("config file `{}` is larger than {limit} bytes", path.display())]
+    #[error(
+        "config file `{}` is larger than {limit} bytes",
+        agents_core::text::shown_path(path)
+    )]
     TooLarge {
         /// The file.
         path: PathBuf,
@@ -284,7 +295,10 @@ pub enum ConfigError {
         limit: u64,
     },
     /// A config file named by `--config` or `CLEVERAGENTS_CONFIG` is missing.
-    #[error("config file `{}` (from {origin}) does not exist", path.display())]
+    #[error(
+        "config file `{}` (from {origin}) does not exist",
+        agents_core::text::shown_path(path)
+    )]
     MissingFile {
         /// The file.
         path: PathBuf,
@@ -292,7 +306,10 @@ pub enum ConfigError {
         origin: Origin,
     },
     /// A problem at a place in the config file.
-    #[error("{}:{line}:{column}: {message}\n{snippet}", path.display())]
+    #[error(
+        "{}:{line}:{column}: {message}\n{snippet}",
+        agents_core::text::shown_path(path)
+    )]
     File {
         /// The file.
         path: PathBuf,
@@ -316,7 +333,7 @@ pub enum ConfigError {
         message: String,
     },
     /// The config file cannot be written.
-    #[error("cannot write `{}`: {source}", path.display())]
+    #[error("cannot write `{}`: {source}", agents_core::text::shown_path(path))]
     Write {
         /// The file.
         path: PathBuf,
@@ -324,7 +341,7 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     /// A client's MCP config file (`mcp import`) cannot be used.
-    #[error("cannot import `{}`: {message}", path.display())]
+    #[error("cannot import `{}`: {message}", agents_core::text::shown_path(path))]
     Import {
         /// The client file.
         path: PathBuf,

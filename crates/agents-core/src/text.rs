@@ -71,6 +71,12 @@ pub fn shorten(text: &str, max: usize) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A path as a message shows it: control characters escaped, so a newline
+/// in a file or folder name cannot start a forged line of output.
+pub fn shown_path(path: &std::path::Path) -> String {
+    escape_control(&path.to_string_lossy()).into_owned()
+}
+
 /// The longest message a parser gave about someone else's data that an
 /// error keeps, in bytes (see [`shorten_middle`]).
 pub const MAX_MESSAGE_BYTES: usize = 1024;

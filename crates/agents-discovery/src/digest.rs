@@ -17,7 +17,7 @@ pub const MAX_DIGEST_FILES: usize = 10_000;
 
 /// A folder whose files cannot be digested.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("cannot digest the files of skill folder `{}`: {message}", .folder.display())]
+#[error("cannot digest the files of skill folder `{}`: {message}", agents_core::text::shown_path(.folder))]
 pub struct FolderDigestError {
     /// The folder.
     pub folder: PathBuf,
@@ -41,11 +41,19 @@ pub fn folder_digests(folder: &Path) -> Result<BTreeMap<String, String>, FolderD
     let mut digests = BTreeMap::new();
     let mut pending: Vec<(PathBuf, String)> = vec![(folder.to_path_buf(), String::new())];
     while let Some((dir, prefix)) = pending.pop() {
-        let entries = std::fs::read_dir(&dir)
-            .map_err(|err| fail(format!("cannot list `{}`: {err}", dir.display())))?;
+        let entries = std::fs::read_dir(&dir).map_err(|err| {
+            fail(format!(
+                "cannot list `{}`: {err}",
+                agents_core::text::shown_path(&dir)
+            ))
+        })?;
         for entry in entries {
-            let entry =
-                entry.map_err(|err| fail(format!("cannot list `{}`: {err}", dir.display())))?;
+            let entry = entry.map_err(|err| {
+                fail(format!(
+                    "cannot list `{}`: {err}",
+                    agents_core::text::shown_path(&dir)
+                ))
+            })?;
             let name = entry.file_name().to_string_lossy().into_owned();
             let relative = if prefix.is_empty() {
                 name

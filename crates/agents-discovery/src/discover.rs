@@ -98,7 +98,7 @@ impl fmt::Display for DiscoveryConflict {
             f,
             "agent skill `{}` at `{}` conflicts with the {} tool from `{}`",
             self.name,
-            self.new_path.display(),
+            agents_core::text::shown_path(&self.new_path),
             self.existing_source,
             self.existing_origin
         )?;
@@ -174,14 +174,14 @@ pub fn discover(
             Err(_) => {
                 result.warnings.push(format!(
                     "agent skills path `{}` does not exist",
-                    dir.display()
+                    agents_core::text::shown_path(dir)
                 ));
                 continue;
             }
             Ok(meta) if !meta.is_dir() => {
                 result.warnings.push(format!(
                     "agent skills path `{}` is not a directory",
-                    dir.display()
+                    agents_core::text::shown_path(dir)
                 ));
                 continue;
             }
@@ -191,8 +191,8 @@ pub fn discover(
             if let Some(first) = scanned.get(&real) {
                 result.warnings.push(format!(
                     "agent skills path `{}` is the same directory as `{}`: scanned once",
-                    dir.display(),
-                    first.display()
+                    agents_core::text::shown_path(dir),
+                    agents_core::text::shown_path(first)
                 ));
                 continue;
             }

@@ -37,7 +37,7 @@ impl fmt::Display for FolderError {
                 write!(
                     f,
                     "skill folder `{}` has {} problems:",
-                    self.folder.display(),
+                    agents_core::text::shown_path(&self.folder),
                     problems.len()
                 )?;
                 for problem in problems {

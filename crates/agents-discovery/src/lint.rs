@@ -58,7 +58,11 @@ impl fmt::Display for LintReport {
         }
         for folder in &self.folders {
             let status = if folder.ok { "ok   " } else { "error" };
-            write!(f, "{status} {}", folder.folder.display())?;
+            write!(
+                f,
+                "{status} {}",
+                agents_core::text::shown_path(&folder.folder)
+            )?;
             if let Some(name) = &folder.name {
                 write!(f, " ({name})")?;
             }

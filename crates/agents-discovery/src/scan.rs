@@ -23,7 +23,7 @@ pub(crate) fn subfolders(dir: &Path, warnings: &mut Vec<String>) -> Vec<PathBuf>
         Err(err) => {
             warnings.push(format!(
                 "cannot read agent skills path `{}`: {err}",
-                dir.display()
+                agents_core::text::shown_path(dir)
             ));
             return Vec::new();
         }
@@ -35,7 +35,7 @@ pub(crate) fn subfolders(dir: &Path, warnings: &mut Vec<String>) -> Vec<PathBuf>
             Err(err) => {
                 warnings.push(format!(
                     "cannot read an entry of `{}`: {err}",
-                    dir.display()
+                    agents_core::text::shown_path(dir)
                 ));
                 continue;
             }
@@ -50,13 +50,19 @@ pub(crate) fn subfolders(dir: &Path, warnings: &mut Vec<String>) -> Vec<PathBuf>
             Ok(kind) if kind.is_symlink() => match std::fs::metadata(&path) {
                 Ok(meta) => meta.is_dir(),
                 Err(err) => {
-                    warnings.push(format!("cannot follow symlink `{}`: {err}", path.display()));
+                    warnings.push(format!(
+                        "cannot follow symlink `{}`: {err}",
+                        agents_core::text::shown_path(&path)
+                    ));
                     false
                 }
             },
             Ok(_) => false,
             Err(err) => {
-                warnings.push(format!("cannot read `{}`: {err}", path.display()));
+                warnings.push(format!(
+                    "cannot read `{}`: {err}",
+                    agents_core::text::shown_path(&path)
+                ));
                 false
             }
         };
@@ -137,9 +143,9 @@ impl Dedup {
         if let Some(first) = self.seen.get(realpath) {
             warnings.push(format!(
                 "`{}` is the same folder as `{}` (`{}`): loaded once",
-                folder.display(),
-                first.display(),
-                realpath.display()
+                agents_core::text::shown_path(folder),
+                agents_core::text::shown_path(first),
+                agents_core::text::shown_path(realpath)
             ));
             return false;
         }

@@ -119,7 +119,7 @@ impl SkillMdError {
 
 impl fmt::Display for SkillMdError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file.display())?;
+        write!(f, "{}", agents_core::text::shown_path(&self.file))?;
         if let Some(line) = self.line {
             write!(f, ":{line}")?;
             if let Some(column) = self.column {

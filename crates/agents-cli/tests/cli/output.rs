@@ -122,3 +122,26 @@ fn a_command_line_that_does_not_parse_is_a_json_error_under_format_json() {
         assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
     }
 }
+
+/// A newline in a file or folder name would start a forged line of output
+/// (`error: …` that no error wrote): every path in a message is escaped.
+#[test]
+fn a_newline_in_a_path_cannot_forge_a_line() {
+    let sb = Sandbox::new();
+    let file = sb.write("evil\nerror: forged.json", "not json");
+    let folder = sb.path("skills\nerror: forged");
+    std::fs::create_dir_all(&folder).unwrap();
+    for args in [
+        vec!["mcp", "import", file.to_str().unwrap()],
+        vec!["config", "show", "--config", file.to_str().unwrap()],
+        vec!["skill", "lint", folder.to_str().unwrap()],
+        vec!["skill", "discover", "--paths", folder.to_str().unwrap()],
+    ] {
+        let run = sb.run(&args);
+        let all = format!("{}{}", run.stdout, run.stderr);
+        assert!(
+            !all.lines().any(|line| line.trim_start().starts_with("error: forged")),
+            "{args:?}: {all}"
+        );
+    }
+}
