@@ -89,7 +89,10 @@ pub fn import_mcp_servers(
                 servers_table(&mut shown)?.insert(name, Item::Table(masked));
                 added.push(name.clone());
             }
-            Err(reason) => skipped.push((name.clone(), reason)),
+            // The reason may quote a key of the file whole.
+            Err(reason) => {
+                skipped.push((name.clone(), agents_core::text::bounded_message(&reason)))
+            }
         }
     }
     let config = real.to_string();

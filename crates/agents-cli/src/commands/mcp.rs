@@ -487,9 +487,18 @@ fn import(ctx: &Context, file: &std::path::Path, dry_run: bool) -> Result<ExitCo
     for server in &report.added {
         lines.push(format!("added mcp server `{server}`"));
     }
-    for (server, reason) in &report.skipped {
-        lines.push(format!("skipped mcp server `{server}`: {reason}"));
-    }
+    let mut skipped: Vec<String> = report
+        .skipped
+        .iter()
+        .map(|(server, reason)| {
+            let server = agents_core::text::shorten(server, agents_core::text::MAX_ECHO_BYTES);
+            format!("skipped mcp server `{server}`: {reason}")
+        })
+        .collect();
+    agents_core::text::cap_lines(&mut skipped, 20, |more| {
+        format!("… and {more} more skipped (`--format json` lists them all)")
+    });
+    lines.append(&mut skipped);
     lines.push(if dry_run {
         format!(
             "dry run: {} server(s) would be added to {}",

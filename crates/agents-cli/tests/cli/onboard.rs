@@ -698,3 +698,48 @@ fn a_failing_http_refresh_prints_one_clean_error_and_json_lines_under_json() {
     }
     serde_json::from_str::<serde_json::Value>(&run.stdout).unwrap();
 }
+
+#[test]
+fn mcp_import_reports_skipped_servers_briefly() {
+    let sb = Sandbox::new();
+    let mut servers = serde_json::Map::new();
+    for i in 0..30 {
+        servers.insert(format!("bad{i}"), json!({"command": "x", "env": {"N": 5}}));
+    }
+    let long_key = "K".repeat(100_000);
+    servers.insert("long".into(), json!({"command": "x", "env": {long_key: 5}}));
+    let file = sb.write("client.json", &json!({"mcpServers": servers}).to_string());
+    let run = sb
+        .run(&["mcp", "import", file.to_str().unwrap(), "--dry-run"])
+        .ok();
+    let skipped: Vec<&str> = run
+        .stdout
+        .lines()
+        .chain(run.stderr.lines())
+        .filter(|line| line.contains("skipped"))
+        .collect();
+    assert_eq!(skipped.len(), 21, "{skipped:?}");
+    assert_eq!(
+        skipped[20],
+        "… and 11 more skipped (`--format json` lists them all)"
+    );
+    assert!(
+        run.stdout.len() + run.stderr.len() < 8_192,
+        "{}",
+        run.stderr.len()
+    );
+    let json = sb
+        .run(&[
+            "mcp",
+            "import",
+            file.to_str().unwrap(),
+            "--dry-run",
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
+    let skipped = json["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 31);
+    assert!(skipped[30]["reason"].as_str().unwrap().len() < 2_048);
+}

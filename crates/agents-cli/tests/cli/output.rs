@@ -140,7 +140,8 @@ fn a_newline_in_a_path_cannot_forge_a_line() {
         let run = sb.run(&args);
         let all = format!("{}{}", run.stdout, run.stderr);
         assert!(
-            !all.lines().any(|line| line.trim_start().starts_with("error: forged")),
+            !all.lines()
+                .any(|line| line.trim_start().starts_with("error: forged")),
             "{args:?}: {all}"
         );
     }
