@@ -175,9 +175,12 @@ pub(crate) fn load(path: &Path) -> Result<Option<(String, FileConfig)>, ConfigEr
     let bytes = std::fs::read(path).map_err(read_error)?;
     let text = String::from_utf8(bytes).map_err(|err| {
         let at = err.utf8_error().valid_up_to();
+        // Everything before `at` is valid, so its line and column are those
+        // of the lossy text; the bad byte shows as U+FFFD under the caret.
+        let lossy = String::from_utf8_lossy(err.as_bytes());
         located(
             path,
-            "",
+            &lossy,
             at..at + 1,
             "config file is not valid UTF-8".into(),
         )
