@@ -144,7 +144,9 @@ fn init_tracing(verbose: u8, format: cli::Format, color: cli::ColorArg) {
     let default = match verbose {
         0 => format!("off,{}", own("warn")),
         1 => format!("warn,{}", own("info")),
-        _ => "debug".to_owned(),
+        // Not the HTTP stack's debug lines: they name each request's URL,
+        // whose query may hold a token (`CLEVERAGENTS_LOG` can still ask).
+        _ => "debug,reqwest=info,hyper=info,hyper_util=info,h2=info".to_owned(),
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("CLEVERAGENTS_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
