@@ -141,6 +141,9 @@ struct PathNode {
     /// The overrides written on the include edge from the parent to this
     /// skill (`None` when there were none), kept for `--explain`.
     edge: Option<Arc<ValueMap>>,
+    /// A 128-bit fingerprint of the skills from the root to here, computed
+    /// the first time two paths are compared (see `PartialEq`).
+    fingerprint: std::sync::OnceLock<u128>,
 }
 
 impl Drop for PathNode {
@@ -166,6 +169,7 @@ impl IncludePath {
             head_end: None,
             overrides: Arc::new(ValueMap::new()),
             edge: None,
+            fingerprint: std::sync::OnceLock::new(),
         }))
     }
 
@@ -191,7 +195,33 @@ impl IncludePath {
             head_end,
             overrides,
             edge,
+            fingerprint: std::sync::OnceLock::new(),
         }))
+    }
+
+    /// The path's fingerprint: each node's mixes its parent's with its skill
+    /// name, computed once per node (walking up to the nearest node that has
+    /// one, then down), so fingerprinting every path of a closure is linear.
+    fn fingerprint(&self) -> u128 {
+        if let Some(done) = self.0.fingerprint.get() {
+            return *done;
+        }
+        let mut todo = vec![self];
+        let mut above = self.0.parent.as_ref();
+        let mut acc = 0u128;
+        while let Some(path) = above {
+            if let Some(done) = path.0.fingerprint.get() {
+                acc = *done;
+                break;
+            }
+            todo.push(path);
+            above = path.0.parent.as_ref();
+        }
+        for path in todo.iter().rev() {
+            acc = mix(acc, path.0.skill.as_str());
+            let _ = path.0.fingerprint.set(acc);
+        }
+        acc
     }
 
     /// The skills on the path, root first.
@@ -268,9 +298,29 @@ impl fmt::Debug for IncludePath {
     }
 }
 
+/// `acc` extended by one skill name: two SipHash-1-3 runs with different
+/// leading bytes, 128 bits in all.
+fn mix(acc: u128, skill: &str) -> u128 {
+    use std::hash::{Hash, Hasher};
+    let half = |tag: u8| {
+        let mut hasher = std::hash::DefaultHasher::new();
+        (tag, acc, skill).hash(&mut hasher);
+        u128::from(hasher.finish())
+    };
+    (half(1) << 64) | half(2)
+}
+
 impl PartialEq for IncludePath {
+    /// The same node, or the same length, last skill and 128-bit fingerprint
+    /// of the skills on the way (as rustc's incremental fingerprints: a
+    /// collision would take about 2^64 paths). Comparing skill by skill made
+    /// `--explain`, which compares one path per entry, quadratic on long
+    /// include chains.
     fn eq(&self, other: &Self) -> bool {
-        self.skills() == other.skills()
+        Arc::ptr_eq(&self.0, &other.0)
+            || (self.0.len == other.0.len
+                && self.0.skill == other.0.skill
+                && self.fingerprint() == other.fingerprint())
     }
 }
 
@@ -1105,6 +1155,10 @@ impl<'a> SkillResolver<'a> {
     /// from the weakest (the defining skill's own `overrides:`) to the
     /// strongest (the root's include edge).
     fn override_origins(&self, entry: &ResolvedToolEntry) -> Vec<OverrideOrigin> {
+        // No final override, no origin to find: the path is not walked.
+        if entry.overrides.is_empty() {
+            return Vec::new();
+        }
         let mut layers: Vec<(&ValueMap, &SkillName, &IncludePath)> = Vec::new();
         if let Some(own) = self
             .skills
@@ -1541,4 +1595,33 @@ fn blocked_fields(fields: &ValueMap) -> Vec<String> {
         .filter(|field| fields.contains_key(**field))
         .map(|field| (*field).to_owned())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn path(skills: &[&str]) -> IncludePath {
+        let name = |s: &str| SkillName::new(s).unwrap();
+        let mut path = IncludePath::root(name(skills[0]));
+        for skill in &skills[1..] {
+            path = path.child(name(skill), &ValueMap::new());
+        }
+        path
+    }
+
+    #[test]
+    fn paths_built_apart_compare_by_their_skills() {
+        let a = path(&["a/root", "a/x", "a/y", "a/z"]);
+        assert_eq!(a, path(&["a/root", "a/x", "a/y", "a/z"]));
+        assert_eq!(a, a.clone());
+        assert_ne!(a, path(&["a/root", "a/y", "a/x", "a/z"]));
+        assert_ne!(a, path(&["a/root", "a/x", "a/z"]));
+        assert_ne!(a, path(&["b/root", "a/x", "a/y", "a/z"]));
+        // A prefix compared first keeps its fingerprint for the longer path.
+        let prefix = a.parent().unwrap().clone();
+        assert_eq!(prefix, path(&["a/root", "a/x", "a/y"]));
+        assert_eq!(a, path(&["a/root", "a/x", "a/y", "a/z"]));
+    }
 }
