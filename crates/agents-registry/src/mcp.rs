@@ -184,6 +184,29 @@ fn tool_of(spec: &ToolSpec) -> Option<&str> {
     spec.source_metadata.get("tool").and_then(|t| t.as_str())
 }
 
+/// The digest of one spec's cached rows as stored (canonical JSON of each,
+/// in name order): what [`crate::trust::TrustStore::record_list`] keeps
+/// of a list this user fetched, to tell it from one someone else wrote.
+pub(crate) fn list_digest(rows: &[&ToolSpec]) -> String {
+    let mut texts: Vec<(&str, String)> = rows
+        .iter()
+        .map(|row| {
+            let value = serde_json::to_value(row).unwrap_or_default();
+            (row.name.as_str(), agents_core::canonical(&value))
+        })
+        .collect();
+    texts.sort();
+    let joined: Vec<&str> = texts.iter().map(|(_, text)| text.as_str()).collect();
+    agents_core::sha256_digest(joined.join("\n").as_bytes())
+}
+
+/// The spec digest a cached row belongs to.
+pub(crate) fn row_digest(row: &ToolSpec) -> Option<&str> {
+    row.source_metadata
+        .get("spec_digest")
+        .and_then(|d| d.as_str())
+}
+
 /// A cached row back in the shape skills see: `mcp:{server}/{tool}`.
 pub(crate) fn restore_cached(mut spec: ToolSpec) -> Option<(String, ToolSpec)> {
     let digest = spec
@@ -394,6 +417,7 @@ impl<S: Store> SkillRegistryService<S> {
             .collect();
         let group = group_of(&digest);
         let key = fetched_key(&digest);
+        let list = list_digest(&rows.iter().collect::<Vec<_>>());
         if changes.is_empty() {
             self.store()
                 .replace_tool_group(&group, &rows, &[(key.as_str(), stamp.as_str())])
@@ -412,6 +436,8 @@ impl<S: Store> SkillRegistryService<S> {
                 )
                 .await?;
         }
+        // Written: now remember, on this machine, what this user fetched.
+        self.trust().record_list(&digest, &list)?;
         let changed_since = if changes.is_empty() {
             None
         } else {

@@ -493,8 +493,40 @@ impl<S: Store> SkillRegistryService<S> {
             }
         }
         if has_mcp {
-            for tool in self.store.list_tools(Some(ToolSource::Mcp)).await? {
-                if let Some((digest, tool)) = crate::mcp::restore_cached(tool) {
+            let rows = self.store.list_tools(Some(ToolSource::Mcp)).await?;
+            // A spec's cached list that is not the one this user last fetched
+            // from it was written by someone else since: not used.
+            let mut lists: HashMap<&str, Vec<&ToolSpec>> = HashMap::new();
+            for row in &rows {
+                if let Some(digest) = crate::mcp::row_digest(row) {
+                    lists.entry(digest).or_default().push(row);
+                }
+            }
+            let replaced: HashSet<String> = lists
+                .iter()
+                .filter(|(digest, list)| {
+                    self.trust
+                        .recorded_list(digest)
+                        .is_some_and(|recorded| recorded != crate::mcp::list_digest(list))
+                })
+                .map(|(digest, list)| {
+                    let server = list
+                        .first()
+                        .and_then(|row| row.source_metadata.get("server"))
+                        .and_then(|s| s.as_str())
+                        .unwrap_or_default();
+                    tracing::warn!(
+                        "mcp server `{server}`: its cached tool list was changed in the database since you fetched it (spec digest {}); it is not used until `agents mcp refresh {server}`",
+                        digest.get(..12).unwrap_or(digest)
+                    );
+                    (*digest).to_owned()
+                })
+                .collect();
+            drop(lists);
+            for tool in rows {
+                if let Some((digest, tool)) = crate::mcp::restore_cached(tool)
+                    && !replaced.contains(&digest)
+                {
                     catalog.insert_mcp(digest, tool);
                 }
             }

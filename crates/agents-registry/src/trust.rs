@@ -72,18 +72,27 @@ pub struct TrustEntry {
     pub trusted_at: String,
 }
 
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 struct TrustFile {
     version: u32,
     #[serde(default)]
     trusted: Vec<TrustEntry>,
+    /// Per launch-spec digest, the digest of the tool list this user last
+    /// fetched from it ([`crate::mcp`]'s `list_digest`): the cache in a
+    /// shared database is someone else's to write, this record is not.
+    #[serde(default, skip_serializing_if = "indexmap::IndexMap::is_empty")]
+    fetched: indexmap::IndexMap<String, String>,
 }
+
+/// Tool lists [`TrustStore::record_list`] remembers at most; the oldest go
+/// first (an unrecorded list is only not checked).
+const MAX_FETCHED: usize = 1_000;
 
 /// The trust store: a file, or memory only (for embedding and tests).
 #[derive(Debug)]
 pub struct TrustStore {
     path: Option<PathBuf>,
-    entries: Mutex<Vec<TrustEntry>>,
+    entries: Mutex<TrustFile>,
 }
 
 impl Default for TrustStore {
@@ -102,7 +111,7 @@ impl TrustStore {
     pub fn in_memory() -> Self {
         Self {
             path: None,
-            entries: Mutex::new(Vec::new()),
+            entries: Mutex::new(TrustFile::default()),
         }
     }
 
@@ -120,7 +129,7 @@ impl TrustStore {
         self.path.as_deref()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<TrustEntry>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, TrustFile> {
         self.entries
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -128,12 +137,33 @@ impl TrustStore {
 
     /// True when the spec with this digest is trusted.
     pub fn is_trusted(&self, digest: &str) -> bool {
-        self.lock().iter().any(|entry| entry.digest == digest)
+        self.lock()
+            .trusted
+            .iter()
+            .any(|entry| entry.digest == digest)
     }
 
     /// Every trusted spec, in the order trusted.
     pub fn entries(&self) -> Vec<TrustEntry> {
-        self.lock().clone()
+        self.lock().trusted.clone()
+    }
+
+    /// Remembers that this user fetched the tool list `list` (its digest)
+    /// from the spec `digest`.
+    pub fn record_list(&self, digest: &str, list: &str) -> Result<(), TrustError> {
+        self.update(|file| {
+            file.fetched.shift_remove(digest);
+            file.fetched.insert(digest.to_owned(), list.to_owned());
+            while file.fetched.len() > MAX_FETCHED {
+                file.fetched.shift_remove_index(0);
+            }
+        })
+    }
+
+    /// The digest of the tool list this user last fetched from the spec
+    /// `digest`, if recorded.
+    pub fn recorded_list(&self, digest: &str) -> Option<String> {
+        self.lock().fetched.get(digest).cloned()
     }
 
     /// Trusts `source` (its digest); returns false when it already was.
@@ -146,11 +176,11 @@ impl TrustStore {
             reason: reason.to_owned(),
             trusted_at: now(),
         };
-        self.update(|entries| {
-            if entries.iter().any(|e| e.digest == digest) {
+        self.update(|file| {
+            if file.trusted.iter().any(|e| e.digest == digest) {
                 false
             } else {
-                entries.push(entry);
+                file.trusted.push(entry);
                 true
             }
         })
@@ -161,23 +191,23 @@ impl TrustStore {
         &self,
         remove: impl Fn(&TrustEntry) -> bool,
     ) -> Result<Vec<TrustEntry>, TrustError> {
-        self.update(|entries| {
-            let (gone, kept): (Vec<_>, Vec<_>) = entries.drain(..).partition(|e| remove(e));
-            *entries = kept;
+        self.update(|file| {
+            let (gone, kept): (Vec<_>, Vec<_>) = file.trusted.drain(..).partition(|e| remove(e));
+            file.trusted = kept;
             gone
         })
     }
 
     /// Re-reads the file (another `agents` may have changed it), applies
     /// `change`, and writes the result atomically with mode 0600.
-    fn update<T>(&self, change: impl FnOnce(&mut Vec<TrustEntry>) -> T) -> Result<T, TrustError> {
-        let mut entries = self.lock();
+    fn update<T>(&self, change: impl FnOnce(&mut TrustFile) -> T) -> Result<T, TrustError> {
+        let mut file = self.lock();
         if let Some(path) = &self.path {
-            *entries = read_file(path)?;
+            *file = read_file(path)?;
         }
-        let result = change(&mut entries);
+        let result = change(&mut file);
         if let Some(path) = &self.path {
-            write_file(path, &entries)?;
+            write_file(path, &file)?;
         }
         Ok(result)
     }
@@ -248,11 +278,11 @@ fn io_error(path: &Path, what: &str, err: &std::io::Error) -> TrustError {
     }
 }
 
-fn read_file(path: &Path) -> Result<Vec<TrustEntry>, TrustError> {
+fn read_file(path: &Path) -> Result<TrustFile, TrustError> {
     use std::io::Read;
     let file = match std::fs::File::open(path) {
         Ok(file) => file,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(TrustFile::default()),
         Err(err) => return Err(io_error(path, "read it", &err)),
     };
     let metadata = file
@@ -295,15 +325,15 @@ fn read_file(path: &Path) -> Result<Vec<TrustEntry>, TrustError> {
             message: format!("unknown `version` {}", parsed.version),
         });
     }
-    Ok(parsed.trusted)
+    Ok(parsed)
 }
 
-fn write_file(path: &Path, entries: &[TrustEntry]) -> Result<(), TrustError> {
+fn write_file(path: &Path, file: &TrustFile) -> Result<(), TrustError> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
     agents_fs::create_dir_all(dir).map_err(|err| io_error(path, "create its directory", &err))?;
     let mut text = serde_json::to_string_pretty(&TrustFile {
         version: 1,
-        trusted: entries.to_vec(),
+        ..file.clone()
     })
     .map_err(|err| TrustError::Invalid {
         path: path.display().to_string(),
