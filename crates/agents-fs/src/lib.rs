@@ -116,7 +116,10 @@ pub fn write_atomically(path: &Path, bytes: &[u8], access: Access) -> io::Result
     prefix.push(path.file_name().unwrap_or_default());
     prefix.push(".");
     let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).suffix(".partial");
+    builder
+        .prefix(&prefix)
+        .suffix(".partial")
+        .rand_bytes(RANDOM_LEN);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -127,6 +130,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8], access: Access) -> io::Result
     }
     #[cfg(not(unix))]
     let _ = access;
+    remove_stale_partials(dir, &prefix);
     // Dropped on any error below, the temporary file is removed.
     let mut temp = builder.tempfile_in(dir)?;
     temp.write_all(bytes)?;
@@ -135,10 +139,82 @@ pub fn write_atomically(path: &Path, bytes: &[u8], access: Access) -> io::Result
     Ok(())
 }
 
+/// Random characters in a temporary file's name.
+const RANDOM_LEN: usize = 6;
+
+/// How old a leftover temporary file must be before a later write of the
+/// same file removes it: far longer than any write takes, so a concurrent
+/// writer's file is never taken.
+const STALE_PARTIAL: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Removes the temporary files (`.NAME.XXXXXX.partial`) that writes of the
+/// same file left behind when the process was killed between creating and
+/// renaming one (a `kill -9`, a power cut), once they are
+/// [`STALE_PARTIAL`] old. Best effort: what cannot be read or removed stays.
+fn remove_stale_partials(dir: &Path, prefix: &std::ffi::OsStr) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = prefix.as_encoded_bytes();
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        let name = name.as_encoded_bytes();
+        // Exactly the prefix, the random part and `.partial` (so not the
+        // leftover of `NAME.toml` when writing `NAME`).
+        let random = name
+            .strip_prefix(prefix)
+            .and_then(|rest| rest.strip_suffix(b".partial"));
+        if !random.is_some_and(|r| r.len() == RANDOM_LEN && r.iter().all(u8::is_ascii_alphanumeric))
+        {
+            continue;
+        }
+        // `DirEntry::metadata` does not follow a symlink: only regular files.
+        let stale = entry.metadata().is_ok_and(|meta| {
+            meta.file_type().is_file()
+                && meta
+                    .modified()
+                    .ok()
+                    .and_then(|at| at.elapsed().ok())
+                    .is_some_and(|age| age > STALE_PARTIAL)
+        });
+        if stale {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn a_write_removes_the_stale_leftovers_of_killed_writes_only() {
+        let temp = tempfile::tempdir().unwrap();
+        let target = temp.path().join("skills.lock");
+        let stale = temp.path().join(".skills.lock.AbC123.partial");
+        let fresh = temp.path().join(".skills.lock.XyZ789.partial");
+        let other = temp.path().join(".skills.lock.toml.AbC123.partial");
+        for file in [&stale, &fresh, &other] {
+            std::fs::write(file, "half").unwrap();
+        }
+        let old = std::time::SystemTime::now() - STALE_PARTIAL * 2;
+        for file in [&stale, &other] {
+            std::fs::File::options()
+                .write(true)
+                .open(file)
+                .unwrap()
+                .set_modified(old)
+                .unwrap();
+        }
+        write_atomically(&target, b"whole", Access::Shared).unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"whole");
+        assert!(!stale.exists(), "a stale leftover of this file stays");
+        assert!(fresh.exists(), "a write in progress lost its file");
+        assert!(other.exists(), "another file's leftover was taken");
+        let left: Vec<_> = std::fs::read_dir(temp.path()).unwrap().collect();
+        assert_eq!(left.len(), 3);
+    }
 
     #[cfg(unix)]
     fn mode(path: &Path) -> u32 {
