@@ -89,10 +89,7 @@ pub fn export_name(registry_name: &str) -> String {
     }
     base.truncate(budget);
     let digest = Sha256::digest(registry_name.as_bytes());
-    let mut hash = String::with_capacity(HASH_HEX);
-    for byte in digest.iter().take(HASH_HEX / 2) {
-        hash.push_str(&format!("{byte:02x}"));
-    }
+    let hash = crate::text::hex(digest.get(..HASH_HEX / 2).unwrap_or(&digest));
     format!("{base}_{hash}")
 }
 

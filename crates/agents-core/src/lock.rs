@@ -128,14 +128,7 @@ pub fn canonical(value: &Value) -> String {
 
 /// `sha256:<hex>` of `bytes`.
 pub fn sha256_digest(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    let hash = Sha256::digest(bytes);
-    let mut text = String::with_capacity(7 + 64);
-    text.push_str("sha256:");
-    for byte in hash {
-        let _ = write!(text, "{byte:02x}");
-    }
-    text
+    format!("sha256:{}", crate::text::hex(&Sha256::digest(bytes)))
 }
 
 fn digest_of(value: &Value) -> String {

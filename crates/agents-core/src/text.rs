@@ -71,6 +71,16 @@ pub fn shorten(text: &str, max: usize) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `bytes` as lowercase hexadecimal, two digits a byte: how digests, seals
+/// and ids are written.
+pub fn hex(bytes: &[u8]) -> String {
+    let mut text = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        let _ = write!(text, "{byte:02x}");
+    }
+    text
+}
+
 /// A path as a message shows it: control characters escaped, so a newline
 /// in a file or folder name cannot start a forged line of output.
 pub fn shown_path(path: &std::path::Path) -> String {

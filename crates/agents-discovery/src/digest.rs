@@ -86,15 +86,13 @@ pub fn folder_digests(folder: &Path) -> Result<BTreeMap<String, String>, FolderD
 }
 
 fn file_digest(path: &Path) -> std::io::Result<String> {
-    use std::fmt::Write as _;
     let mut file = std::fs::File::open(path)?;
     let mut hasher = Sha256::new();
     std::io::copy(&mut file, &mut hasher)?;
-    let mut text = String::from("sha256:");
-    for byte in hasher.finalize() {
-        let _ = write!(text, "{byte:02x}");
-    }
-    Ok(text)
+    Ok(format!(
+        "sha256:{}",
+        agents_core::text::hex(&hasher.finalize())
+    ))
 }
 
 #[cfg(test)]

@@ -48,11 +48,7 @@ pub fn spec_digest(source: &McpSource) -> String {
     let mut hasher = Sha256::new();
     hasher.update(DOMAIN);
     hasher.update(&encoded);
-    hasher
-        .finalize()
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    agents_core::text::hex(&hasher.finalize())
 }
 
 /// The first 12 hex digits, for tables and catalogue names.

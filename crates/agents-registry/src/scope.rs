@@ -28,6 +28,7 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use agents_core::text::hex;
 use agents_core::{ToolSource, ToolSpec};
 
 /// Public prefix of discovered Agent Skills.
@@ -272,10 +273,6 @@ fn random_id() -> std::io::Result<String> {
     let mut bytes = [0u8; 16];
     std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
     Ok(hex(&bytes))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn unhex(text: &str) -> Option<Vec<u8>> {
