@@ -201,46 +201,31 @@ impl DiscoveryScope {
         tool.source_metadata
             .insert(SCOPE_KEY.into(), self.id.clone().into());
         tool.source_metadata.remove(SEAL_KEY);
-        let seal = self.seal_of(&tool).map(|tag| hex(tag.as_ref()));
-        if let Some(seal) = seal {
-            tool.source_metadata.insert(SEAL_KEY.into(), seal.into());
+        if let Some(tag) = self.seal_of(&tool) {
+            tool.source_metadata
+                .insert(SEAL_KEY.into(), hex(tag.as_ref()).into());
         }
         tool
     }
 
-    /// The HMAC of `tool`'s canonical JSON (its seal left out).
+    /// The HMAC of `tool`'s sealed text.
     fn seal_of(&self, tool: &ToolSpec) -> Option<ring::hmac::Tag> {
-        let mut value = serde_json::to_value(tool).ok()?;
-        if let Some(meta) = value
-            .get_mut("source_metadata")
-            .and_then(serde_json::Value::as_object_mut)
-        {
-            meta.remove(SEAL_KEY);
-        }
-        Some(ring::hmac::sign(
-            &self.key,
-            agents_core::canonical(&value).as_bytes(),
-        ))
+        Some(ring::hmac::sign(&self.key, sealed_text(tool)?.as_bytes()))
     }
 
     /// Whether `tool` carries this scope's seal.
     fn sealed(&self, tool: &ToolSpec) -> bool {
-        let Some(seal) = tool.source_metadata.get(SEAL_KEY).and_then(|v| v.as_str()) else {
-            return false;
-        };
-        let Some(given) = unhex(seal) else {
-            return false;
-        };
-        let Ok(mut value) = serde_json::to_value(tool) else {
-            return false;
-        };
-        if let Some(meta) = value
-            .get_mut("source_metadata")
-            .and_then(serde_json::Value::as_object_mut)
-        {
-            meta.remove(SEAL_KEY);
+        let given = tool
+            .source_metadata
+            .get(SEAL_KEY)
+            .and_then(|v| v.as_str())
+            .and_then(unhex);
+        match (given, sealed_text(tool)) {
+            (Some(given), Some(text)) => {
+                ring::hmac::verify(&self.key, text.as_bytes(), &given).is_ok()
+            }
+            _ => false,
         }
-        ring::hmac::verify(&self.key, agents_core::canonical(&value).as_bytes(), &given).is_ok()
     }
 
     /// A stored Agent Skills row back under its public name when it belongs to
@@ -273,6 +258,18 @@ fn random_id() -> std::io::Result<String> {
     let mut bytes = [0u8; 16];
     std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
     Ok(hex(&bytes))
+}
+
+/// What a row's seal covers: its canonical JSON, the seal left out.
+fn sealed_text(tool: &ToolSpec) -> Option<String> {
+    let mut value = serde_json::to_value(tool).ok()?;
+    if let Some(meta) = value
+        .get_mut("source_metadata")
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        meta.remove(SEAL_KEY);
+    }
+    Some(agents_core::canonical(&value))
 }
 
 fn unhex(text: &str) -> Option<Vec<u8>> {
