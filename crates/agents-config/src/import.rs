@@ -116,7 +116,6 @@ pub fn import_mcp_servers(
 /// ([`agents_core::redact::redact_setting_value`]), the value of a
 /// secret-named key, and a URL's password and secret query values.
 fn mask_item(key: &str, item: &mut Item, setting: bool) {
-    use agents_core::redact::{REDACTED, is_secret_name, redact_setting_value, redact_url};
     let setting = setting || key == "env" || key == "headers";
     match item {
         Item::Table(table) => {
@@ -131,16 +130,22 @@ fn mask_item(key: &str, item: &mut Item, setting: bool) {
                 }
             }
         }
-        Item::Value(toml_edit::Value::InlineTable(table)) => {
+        Item::Value(value) => mask_value(key, value, setting),
+        Item::None => {}
+    }
+}
+
+/// [`mask_item`] of a value (an inline table's entries are values too).
+fn mask_value(key: &str, value: &mut toml_edit::Value, setting: bool) {
+    use agents_core::redact::{REDACTED, is_secret_name, redact_setting_value, redact_url};
+    let setting = setting || key == "env" || key == "headers";
+    match value {
+        toml_edit::Value::InlineTable(table) => {
             for (key, value) in table.iter_mut() {
-                let mut item = Item::Value(value.clone());
-                mask_item(&key, &mut item, setting);
-                if let Item::Value(masked) = item {
-                    *value = masked;
-                }
+                mask_value(&key, value, setting);
             }
         }
-        Item::Value(toml_edit::Value::String(text)) => {
+        toml_edit::Value::String(text) => {
             let text = text.value();
             let masked = if setting {
                 redact_setting_value(text)
@@ -152,10 +157,10 @@ fn mask_item(key: &str, item: &mut Item, setting: bool) {
                 return;
             };
             if &masked != text {
-                *item = value(masked);
+                *value = masked.into();
             }
         }
-        Item::Value(toml_edit::Value::Array(array)) => {
+        toml_edit::Value::Array(array) => {
             for element in array.iter_mut() {
                 if let toml_edit::Value::String(text) = element
                     && text.value().contains("://")
@@ -167,7 +172,7 @@ fn mask_item(key: &str, item: &mut Item, setting: bool) {
                 }
             }
         }
-        Item::Value(_) | Item::None => {}
+        _ => {}
     }
 }
 
