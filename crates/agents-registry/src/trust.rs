@@ -72,7 +72,7 @@ pub struct TrustEntry {
     pub trusted_at: String,
 }
 
-#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 struct TrustFile {
     version: u32,
     #[serde(default)]
@@ -206,6 +206,8 @@ impl TrustStore {
             *file = read_file(path)?;
         }
         let result = change(&mut file);
+        // The one version this build writes (a new store starts at 0).
+        file.version = 1;
         if let Some(path) = &self.path {
             write_file(path, &file)?;
         }
@@ -331,11 +333,7 @@ fn read_file(path: &Path) -> Result<TrustFile, TrustError> {
 fn write_file(path: &Path, file: &TrustFile) -> Result<(), TrustError> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
     agents_fs::create_dir_all(dir).map_err(|err| io_error(path, "create its directory", &err))?;
-    let mut text = serde_json::to_string_pretty(&TrustFile {
-        version: 1,
-        ..file.clone()
-    })
-    .map_err(|err| TrustError::Invalid {
+    let mut text = serde_json::to_string_pretty(file).map_err(|err| TrustError::Invalid {
         path: path.display().to_string(),
         message: err.to_string(),
     })?;
