@@ -187,9 +187,9 @@ fn tool_of(spec: &ToolSpec) -> Option<&str> {
 /// The digest of one spec's cached rows as stored (canonical JSON of each,
 /// in name order): what [`crate::trust::TrustStore::record_list`] keeps
 /// of a list this user fetched, to tell it from one someone else wrote.
-pub(crate) fn list_digest(rows: &[&ToolSpec]) -> String {
+pub(crate) fn list_digest<'a>(rows: impl IntoIterator<Item = &'a ToolSpec>) -> String {
     let mut texts: Vec<(&str, String)> = rows
-        .iter()
+        .into_iter()
         .map(|row| {
             let value = serde_json::to_value(row).unwrap_or_default();
             (row.name.as_str(), agents_core::canonical(&value))
@@ -417,7 +417,7 @@ impl<S: Store> SkillRegistryService<S> {
             .collect();
         let group = group_of(&digest);
         let key = fetched_key(&digest);
-        let list = list_digest(&rows.iter().collect::<Vec<_>>());
+        let list = list_digest(&rows);
         if changes.is_empty() {
             self.store()
                 .replace_tool_group(&group, &rows, &[(key.as_str(), stamp.as_str())])

@@ -507,7 +507,7 @@ impl<S: Store> SkillRegistryService<S> {
                 .filter(|(digest, list)| {
                     self.trust
                         .recorded_list(digest)
-                        .is_some_and(|recorded| recorded != crate::mcp::list_digest(list))
+                        .is_some_and(|recorded| recorded != crate::mcp::list_digest(list.iter().copied()))
                 })
                 .map(|(digest, list)| {
                     let server = list
