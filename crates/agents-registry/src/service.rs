@@ -510,11 +510,14 @@ impl<S: Store> SkillRegistryService<S> {
                         .is_some_and(|recorded| recorded != crate::mcp::list_digest(list.iter().copied()))
                 })
                 .map(|(digest, list)| {
-                    let server = list
-                        .first()
-                        .and_then(|row| row.source_metadata.get("server"))
-                        .and_then(|s| s.as_str())
-                        .unwrap_or_default();
+                    // The name is a row's, so anyone's: escaped and short.
+                    let server = agents_core::text::shorten(
+                        list.first()
+                            .and_then(|row| row.source_metadata.get("server"))
+                            .and_then(|s| s.as_str())
+                            .unwrap_or_default(),
+                        agents_core::text::MAX_ECHO_BYTES,
+                    );
                     tracing::warn!(
                         "mcp server `{server}`: its cached tool list was changed in the database since you fetched it (spec digest {}); it is not used until `agents mcp refresh {server}`",
                         digest.get(..12).unwrap_or(digest)
