@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::resolve::ResolvedToolEntry;
-use crate::tool::ToolSource;
+use crate::tool::{Meta, ToolSource};
 
 /// The lock file format version this build writes and reads.
 pub const LOCK_VERSION: u64 = 1;
@@ -142,11 +142,11 @@ pub fn entry_definition(entry: &ResolvedToolEntry, agent_files: &AgentFiles) -> 
         // The tool as the server listed it (without the cache's fetch time
         // and position, which change on every refresh without a change).
         Some(ToolSource::Mcp) => tool.map_or(Value::Null, |t| {
-            let meta = |key: &str| t.source_metadata.get(key).cloned().unwrap_or(Value::Null);
+            let meta = |key: Meta| t.meta(key).cloned().unwrap_or(Value::Null);
             json!({
-                "tool": meta("tool"),
-                "title": meta("title"),
-                "annotations": meta("annotations"),
+                "tool": meta(Meta::Tool),
+                "title": meta(Meta::Title),
+                "annotations": meta(Meta::Annotations),
                 "description": t.description,
                 "input_schema": t.input_schema,
                 "output_schema": t.output_schema,
@@ -423,12 +423,7 @@ pub struct FieldChange {
 /// The fields of a listed tool that a drift check compares (not its fetch
 /// time or list position, which change on every refresh).
 pub fn listed_tool_fields(spec: &crate::tool::ToolSpec) -> Vec<(&'static str, Value)> {
-    let meta = |key: &str| {
-        spec.source_metadata
-            .get(key)
-            .cloned()
-            .unwrap_or(Value::Null)
-    };
+    let meta = |key: Meta| spec.meta(key).cloned().unwrap_or(Value::Null);
     vec![
         ("description", Value::from(spec.description.as_str())),
         (
@@ -448,8 +443,8 @@ pub fn listed_tool_fields(spec: &crate::tool::ToolSpec) -> Vec<(&'static str, Va
                 "side_effects": spec.side_effects,
             }),
         ),
-        ("title", meta("title")),
-        ("annotations", meta("annotations")),
+        ("title", meta(Meta::Title)),
+        ("annotations", meta(Meta::Annotations)),
     ]
 }
 

@@ -110,16 +110,14 @@ impl ToolLookup for crate::registry::ToolRegistry {
         let server = source.server.as_str();
         let tools: Vec<_> = self
             .list(Some(ToolSource::Mcp))
-            .filter(|spec| {
-                spec.source_metadata.get("server").and_then(|s| s.as_str()) == Some(server)
-            })
+            .filter(|spec| spec.meta_str(crate::Meta::Server) == Some(server))
             .collect();
         (!tools.is_empty()).then_some(tools)
     }
 
     fn agent_skill(&self, path: &str) -> Option<&ToolSpec> {
         self.list(Some(ToolSource::AgentSkills))
-            .find(|spec| spec.source_metadata.get("path").and_then(|p| p.as_str()) == Some(path))
+            .find(|spec| spec.meta_str(crate::Meta::Path) == Some(path))
     }
 }
 

@@ -55,6 +55,75 @@ impl FromStr for ToolSource {
     }
 }
 
+/// A key of [`ToolSpec::source_metadata`] that the registry itself writes
+/// and reads. Each is spelled here once; code reads them through
+/// [`ToolSpec::meta`] and [`ToolSpec::meta_str`], not by string. A custom
+/// tool's YAML `metadata` may hold any other key, and a row from a shared
+/// database anything at all, so every read is an `Option`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Meta {
+    /// MCP: the server's name, as the skill that defines it writes it.
+    Server,
+    /// MCP: the tool's own name on its server.
+    Tool,
+    /// MCP: `stdio` or `http`.
+    Transport,
+    /// MCP: when the list was fetched (RFC 3339).
+    FetchedAt,
+    /// MCP: the tool's display title.
+    Title,
+    /// MCP: the tool's annotations as the server gave them.
+    Annotations,
+    /// MCP: the digest of the launch spec whose fetch cached the tool.
+    SpecDigest,
+    /// MCP: the tool's position in the server's `tools/list` answer.
+    ListIndex,
+    /// Agent Skill: the folder's realpath.
+    Path,
+    /// Agent Skill: the `SKILL.md` path.
+    SkillMd,
+    /// Agent Skill: the `license` front-matter field.
+    License,
+    /// Agent Skill: the `compatibility` front-matter field.
+    Compatibility,
+    /// Agent Skill: the `metadata` front-matter map.
+    Metadata,
+    /// Agent Skill: the `allowed-tools` front-matter field.
+    AllowedTools,
+    /// Discovered Agent Skill: the discovery scope (user and machine) that
+    /// wrote the row.
+    Scope,
+    /// Discovered Agent Skill: the scope's HMAC over the row.
+    Seal,
+    /// Custom tool: the absolute path of the YAML file it was added from.
+    File,
+}
+
+impl Meta {
+    /// The key as stored.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Server => "server",
+            Self::Tool => "tool",
+            Self::Transport => "transport",
+            Self::FetchedAt => "fetched_at",
+            Self::Title => "title",
+            Self::Annotations => "annotations",
+            Self::SpecDigest => "spec_digest",
+            Self::ListIndex => "list_index",
+            Self::Path => "path",
+            Self::SkillMd => "skill_md",
+            Self::License => "license",
+            Self::Compatibility => "compatibility",
+            Self::Metadata => "metadata",
+            Self::AllowedTools => "allowed-tools",
+            Self::Scope => "scope",
+            Self::Seal => "seal",
+            Self::File => "file",
+        }
+    }
+}
+
 /// A tool known to the tool registry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
@@ -71,7 +140,8 @@ pub struct ToolSpec {
     pub output_schema: Option<Value>,
     /// Where it came from.
     pub source: ToolSource,
-    /// Origin details: path, server, fetch time, ...
+    /// Origin details: path, server, fetch time, ... (the registry's own
+    /// keys are the [`Meta`] ones)
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub source_metadata: ValueMap,
     /// The tool only reads.
@@ -109,13 +179,37 @@ impl ToolSpec {
         }
     }
 
-    /// The `SKILL.md` path of an Agent Skill (`source_metadata.skill_md`,
-    /// written by discovery); `None` for other sources.
+    /// The `SKILL.md` path of an Agent Skill ([`Meta::SkillMd`], written by
+    /// discovery); `None` for other sources.
     pub fn skill_md(&self) -> Option<&str> {
         if self.source != ToolSource::AgentSkills {
             return None;
         }
-        self.source_metadata.get("skill_md")?.as_str()
+        self.meta_str(Meta::SkillMd)
+    }
+
+    /// The value of one of the registry's own [`source_metadata`] keys.
+    ///
+    /// [`source_metadata`]: Self::source_metadata
+    pub fn meta(&self, key: Meta) -> Option<&Value> {
+        self.source_metadata.get(key.as_str())
+    }
+
+    /// [`Self::meta`] when it is a string (a row from a shared database may
+    /// hold anything under any key: another type reads as absent).
+    pub fn meta_str(&self, key: Meta) -> Option<&str> {
+        self.meta(key)?.as_str()
+    }
+
+    /// Sets one of the registry's own metadata keys.
+    pub fn set_meta(&mut self, key: Meta, value: impl Into<Value>) {
+        self.source_metadata
+            .insert(key.as_str().to_owned(), value.into());
+    }
+
+    /// Removes one of the registry's own metadata keys.
+    pub fn remove_meta(&mut self, key: Meta) -> Option<Value> {
+        self.source_metadata.remove(key.as_str())
     }
 
     /// Checks the name and both schemas.
@@ -213,6 +307,25 @@ fn json_kind(value: &Value) -> &'static str {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn registry_metadata_is_read_by_key_and_type() {
+        let mut spec = ToolSpec::new("mcp:gh/x", "", ToolSource::Mcp);
+        spec.set_meta(Meta::Server, "gh");
+        spec.set_meta(Meta::ListIndex, 3);
+        // Stored under the documented spelling, beside any user key.
+        spec.source_metadata.insert("team".into(), json!("infra"));
+        assert_eq!(spec.source_metadata["server"], json!("gh"));
+        assert_eq!(spec.meta_str(Meta::Server), Some("gh"));
+        assert_eq!(spec.meta(Meta::ListIndex), Some(&json!(3)));
+        // A row may hold another type under a known key: it reads as absent.
+        assert_eq!(spec.meta_str(Meta::ListIndex), None);
+        assert_eq!(spec.remove_meta(Meta::Server), Some(json!("gh")));
+        assert_eq!(spec.meta_str(Meta::Server), None);
+        // The skill_md path is an Agent Skill's only.
+        spec.set_meta(Meta::SkillMd, "/x/SKILL.md");
+        assert_eq!(spec.skill_md(), None);
+    }
 
     #[test]
     fn schemas_are_checked_against_the_meta_schema() {

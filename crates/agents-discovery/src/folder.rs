@@ -3,7 +3,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use agents_core::{ToolSource, ToolSpec, ValueMap};
+use agents_core::{Meta, ToolSource, ToolSpec};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -111,33 +111,28 @@ fn to_tool(doc: SkillDoc, realpath: &Path) -> LoadedSkill {
     );
     tool.input_schema = doc.input_schema;
     tool.output_schema = doc.output_schema;
-    let mut meta = ValueMap::new();
-    meta.insert(
-        "path".into(),
-        Value::String(realpath.to_string_lossy().into_owned()),
-    );
-    meta.insert(
-        "skill_md".into(),
-        Value::String(realpath.join(SKILL_MD).to_string_lossy().into_owned()),
+    tool.set_meta(Meta::Path, realpath.to_string_lossy().into_owned());
+    tool.set_meta(
+        Meta::SkillMd,
+        realpath.join(SKILL_MD).to_string_lossy().into_owned(),
     );
     if let Some(license) = doc.license {
-        meta.insert("license".into(), Value::String(license));
+        tool.set_meta(Meta::License, license);
     }
     if let Some(compatibility) = doc.compatibility {
-        meta.insert("compatibility".into(), Value::String(compatibility));
+        tool.set_meta(Meta::Compatibility, compatibility);
     }
     if !doc.metadata.is_empty() {
-        let map = doc
+        let map: serde_json::Map<String, Value> = doc
             .metadata
             .into_iter()
             .map(|(key, value)| (key, Value::String(value)))
             .collect();
-        meta.insert("metadata".into(), Value::Object(map));
+        tool.set_meta(Meta::Metadata, map);
     }
     if let Some(allowed) = doc.allowed_tools {
-        meta.insert("allowed-tools".into(), Value::String(allowed));
+        tool.set_meta(Meta::AllowedTools, allowed);
     }
-    tool.source_metadata = meta;
     LoadedSkill {
         tool,
         warnings: doc.warnings,

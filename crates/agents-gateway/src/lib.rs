@@ -39,7 +39,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use agents_core::SkillName;
-use agents_core::{ExportFormat, LeftOut, ToolSource, export_tools};
+use agents_core::{ExportFormat, LeftOut, Meta, ToolSource, export_tools};
 use agents_mcp::{FetchOptions, Upstream};
 use agents_registry::{McpDefinition, ServeSet, SkillRegistryService, Store};
 use rmcp::ErrorData;
@@ -123,8 +123,9 @@ pub fn plan(set: &ServeSet, default_timeout: Duration) -> Plan {
         let Some(spec) = entry.tool.as_ref().filter(|t| t.source == ToolSource::Mcp) else {
             continue;
         };
-        let meta = |key: &str| spec.source_metadata.get(key).and_then(Value::as_str);
-        let (Some(digest), Some(server_tool)) = (meta("spec_digest"), meta("tool")) else {
+        let (Some(digest), Some(server_tool)) =
+            (spec.meta_str(Meta::SpecDigest), spec.meta_str(Meta::Tool))
+        else {
             left_out.push(LeftOut {
                 name: entry.name.clone(),
                 reason: "its cached entry names no server definition".into(),

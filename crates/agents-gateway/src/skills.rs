@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use agents_core::{ToolSource, ToolSpec};
+use agents_core::{Meta, ToolSource, ToolSpec};
 use base64::Engine;
 use rmcp::model::{
     ReadResourceResult, Resource, ResourceContents, SKILL_MD, Skill, SkillFrontmatter,
@@ -46,7 +46,7 @@ impl ServedSkill {
         if spec.source != ToolSource::AgentSkills {
             return None;
         }
-        let folder = spec.source_metadata.get("path")?.as_str()?;
+        let folder = spec.meta_str(Meta::Path)?;
         let name = spec
             .name
             .strip_prefix("agent_skills/")

@@ -61,7 +61,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agents_core::{McpSource, ToolSpec};
+use agents_core::{McpSource, Meta, ToolSpec};
 
 pub use digest::{short_digest, spec_digest};
 pub use error::McpError;
@@ -245,9 +245,7 @@ impl FetchedTools {
             };
         };
         let original = |spec: &ToolSpec| {
-            spec.source_metadata
-                .get("tool")
-                .and_then(|tool| tool.as_str())
+            spec.meta_str(Meta::Tool)
                 .map(str::to_owned)
                 .unwrap_or_default()
         };

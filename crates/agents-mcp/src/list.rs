@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use agents_core::{ToolSource, ToolSpec, ValueMap, check_schema, validate_tool_name};
+use agents_core::{Meta, ToolSource, ToolSpec, check_schema, validate_tool_name};
 use rmcp::RoleClient;
 use rmcp::model::{PaginatedRequestParams, Tool, ToolAnnotations};
 use rmcp::service::{Peer, ServiceError};
@@ -131,32 +131,31 @@ fn to_spec(
         None => None,
     };
 
-    let mut metadata = ValueMap::new();
-    metadata.insert("server".into(), Value::from(server));
-    metadata.insert("transport".into(), Value::from(transport.as_str()));
-    metadata.insert("fetched_at".into(), Value::from(fetched_at));
-    metadata.insert("tool".into(), Value::from(original.as_str()));
     let title = tool
         .title
         .clone()
         .or_else(|| tool.annotations.as_ref().and_then(|a| a.title.clone()));
-    if let Some(title) = title {
-        metadata.insert("title".into(), Value::from(title));
-    }
-    if let Some(annotations) = &tool.annotations
-        && let Ok(value) = serde_json::to_value(annotations)
-    {
-        metadata.insert("annotations".into(), value);
-    }
-
+    let annotations = tool
+        .annotations
+        .as_ref()
+        .and_then(|annotations| serde_json::to_value(annotations).ok());
     let mut spec = ToolSpec::new(
         name,
         tool.description.map(|d| d.into_owned()).unwrap_or_default(),
         ToolSource::Mcp,
     );
+    spec.set_meta(Meta::Server, server);
+    spec.set_meta(Meta::Transport, transport.as_str());
+    spec.set_meta(Meta::FetchedAt, fetched_at);
+    spec.set_meta(Meta::Tool, original.as_str());
+    if let Some(title) = title {
+        spec.set_meta(Meta::Title, title);
+    }
+    if let Some(annotations) = annotations {
+        spec.set_meta(Meta::Annotations, annotations);
+    }
     spec.input_schema = Some(input_schema);
     spec.output_schema = output_schema;
-    spec.source_metadata = metadata;
     if let Some(annotations) = &tool.annotations {
         apply_annotations(&mut spec, annotations);
     }

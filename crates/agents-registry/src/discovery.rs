@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agents_core::{ToolSource, ToolSpec};
+use agents_core::{Meta, ToolSource, ToolSpec};
 use agents_discovery::{ConflictStrategy, DiscoveryResult, ExistingTool};
 use agents_store::{Store, ToolGroup};
 
@@ -108,8 +108,8 @@ impl<S: Store> SkillRegistryService<S> {
 
 /// Where a tool came from, for conflict messages.
 fn origin_of(tool: &ToolSpec) -> String {
-    for key in ["path", "file", "server"] {
-        if let Some(value) = tool.source_metadata.get(key).and_then(|v| v.as_str()) {
+    for key in [Meta::Path, Meta::File, Meta::Server] {
+        if let Some(value) = tool.meta_str(key) {
             return value.to_owned();
         }
     }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use agents_core::{
-    AgentFiles, LockDiff, LockedSkill, Lockfile, ResolvedToolEntry, SkillName, ToolSource,
+    AgentFiles, LockDiff, LockedSkill, Lockfile, Meta, ResolvedToolEntry, SkillName, ToolSource,
     diff_lock, lock_skill,
 };
 use agents_store::Store;
@@ -22,7 +22,7 @@ fn agent_files(entries: &[ResolvedToolEntry]) -> Result<AgentFiles, ServiceError
         if tool.source != ToolSource::AgentSkills {
             continue;
         }
-        if let Some(path) = tool.source_metadata.get("path").and_then(|p| p.as_str()) {
+        if let Some(path) = tool.meta_str(Meta::Path) {
             files.insert(
                 entry.name.clone(),
                 agents_discovery::folder_digests(Path::new(path))?,

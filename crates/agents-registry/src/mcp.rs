@@ -16,7 +16,8 @@
 use std::time::Duration;
 
 use agents_core::{
-    McpSource, Skill, SkillItem, SkillName, ToolChange, ToolSource, ToolSpec, compare_tool_lists,
+    McpSource, Meta, Skill, SkillItem, SkillName, ToolChange, ToolSource, ToolSpec,
+    compare_tool_lists,
 };
 use agents_mcp::{FetchOptions, FetchedTools, fetch_tools, short_digest, spec_digest};
 use agents_store::{Store, ToolGroup};
@@ -140,10 +141,6 @@ pub struct McpServerState {
     pub fetched_at: Option<String>,
 }
 
-/// `source_metadata` key of an MCP tool: its position in the server's
-/// `tools/list` answer, so the resolver can keep the server's order.
-pub const LIST_INDEX: &str = "list_index";
-
 fn fetched_key(digest: &str) -> String {
     format!("mcp.{digest}.fetched_at")
 }
@@ -181,7 +178,7 @@ fn cached_name(server: &str, digest: &str, tool: &str) -> String {
 
 /// The tool's own name as the server gave it.
 fn tool_of(spec: &ToolSpec) -> Option<&str> {
-    spec.source_metadata.get("tool").and_then(|t| t.as_str())
+    spec.meta_str(Meta::Tool)
 }
 
 /// The digest of one spec's cached rows as stored (canonical JSON of each,
@@ -202,23 +199,13 @@ pub(crate) fn list_digest<'a>(rows: impl IntoIterator<Item = &'a ToolSpec>) -> S
 
 /// The spec digest a cached row belongs to.
 pub(crate) fn row_digest(row: &ToolSpec) -> Option<&str> {
-    row.source_metadata
-        .get("spec_digest")
-        .and_then(|d| d.as_str())
+    row.meta_str(Meta::SpecDigest)
 }
 
 /// A cached row back in the shape skills see: `mcp:{server}/{tool}`.
 pub(crate) fn restore_cached(mut spec: ToolSpec) -> Option<(String, ToolSpec)> {
-    let digest = spec
-        .source_metadata
-        .get("spec_digest")
-        .and_then(|d| d.as_str())?
-        .to_owned();
-    let server = spec
-        .source_metadata
-        .get("server")
-        .and_then(|s| s.as_str())?
-        .to_owned();
+    let digest = spec.meta_str(Meta::SpecDigest)?.to_owned();
+    let server = spec.meta_str(Meta::Server)?.to_owned();
     let tool = tool_of(&spec)?.to_owned();
     spec.name = format!("mcp:{server}/{tool}");
     Some((digest, spec))
@@ -388,8 +375,8 @@ impl<S: Store> SkillRegistryService<S> {
     ) -> Result<McpRefresh, ServiceError> {
         let digest = definition.digest.clone();
         for (index, tool) in fetched.tools.iter_mut().enumerate() {
-            tool.source_metadata
-                .insert(LIST_INDEX.into(), serde_json::Value::from(index));
+            // The server's order, which the resolver keeps.
+            tool.set_meta(Meta::ListIndex, index);
         }
         let stamp = fetched
             .fetched_at
@@ -410,8 +397,7 @@ impl<S: Store> SkillRegistryService<S> {
             .map(|mut tool| {
                 let own = tool_of(&tool).unwrap_or_default().to_owned();
                 tool.name = cached_name(&definition.server, &digest, &own);
-                tool.source_metadata
-                    .insert("spec_digest".into(), digest.clone().into());
+                tool.set_meta(Meta::SpecDigest, digest.clone());
                 tool
             })
             .collect();
@@ -518,12 +504,7 @@ impl<S: Store> SkillRegistryService<S> {
         for definition in &known {
             let cached_tools = cached
                 .iter()
-                .filter(|t| {
-                    t.source_metadata
-                        .get("spec_digest")
-                        .and_then(|s| s.as_str())
-                        == Some(definition.digest.as_str())
-                })
+                .filter(|t| row_digest(t) == Some(definition.digest.as_str()))
                 .count();
             let transport = if definition.source.url.is_some() {
                 Some("http")
@@ -577,9 +558,7 @@ impl<S: Store> SkillRegistryService<S> {
             .await?
             .into_iter()
             .filter_map(restore_cached)
-            .filter(|(_, spec)| {
-                spec.source_metadata.get("server").and_then(|s| s.as_str()) == Some(server)
-            })
+            .filter(|(_, spec)| spec.meta_str(Meta::Server) == Some(server))
             .collect())
     }
 

@@ -29,15 +29,10 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use agents_core::text::hex;
-use agents_core::{ToolSource, ToolSpec};
+use agents_core::{Meta, ToolSource, ToolSpec};
 
 /// Public prefix of discovered Agent Skills.
 const PUBLIC: &str = "agent_skills/";
-
-/// `source_metadata` key holding a row's scope id.
-pub(crate) const SCOPE_KEY: &str = "scope";
-/// `source_metadata` key holding a row's seal.
-const SEAL_KEY: &str = "seal";
 
 /// Why the scope file cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -198,12 +193,10 @@ impl DiscoveryScope {
         if let Some(stored) = self.stored_name(&tool.name) {
             tool.name = stored;
         }
-        tool.source_metadata
-            .insert(SCOPE_KEY.into(), self.id.clone().into());
-        tool.source_metadata.remove(SEAL_KEY);
+        tool.set_meta(Meta::Scope, self.id.clone());
+        tool.remove_meta(Meta::Seal);
         if let Some(tag) = self.seal_of(&tool) {
-            tool.source_metadata
-                .insert(SEAL_KEY.into(), hex(tag.as_ref()).into());
+            tool.set_meta(Meta::Seal, hex(tag.as_ref()));
         }
         tool
     }
@@ -215,11 +208,7 @@ impl DiscoveryScope {
 
     /// Whether `tool` carries this scope's seal.
     fn sealed(&self, tool: &ToolSpec) -> bool {
-        let given = tool
-            .source_metadata
-            .get(SEAL_KEY)
-            .and_then(|v| v.as_str())
-            .and_then(unhex);
+        let given = tool.meta_str(Meta::Seal).and_then(unhex);
         match (given, sealed_text(tool)) {
             (Some(given), Some(text)) => {
                 ring::hmac::verify(&self.key, text.as_bytes(), &given).is_ok()
@@ -235,16 +224,15 @@ impl DiscoveryScope {
         if tool.source != ToolSource::AgentSkills {
             return Some(tool);
         }
-        let mine =
-            tool.source_metadata.get(SCOPE_KEY).and_then(|v| v.as_str()) == Some(self.id.as_str());
+        let mine = tool.meta_str(Meta::Scope) == Some(self.id.as_str());
         // The id is public; only the seal says this scope wrote the row.
         if !mine || !self.sealed(&tool) {
             return None;
         }
         let rest = tool.name.strip_prefix(&self.prefix())?.to_owned();
         tool.name = format!("{PUBLIC}{rest}");
-        tool.source_metadata.remove(SCOPE_KEY);
-        tool.source_metadata.remove(SEAL_KEY);
+        tool.remove_meta(Meta::Scope);
+        tool.remove_meta(Meta::Seal);
         Some(tool)
     }
 
@@ -267,7 +255,7 @@ fn sealed_text(tool: &ToolSpec) -> Option<String> {
         .get_mut("source_metadata")
         .and_then(serde_json::Value::as_object_mut)
     {
-        meta.remove(SEAL_KEY);
+        meta.remove(Meta::Seal.as_str());
     }
     Some(agents_core::canonical(&value))
 }

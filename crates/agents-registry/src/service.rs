@@ -2,7 +2,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use agents_core::{
-    EffectiveCapabilities, Explanation, ItemKind, Plan, PlanReport, ResolvedToolEntry, Skill,
+    EffectiveCapabilities, Explanation, ItemKind, Meta, Plan, PlanReport, ResolvedToolEntry, Skill,
     SkillCapabilitySummary, SkillItem, SkillMap, SkillName, SkillResolver, SkillSource, ToolLookup,
     ToolRegistry, ToolSource, ToolSpec, compute_capability_summary, compute_effective_capabilities,
     validate_plan,
@@ -513,8 +513,7 @@ impl<S: Store> SkillRegistryService<S> {
                     // The name is a row's, so anyone's: escaped and short.
                     let server = agents_core::text::shorten(
                         list.first()
-                            .and_then(|row| row.source_metadata.get("server"))
-                            .and_then(|s| s.as_str())
+                            .and_then(|row| row.meta_str(Meta::Server))
                             .unwrap_or_default(),
                         agents_core::text::MAX_ECHO_BYTES,
                     );
@@ -761,7 +760,7 @@ impl Catalog {
             // Cached MCP tools only count through `insert_mcp`, by digest.
             ToolSource::Mcp => return,
             ToolSource::AgentSkills => {
-                if let Some(path) = tool.source_metadata.get("path").and_then(|s| s.as_str()) {
+                if let Some(path) = tool.meta_str(Meta::Path) {
                     self.agent_by_folder.insert(path.to_owned(), tool.clone());
                 }
             }
@@ -782,8 +781,7 @@ impl Catalog {
     fn order_mcp(&mut self) {
         for tools in self.mcp.values_mut() {
             tools.sort_by_key(|spec| {
-                spec.source_metadata
-                    .get(crate::mcp::LIST_INDEX)
+                spec.meta(Meta::ListIndex)
                     .and_then(serde_json::Value::as_u64)
                     .unwrap_or(u64::MAX)
             });

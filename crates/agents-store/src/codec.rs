@@ -5,8 +5,8 @@
 use std::collections::{HashMap, HashSet};
 
 use agents_core::{
-    AgentSource, Include, IncludeOverrides, InlineTool, ItemKind, McpSource, Overrides, Skill,
-    SkillItem, SkillName, ToolSource, ToolSpec, ValueMap,
+    AgentSource, Include, IncludeOverrides, InlineTool, ItemKind, McpSource, Meta, Overrides,
+    Skill, SkillItem, SkillName, ToolSource, ToolSpec, ValueMap,
 };
 use serde::{Deserialize, Serialize};
 use time::format_description::BorrowedFormatItem;
@@ -372,13 +372,13 @@ pub(crate) struct ToolColumns {
 /// `server` for rows written before digests), for a discovered Agent Skill the
 /// discovery scope (`scope`) of the user and machine that found it.
 pub(crate) fn tool_origin(tool: &ToolSpec) -> Option<String> {
-    let keys: &[&str] = match tool.source {
-        ToolSource::Mcp => &["spec_digest", "server"],
-        ToolSource::AgentSkills => &["scope"],
+    let keys: &[Meta] = match tool.source {
+        ToolSource::Mcp => &[Meta::SpecDigest, Meta::Server],
+        ToolSource::AgentSkills => &[Meta::Scope],
         ToolSource::Builtin | ToolSource::Custom => return None,
     };
     keys.iter()
-        .find_map(|key| tool.source_metadata.get(*key))
+        .find_map(|key| tool.meta(*key))
         .map(|value| match value {
             serde_json::Value::String(text) => text.clone(),
             other => other.to_string(),

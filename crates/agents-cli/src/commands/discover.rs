@@ -99,11 +99,7 @@ fn print_result(ctx: &Context, result: &DiscoveryResult) -> Result<(), Failure> 
         result.errors.len()
     ))?;
     for tool in &result.discovered {
-        let path = tool
-            .source_metadata
-            .get("path")
-            .and_then(|p| p.as_str())
-            .unwrap_or("");
+        let path = tool.meta_str(agents_core::Meta::Path).unwrap_or("");
         output::line(format!("  {}  {path}", tool.name))?;
     }
     Ok(())

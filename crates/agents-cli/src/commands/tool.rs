@@ -86,8 +86,7 @@ async fn add_file(
     }
     let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
     for tool in &mut tools {
-        tool.source_metadata
-            .insert("file".into(), Value::String(absolute.display().to_string()));
+        tool.set_meta(agents_core::Meta::File, absolute.display().to_string());
     }
     ctx.service
         .add_tools(&tools, replace)
