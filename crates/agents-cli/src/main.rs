@@ -6,6 +6,7 @@
 mod cli;
 mod commands;
 mod context;
+mod logs;
 mod output;
 
 use std::process::ExitCode;
@@ -56,7 +57,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    init_tracing(
+    logs::init(
         args.global.verbose,
         args.global.format_or_table(),
         args.global.color,
@@ -97,25 +98,6 @@ fn main() -> ExitCode {
     }
 }
 
-/// The crates of this workspace, as tracing targets (the binary is `agents`).
-const OWN_TARGETS: [&str; 10] = [
-    "agents",
-    "agents_cli",
-    "agents_config",
-    "agents_core",
-    "agents_definition",
-    "agents_discovery",
-    "agents_gateway",
-    "agents_mcp",
-    "agents_registry",
-    "agents_store",
-];
-
-/// Log lines on stderr. Without `-v` only this tool's own warnings are
-/// shown (dependencies are off); `-v` adds dependencies' warnings and our
-/// info, `-vv` everything at debug. `CLEVERAGENTS_LOG` (an `EnvFilter`
-/// directive such as `debug` or `sqlx=info`) replaces all of that. Colour
-/// only on a terminal; under `--format json` every line is a JSON object.
 /// Whether a command line that did not parse still says `--format json`
 /// (`--format json` or `--format=json`, before any `--`).
 fn asks_for_json(args: impl Iterator<Item = std::ffi::OsString>) -> bool {
@@ -130,48 +112,6 @@ fn asks_for_json(args: impl Iterator<Item = std::ffi::OsString>) -> bool {
         previous_was_format = arg == "--format";
     }
     false
-}
-
-fn init_tracing(verbose: u8, format: cli::Format, color: cli::ColorArg) {
-    use std::io::IsTerminal;
-    let own = |level: &str| {
-        OWN_TARGETS
-            .iter()
-            .map(|target| format!("{target}={level}"))
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    let default = match verbose {
-        0 => format!("off,{}", own("warn")),
-        1 => format!("warn,{}", own("info")),
-        // Not the HTTP stack's debug lines: they name each request's URL,
-        // whose query may hold a token (`CLEVERAGENTS_LOG` can still ask).
-        _ => "debug,reqwest=info,hyper=info,hyper_util=info,h2=info".to_owned(),
-    };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("CLEVERAGENTS_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let colour = match color {
-        cli::ColorArg::Always => true,
-        cli::ColorArg::Never => false,
-        cli::ColorArg::Auto => {
-            std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-        }
-    };
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(colour)
-        .without_time();
-    let _ = if format == cli::Format::Json {
-        builder
-            .json()
-            .flatten_event(true)
-            .with_current_span(false)
-            .with_span_list(false)
-            .try_init()
-    } else {
-        builder.with_target(false).try_init()
-    };
 }
 
 /// Runs `future` until it finishes or SIGINT, SIGTERM or SIGHUP arrives.

@@ -98,6 +98,36 @@ pub fn redact_url(url: &str) -> String {
     out
 }
 
+/// Free text (a dependency's log line, an error chain) with every URL in it
+/// through [`redact_url`] and every other secret-named `name=value` pair
+/// masked. A URL runs from its scheme to the next whitespace or quote (a
+/// `)` after it stays inside: hiding too much beats cutting a password
+/// short). One pass, linear in the text.
+pub fn redact_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let before = rest.get(..at).unwrap_or_default();
+        let start = before
+            .char_indices()
+            .rev()
+            .take_while(|(_, c)| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+            .last()
+            .map_or(at, |(i, _)| i);
+        let after = rest.get(at + 3..).unwrap_or_default();
+        let end = at
+            + 3
+            + after
+                .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '<' | '>'))
+                .unwrap_or(after.len());
+        out.push_str(&redact_pairs(rest.get(..start).unwrap_or_default()));
+        out.push_str(&redact_url(rest.get(start..end).unwrap_or_default()));
+        rest = rest.get(end..).unwrap_or_default();
+    }
+    out.push_str(&redact_pairs(rest));
+    out
+}
+
 /// Every `name=value` pair (separated by `?`, `&`, `;`, `#` or whitespace)
 /// whose name is a secret name gets its value replaced.
 fn redact_pairs(text: &str) -> String {
@@ -289,6 +319,23 @@ mod tests {
         let secrets = url_secrets("postgres://u:p%40ss/w?rd@h/db?password=hunter2#frag");
         let text = scrub("failed: p@ss/w?rd and p%40ss/w?rd and hunter2", &secrets);
         assert_eq!(text, "failed: *** and *** and ***");
+    }
+
+    #[test]
+    fn text_has_every_url_and_secret_pair_masked() {
+        // rmcp's line when a streamable-HTTP connection fails.
+        let line = "worker quit with fatal: Client(reqwest::Error { kind: Request, \
+                    url: \"http://u:pw@127.0.0.1:9/mcp?token=sekrit123&x=1\", source: Os }) \
+                    and (https://h/p?api_key=k2) then access_token=t3 done";
+        assert_eq!(
+            redact_text(line),
+            "worker quit with fatal: Client(reqwest::Error { kind: Request, \
+             url: \"http://u:***@127.0.0.1:9/mcp?token=***&x=1\", source: Os }) \
+             and (https://h/p?api_key=*** then access_token=*** done"
+        );
+        assert_eq!(redact_text("no urls, user=bob"), "no urls, user=bob");
+        assert_eq!(redact_text("://x?token=y"), "://x?token=***");
+        assert_eq!(redact_text("é://a:b@c"), "é://a:***@c");
     }
 
     #[test]

@@ -700,6 +700,36 @@ fn a_failing_http_refresh_prints_one_clean_error_and_json_lines_under_json() {
 }
 
 #[test]
+fn log_lines_of_dependencies_are_redacted_at_every_verbosity() {
+    let sb = Sandbox::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    sb.write(
+        "home/.cleveragents/config.toml",
+        &format!("[mcp.servers.web]\nurl = \"http://u:pw-5ecret@127.0.0.1:{port}/mcp?token=tok-5ecret\"\n"),
+    );
+    for args in [
+        &["-v", "mcp", "refresh", "web"][..],
+        &["-vv", "mcp", "refresh", "web"],
+        &["-vv", "mcp", "refresh", "web", "--format", "json"],
+    ] {
+        let run = sb.run(args).fails(1);
+        // rmcp logs the failed connection's `reqwest::Error`, URL and all.
+        assert!(run.stderr.contains("127.0.0.1"), "{args:?}: {}", run.stderr);
+        assert!(!run.stderr.contains("5ecret"), "{args:?}: {}", run.stderr);
+        if args.contains(&"json") {
+            for line in run.stderr.lines() {
+                serde_json::from_str::<serde_json::Value>(line)
+                    .unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+            }
+        }
+    }
+}
+
+#[test]
 fn mcp_import_reports_skipped_servers_briefly() {
     let sb = Sandbox::new();
     let mut servers = serde_json::Map::new();

@@ -1,0 +1,166 @@
+//! Log lines on stderr: which targets at which `-v`, and the redaction every
+//! line gets on its way out.
+
+use std::io::Write;
+
+use crate::cli;
+
+/// The crates of this workspace, as tracing targets (the binary is `agents`).
+const OWN_TARGETS: [&str; 10] = [
+    "agents",
+    "agents_cli",
+    "agents_config",
+    "agents_core",
+    "agents_definition",
+    "agents_discovery",
+    "agents_gateway",
+    "agents_mcp",
+    "agents_registry",
+    "agents_store",
+];
+
+/// Log lines on stderr. Without `-v` only this tool's own warnings are
+/// shown (dependencies are off); `-v` adds dependencies' warnings and our
+/// info, `-vv` everything at debug. `CLEVERAGENTS_LOG` (an `EnvFilter`
+/// directive such as `debug` or `sqlx=info`) replaces all of that. Colour
+/// only on a terminal; under `--format json` every line is a JSON object.
+/// Every line goes through [`Redacted`] on its way.
+pub(crate) fn init(verbose: u8, format: cli::Format, color: cli::ColorArg) {
+    use std::io::IsTerminal;
+    let own = |level: &str| {
+        OWN_TARGETS
+            .iter()
+            .map(|target| format!("{target}={level}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let default = match verbose {
+        0 => format!("off,{}", own("warn")),
+        1 => format!("warn,{}", own("info")),
+        // Not the HTTP stack's debug lines: they name each request's URL,
+        // whose query may hold a token (`CLEVERAGENTS_LOG` can still ask).
+        _ => "debug,reqwest=info,hyper=info,hyper_util=info,h2=info".to_owned(),
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CLEVERAGENTS_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let colour = match color {
+        cli::ColorArg::Always => true,
+        cli::ColorArg::Never => false,
+        cli::ColorArg::Auto => {
+            std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+        }
+    };
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(Redacted {
+            json: format == cli::Format::Json,
+        })
+        .with_ansi(colour)
+        .without_time();
+    let _ = if format == cli::Format::Json {
+        builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .with_span_list(false)
+            .try_init()
+    } else {
+        builder.with_target(false).try_init()
+    };
+}
+
+/// Where log lines go: stderr, each line through
+/// [`agents_core::redact::redact_text`] first. Our own lines are redacted
+/// where they are made, but a dependency's may quote a URL whole with its
+/// token (rmcp's transport worker logs the `reqwest::Error` of a failed
+/// connection, query string and all, at `error`, so `-v` showed it). Under
+/// `--format json` each string of the line's object is redacted, so the
+/// line stays JSON.
+#[derive(Clone, Copy)]
+struct Redacted {
+    json: bool,
+}
+
+impl tracing_subscriber::fmt::MakeWriter<'_> for Redacted {
+    type Writer = RedactedLine;
+
+    fn make_writer(&self) -> Self::Writer {
+        RedactedLine {
+            json: self.json,
+            text: Vec::new(),
+        }
+    }
+}
+
+/// One event's line, collected and written redacted when dropped (the
+/// formatter makes a writer per event).
+struct RedactedLine {
+    json: bool,
+    text: Vec<u8>,
+}
+
+impl Write for RedactedLine {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.text.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for RedactedLine {
+    fn drop(&mut self) {
+        let text = String::from_utf8_lossy(&self.text);
+        let shown = if self.json {
+            redact_json_line(&text)
+        } else {
+            agents_core::redact::redact_text(&text)
+        };
+        let _ = std::io::stderr().lock().write_all(shown.as_bytes());
+    }
+}
+
+/// A JSON log line with each string value redacted; a line that is not
+/// JSON is redacted as text.
+fn redact_json_line(line: &str) -> String {
+    fn walk(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::String(text) => *text = agents_core::redact::redact_text(text),
+            serde_json::Value::Array(items) => items.iter_mut().for_each(walk),
+            serde_json::Value::Object(map) => map.values_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    match serde_json::from_str::<serde_json::Value>(line.trim_end()) {
+        Ok(mut value) => {
+            walk(&mut value);
+            format!("{value}\n")
+        }
+        Err(_) => agents_core::redact::redact_text(line),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_lines_stay_json_with_their_secrets_masked() {
+        let line = r#"{"level":"ERROR","message":"fatal: Error { url: \"http://h/mcp?token=s3cret\" }","n":[1,"https://u:pw@h/"]}"#;
+        let shown = redact_json_line(&format!("{line}\n"));
+        assert!(shown.ends_with('\n'));
+        let value: serde_json::Value = serde_json::from_str(&shown).unwrap();
+        assert_eq!(
+            value["message"],
+            "fatal: Error { url: \"http://h/mcp?token=***\" }"
+        );
+        assert_eq!(value["n"][1], "https://u:***@h/");
+        assert!(!shown.contains("s3cret") && !shown.contains("pw@"));
+        assert_eq!(
+            redact_json_line("not json token=x\n"),
+            "not json token=***\n"
+        );
+    }
+}
