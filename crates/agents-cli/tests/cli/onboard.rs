@@ -668,15 +668,19 @@ fn piped_tables_are_tab_separated_and_color_is_chosen_by_flag() {
     assert!(coloured.contains("\u{1b}["), "{coloured}");
 }
 
-#[test]
-fn a_failing_http_refresh_prints_one_clean_error_and_json_lines_under_json() {
-    let sb = Sandbox::new();
-    // A port nothing listens on: the connection is refused at once.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
+/// A port nothing listens on: a connection to it is refused at once.
+fn refused_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
-        .port();
+        .port()
+}
+
+#[test]
+fn a_failing_http_refresh_prints_one_clean_error_and_json_lines_under_json() {
+    let sb = Sandbox::new();
+    let port = refused_port();
     sb.write(
         "home/.cleveragents/config.toml",
         &format!("[mcp.servers.web]\nurl = \"http://127.0.0.1:{port}/mcp\"\n"),
@@ -702,11 +706,7 @@ fn a_failing_http_refresh_prints_one_clean_error_and_json_lines_under_json() {
 #[test]
 fn log_lines_of_dependencies_are_redacted_at_every_verbosity() {
     let sb = Sandbox::new();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = refused_port();
     sb.write(
         "home/.cleveragents/config.toml",
         &format!("[mcp.servers.web]\nurl = \"http://u:pw-5ecret@127.0.0.1:{port}/mcp?token=tok-5ecret\"\n"),
