@@ -404,13 +404,16 @@ pub enum McpCommand {
     },
     /// Trust an MCP server definition from the registry on this machine
     /// (prints what it runs and who defined it), or list trusted ones
-    #[command(after_help = "Example:\n  agents mcp trust github --digest 3f2a")]
+    #[command(
+        after_help = "Example:\n  agents mcp trust github --digest 3f2a9c0e5b7d41a6c8e2f09b1d3a5c7e9f0b2d4a6c8e1f3b5d7a9c0e2f4b6d8a"
+    )]
     Trust {
         /// The server's name
         #[arg(required_unless_present = "list")]
         server: Option<String>,
-        /// Only the definition whose digest starts with this
-        #[arg(long, value_name = "PREFIX")]
+        /// Only the definition with this digest (as the message that named the
+        /// server printed it; at least its first 32 hex digits)
+        #[arg(long, value_name = "DIGEST")]
         digest: Option<String>,
         /// List the trusted definitions
         #[arg(long, conflicts_with = "server")]

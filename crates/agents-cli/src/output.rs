@@ -314,7 +314,10 @@ pub fn raw(text: &str) -> Result<(), Failure> {
 /// `text` with its line breaks kept and every other control character
 /// escaped.
 pub fn plain(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(|c| c.is_control() && c != '\n') {
+    if !text
+        .chars()
+        .any(|c| agents_core::text::is_hidden(c) && c != '\n')
+    {
         return Cow::Borrowed(text);
     }
     let lines: Vec<Cow<'_, str>> = text.split('\n').map(escape_control).collect();

@@ -23,10 +23,31 @@ pub fn cap_lines(lines: &mut Vec<String>, max: usize, more: impl FnOnce(usize) -
     total
 }
 
-/// Replaces every control character (C0, DEL, C1) with a visible escape:
-/// `\n`, `\r`, `\t`, `\0`, or `\u{1b}`. Other text is returned unchanged.
+/// Whether `c` is shown escaped: a control character (C0, DEL, C1), or one
+/// that changes how the text around it reads without showing itself: the
+/// bidirectional marks, embeddings, overrides and isolates ("Trojan Source":
+/// U+202E makes `'safe' #…` of what is really `…# 'evil'`), the zero-width
+/// space, the word joiner and the byte-order mark. The joiners U+200C/U+200D
+/// stay: Persian, Indic scripts and emoji need them.
+pub fn is_hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{61c}'
+                | '\u{200b}'
+                | '\u{200e}'
+                | '\u{200f}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2060}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{feff}'
+        )
+}
+
+/// Replaces every [`is_hidden`] character with a visible escape: `\n`,
+/// `\r`, `\t`, `\0`, or `\u{1b}`. Other text is returned unchanged.
 pub fn escape_control(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
+    if !text.chars().any(is_hidden) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
@@ -42,7 +63,7 @@ fn push_escaped(out: &mut String, c: char) {
         '\r' => out.push_str("\\r"),
         '\t' => out.push_str("\\t"),
         '\0' => out.push_str("\\0"),
-        c if c.is_control() => {
+        c if is_hidden(c) => {
             let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
         }
         c => out.push(c),
@@ -53,7 +74,7 @@ fn push_escaped(out: &mut String, c: char) {
 /// text is cut at a character boundary and ends with
 /// `… (N bytes in all)`, so the reader knows it was cut and by how much.
 pub fn shorten(text: &str, max: usize) -> Cow<'_, str> {
-    if text.len() <= max && !text.chars().any(char::is_control) {
+    if text.len() <= max && !text.chars().any(is_hidden) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(max.min(text.len()) + 32);
@@ -236,6 +257,11 @@ mod tests {
         assert_eq!(
             escape_control("\u{1b}]0;TITLE\u{7}\u{1b}[2J\0\n\u{9b}"),
             "\\u{1b}]0;TITLE\\u{7}\\u{1b}[2J\\0\\n\\u{9b}"
+        );
+        // Bidi overrides and invisible characters, not the joiners.
+        assert_eq!(
+            escape_control("sh \u{202e}#\u{202c} safe\u{200b}\u{feff} ZW\u{200d}J"),
+            "sh \\u{202e}#\\u{202c} safe\\u{200b}\\u{feff} ZW\u{200d}J"
         );
     }
 

@@ -62,9 +62,19 @@ pub enum ServiceError {
         /// The digest prefix asked for.
         prefix: String,
     },
+    /// A digest given to trust by is not 32 to 64 hex digits: a shorter prefix
+    /// is one whose author could have made a second definition to match.
+    #[error(
+        "`--digest` needs at least {} hex digits of the definition's digest (the message that named the server shows all 64), got `{given}`",
+        crate::mcp::TRUST_DIGEST_MIN
+    )]
+    McpDigestTooShort {
+        /// What was given (shortened).
+        given: String,
+    },
     /// Several untrusted definitions share the server name: trust needs a digest.
     #[error(
-        "mcp server `{server}` has {} untrusted definitions: {}; choose one with `agents mcp trust {server} --digest PREFIX`",
+        "mcp server `{server}` has {} untrusted definitions: {}; choose one with `agents mcp trust {server} --digest DIGEST`",
         .definitions.len(),
         .definitions.join("; ")
     )]
@@ -115,6 +125,7 @@ impl ServiceError {
             Self::DiscoveryStopped(_) => "discovery_stopped",
             Self::McpServerNotDefined { .. } => "mcp_server_not_defined",
             Self::McpDigestNotFound { .. } => "mcp_digest_not_found",
+            Self::McpDigestTooShort { .. } => "mcp_digest_too_short",
             Self::McpAmbiguousTrust { .. } => "mcp_ambiguous_trust",
             Self::UntrustedMcpServer { .. } => "untrusted_mcp_server",
             Self::AgentSkillFiles(err) => err.kind(),

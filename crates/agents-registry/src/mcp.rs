@@ -109,13 +109,12 @@ impl McpDefinition {
             "would run"
         };
         format!(
-            "mcp server `{}` (defined in skill `{}`{by}, digest {}) is not trusted on this machine and was not started; it {verb} `{}`; if you trust it, run `agents mcp trust {} --digest {}`",
+            "mcp server `{}` (defined in skill `{}`{by}) is not trusted on this machine and was not started; it {verb} `{}`; if you trust it, run `agents mcp trust {} --digest {}`",
             self.server,
             self.defined_in,
-            short_digest(&self.digest),
-            bounded(&self.launch(), 2000),
+            agents_core::text::shorten_middle(&self.launch(), 2000),
             self.server,
-            short_digest(&self.digest),
+            self.digest,
         )
     }
 }
@@ -230,12 +229,18 @@ impl<S: Store> SkillRegistryService<S> {
         }
     }
 
+    /// Who wrote `skill`, as its row says: anyone's text, so escaped and
+    /// cut to [`MAX_ECHO_BYTES`](agents_core::text::MAX_ECHO_BYTES) for
+    /// every message and listing that shows it.
     async fn defined_by(&self, skill: &SkillName) -> Result<Option<String>, ServiceError> {
         Ok(self
             .store()
             .get_meta(&defined_by_key(skill))
             .await?
-            .filter(|s| !s.is_empty()))
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                agents_core::text::shorten(&s, agents_core::text::MAX_ECHO_BYTES).into_owned()
+            }))
     }
 
     /// Every MCP server definition the registry knows, one per distinct spec:
@@ -681,6 +686,16 @@ impl<S: Store> SkillRegistryService<S> {
         server: &str,
         digest: Option<&str>,
     ) -> Result<Vec<McpDefinition>, ServiceError> {
+        // A digest is chosen by whoever wrote the definition: 48 bits of it
+        // were found to collide with a second definition of theirs in
+        // seconds, so a prefix of fewer than 128 bits trusts nothing.
+        if let Some(given) = digest
+            && (given.len() < TRUST_DIGEST_MIN || !given.bytes().all(|b| b.is_ascii_hexdigit()))
+        {
+            return Err(ServiceError::McpDigestTooShort {
+                given: agents_core::text::shorten(given, 80).into_owned(),
+            });
+        }
         let known = self.mcp_server_definitions().await?;
         let named: Vec<McpDefinition> = known
             .into_iter()
@@ -705,7 +720,7 @@ impl<S: Store> SkillRegistryService<S> {
                 .map(|d| {
                     format!(
                         "{} (skill `{}`: `{}`)",
-                        short_digest(&d.digest),
+                        d.digest,
                         d.defined_in,
                         bounded(&d.launch(), 200)
                     )
@@ -723,6 +738,10 @@ impl<S: Store> SkillRegistryService<S> {
         Ok(pending)
     }
 }
+
+/// The fewest hex digits of a definition's digest `agents mcp trust
+/// --digest` accepts: 128 bits, beyond anyone's collision search.
+pub const TRUST_DIGEST_MIN: usize = 32;
 
 /// Default per-server timeout, used when config gives none.
 pub const DEFAULT_MCP_TIMEOUT: Duration = Duration::from_secs(30);

