@@ -89,20 +89,6 @@ fn export_then_import_into_a_fresh_database() {
     assert_eq!(status["skills"], json!(3));
 }
 
-fn sqlite(sb: &Sandbox, sql: &str) -> String {
-    let out = std::process::Command::new("sqlite3")
-        .arg(sb.db_path())
-        .arg(sql)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
-
 #[test]
 fn sigkill_during_a_large_add_leaves_the_database_consistent() {
     let sb = Sandbox::new();
@@ -125,15 +111,15 @@ fn sigkill_during_a_large_add_leaves_the_database_consistent() {
         std::thread::sleep(std::time::Duration::from_millis(delay_ms));
         let _ = child.kill(); // SIGKILL on Unix
         let status = child.wait().unwrap();
-        assert_eq!(sqlite(&sb, "PRAGMA integrity_check"), "ok");
-        let skills: i64 = sqlite(&sb, "SELECT COUNT(*) FROM skills").parse().unwrap();
-        let orphans: i64 = sqlite(
-            &sb,
+        assert_eq!(sb.sqlite3("PRAGMA integrity_check"), "ok");
+        let skills: i64 = sb.sqlite3("SELECT COUNT(*) FROM skills").parse().unwrap();
+        let orphans: i64 = sb
+            .sqlite3(
             "SELECT COUNT(*) FROM skill_items WHERE skill_name NOT IN (SELECT name FROM skills)",
         )
         .parse()
         .unwrap();
-        let partial: i64 = sqlite(&sb, "SELECT COUNT(*) FROM skills s WHERE (SELECT COUNT(*) FROM skill_items i WHERE i.skill_name = s.name) <> 3").parse().unwrap();
+        let partial: i64 = sb.sqlite3("SELECT COUNT(*) FROM skills s WHERE (SELECT COUNT(*) FROM skill_items i WHERE i.skill_name = s.name) <> 3").parse().unwrap();
         assert!(
             skills == 0 || skills == batch,
             "{skills} skills after kill at {delay_ms} ms"

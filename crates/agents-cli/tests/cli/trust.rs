@@ -93,14 +93,9 @@ impl Shared {
     fn shared_meta(&self) -> String {
         match &self._pg {
             Some(pg) => pg.query("SELECT key || '=' || value FROM registry_meta"),
-            None => {
-                let out = Command::new("sqlite3")
-                    .arg(self.sb.db_path())
-                    .arg("SELECT key || '=' || value FROM registry_meta")
-                    .output()
-                    .unwrap();
-                String::from_utf8(out.stdout).unwrap()
-            }
+            None => self
+                .sb
+                .sqlite3("SELECT key || '=' || value FROM registry_meta"),
         }
     }
 }
@@ -621,15 +616,10 @@ fn trust_by_digest_needs_128_bits_and_names_what_was_read() {
         .run("alice", &["skill", "add", file.to_str().unwrap()])
         .ok();
     // Who wrote a skill is a row anyone can rewrite: shown cut.
-    let out = Command::new("sqlite3")
-        .arg(shared.sb.db_path())
-        .arg(
-            "UPDATE registry_meta SET value = 'mallory' || hex(zeroblob(500000)) \
-             WHERE key = 'defined_by.team/tools'",
-        )
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    shared.sb.sqlite3(
+        "UPDATE registry_meta SET value = 'mallory' || hex(zeroblob(500000)) \
+         WHERE key = 'defined_by.team/tools'",
+    );
     let run = shared
         .run("bob", &["skill", "tools", "team/tools", "--refresh"])
         .ok();
@@ -717,16 +707,11 @@ fn a_cached_tool_list_changed_by_someone_else_is_not_used() {
     };
     assert_eq!(listed(&shared).0, ["mcp:mine/fine"]);
     // Someone with write access to the database adds a tool to the list.
-    let out = Command::new("sqlite3")
-        .arg(shared.sb.db_path())
-        .arg(
-            "INSERT INTO tools SELECT replace(name, '/fine', '/pwn'), source, origin, \
-             replace(replace(spec_json, '/fine', '/pwn'), 'a valid tool', 'INJECTED'), \
-             created_at, updated_at FROM tools WHERE name LIKE 'mcp:mine@%/fine'",
-        )
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    shared.sb.sqlite3(
+        "INSERT INTO tools SELECT replace(name, '/fine', '/pwn'), source, origin, \
+         replace(replace(spec_json, '/fine', '/pwn'), 'a valid tool', 'INJECTED'), \
+         created_at, updated_at FROM tools WHERE name LIKE 'mcp:mine@%/fine'",
+    );
     let (names, stderr) = listed(&shared);
     assert!(names.is_empty(), "{names:?}");
     assert!(

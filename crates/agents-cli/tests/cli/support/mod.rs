@@ -72,11 +72,19 @@ impl Sandbox {
         Run::from(cmd.output().unwrap(), self)
     }
 
-    /// Count rows with the sqlite3-free route: the binary's own JSON output.
+    /// Rows in `table`, counted by the `sqlite3` CLI.
     pub fn sql_count(&self, table: &str) -> i64 {
+        self.sqlite3(&format!("SELECT COUNT(*) FROM {table}"))
+            .parse()
+            .unwrap()
+    }
+
+    /// Runs `sql` on the database with the `sqlite3` CLI (as anyone who can
+    /// write the file could); its output, trimmed.
+    pub fn sqlite3(&self, sql: &str) -> String {
         let out = std::process::Command::new("sqlite3")
             .arg(self.db_path())
-            .arg(format!("SELECT COUNT(*) FROM {table}"))
+            .arg(sql)
             .output()
             .unwrap();
         assert!(
@@ -84,11 +92,7 @@ impl Sandbox {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap()
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
     }
 }
 
