@@ -14,6 +14,7 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode, header};
@@ -29,6 +30,12 @@ use crate::{Follow, Gateway, GatewayError};
 
 /// The endpoint path.
 pub const ENDPOINT: &str = "/mcp";
+
+/// Connections served at once (see `accept`).
+const MAX_CONNECTIONS: usize = 256;
+
+/// How long a client has to send a request's headers.
+const HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A bearer token, kept as its SHA-256 only.
 #[derive(Clone)]
@@ -157,7 +164,16 @@ impl HttpServer {
         }
         let mcp: StreamableHttpService<Gateway, LocalSessionManager> =
             StreamableHttpService::new(move || Ok(gateway.clone()), Default::default(), config);
+        // At most this many connections at once: a permit is taken before
+        // `accept`, so connections beyond it wait in the kernel's backlog
+        // instead of using up the process's file descriptors (which the
+        // servers it starts need too).
+        let open = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
         loop {
+            // The semaphore is never closed.
+            let Ok(permit) = open.clone().acquire_owned().await else {
+                return;
+            };
             let (stream, _peer) = match listener.accept().await {
                 Ok(accepted) => accepted,
                 Err(err) => {
@@ -176,11 +192,17 @@ impl HttpServer {
                     async move { Ok::<_, Infallible>(route(&mcp, token.as_ref(), request).await) }
                 });
                 let io = hyper_util::rt::TokioIo::new(stream);
-                let _ = hyper_util::server::conn::auto::Builder::new(
+                let mut builder = hyper_util::server::conn::auto::Builder::new(
                     hyper_util::rt::TokioExecutor::new(),
-                )
-                .serve_connection(io, service)
-                .await;
+                );
+                // A client that never finishes its headers (before the token
+                // is even checked) is dropped instead of holding a connection.
+                builder
+                    .http1()
+                    .timer(hyper_util::rt::TokioTimer::new())
+                    .header_read_timeout(HEADER_READ_TIMEOUT);
+                let _ = builder.serve_connection(io, service).await;
+                drop(permit);
             });
         }
     }

@@ -220,6 +220,9 @@ struct Shared {
     upstream_notify: tokio::sync::Notify,
 }
 
+/// How long a server whose call failed has to answer a `ping` to be kept.
+const PING_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// How often [`Follow`] polls the registry's change stamp.
 pub const POLL_EVERY: Duration = Duration::from_secs(1);
 
@@ -372,6 +375,9 @@ impl Gateway {
                 .or_default()
                 .clone()
         };
+        // The slot is held only to start the server or take a handle on its
+        // session: calls from every client run at once, and a slow one
+        // holds up no other.
         let mut upstream = slot.lock().await;
         if upstream.as_mut().is_some_and(Upstream::is_closed) {
             tracing::info!(server = %served.definition.server, "mcp server is gone; restarting it");
@@ -399,8 +405,9 @@ impl Gateway {
                 Err(err) => return Some(tool_error(err.to_string())),
             }
         }
-        let running = upstream.as_mut()?;
-        match running
+        let caller = upstream.as_ref()?.caller();
+        drop(upstream);
+        match caller
             .call_tool(&served.server_tool, Some(arguments), served.timeout)
             .await
         {
@@ -411,12 +418,43 @@ impl Gateway {
                 ))
             })),
             Err(err) => {
-                // Crashed, hung or broken: stop it; the next call starts it again.
-                if let Some(old) = upstream.take() {
-                    old.close().await;
-                }
+                self.after_failed_call(&slot, &served, &err).await;
                 Some(tool_error(err.to_string()))
             }
+        }
+    }
+
+    /// After a call failed: a server that has exited or does not answer a
+    /// ping is stopped (the next call starts it again); one that answered
+    /// the call with an error, or is only slow with it, keeps serving the
+    /// calls in flight. Its last stderr lines go to this
+    /// user's log, never to the client (a server may print its environment).
+    async fn after_failed_call(
+        &self,
+        slot: &Slot,
+        served: &ServedTool,
+        err: &agents_mcp::McpError,
+    ) {
+        let mut upstream = slot.lock().await;
+        let Some(running) = upstream.as_mut() else {
+            return;
+        };
+        let broken = running.is_closed() || !running.answers_ping(PING_TIMEOUT).await;
+        if !broken {
+            return;
+        }
+        let stderr = running.stderr_tail().await;
+        tracing::warn!(
+            "mcp serve: mcp server `{}` stopped answering ({err}){}; it is started again on the next call",
+            served.definition.server,
+            if stderr.is_empty() {
+                String::new()
+            } else {
+                format!("; its stderr: {stderr}")
+            }
+        );
+        if let Some(old) = upstream.take() {
+            old.close().await;
         }
     }
 
@@ -472,6 +510,7 @@ impl Gateway {
             Ok(set) => {
                 let plan = plan(&set, self.shared.options.timeout);
                 let (tools_changed, skills_changed) = self.replace_plan_changes(plan);
+                self.stop_unserved().await;
                 if skills_changed {
                     self.notify_resources_changed().await;
                 }
@@ -583,6 +622,31 @@ impl Gateway {
         }
     }
 
+    /// Stops the upstream servers the plan no longer serves a tool of: no
+    /// longer used, or no longer trusted (`agents mcp untrust` takes effect
+    /// at the next poll, for calls in flight too).
+    async fn stop_unserved(&self) {
+        let plan = self.plan();
+        let gone: Vec<Slot> = {
+            let mut upstreams = self.shared.upstreams.lock().await;
+            let unserved: Vec<String> = upstreams
+                .keys()
+                .filter(|digest| !plan.served.iter().any(|t| &t.definition.digest == *digest))
+                .cloned()
+                .collect();
+            unserved
+                .iter()
+                .filter_map(|digest| upstreams.remove(digest))
+                .collect()
+        };
+        for slot in gone {
+            if let Some(upstream) = slot.lock().await.take() {
+                tracing::info!("mcp serve: stopping a server no tool of the plan uses any more");
+                upstream.close().await;
+            }
+        }
+    }
+
     /// Stops every upstream server it started.
     pub async fn shutdown(&self) {
         let slots: Vec<Slot> = self
@@ -624,7 +688,14 @@ impl rmcp::ServerHandler for Gateway {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        lock(&self.shared.peers).push(context.peer);
+        let mut peers = lock(&self.shared.peers);
+        // Closed sessions were dropped only when a notification went out, so
+        // a gateway nothing changed under kept every session it ever had
+        // (10 KB each). Pruned at each power of two: linear in all.
+        if peers.len() >= 64 && peers.len().is_power_of_two() {
+            peers.retain(|peer| !peer.is_transport_closed());
+        }
+        peers.push(context.peer);
     }
 
     /// 2026-07-28 clients ask for change notifications with
@@ -722,10 +793,18 @@ impl rmcp::ServerHandler for Gateway {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.map(Value::Object);
-        match self.call(&request.name, arguments).await {
+        // A client's `notifications/cancelled` drops the call, which tells
+        // the upstream server to cancel it too.
+        let called = tokio::select! {
+            called = self.call(&request.name, arguments) => called,
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error("cancelled by the client", None));
+            }
+        };
+        match called {
             Some(result) => Ok(CallToolResponse::Complete(result)),
             None => Err(ErrorData::invalid_params(
                 format!("unknown tool `{}`", request.name),

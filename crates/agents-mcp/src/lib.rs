@@ -69,7 +69,7 @@ pub use expand::{VarError, expand_vars};
 pub use launch::{LaunchError, Launcher, exec_server};
 pub use orphans::{adopt_orphans, stop_adopted};
 pub use session::ToolsChanged;
-pub use upstream::{Upstream, connect};
+pub use upstream::{Caller, Upstream, connect};
 
 /// Variables a stdio server inherits from this process (when set), as the
 /// official MCP SDKs do; everything else it gets comes from the item's `env`.

@@ -18,6 +18,58 @@ use crate::{FetchOptions, FetchedTools, http, source, stdio};
 
 const STAGE_CALL: &str = "tools/call";
 
+/// `tools/call`s on an [`Upstream`]'s session ([`Upstream::caller`]).
+#[derive(Clone)]
+pub struct Caller {
+    server: String,
+    peer: rmcp::Peer<rmcp::RoleClient>,
+}
+
+impl std::fmt::Debug for Caller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Caller")
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Caller {
+    /// Calls `tool` (the server's own name) and returns the `CallToolResult`
+    /// as JSON. A result with `isError: true` is a result, not an error; an
+    /// error is a broken session, a JSON-RPC error or no answer in `timeout`.
+    /// Dropping the future (the client cancelled) sends the server
+    /// `notifications/cancelled` for the request.
+    pub async fn call_tool(
+        &self,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        timeout: Duration,
+    ) -> Result<Value, McpError> {
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        if let Some(arguments) = arguments {
+            params = params.with_arguments(arguments);
+        }
+        match tokio::time::timeout(timeout, self.peer.call_tool(params)).await {
+            Ok(Ok(result)) => serde_json::to_value(&result).map_err(|err| McpError::Protocol {
+                server: self.server.clone(),
+                stage: STAGE_CALL,
+                message: err.to_string(),
+            }),
+            Ok(Err(err)) => Err(McpError::Protocol {
+                server: self.server.clone(),
+                stage: STAGE_CALL,
+                message: session::error_chain(&err),
+            }),
+            Err(_elapsed) => Err(McpError::Timeout {
+                server: self.server.clone(),
+                stage: STAGE_CALL,
+                timeout,
+                note: String::new(),
+            }),
+        }
+    }
+}
+
 /// A running MCP server (or an open HTTP session) and its tool list.
 pub struct Upstream {
     server: String,
@@ -141,49 +193,34 @@ impl Upstream {
         self.guard.as_mut().is_some_and(ChildGuard::has_exited)
     }
 
-    /// Calls `tool` (the server's own name) and returns the `CallToolResult`
-    /// as JSON. A result with `isError: true` is a result, not an error; an
-    /// error is a broken session, a JSON-RPC error or no answer in `timeout`.
-    pub async fn call_tool(
-        &mut self,
-        tool: &str,
-        arguments: Option<JsonObject>,
-        timeout: Duration,
-    ) -> Result<Value, McpError> {
-        let mut params = CallToolRequestParams::new(tool.to_owned());
-        if let Some(arguments) = arguments {
-            params = params.with_arguments(arguments);
+    /// A handle for `tools/call`s on this session that does not borrow it,
+    /// so a slow call holds up no other (JSON-RPC matches each answer to its
+    /// request). Its calls end when the session does.
+    pub fn caller(&self) -> Caller {
+        Caller {
+            server: self.server.clone(),
+            peer: self.client.peer().clone(),
         }
-        let call = self.client.peer().call_tool(params);
-        match tokio::time::timeout(timeout, call).await {
-            Ok(Ok(result)) => serde_json::to_value(&result).map_err(|err| McpError::Protocol {
-                server: self.server.clone(),
-                stage: STAGE_CALL,
-                message: err.to_string(),
-            }),
-            Ok(Err(err)) => {
-                let mut message = session::error_chain(&err);
-                if self.is_closed()
-                    && let Some(stderr) = self.stderr.as_mut()
-                {
-                    let text = stderr.text().await;
-                    if !text.is_empty() {
-                        message.push_str(&format!("; stderr: {text}"));
-                    }
-                }
-                Err(McpError::Protocol {
-                    server: self.server.clone(),
-                    stage: STAGE_CALL,
-                    message,
-                })
-            }
-            Err(_elapsed) => Err(McpError::Timeout {
-                server: self.server.clone(),
-                stage: STAGE_CALL,
-                timeout,
-                note: String::new(),
-            }),
+    }
+
+    /// The last lines the server wrote to stderr (a stdio server; empty
+    /// otherwise), for this user's log: a server may print its environment,
+    /// so they go to no MCP client.
+    pub async fn stderr_tail(&mut self) -> String {
+        match self.stderr.as_mut() {
+            Some(stderr) => stderr.text().await,
+            None => String::new(),
         }
+    }
+
+    /// Whether the server still answers a `ping` within `timeout`: after a
+    /// call timed out, tells a server busy with that call from a hung one.
+    pub async fn answers_ping(&self, timeout: Duration) -> bool {
+        let ping = self
+            .client
+            .peer()
+            .send_request(rmcp::model::ClientRequest::PingRequest(Default::default()));
+        matches!(tokio::time::timeout(timeout, ping).await, Ok(Ok(_)))
     }
 
     /// Closes it (like [`Self::close`]) and returns the tools it listed at start.

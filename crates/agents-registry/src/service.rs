@@ -646,7 +646,13 @@ impl<S: Store> SkillRegistryService<S> {
     /// [`agents_store::Store::change_stamp`]); `agents mcp serve` polls it to
     /// notice that skills or the catalogue changed.
     pub async fn change_stamp(&self) -> Result<String, ServiceError> {
-        Ok(self.store.change_stamp().await?)
+        // The trust store too: trusting or untrusting a server changes
+        // what is served without a row changing.
+        Ok(format!(
+            "{}|{}",
+            self.store.change_stamp().await?,
+            self.trust.stamp()
+        ))
     }
 
     /// The tool set `agents mcp serve` serves for `names` (see [`ServeSet`]).

@@ -89,10 +89,29 @@ struct TrustFile {
 const MAX_FETCHED: usize = 1_000;
 
 /// The trust store: a file, or memory only (for embedding and tests).
+///
+/// Every read checks whether the file changed since it was last read (its
+/// size, modification time and inode: each write replaces it whole, so a new
+/// inode) and reads it again if so: a long-running `mcp serve` sees an
+/// `mcp untrust` or another process's `mcp refresh` at once.
 #[derive(Debug)]
 pub struct TrustStore {
     path: Option<PathBuf>,
     entries: Mutex<TrustFile>,
+    /// The file's stamp when `entries` was read or written.
+    seen: Mutex<Option<FileStamp>>,
+}
+
+/// What tells one version of the file from another without reading it.
+type FileStamp = (u64, Option<std::time::SystemTime>, u64);
+
+fn stamp_of(path: &Path) -> Option<FileStamp> {
+    let metadata = std::fs::metadata(path).ok()?;
+    #[cfg(unix)]
+    let inode = std::os::unix::fs::MetadataExt::ino(&metadata);
+    #[cfg(not(unix))]
+    let inode = 0;
+    Some((metadata.len(), metadata.modified().ok(), inode))
 }
 
 impl Default for TrustStore {
@@ -112,16 +131,34 @@ impl TrustStore {
         Self {
             path: None,
             entries: Mutex::new(TrustFile::default()),
+            seen: Mutex::new(None),
         }
     }
 
     /// Opens the store at `path`; a missing file is an empty store.
     pub fn open(path: &Path) -> Result<Self, TrustError> {
+        let seen = stamp_of(path);
         let entries = read_file(path)?;
         Ok(Self {
             path: Some(path.to_owned()),
             entries: Mutex::new(entries),
+            seen: Mutex::new(seen),
         })
+    }
+
+    /// What changes whenever the file does (empty for a store in memory):
+    /// part of the registry's change stamp, so `mcp serve` re-resolves when
+    /// trust is given or withdrawn.
+    pub fn stamp(&self) -> String {
+        match self.path.as_deref().and_then(stamp_of) {
+            Some((len, modified, inode)) => {
+                let nanos = modified
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_nanos());
+                format!("{len}:{nanos}:{inode}")
+            }
+            None => String::new(),
+        }
     }
 
     /// Where the store lives, if it is a file.
@@ -135,9 +172,37 @@ impl TrustStore {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    fn seen(&self) -> std::sync::MutexGuard<'_, Option<FileStamp>> {
+        self.seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The entries as the file now holds them: read again when it changed.
+    /// A file that has become unreadable trusts nothing until it is fixed
+    /// (the lists recorded before are kept: they only ever narrow).
+    fn current(&self) -> std::sync::MutexGuard<'_, TrustFile> {
+        let mut file = self.lock();
+        if let Some(path) = &self.path {
+            let now = stamp_of(path);
+            let mut seen = self.seen();
+            if *seen != now {
+                match read_file(path) {
+                    Ok(fresh) => *file = fresh,
+                    Err(err) => {
+                        tracing::warn!("{err}; nothing is trusted until it is fixed");
+                        file.trusted.clear();
+                    }
+                }
+                *seen = now;
+            }
+        }
+        file
+    }
+
     /// True when the spec with this digest is trusted.
     pub fn is_trusted(&self, digest: &str) -> bool {
-        self.lock()
+        self.current()
             .trusted
             .iter()
             .any(|entry| entry.digest == digest)
@@ -145,7 +210,7 @@ impl TrustStore {
 
     /// Every trusted spec, in the order trusted.
     pub fn entries(&self) -> Vec<TrustEntry> {
-        self.lock().trusted.clone()
+        self.current().trusted.clone()
     }
 
     /// Remembers that this user fetched the tool list `list` (its digest)
@@ -163,7 +228,7 @@ impl TrustStore {
     /// The digest of the tool list this user last fetched from the spec
     /// `digest`, if recorded.
     pub fn recorded_list(&self, digest: &str) -> Option<String> {
-        self.lock().fetched.get(digest).cloned()
+        self.current().fetched.get(digest).cloned()
     }
 
     /// Trusts `source` (its digest); returns false when it already was.
@@ -210,6 +275,7 @@ impl TrustStore {
         file.version = 1;
         if let Some(path) = &self.path {
             write_file(path, &file)?;
+            *self.seen() = stamp_of(path);
         }
         Ok(result)
     }

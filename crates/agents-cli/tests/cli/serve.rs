@@ -680,3 +680,116 @@ fn subscriptions_listen_over_streamable_http() {
     child.wait().unwrap();
     assert_eq!(settle(&marker), 0, "an upstream outlived the gateway");
 }
+
+/// Calls from one client run at once: a long call holds up no other. And
+/// `agents mcp untrust` reaches a running gateway: at its next poll the
+/// server's tools are gone from the list and the server is stopped.
+#[test]
+fn calls_run_at_once_and_untrust_stops_a_running_server() {
+    let Some((entry, python)) = requirements("untrust_live") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let marker = format!("gw-untrust-{}", std::process::id());
+    let file = sb.write(
+        "gw.yaml",
+        &format!(
+            "name: l/gw\nmcp_sources:\n  - server: everything\n    command: node\n    \
+             args: [\"{entry}\", stdio]\n    env: {{AGENTS_TEST_MARKER: {marker}}}\n    \
+             tools: [echo, trigger-long-running-operation]\n"
+        ),
+    );
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    sb.run(&["skill", "tools", "l/gw", "--refresh"]).ok();
+    let (echo, long) = export_names(&sb);
+    let (echo, long) = if echo.starts_with("everything__echo") {
+        (echo, long)
+    } else {
+        (long, echo)
+    };
+    let untrust = vec![
+        env!("CARGO_BIN_EXE_agents").to_owned(),
+        "mcp".into(),
+        "untrust".into(),
+        "everything".into(),
+    ];
+    let steps = json!([
+        {"together": [
+            {"call": long, "arguments": {"duration": 4, "steps": 2}},
+            {"call": echo, "arguments": {"message": "quick"}, "after": 0.5},
+        ]},
+        {"count_upstream": marker},
+        {"run": untrust},
+        {"wait_list_changed": 60},
+        {"list": true},
+        {"count_upstream": marker, "after": 2},
+    ]);
+    let out = python_client(&sb, &python, &steps);
+    let steps = out["steps"].as_array().unwrap();
+    let (slow, quick) = (&steps[0][0], &steps[0][1]);
+    assert!(text_of(&quick["result"]).contains("quick"), "{quick}");
+    assert!(text_of(&slow["result"]).contains("completed"), "{slow}");
+    assert!(
+        quick["answered_after"].as_f64().unwrap() < slow["answered_after"].as_f64().unwrap(),
+        "the quick call waited for the long one: {}",
+        steps[0]
+    );
+    assert_eq!(steps[1]["running"], 1, "{}", steps[1]);
+    assert_eq!(steps[2]["code"], 0, "{}", steps[2]);
+    assert_eq!(
+        steps[3]["list_changed"], true,
+        "untrust did not reach the gateway"
+    );
+    assert_eq!(steps[4]["tools"], json!([]), "{}", steps[4]);
+    assert_eq!(steps[5]["running"], 0, "the untrusted server still runs");
+    assert_eq!(settle(&marker), 0);
+}
+
+/// A server that crashes may print anything on stderr (its environment,
+/// here): the client's tool error says the call failed, the stderr goes to
+/// the gateway's own log.
+#[test]
+fn a_crashed_servers_stderr_reaches_the_log_not_the_client() {
+    let Some(python) = python("crash_stderr") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let tools = sb.write(
+        "tools.json",
+        r#"[{"name": "boom", "description": "dies", "inputSchema": {"type": "object"}}]"#,
+    );
+    sb.write(
+        "home/.cleveragents/config.toml",
+        &format!(
+            "[mcp.servers.dier]\ncommand = \"python3\"\nargs = [\"{}\", \"{}\", \"--die-on-call\"]\n\
+             env = {{ DIER_SECRET = \"s3cret-in-env\" }}\n",
+            crate::support::py_script("listing_server.py").display(),
+            tools.display()
+        ),
+    );
+    let skill = sb.write("d.yaml", "name: l/gw\nmcp_sources:\n  - server: dier\n");
+    sb.run(&["skill", "add", skill.to_str().unwrap()]).ok();
+    sb.run(&["mcp", "refresh", "dier"]).ok();
+    let (boom, _) = {
+        let dry = sb
+            .run(&["mcp", "serve", "l/gw", "--dry-run", "--format", "json"])
+            .ok()
+            .json();
+        (dry["tools"][0]["name"].as_str().unwrap().to_owned(), ())
+    };
+    let log = sb.path("gateway.log");
+    let steps = json!([{"call": boom, "arguments": {}}]);
+    let args: Vec<String> = vec![
+        "--".into(),
+        "sh".into(),
+        "-c".into(),
+        format!("exec \"$0\" mcp serve l/gw 2>{}", log.display()),
+        env!("CARGO_BIN_EXE_agents").into(),
+    ];
+    let out = python_client_with(&sb, &python, &steps, &args);
+    let result = &out["steps"][0];
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(!result.to_string().contains("s3cret-in-env"), "{result}");
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("s3cret-in-env"), "{logged}");
+}

@@ -1,9 +1,11 @@
 """A stdio MCP server written by hand, with the standard library only:
 `tools/list` answers with the JSON list of tools in the file argv[1], as it
 is (so it may hold tools the SDK would refuse to list); other requests get
-"unknown method"."""
+"unknown method". With `--die-on-call`, a `tools/call` makes it print its
+environment to stderr and exit, as a crashing server might."""
 
 import json
+import os
 import sys
 
 with open(sys.argv[1], encoding="utf-8") as file:
@@ -22,6 +24,9 @@ for line in sys.stdin:
         }
     elif method == "tools/list":
         result = {"tools": TOOLS}
+    elif method == "tools/call" and "--die-on-call" in sys.argv:
+        print(json.dumps(dict(os.environ)), file=sys.stderr, flush=True)
+        sys.exit(1)
     else:
         error = {"code": -32601, "message": "unknown method"}
         print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}), flush=True)

@@ -5,6 +5,9 @@ Usage: python mcp_client.py SCRIPT_JSON -- COMMAND [ARGS...]   (stdio: starts CO
 
 SCRIPT_JSON is a list of steps: {"list": true}, {"call": NAME, "arguments": {...}},
 {"kill_upstream": MARKER} (SIGKILLs processes whose environment holds MARKER),
+{"count_upstream": MARKER, "after": SECONDS} (counts them, after waiting),
+{"together": [{"call": NAME, "arguments": {...}, "after": SECONDS}, ...]} (calls at once;
+records each result and how long after the start it was answered),
 {"run": [ARGV...]} (runs a command, e.g. `agents skill update`, and records its exit code),
 {"wait_list_changed": SECONDS} (waits, bounded, for notifications/tools/list_changed;
 records whether one arrived), {"http_status": {"headers": {...}}} (POSTs an initialize
@@ -23,6 +26,7 @@ import sys
 from typing import Any
 
 import subprocess
+import time
 import urllib.error
 import urllib.request
 
@@ -39,8 +43,9 @@ class RawRequest(types.Request[dict[str, Any] | None, str]):
     """A request the SDK has no type for; its params are sent as given."""
 
 
-def kill_marked(marker):
-    killed = 0
+def marked(marker):
+    """The pids whose environment holds MARKER."""
+    pids = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
@@ -50,12 +55,39 @@ def kill_marked(marker):
         except OSError:
             continue
         if marker.encode() in environ:
-            try:
-                os.kill(int(pid), signal.SIGKILL)
-                killed += 1
-            except OSError:
-                pass
+            pids.append(int(pid))
+    return pids
+
+
+def kill_marked(marker):
+    killed = 0
+    for pid in marked(marker):
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed += 1
+        except OSError:
+            pass
     return killed
+
+
+async def together(session, calls):
+    """Runs CALLS at once (each may wait `after` seconds first); records each
+    result with the seconds from the start to its answer."""
+    start = time.monotonic()
+    results = [None] * len(calls)
+
+    async def one(i, call):
+        await anyio.sleep(call.get("after", 0))
+        result = await session.call_tool(call["call"], call.get("arguments"))
+        results[i] = {
+            "result": result.model_dump(mode="json", by_alias=True, exclude_none=True),
+            "answered_after": time.monotonic() - start,
+        }
+
+    async with anyio.create_task_group() as group:
+        for i, call in enumerate(calls):
+            group.start_soon(one, i, call)
+    return results
 
 
 def http_status(url, headers):
@@ -100,6 +132,11 @@ async def run_steps(session, steps, changed, url):
                 out.append({"error": f"{type(err).__name__}: {err}"})
         elif "kill_upstream" in step:
             out.append({"killed": kill_marked(step["kill_upstream"])})
+        elif "count_upstream" in step:
+            await anyio.sleep(step.get("after", 0))
+            out.append({"running": len(marked(step["count_upstream"]))})
+        elif "together" in step:
+            out.append(await together(session, step["together"]))
         elif "run" in step:
             done = await anyio.to_thread.run_sync(
                 lambda: subprocess.run(step["run"], capture_output=True, text=True))
