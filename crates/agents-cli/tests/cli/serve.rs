@@ -793,3 +793,29 @@ fn a_crashed_servers_stderr_reaches_the_log_not_the_client() {
     let logged = std::fs::read_to_string(&log).unwrap();
     assert!(logged.contains("s3cret-in-env"), "{logged}");
 }
+
+/// A client that never finishes its request's headers is dropped, before
+/// any token check: it cannot hold a connection (and a file descriptor).
+#[test]
+fn http_drops_a_client_that_never_finishes_its_headers() {
+    use std::io::Read;
+    let sb = Sandbox::new();
+    let skill = sb.write("gw.yaml", "name: l/gw\ntools: [builtin/read_file]\n");
+    sb.run(&["skill", "add", skill.to_str().unwrap()]).ok();
+    let (mut child, url) = http_gateway(&sb, &["--http", "127.0.0.1:0"], &[]);
+    let address = url
+        .strip_prefix("http://")
+        .and_then(|rest| rest.strip_suffix("/mcp"))
+        .unwrap();
+    let mut slow = std::net::TcpStream::connect(address).unwrap();
+    slow.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .unwrap();
+    // Bounded: the gateway drops it after 10 s; a read past 60 s fails.
+    slow.set_read_timeout(Some(std::time::Duration::from_secs(60)))
+        .unwrap();
+    let mut answer = Vec::new();
+    let read = slow.read_to_end(&mut answer);
+    nix_kill(child.id());
+    child.wait().unwrap();
+    assert!(read.is_ok(), "the connection was still open: {read:?}");
+}
