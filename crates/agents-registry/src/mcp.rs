@@ -183,11 +183,20 @@ fn tool_of(spec: &ToolSpec) -> Option<&str> {
 /// The digest of one spec's cached rows as stored (canonical JSON of each,
 /// in name order): what [`crate::trust::TrustStore::record_list`] keeps
 /// of a list this user fetched, to tell it from one someone else wrote.
+///
+/// The fetch time is left out: the same list fetched again (by another of
+/// this user's processes, or into another database) is the same list.
 pub(crate) fn list_digest<'a>(rows: impl IntoIterator<Item = &'a ToolSpec>) -> String {
     let mut texts: Vec<(&str, String)> = rows
         .into_iter()
         .map(|row| {
-            let value = serde_json::to_value(row).unwrap_or_default();
+            let mut value = serde_json::to_value(row).unwrap_or_default();
+            if let Some(meta) = value
+                .get_mut("source_metadata")
+                .and_then(serde_json::Value::as_object_mut)
+            {
+                meta.remove(Meta::FetchedAt.as_str());
+            }
             (row.name.as_str(), agents_core::canonical(&value))
         })
         .collect();

@@ -80,8 +80,10 @@ struct TrustFile {
     /// Per launch-spec digest, the digest of the tool list this user last
     /// fetched from it ([`crate::mcp`]'s `list_digest`): the cache in a
     /// shared database is someone else's to write, this record is not.
+    /// (Named `lists`: the `fetched` of earlier builds hashed the fetch time
+    /// too, so its records are dropped, not compared.)
     #[serde(default, skip_serializing_if = "indexmap::IndexMap::is_empty")]
-    fetched: indexmap::IndexMap<String, String>,
+    lists: indexmap::IndexMap<String, String>,
 }
 
 /// Tool lists [`TrustStore::record_list`] remembers at most; the oldest go
@@ -217,10 +219,10 @@ impl TrustStore {
     /// from the spec `digest`.
     pub fn record_list(&self, digest: &str, list: &str) -> Result<(), TrustError> {
         self.update(|file| {
-            file.fetched.shift_remove(digest);
-            file.fetched.insert(digest.to_owned(), list.to_owned());
-            while file.fetched.len() > MAX_FETCHED {
-                file.fetched.shift_remove_index(0);
+            file.lists.shift_remove(digest);
+            file.lists.insert(digest.to_owned(), list.to_owned());
+            while file.lists.len() > MAX_FETCHED {
+                file.lists.shift_remove_index(0);
             }
         })
     }
@@ -228,7 +230,7 @@ impl TrustStore {
     /// The digest of the tool list this user last fetched from the spec
     /// `digest`, if recorded.
     pub fn recorded_list(&self, digest: &str) -> Option<String> {
-        self.current().fetched.get(digest).cloned()
+        self.current().lists.get(digest).cloned()
     }
 
     /// Trusts `source` (its digest); returns false when it already was.

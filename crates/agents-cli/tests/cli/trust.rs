@@ -721,4 +721,18 @@ fn a_cached_tool_list_changed_by_someone_else_is_not_used() {
     // Fetching it again replaces the rows, and the list is used again.
     shared.run("bob", &["mcp", "refresh", "mine"]).ok();
     assert_eq!(listed(&shared).0, ["mcp:mine/fine"]);
+    // The same list fetched again later, here into another database (its
+    // fetch time differs), is still the list bob fetched into this one.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let other = format!("sqlite://{}", shared.sb.path("other.db").display());
+    shared
+        .run_with(
+            "bob",
+            &[("CLEVERAGENTS_DATABASE_URL", &other)],
+            &["mcp", "refresh", "mine"],
+        )
+        .ok();
+    let (names, stderr) = listed(&shared);
+    assert_eq!(names, ["mcp:mine/fine"], "{stderr}");
+    assert!(!stderr.contains("changed in the database"), "{stderr}");
 }
