@@ -65,8 +65,51 @@ pub(crate) fn init(verbose: u8, format: cli::Format, color: cli::ColorArg) {
             .with_span_list(false)
             .try_init()
     } else {
-        builder.with_target(false).try_init()
+        builder.event_format(Plain).try_init()
     };
+}
+
+/// A log line as the CLI's own messages look: `warning: …`, `error: …`
+/// (`info`, `debug`, `trace` likewise), then a dependency's target, then the
+/// event's fields; the level coloured when the output is.
+struct Plain;
+
+impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for Plain
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        use tracing::Level;
+        let (word, colour) = match *event.metadata().level() {
+            Level::ERROR => ("error", "31"),
+            Level::WARN => ("warning", "33"),
+            Level::INFO => ("info", "32"),
+            Level::DEBUG => ("debug", "34"),
+            Level::TRACE => ("trace", "35"),
+        };
+        if writer.has_ansi_escapes() {
+            write!(writer, "\u{1b}[{colour}m{word}\u{1b}[0m: ")?;
+        } else {
+            write!(writer, "{word}: ")?;
+        }
+        // A dependency's line names it (`-v` and up show them).
+        let target = event.metadata().target();
+        if !OWN_TARGETS.iter().any(|own| {
+            target
+                .strip_prefix(own)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+        }) {
+            write!(writer, "{target}: ")?;
+        }
+        ctx.field_format().format_fields(writer.by_ref(), event)?;
+        writeln!(writer)
+    }
 }
 
 /// Where log lines go: stderr, each line through
