@@ -715,11 +715,19 @@ fn a_cached_tool_list_changed_by_someone_else_is_not_used() {
     let (names, stderr) = listed(&shared);
     assert!(names.is_empty(), "{names:?}");
     assert!(
-        // A library's warning reads as the CLI's own do.
-        stderr.lines().any(|line| line.starts_with(
-            "warning: mcp server `mine`: its cached tool list was changed in the database since you fetched it"
-        )),
+        stderr.contains(
+            "mcp server `mine`: its cached tool list was changed in the database since you fetched it"
+        ),
         "{stderr}"
+    );
+    // Out of `--format json`, a library's warning reads as the CLI's own do.
+    let run = shared.run("bob", &["skill", "tools", "bob/uses"]).ok();
+    assert!(
+        run.stderr.lines().any(|line| line.starts_with(
+            "warning: mcp server `mine`: its cached tool list was changed in the database"
+        )),
+        "{}",
+        run.stderr
     );
     // Fetching it again replaces the rows, and the list is used again.
     shared.run("bob", &["mcp", "refresh", "mine"]).ok();
