@@ -17,6 +17,8 @@
 //! hash, so the mapping is collision-free in practice; the mapping back is carried
 //! in `_meta["io.cleveragents/name"]` (MCP) and `export_name` (JSON).
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
@@ -238,7 +240,7 @@ pub fn export_tools(entries: &[ResolvedToolEntry], format: ExportFormat) -> Expo
             }
         };
         let name = export_name(&entry.name);
-        tools.push(match format {
+        let value = match format {
             ExportFormat::OpenAi => json!({
                 "type": "function",
                 "function": {"name": name, "description": tool.description, "parameters": schema},
@@ -246,10 +248,47 @@ pub fn export_tools(entries: &[ResolvedToolEntry], format: ExportFormat) -> Expo
             ExportFormat::Anthropic => {
                 json!({"name": name, "description": tool.description, "input_schema": schema})
             }
-            ExportFormat::Mcp => mcp_tool(entry, &tool, name, schema),
+            ExportFormat::Mcp => mcp_tool(entry, &tool, name.clone(), schema),
+        };
+        tools.push((name, entry.name.as_str(), value));
+    }
+    // A hashed name keeps 32 bits of its digest: two registry names that
+    // share one can be found in a fraction of a second, and a model (or the
+    // gateway) calling one would get the other. Every entry of a shared
+    // name is left out rather than one served under the other's name.
+    let mut by_name: HashMap<&str, Vec<&str>> = HashMap::new();
+    for (name, registry_name, _) in &tools {
+        by_name.entry(name).or_default().push(registry_name);
+    }
+    let shared: HashMap<String, Vec<&str>> = by_name
+        .into_iter()
+        .filter(|(_, sharing)| sharing.len() > 1)
+        .map(|(name, sharing)| (name.to_owned(), sharing))
+        .collect();
+    let mut kept = Vec::with_capacity(tools.len());
+    for (name, registry_name, value) in tools {
+        let Some(sharing) = shared.get(&name) else {
+            kept.push(value);
+            continue;
+        };
+        let others: Vec<String> = sharing
+            .iter()
+            .filter(|other| **other != registry_name)
+            .take(3)
+            .map(|other| format!("`{}`", crate::text::shorten(other, 100)))
+            .collect();
+        left_out.push(LeftOut {
+            name: registry_name.to_owned(),
+            reason: format!(
+                "its export name `{name}` is also that of {}: all of them are left out, so none is called for another",
+                others.join(", ")
+            ),
         });
     }
-    ExportedTools { tools, left_out }
+    ExportedTools {
+        tools: kept,
+        left_out,
+    }
 }
 
 fn mcp_tool(entry: &ResolvedToolEntry, tool: &Effective<'_>, name: String, schema: Value) -> Value {
@@ -312,6 +351,48 @@ mod tests {
         let again = export_name(&github);
         assert_ne!(again, github);
         assert!(is_valid_export_name(&again));
+    }
+
+    #[test]
+    fn entries_whose_export_names_collide_are_all_left_out() {
+        use crate::{Skill, SkillItem, SkillMap, SkillName, SkillResolver, ToolRegistry};
+        // Same first 55 characters, and the same first 32 bits of SHA-256
+        // (found by a birthday search over `t0`, `t1`, …).
+        let prefix = "a".repeat(60);
+        let names = [
+            format!("{prefix}/t52916"),
+            format!("{prefix}/t74784"),
+            "local/fine".to_owned(),
+        ];
+        assert_eq!(export_name(&names[0]), export_name(&names[1]));
+        let mut tools = ToolRegistry::new();
+        let mut skill = Skill::new(SkillName::new("x/root").unwrap());
+        for name in &names {
+            tools
+                .register(ToolSpec::new(name.clone(), "d", ToolSource::Custom), false)
+                .unwrap();
+            skill.items.push(SkillItem::ToolRef {
+                name: name.as_str().into(),
+            });
+        }
+        let mut skills = SkillMap::default();
+        skills.insert(skill.name.clone(), skill.clone());
+        let resolution = SkillResolver::new(&skills, &tools)
+            .resolve(&skill.name)
+            .unwrap();
+        for format in [ExportFormat::OpenAi, ExportFormat::Anthropic] {
+            let exported = export_tools(&resolution.entries, format);
+            assert_eq!(exported.tools.len(), 1, "{:?}", exported.tools);
+            let left: Vec<&str> = exported.left_out.iter().map(|l| l.name.as_str()).collect();
+            assert_eq!(left, [names[0].as_str(), names[1].as_str()]);
+            assert!(
+                exported.left_out[0]
+                    .reason
+                    .contains(&format!("`{}`", names[1])),
+                "{}",
+                exported.left_out[0].reason
+            );
+        }
     }
 
     #[test]
