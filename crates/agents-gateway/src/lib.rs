@@ -91,10 +91,26 @@ pub struct Plan {
 pub fn plan(set: &ServeSet, default_timeout: Duration) -> Plan {
     let exported = export_tools(&set.entries, ExportFormat::Mcp);
     let mut skills: Vec<ServedSkill> = Vec::new();
+    let mut not_own: Vec<LeftOut> = Vec::new();
     for entry in &set.entries {
-        if let Some(skill) = entry.tool.as_ref().and_then(ServedSkill::of)
-            && !skills.iter().any(|s| s.name == skill.name)
-        {
+        let Some(spec) = entry.tool.as_ref() else {
+            continue;
+        };
+        let Some(skill) = ServedSkill::of(spec) else {
+            continue;
+        };
+        if !set.is_own_folder(spec) {
+            not_own.push(LeftOut {
+                name: entry.name.clone(),
+                reason: format!(
+                    "its folder `{}` was not found by your discovery (a path in a skill is anyone's to write): run `agents skill discover --paths {}` to serve it",
+                    agents_core::text::shown_path(&skill.folder),
+                    agents_core::text::shown_path(skill.folder.parent().unwrap_or(&skill.folder)),
+                ),
+            });
+            continue;
+        }
+        if !skills.iter().any(|s| s.name == skill.name) {
             skills.push(skill);
         }
     }
@@ -108,6 +124,7 @@ pub fn plan(set: &ServeSet, default_timeout: Duration) -> Plan {
                 .any(|e| e.name == l.name && e.tool.as_ref().and_then(ServedSkill::of).is_some())
         })
         .collect();
+    left_out.extend(not_own);
     let mut served = Vec::new();
     for tool in exported.tools {
         let Some(registry_name) = tool

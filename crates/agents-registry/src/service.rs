@@ -108,6 +108,22 @@ pub struct ServeSet {
     pub servers: Vec<crate::McpDefinition>,
     /// Non-fatal problems.
     pub warnings: Vec<String>,
+    /// The Agent Skill folders (realpaths) this user's own discovery found
+    /// (rows sealed by their scope): the only ones whose files may be
+    /// served or pointed to. An `agent_sources` path in a skill is a row
+    /// anyone who can write the database may have written, so the folder
+    /// it names is read for its name and description but not served.
+    pub own_folders: std::collections::BTreeSet<String>,
+}
+
+impl ServeSet {
+    /// Whether `spec` is an Agent Skill in one of [`Self::own_folders`].
+    pub fn is_own_folder(&self, spec: &ToolSpec) -> bool {
+        spec.source == ToolSource::AgentSkills
+            && spec
+                .meta_str(Meta::Path)
+                .is_some_and(|folder| self.own_folders.contains(folder))
+    }
 }
 
 /// The skill registry over a store.
@@ -582,10 +598,25 @@ impl<S: Store> SkillRegistryService<S> {
 
     /// The `<available_skills>` block (the Agent Skills reference's
     /// `to-prompt` layout) for the Agent Skills in `name`'s flattened set.
+    ///
+    /// Only Agent Skills in folders this user's discovery found are listed
+    /// (see [`ServeSet::own_folders`]): the block tells an agent where to
+    /// read, and a path in a shared database is anyone's.
     pub async fn skill_prompt(&self, name: &SkillName) -> Result<String, ServiceError> {
-        let set = self.tools(name).await?;
+        let set = self.serve_set(std::slice::from_ref(name)).await?;
+        let own: Vec<ResolvedToolEntry> = set
+            .entries
+            .iter()
+            .filter(|entry| {
+                entry
+                    .tool
+                    .as_ref()
+                    .is_some_and(|spec| set.is_own_folder(spec))
+            })
+            .cloned()
+            .collect();
         Ok(agents_core::available_skills_prompt(
-            &agents_core::prompt_skills(&set.entries),
+            &agents_core::prompt_skills(&own),
         ))
     }
 
@@ -684,6 +715,7 @@ impl<S: Store> SkillRegistryService<S> {
             entries,
             servers,
             warnings: agents_core::summarize_warnings(&warnings),
+            own_folders: catalog.agent_by_folder.into_keys().collect(),
         })
     }
 

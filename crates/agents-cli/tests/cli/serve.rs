@@ -819,3 +819,62 @@ fn http_drops_a_client_that_never_finishes_its_headers() {
     child.wait().unwrap();
     assert!(read.is_ok(), "the connection was still open: {read:?}");
 }
+
+/// An `agent_sources` path is a row anyone who can write the database may
+/// have written (into someone else's skill, naming a folder in their home):
+/// the folder is read for its entry but neither served nor put in the
+/// prompt until the user's own discovery has found it.
+#[test]
+fn only_folders_the_users_discovery_found_are_served_or_prompted() {
+    let sb = Sandbox::new();
+    sb.write(
+        "home/private/secret-skill/SKILL.md",
+        "---\nname: secret-skill\ndescription: Private\n---\n\n# private\n",
+    );
+    sb.write("home/private/secret-skill/credentials.txt", "AWS=x\n");
+    let file = sb.write(
+        "docs.yaml",
+        "name: team/docs\nagent_sources:\n  - path: ~/private/secret-skill\n",
+    );
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    // Listed (its name and description are read from the folder)...
+    let tools = sb
+        .run(&["skill", "tools", "team/docs", "--format", "json"])
+        .ok()
+        .json();
+    assert_eq!(
+        tools["tools"][0]["name"],
+        "agent_skill:~/private/secret-skill"
+    );
+    // ...but not served, and not in the prompt.
+    let dry = sb
+        .run(&["mcp", "serve", "team/docs", "--dry-run", "--format", "json"])
+        .ok()
+        .json();
+    assert_eq!(dry["skills"], json!([]), "{dry}");
+    let reason = dry["left_out"][0]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("was not found by your discovery"),
+        "{reason}"
+    );
+    let prompt = sb.run(&["skill", "prompt", "team/docs"]).ok();
+    assert!(!prompt.stdout.contains("secret-skill"), "{}", prompt.stdout);
+    // Once the user's own discovery has found it, it is theirs to serve.
+    let private = sb.home().join("private");
+    sb.run(&["skill", "discover", "--paths", private.to_str().unwrap()])
+        .ok();
+    let dry = sb
+        .run(&["mcp", "serve", "team/docs", "--dry-run", "--format", "json"])
+        .ok()
+        .json();
+    assert_eq!(
+        dry["skills"][0]["uri"], "skill://secret-skill/SKILL.md",
+        "{dry}"
+    );
+    let prompt = sb.run(&["skill", "prompt", "team/docs"]).ok();
+    assert!(
+        prompt.stdout.contains("<name>\nsecret-skill\n</name>"),
+        "{}",
+        prompt.stdout
+    );
+}
