@@ -98,25 +98,48 @@ impl ServedSkill {
         {
             return Err(SkillFileError::BadPath(relative.to_owned()));
         }
-        self.check_folder()?;
-        let mut path = self.folder.clone();
-        for (index, segment) in segments.iter().enumerate() {
-            path.push(segment);
-            let meta = std::fs::symlink_metadata(&path).map_err(|_| SkillFileError::NotFound)?;
-            let last = index + 1 == segments.len();
-            let ok = if last {
-                meta.file_type().is_file()
-            } else {
-                meta.file_type().is_dir()
-            };
-            if !ok {
-                return Err(SkillFileError::NotFound);
-            }
-            if last && meta.len() > MAX_FILE_BYTES {
-                return Err(SkillFileError::TooLarge(relative.to_owned()));
-            }
+        // Each step is opened relative to the directory opened before it,
+        // refusing a symbolic link (`O_NOFOLLOW`), and the file is checked
+        // on the descriptor it is read from: a path checked first and opened
+        // after could be swapped for a link in between by anyone who can
+        // write the folder. `O_NONBLOCK` keeps a FIFO put there from hanging
+        // the open; it is then refused as not a regular file.
+        use nix::fcntl::{OFlag, openat};
+        use nix::sys::stat::Mode;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut dir: std::os::fd::OwnedFd = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags((OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW).bits())
+            .open(&self.folder)
+            .map_err(|_| SkillFileError::NotFound)?
+            .into();
+        let (last, parents) = segments.split_last().ok_or(SkillFileError::NotFound)?;
+        for segment in parents {
+            let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+            dir = openat(&dir, *segment, flags, Mode::empty())
+                .map_err(|_| SkillFileError::NotFound)?;
         }
-        let bytes = std::fs::read(&path).map_err(|err| SkillFileError::Io(err.to_string()))?;
+        let flags = OFlag::O_RDONLY
+            | OFlag::O_NOFOLLOW
+            | OFlag::O_CLOEXEC
+            | OFlag::O_NONBLOCK
+            | OFlag::O_NOCTTY;
+        let file = std::fs::File::from(
+            openat(&dir, *last, flags, Mode::empty()).map_err(|_| SkillFileError::NotFound)?,
+        );
+        let meta = file.metadata().map_err(|_| SkillFileError::NotFound)?;
+        if !meta.file_type().is_file() {
+            return Err(SkillFileError::NotFound);
+        }
+        if meta.len() > MAX_FILE_BYTES {
+            return Err(SkillFileError::TooLarge(relative.to_owned()));
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(&file, MAX_FILE_BYTES + 1),
+            &mut bytes,
+        )
+        .map_err(|err| SkillFileError::Io(err.to_string()))?;
         if bytes.len() as u64 > MAX_FILE_BYTES {
             return Err(SkillFileError::TooLarge(relative.to_owned()));
         }
@@ -371,5 +394,50 @@ mod tests {
         std::os::unix::fs::symlink(&private, &dir).unwrap();
         assert_eq!(s.files(), Err(SkillFileError::NotFound));
         assert_eq!(s.read("id_rsa"), Err(SkillFileError::NotFound));
+    }
+
+    /// The race the check-then-open reading lost: a file swapped for a link
+    /// (by `rename`, so either is always there) between the check and the
+    /// read. Reading through the descriptors never returns the link's target.
+    #[cfg(unix)]
+    #[test]
+    fn a_file_swapped_for_a_link_while_reading_is_never_followed() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("race");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("SKILL.md"), "---\nname: race\n---\n").unwrap();
+        std::fs::write(root.path().join("secret"), "SECRET").unwrap();
+        std::fs::write(dir.join("plain"), "harmless").unwrap();
+        std::os::unix::fs::symlink(root.path().join("secret"), dir.join("link")).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let swapper = {
+            let (dir, stop) = (dir.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let _ = std::fs::rename(dir.join("plain"), dir.join("f"));
+                    let _ = std::fs::rename(dir.join("f"), dir.join("plain"));
+                    let _ = std::fs::rename(dir.join("link"), dir.join("f"));
+                    let _ = std::fs::rename(dir.join("f"), dir.join("link"));
+                }
+            })
+        };
+        let s = skill(&dir);
+        for _ in 0..20_000 {
+            if let Ok(bytes) = s.read("f") {
+                assert_eq!(bytes, b"harmless");
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        swapper.join().unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_refused_without_waiting_for_a_writer() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("notes");
+        std::fs::create_dir_all(&dir).unwrap();
+        nix::unistd::mkfifo(&dir.join("pipe"), nix::sys::stat::Mode::S_IRUSR).unwrap();
+        assert_eq!(skill(&dir).read("pipe"), Err(SkillFileError::NotFound));
     }
 }
