@@ -208,7 +208,17 @@ pub fn write_config_text(path: &Path, text: &str) -> Result<(), ConfigError> {
 
 /// Writes `text` to `path` atomically with mode 0600 (its directory, when
 /// missing, 0700): files that may hold secrets.
-pub fn write_private_file(path: &Path, text: &str) -> Result<(), ConfigError> {
+fn write_private_file(path: &Path, text: &str) -> Result<(), ConfigError> {
+    write_file(path, text, agents_fs::Access::Owner)
+}
+
+/// [`write_private_file`] for a path given with `-o`: a symbolic link there
+/// is replaced, not followed ([`agents_fs::Access::Output`]).
+pub fn write_output_file(path: &Path, text: &str) -> Result<(), ConfigError> {
+    write_file(path, text, agents_fs::Access::Output)
+}
+
+fn write_file(path: &Path, text: &str, access: agents_fs::Access) -> Result<(), ConfigError> {
     let fail = |source: std::io::Error| ConfigError::Write {
         path: path.to_path_buf(),
         source,
@@ -216,7 +226,7 @@ pub fn write_private_file(path: &Path, text: &str) -> Result<(), ConfigError> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         agents_fs::create_dir_all(parent).map_err(fail)?;
     }
-    agents_fs::write_atomically(path, text.as_bytes(), agents_fs::Access::Owner).map_err(fail)
+    agents_fs::write_atomically(path, text.as_bytes(), access).map_err(fail)
 }
 
 /// Which client's file [`export_mcp_servers`] writes.

@@ -33,7 +33,7 @@ pub use file::config_schema;
 use file::{FileConfig, PathList, located};
 pub use import::{
     ClientFormat, ImportReport, export_mcp_servers, import_into_config, import_mcp_servers,
-    read_config_text, write_config_text, write_private_file,
+    read_config_text, write_config_text, write_output_file,
 };
 
 /// One environment variable the program reads.

@@ -84,6 +84,12 @@ pub enum Access {
     /// What the umask allows (usually 0644): a project file meant to be
     /// committed and shared, such as a lock file.
     Shared,
+    /// Its owner only (0600), at a path the user named for output (`-o`),
+    /// often in a project someone else may have written: a symbolic link
+    /// there is replaced, as for [`Access::Shared`] (`mcp export -o
+    /// .mcp.json` writes secrets, and a cloned project could link that name
+    /// to any file of the user's).
+    Output,
 }
 
 /// Replaces `path` with `bytes`: written to a temporary file next to it
@@ -95,7 +101,8 @@ pub enum Access {
 /// A symbolic link is followed only for an [`Access::Owner`] file, one the
 /// user keeps for themselves (a `config.toml` linked from a dotfiles
 /// repository stays a link; the file it points to is replaced). A
-/// [`Access::Shared`] file lives in a project someone else may have written:
+/// [`Access::Shared`] or [`Access::Output`] file may live in a project
+/// someone else wrote:
 /// a `skills.lock` there that links to `~/.ssh/authorized_keys` is replaced
 /// by a regular file, and what it pointed to is left alone.
 pub fn write_atomically(path: &Path, bytes: &[u8], access: Access) -> io::Result<()> {
@@ -124,7 +131,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8], access: Access) -> io::Result
     {
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(std::fs::Permissions::from_mode(match access {
-            Access::Owner => FILE_MODE,
+            Access::Owner | Access::Output => FILE_MODE,
             Access::Shared => 0o666,
         }));
     }
@@ -299,6 +306,19 @@ mod tests {
             std::fs::read_to_string(&victim).unwrap(),
             "ssh-ed25519 AAAA"
         );
+        // An output file (`mcp export -o`): private, and its link replaced.
+        let precious = temp.path().join("precious.txt");
+        std::fs::write(&precious, "precious").unwrap();
+        let out = temp.path().join(".mcp.json");
+        std::os::unix::fs::symlink(&precious, &out).unwrap();
+        write_atomically(&out, b"{\"secret\": 1}", Access::Output).unwrap();
+        let meta = std::fs::symlink_metadata(&out).unwrap();
+        assert!(meta.file_type().is_file());
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        }
+        assert_eq!(std::fs::read_to_string(&precious).unwrap(), "precious");
         // A dangling link is an error, not a file written in its place.
         std::fs::remove_file(&real).unwrap();
         assert!(write_atomically(&link, b"x", Access::Owner).is_err());

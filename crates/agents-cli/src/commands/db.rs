@@ -116,6 +116,6 @@ pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Fa
 /// leaves a truncated file behind. The file gets mode 0600, like the
 /// database it copies.
 fn write_atomically(path: &std::path::Path, text: &str) -> Result<(), Failure> {
-    agents_fs::write_atomically(path, text.as_bytes(), agents_fs::Access::Owner)
+    agents_fs::write_atomically(path, text.as_bytes(), agents_fs::Access::Output)
         .map_err(|err| Failure::new("io", format!("cannot write `{}`: {err}", path.display())))
 }

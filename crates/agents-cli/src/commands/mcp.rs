@@ -544,7 +544,7 @@ fn export(
             let value = agents_config::export_mcp_servers(servers, serve, format, false);
             let text = serde_json::to_string_pretty(&value)
                 .map_err(|err| Failure::new("internal", err.to_string()))?;
-            agents_config::write_private_file(path, &format!("{text}\n"))?;
+            agents_config::write_output_file(path, &format!("{text}\n"))?;
             output::line(format!(
                 "wrote {} server(s) to {}",
                 value
