@@ -394,9 +394,17 @@ pub struct OverrideOrigin {
     pub key: String,
     /// The value that won.
     pub winner: OverrideLayer,
-    /// Weaker values for the same key it replaced, weakest first.
+    /// Weaker values for the same key it replaced, weakest first: the
+    /// [`MAX_REPLACED`] nearest the winner.
     pub replaced: Vec<OverrideLayer>,
+    /// How many weaker values there were beyond those (a chain with an
+    /// override on every include has one per include: listing them all for
+    /// every entry made `--explain` quadratic in the depth).
+    pub more_replaced: usize,
 }
+
+/// The most replaced values an [`OverrideOrigin`] lists.
+pub const MAX_REPLACED: usize = 10;
 
 /// One value an override key had at one layer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -1176,21 +1184,23 @@ impl<'a> SkillResolver<'a> {
             .overrides
             .iter()
             .filter_map(|(key, _)| {
-                let mut found: Vec<OverrideLayer> = layers
-                    .iter()
-                    .filter_map(|(fields, from, path)| {
-                        fields.get(key).map(|value| OverrideLayer {
-                            value: value.clone(),
-                            from: (*from).clone(),
-                            include_path: (*path).clone(),
-                        })
+                // Strongest first: the winner, then the layers it replaced,
+                // of which the nearest `MAX_REPLACED` are kept.
+                let mut found = layers.iter().rev().filter_map(|(fields, from, path)| {
+                    fields.get(key).map(|value| OverrideLayer {
+                        value: value.clone(),
+                        from: (*from).clone(),
+                        include_path: (*path).clone(),
                     })
-                    .collect();
-                let winner = found.pop()?;
+                });
+                let winner = found.next()?;
+                let mut replaced: Vec<OverrideLayer> = found.by_ref().take(MAX_REPLACED).collect();
+                replaced.reverse();
                 Some(OverrideOrigin {
                     key: key.clone(),
                     winner,
-                    replaced: found,
+                    replaced,
+                    more_replaced: found.count(),
                 })
             })
             .collect()

@@ -1046,6 +1046,32 @@ fn explain_names_the_origin_of_each_nested_override_and_what_it_replaced() {
 }
 
 #[test]
+fn explain_lists_only_the_nearest_replaced_values_and_counts_the_rest() {
+    // A chain of 16 with `lvl` overridden on every include: the root's value
+    // wins over 15 weaker ones; the 10 nearest are listed, 5 counted.
+    let mut skills = Vec::new();
+    for i in 0..16 {
+        let mut b = skill(&format!("c/s{i}")).tools([format!("t{i}").as_str()]);
+        if i < 15 {
+            b = b.include_with(&format!("c/s{}", i + 1), json!({"lvl": i}));
+        }
+        skills.push(b);
+    }
+    let names: Vec<String> = (0..16).map(|i| format!("t{i}")).collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let (r, ex) = explain(&set(skills), &tools(&refs), "c/s0");
+    let deepest = r.entries.iter().position(|e| e.name == "t15").unwrap();
+    let origin = &ex[deepest].overrides[0];
+    assert_eq!(origin.winner.value, json!(0));
+    assert_eq!(origin.replaced.len(), MAX_REPLACED);
+    assert_eq!(origin.more_replaced, 14 - MAX_REPLACED);
+    // Weakest first, and the ones kept are those next to the winner.
+    let kept: Vec<&Value> = origin.replaced.iter().map(|l| &l.value).collect();
+    assert_eq!(kept.first(), Some(&&json!(10)));
+    assert_eq!(kept.last(), Some(&&json!(1)));
+}
+
+#[test]
 fn explain_the_forty_layer_lattice_stays_linear() {
     let mut skills = Vec::new();
     for layer in 0..40 {

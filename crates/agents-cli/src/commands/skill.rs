@@ -581,6 +581,11 @@ impl serde::Serialize for ExplainJson<'_> {
             #[serde(flatten)]
             winner: &'a OverrideLayer,
             replaced: &'a [OverrideLayer],
+            #[serde(skip_serializing_if = "is_zero")]
+            more_replaced: usize,
+        }
+        fn is_zero(count: &usize) -> bool {
+            *count == 0
         }
         impl serde::Serialize for Origins<'_> {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -591,6 +596,7 @@ impl serde::Serialize for ExplainJson<'_> {
                         &Origin {
                             winner: &origin.winner,
                             replaced: &origin.replaced,
+                            more_replaced: origin.more_replaced,
                         },
                     )?;
                 }
@@ -655,6 +661,13 @@ fn explain_tree(out: &mut String, entry: &ResolvedToolEntry, explanation: &Expla
             "    {branch} {} = {}  from {} (at {})",
             origin.key, w.value, w.from, w.include_path
         );
+        if origin.more_replaced > 0 {
+            let _ = writeln!(
+                out,
+                "    {stem}   … {} weaker value(s) before these not shown",
+                origin.more_replaced
+            );
+        }
         for r in &origin.replaced {
             let _ = writeln!(
                 out,
