@@ -83,6 +83,7 @@ fn main() -> ExitCode {
     // Grandchildren of MCP servers that left their process group come back to
     // us when their parent dies, and are killed before we exit.
     agents_mcp::adopt_orphans();
+    runtime.spawn(exit_when_stuck(format));
     let outcome = runtime
         .block_on(until_signal(commands::run(args)))
         .and_then(|inner| inner);
@@ -118,25 +119,72 @@ fn asks_for_json(args: impl Iterator<Item = std::ffi::OsString>) -> bool {
 /// Dropping the future runs the MCP clients' destructors, which kill every
 /// server's process group, so no command leaves a server behind.
 async fn until_signal<T>(future: impl std::future::Future<Output = T>) -> Result<T, Failure> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut term), Ok(mut hup)) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::hangup()),
-        ) else {
-            return Err(Failure::new("internal", "cannot install signal handlers"));
-        };
-        tokio::select! {
-            value = future => Ok(value),
-            _ = tokio::signal::ctrl_c() => Err(Failure::new("interrupted", "interrupted")),
-            _ = term.recv() => Err(Failure::new("interrupted", "terminated (SIGTERM)")),
-            _ = hup.recv() => Err(Failure::new("interrupted", "hung up (SIGHUP)")),
-        }
-    }
-    #[cfg(not(unix))]
+    let mut signals = Signals::install()?;
     tokio::select! {
         value = future => Ok(value),
-        _ = tokio::signal::ctrl_c() => Err(Failure::new("interrupted", "interrupted")),
+        failure = signals.next() => Err(failure),
+    }
+}
+
+/// How long a command has to stop after a signal before
+/// [`exit_when_stuck`] ends the process.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Runs on a worker thread beside the command: when a signal arrived and
+/// the command has not stopped within [`STOP_GRACE`], reports it and exits.
+/// [`until_signal`] can drop the command only where it awaits, and
+/// resolving or printing a large closure computes for long without once
+/// doing so (SIGTERM went unheeded until SIGKILL). The servers the command
+/// started die with the process (each is launched with the parent-death
+/// signal); adopted orphans are stopped here.
+async fn exit_when_stuck(format: cli::Format) {
+    let Ok(mut signals) = Signals::install() else {
+        return;
+    };
+    let failure = signals.next().await;
+    tokio::time::sleep(STOP_GRACE).await;
+    output::report_error(format, &failure);
+    agents_mcp::stop_adopted();
+    std::process::exit(i32::from(failure.exit_code()));
+}
+
+/// The signals that stop a command.
+struct Signals {
+    #[cfg(unix)]
+    term: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> Result<Self, Failure> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            match (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::hangup()),
+            ) {
+                (Ok(term), Ok(hup)) => Ok(Self { term, hup }),
+                _ => Err(Failure::new("internal", "cannot install signal handlers")),
+            }
+        }
+        #[cfg(not(unix))]
+        Ok(Self {})
+    }
+
+    /// The next signal, as the failure it ends the command with.
+    async fn next(&mut self) -> Failure {
+        #[cfg(unix)]
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => Failure::new("interrupted", "interrupted"),
+            _ = self.term.recv() => Failure::new("interrupted", "terminated (SIGTERM)"),
+            _ = self.hup.recv() => Failure::new("interrupted", "hung up (SIGHUP)"),
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            Failure::new("interrupted", "interrupted")
+        }
     }
 }

@@ -773,3 +773,52 @@ fn mcp_import_reports_skipped_servers_briefly() {
     assert_eq!(skipped.len(), 31);
     assert!(skipped[30]["reason"].as_str().unwrap().len() < 2_048);
 }
+
+/// SIGTERM stops a command that is computing (it never reaches an `await`
+/// where it could be dropped): within a few seconds, with the same error as
+/// a command stopped while it waits. Bounded: the child is SIGKILLed after
+/// 120 s, long after the signal should have taken effect.
+#[test]
+fn sigterm_stops_a_command_busy_computing() {
+    let sb = Sandbox::new();
+    // A 10,000-deep chain with an override on every include: its `--explain`
+    // JSON carries every include path whole, quadratic by definition, so
+    // it computes for far longer than the test waits.
+    let mut text = String::new();
+    for i in 0..10_000 {
+        text.push_str(&format!("---\nname: k/s{i}\ntools: [builtin/grep]\n"));
+        if i < 9_999 {
+            text.push_str(&format!(
+                "includes:\n  - skill: k/s{}\n    overrides: {{lvl: {i}}}\n",
+                i + 1
+            ));
+        }
+    }
+    let file = sb.write("chain.yaml", &text);
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    let mut child = sb
+        .cmd()
+        .args(["skill", "tools", "k/s0", "--explain", "--format", "json"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let waited = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if waited.elapsed() > std::time::Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("SIGTERM did not stop the command");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("terminated (SIGTERM)"), "{stderr}");
+}
