@@ -362,9 +362,13 @@ pub enum McpCommand {
         #[arg(long, value_name = "ADDR:PORT")]
         http: Option<std::net::SocketAddr>,
         /// Require `Authorization: Bearer <value of VAR>` on every HTTP request
-        /// (needed for any address but loopback)
+        /// (`--http` needs this or `--no-auth`)
         #[arg(long, value_name = "VAR", requires = "http")]
         auth_token_env: Option<String>,
+        /// Serve HTTP without a token: a loopback address only, on a machine
+        /// only you use (any local user can connect to a loopback port)
+        #[arg(long, requires = "http", conflicts_with = "auth_token_env")]
+        no_auth: bool,
         /// Print what would be served and what is left out, then exit
         #[arg(long)]
         dry_run: bool,

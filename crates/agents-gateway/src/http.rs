@@ -2,8 +2,10 @@
 //! small hyper (HTTP/1.1 and HTTP/2) accept loop, with an optional bearer
 //! token checked on every request before rmcp sees it.
 //!
-//! - Only loopback addresses may be bound without a token; anything else needs
-//!   one ([`GatewayError::TokenRequired`]).
+//! - A token is required unless `--no-auth` asks for none, which only a
+//!   loopback address may ([`HttpAccess`]): every user of the machine can
+//!   reach a loopback port, and the tools behind it run with this user's
+//!   secrets.
 //! - The token is compared in constant time (SHA-256 of both sides, then
 //!   `subtle`'s `ct_eq`, so neither content nor length leaks through timing)
 //!   and never printed.
@@ -36,6 +38,19 @@ const MAX_CONNECTIONS: usize = 256;
 
 /// How long a client has to send a request's headers.
 const HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Who may use the HTTP endpoint.
+#[derive(Debug)]
+pub enum HttpAccess {
+    /// Requests carrying this bearer token.
+    Token(BearerToken),
+    /// Anyone who can connect: allowed on a loopback address only, and
+    /// only when asked for (`--no-auth`), since every user of the machine
+    /// can connect to a loopback port.
+    Open,
+    /// Neither was given: refused, saying which to give.
+    Unset,
+}
 
 /// A bearer token, kept as its SHA-256 only.
 #[derive(Clone)]
@@ -105,15 +120,22 @@ fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
 }
 
 impl Gateway {
-    /// Binds `addr` for streamable HTTP. A non-loopback address needs `token`.
+    /// Binds `addr` for streamable HTTP behind `access`: a token, or none
+    /// ([`HttpAccess::Open`]) on a loopback address only.
     pub async fn bind_http(
         &self,
         addr: SocketAddr,
-        token: Option<BearerToken>,
+        access: HttpAccess,
     ) -> Result<HttpServer, GatewayError> {
-        if !addr.ip().is_loopback() && token.is_none() {
-            return Err(GatewayError::TokenRequired(addr));
-        }
+        let token = match access {
+            HttpAccess::Token(token) => Some(token),
+            HttpAccess::Open if addr.ip().is_loopback() => None,
+            HttpAccess::Open => return Err(GatewayError::TokenRequired(addr)),
+            HttpAccess::Unset if addr.ip().is_loopback() => {
+                return Err(GatewayError::LoopbackTokenRequired(addr));
+            }
+            HttpAccess::Unset => return Err(GatewayError::TokenRequired(addr)),
+        };
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|err| GatewayError::Bind(addr, err))?;

@@ -31,7 +31,7 @@
 mod http;
 pub mod skills;
 
-pub use http::{BearerToken, ENDPOINT, HttpServer};
+pub use http::{BearerToken, ENDPOINT, HttpAccess, HttpServer};
 pub use skills::{ServedSkill, SkillFileError};
 
 use std::collections::HashMap;
@@ -844,6 +844,14 @@ pub enum GatewayError {
          needs `--auth-token-env VAR` (clients then send `Authorization: Bearer <value of VAR>`)"
     )]
     TokenRequired(std::net::SocketAddr),
+    /// A loopback address with neither a token nor `--no-auth`.
+    #[error(
+        "mcp serve: refusing to listen on {0} without a token: every user of this machine can \
+         connect to a loopback port and call your servers with your secrets; pass \
+         `--auth-token-env VAR` (clients then send `Authorization: Bearer <value of VAR>`), or \
+         `--no-auth` on a machine only you use"
+    )]
+    LoopbackTokenRequired(std::net::SocketAddr),
     /// `--auth-token-env VAR` names an unset or empty variable.
     #[error("mcp serve: environment variable `{0}` (from --auth-token-env) is not set or empty")]
     TokenMissing(String),
@@ -857,7 +865,7 @@ impl GatewayError {
     pub fn kind(&self) -> &'static str {
         match self {
             Self::Session(_) => "mcp_serve",
-            Self::TokenRequired(_) => "auth_token_required",
+            Self::TokenRequired(_) | Self::LoopbackTokenRequired(_) => "auth_token_required",
             Self::TokenMissing(_) => "auth_token_missing",
             Self::Bind(..) => "bind",
         }

@@ -16,9 +16,10 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
             locked,
             http,
             auth_token_env,
+            no_auth,
         } => {
             let transport = match http {
-                Some(addr) => Transport::Http(addr, auth_token_env),
+                Some(addr) => Transport::Http(addr, auth_token_env, no_auth),
                 None => Transport::Stdio,
             };
             serve(ctx, &skills, dry_run, locked.as_deref(), transport).await
@@ -292,7 +293,8 @@ fn untrust(ctx: &Context, server: &str, digest: Option<&str>) -> Result<ExitCode
 
 enum Transport {
     Stdio,
-    Http(std::net::SocketAddr, Option<String>),
+    /// The address, `--auth-token-env`'s variable, `--no-auth`.
+    Http(std::net::SocketAddr, Option<String>, bool),
 }
 
 fn gateway_failure(err: &agents_gateway::GatewayError) -> Failure {
@@ -307,11 +309,12 @@ async fn serve(
     locked: Option<&std::path::Path>,
     transport: Transport,
 ) -> Result<ExitCode, Failure> {
-    let token = match &transport {
-        Transport::Http(_, Some(var)) => {
-            Some(agents_gateway::BearerToken::from_env(var).map_err(|err| gateway_failure(&err))?)
-        }
-        _ => None,
+    let access = match &transport {
+        Transport::Http(_, Some(var), _) => agents_gateway::HttpAccess::Token(
+            agents_gateway::BearerToken::from_env(var).map_err(|err| gateway_failure(&err))?,
+        ),
+        Transport::Http(_, None, true) => agents_gateway::HttpAccess::Open,
+        _ => agents_gateway::HttpAccess::Unset,
     };
     let names = skills
         .iter()
@@ -406,9 +409,9 @@ async fn serve(
             .serve_stdio(follow)
             .await
             .map_err(|err| gateway_failure(&err))?,
-        Transport::Http(addr, _) => {
+        Transport::Http(addr, ..) => {
             let server = gateway
-                .bind_http(addr, token)
+                .bind_http(addr, access)
                 .await
                 .map_err(|err| gateway_failure(&err))?;
             output::note(&format!("agents mcp serve: listening on {}", server.url()));

@@ -396,7 +396,7 @@ fn python_sdk_client_over_streamable_http_with_a_bearer_token() {
 }
 
 #[test]
-fn http_on_a_non_loopback_address_needs_a_token() {
+fn http_needs_a_token_or_no_auth_on_loopback() {
     let sb = Sandbox::new();
     let text = "name: l/gw\ntools: [builtin/read_file]\n";
     let file = sb.write("gw.yaml", text);
@@ -433,6 +433,39 @@ fn http_on_a_non_loopback_address_needs_a_token() {
     ]);
     let out = out.fails(1);
     assert!(out.stderr.contains("AGENTS_GW_UNSET_VAR"), "{}", out.stderr);
+    // Any user of the machine can connect to a loopback port: a token, or
+    // `--no-auth` said out loud; and `--no-auth` is for loopback only.
+    let out = sb
+        .run(&[
+            "mcp",
+            "serve",
+            "l/gw",
+            "--http",
+            "127.0.0.1:0",
+            "--format",
+            "json",
+        ])
+        .fails(1);
+    let error = out.stderr_json();
+    assert_eq!(error["error"]["kind"], "auth_token_required", "{error}");
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("--no-auth") && message.contains("every user of this machine"),
+        "{message}"
+    );
+    let out = sb
+        .run(&[
+            "mcp",
+            "serve",
+            "l/gw",
+            "--http",
+            "0.0.0.0:0",
+            "--no-auth",
+            "--format",
+            "json",
+        ])
+        .fails(1);
+    assert_eq!(out.stderr_json()["error"]["kind"], "auth_token_required");
 }
 
 #[test]
@@ -674,7 +707,7 @@ fn subscriptions_listen_over_streamable_http() {
     let sb = Sandbox::new();
     let marker = format!("gw-listen-http-{}", std::process::id());
     gateway_skill(&sb, &entry, &marker);
-    let (mut child, url) = http_gateway(&sb, &["--http", "127.0.0.1:0"], &[]);
+    let (mut child, url) = http_gateway(&sb, &["--http", "127.0.0.1:0", "--no-auth"], &[]);
     listen_client(&sb, &python, &["--url", &url]);
     nix_kill(child.id());
     child.wait().unwrap();
@@ -802,7 +835,7 @@ fn http_drops_a_client_that_never_finishes_its_headers() {
     let sb = Sandbox::new();
     let skill = sb.write("gw.yaml", "name: l/gw\ntools: [builtin/read_file]\n");
     sb.run(&["skill", "add", skill.to_str().unwrap()]).ok();
-    let (mut child, url) = http_gateway(&sb, &["--http", "127.0.0.1:0"], &[]);
+    let (mut child, url) = http_gateway(&sb, &["--http", "127.0.0.1:0", "--no-auth"], &[]);
     let address = url
         .strip_prefix("http://")
         .and_then(|rest| rest.strip_suffix("/mcp"))
