@@ -248,6 +248,15 @@ pub fn export_mcp_servers(
     format: ClientFormat,
     mask: bool,
 ) -> Value {
+    // VS Code expands `${env:VAR}`, not `${VAR}` (which it would pass on
+    // as written): the form `mcp import` reads back as `${VAR}`.
+    let vars = |text: &str| -> String {
+        if format == ClientFormat::VsCode {
+            to_vscode_vars(text)
+        } else {
+            text.to_owned()
+        }
+    };
     let shown = |map: &indexmap::IndexMap<String, String>| -> Value {
         map.iter()
             .map(|(k, v)| {
@@ -256,7 +265,7 @@ pub fn export_mcp_servers(
                 } else {
                     v.clone()
                 };
-                (k.clone(), Value::String(v))
+                (k.clone(), Value::String(vars(&v)))
             })
             .collect::<serde_json::Map<_, _>>()
             .into()
@@ -271,7 +280,7 @@ pub fn export_mcp_servers(
             } else {
                 url.clone()
             };
-            entry.insert("url".into(), url.into());
+            entry.insert("url".into(), vars(&url).into());
             if !source.headers.is_empty() {
                 entry.insert("headers".into(), shown(&source.headers));
             }
@@ -279,13 +288,14 @@ pub fn export_mcp_servers(
             if format == ClientFormat::VsCode {
                 entry.insert("type".into(), "stdio".into());
             }
-            entry.insert("command".into(), command.clone().into());
-            entry.insert("args".into(), source.args.clone().into());
+            entry.insert("command".into(), vars(command).into());
+            let args: Vec<Value> = source.args.iter().map(|a| vars(a).into()).collect();
+            entry.insert("args".into(), args.into());
             if !source.env.is_empty() {
                 entry.insert("env".into(), shown(&source.env));
             }
             if let Some(cwd) = &source.cwd {
-                entry.insert("cwd".into(), cwd.clone().into());
+                entry.insert("cwd".into(), vars(cwd).into());
             }
         } else {
             continue;
@@ -433,6 +443,33 @@ fn map_field(
     table.insert(key, value(real));
     masked.insert(key, value(shown));
     Ok(())
+}
+
+/// `${VAR}` as VS Code writes it, `${env:VAR}` (the reverse of
+/// [`convert_vars`]); `${VAR:-default}` and other forms are left as they are.
+fn to_vscode_vars(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        let (before, from) = rest.split_at(start);
+        out.push_str(before);
+        let after = from.get(2..).unwrap_or_default();
+        let Some(end) = after.find('}') else {
+            out.push_str(from);
+            return out;
+        };
+        let inner = after.get(..end).unwrap_or_default();
+        if !inner.is_empty() && inner.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            out.push_str("${env:");
+        } else {
+            out.push_str("${");
+        }
+        out.push_str(inner);
+        out.push('}');
+        rest = after.get(end + 1..).unwrap_or_default();
+    }
+    out.push_str(rest);
+    out
 }
 
 /// VS Code's `${env:VAR}` becomes `${VAR}`; `${input:…}` (a prompt VS Code
@@ -586,5 +623,30 @@ env = { KEY = "***" }
             plain["mcpServers"]["gh"]["env"]["FALLBACK"],
             "${KEY:-ghp_default}"
         );
+    }
+
+    #[test]
+    fn a_vs_code_export_writes_variables_as_vs_code_expands_them() {
+        let source = agents_core::McpSource {
+            server: "gh".into(),
+            command: Some("docker".into()),
+            args: vec!["--token=${GH_TOKEN}".into(), "${KEY:-x}".into()],
+            env: [("HOME_DIR".to_owned(), "${HOME}/x".to_owned())]
+                .into_iter()
+                .collect(),
+            ..Default::default()
+        };
+        let servers = indexmap::IndexMap::from([("gh".to_owned(), source)]);
+        let vscode = export_mcp_servers(&servers, &[], ClientFormat::VsCode, false);
+        let gh = &vscode["servers"]["gh"];
+        assert_eq!(
+            gh["args"],
+            serde_json::json!(["--token=${env:GH_TOKEN}", "${KEY:-x}"])
+        );
+        assert_eq!(gh["env"]["HOME_DIR"], "${env:HOME}/x");
+        // And `mcp import` reads them back as written here.
+        assert_eq!(convert_vars("${env:HOME}/x").unwrap(), "${HOME}/x");
+        let claude = export_mcp_servers(&servers, &[], ClientFormat::Claude, false);
+        assert_eq!(claude["mcpServers"]["gh"]["env"]["HOME_DIR"], "${HOME}/x");
     }
 }
