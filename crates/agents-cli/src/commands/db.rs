@@ -80,7 +80,16 @@ pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Fa
                 .service
                 .import_with(&skills, &tools, replace)
                 .await
-                .map_err(|err| super::in_file(&file, err.into()))?;
+                .map_err(|err| {
+                    let mut failure = super::in_file(&file, err.into());
+                    // Nothing was written; say how to take the file's version.
+                    if failure.kind == "duplicate_skill" || failure.kind == "duplicate_tool" {
+                        failure.message.push_str(
+                            " (nothing was imported; `--replace` takes the file's version of what exists)",
+                        );
+                    }
+                    failure
+                })?;
             let count = |wanted: Change| changes.iter().filter(|(_, c)| *c == wanted).count();
             let (created, updated, unchanged) = (
                 count(Change::Created),

@@ -78,7 +78,8 @@ fn export_then_import_into_a_fresh_database() {
         ])
         .fails(1);
     assert!(
-        run.stderr.contains("is already registered"),
+        run.stderr.contains("is already registered")
+            && run.stderr.contains("nothing was imported; `--replace`"),
         "{}",
         run.stderr
     );
