@@ -472,6 +472,23 @@ pub enum ResolveWarning {
         /// The Agent Skill's tool name.
         tool: String,
     },
+    /// An override of a field the registry reads, with a value of a type it
+    /// cannot use (`read_only: "true"`): it would be stored and do nothing.
+    #[error(
+        "Skill '{skill}': override `{field}` {place} is {found}, expected {expected}; it has no effect"
+    )]
+    MistypedOverride {
+        /// The skill declaring it.
+        skill: SkillName,
+        /// `for 'TOOL'` (a skill-level override) or `on its include of 'S'`.
+        place: String,
+        /// The field.
+        field: String,
+        /// The JSON type given.
+        found: &'static str,
+        /// What the field takes.
+        expected: &'static str,
+    },
     /// An allow-listed tool the MCP server does not offer.
     #[error("Skill '{skill}': MCP server '{server}' has no tool '{tool}'")]
     McpToolMissing {
@@ -1307,6 +1324,15 @@ impl<'a> SkillResolver<'a> {
             frame.next += 1;
             let Edge { include, target } = analysis.edges[at];
             let skill = analysis.nodes[parent].skill;
+            for (field, found, expected) in mistyped_fields(&include.overrides) {
+                analysis.warnings.push(ResolveWarning::MistypedOverride {
+                    skill: skill.name.clone(),
+                    place: format!("on its include of '{}'", include.skill),
+                    field,
+                    found,
+                    expected,
+                });
+            }
             let blocked = blocked_fields(&include.overrides);
             if !blocked.is_empty() {
                 analysis.errors.push(ResolveError::NonOverridable {
@@ -1383,6 +1409,17 @@ impl<'a> SkillResolver<'a> {
                 skill: skill.name.clone(),
                 path: analysis.path_text(stack, Some(skill.name.as_str())),
             });
+        }
+        for (target, fields) in skill.overrides.iter() {
+            for (field, found, expected) in mistyped_fields(fields) {
+                analysis.warnings.push(ResolveWarning::MistypedOverride {
+                    skill: skill.name.clone(),
+                    place: format!("for '{}'", crate::text::shorten(target, 200)),
+                    field,
+                    found,
+                    expected,
+                });
+            }
         }
         // One pass over the items (a closure is mostly tool refs and
         // includes): edges and tool-ref entries in item order.
@@ -1591,6 +1628,47 @@ fn duplicate_agent_skills(
             }
         }
     }
+}
+
+/// The overridable fields the registry reads, with the type each takes:
+/// the capability flags and texts (`effective`), and the gateway's call
+/// timeout.
+const TYPED_FIELDS: [(&str, &str); 7] = [
+    ("read_only", "`true` or `false`"),
+    ("writes", "`true` or `false`"),
+    ("checkpointable", "`true` or `false`"),
+    ("side_effects", "`true` or `false`"),
+    ("description", "a string"),
+    ("title", "a string"),
+    ("timeout_s", "a whole number of seconds from 1"),
+];
+
+/// Each field of `fields` the registry reads whose value it cannot use:
+/// (field, the type given, what it takes).
+fn mistyped_fields(fields: &ValueMap) -> Vec<(String, &'static str, &'static str)> {
+    if fields.is_empty() {
+        return Vec::new();
+    }
+    TYPED_FIELDS
+        .iter()
+        .filter_map(|(field, expected)| {
+            let value = fields.get(*field)?;
+            let fits = match *field {
+                "description" | "title" => value.is_string(),
+                "timeout_s" => value.as_u64().is_some_and(|secs| secs > 0),
+                _ => value.is_boolean(),
+            };
+            let found = match value {
+                serde_json::Value::Null => "null",
+                serde_json::Value::Bool(_) => "a boolean",
+                serde_json::Value::Number(_) => "a number",
+                serde_json::Value::String(_) => "a string",
+                serde_json::Value::Array(_) => "a list",
+                serde_json::Value::Object(_) => "a map",
+            };
+            (!fits).then(|| ((*field).to_owned(), found, *expected))
+        })
+        .collect()
 }
 
 fn blocked_fields(fields: &ValueMap) -> Vec<String> {

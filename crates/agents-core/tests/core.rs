@@ -218,6 +218,34 @@ fn skill_level_overrides_apply_to_own_matching_entries_only() {
 }
 
 #[test]
+fn overrides_of_a_type_the_registry_cannot_use_warn() {
+    let skills = set(vec![
+        skill("l/root")
+            .include_with(
+                "l/sub",
+                json!({"writes": "no", "timeout_s": 0, "approval": 1}),
+            )
+            .tools(["t"])
+            .override_(
+                "t",
+                json!({"read_only": "true", "description": 42, "title": "ok"}),
+            ),
+        skill("l/sub").tools(["u"]),
+    ]);
+    let r = resolve(&skills, &tools(&["t", "u"]), "l/root").unwrap();
+    let lines: Vec<String> = r.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        lines,
+        [
+            "Skill 'l/root': override `read_only` for 't' is a string, expected `true` or `false`; it has no effect",
+            "Skill 'l/root': override `description` for 't' is a number, expected a string; it has no effect",
+            "Skill 'l/root': override `writes` on its include of 'l/sub' is a string, expected `true` or `false`; it has no effect",
+            "Skill 'l/root': override `timeout_s` on its include of 'l/sub' is a number, expected a whole number of seconds from 1; it has no effect",
+        ]
+    );
+}
+
+#[test]
 fn include_overrides_shallow_merge_and_outer_beats_inner() {
     let skills = set(vec![
         skill("l/root").include_with("l/mid", json!({"approval": "required", "level": "outer"})),

@@ -237,6 +237,7 @@ impl<S: Store> SkillRegistryService<S> {
                     unknown.insert((skill, tool));
                 }
                 ResolveWarning::UnmatchedOverride { .. }
+                | ResolveWarning::MistypedOverride { .. }
                 | ResolveWarning::UnknownAgentSkill { .. }
                 | ResolveWarning::DuplicateAgentSkill { .. } => {
                     lines.insert(warning.to_string());

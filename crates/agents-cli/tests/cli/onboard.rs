@@ -29,6 +29,32 @@ fn add_warns_about_typos_missing_includes_and_cycles_but_still_writes() {
     assert_eq!(sb.sql_count("skills"), 3);
 }
 
+/// A capability override of the wrong type would be stored and do nothing
+/// (the summary would still count the tool's own flags): said at once. (In
+/// YAML 1.2 `no` is a string, not false.)
+#[test]
+fn add_warns_about_overrides_of_the_wrong_type() {
+    let sb = Sandbox::new();
+    let file = sb.write(
+        "owt.yaml",
+        "name: o/wt\ntools: [builtin/shell]\noverrides:\n  builtin/shell: {read_only: \"true\", writes: no}\n",
+    );
+    let run = sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    assert_eq!(
+        run.stderr,
+        "warning: [SANDBOX]/owt.yaml: Skill 'o/wt': override `read_only` for 'builtin/shell' is a string, expected `true` or `false`; it has no effect\n\
+         warning: [SANDBOX]/owt.yaml: Skill 'o/wt': override `writes` for 'builtin/shell' is a string, expected `true` or `false`; it has no effect\n"
+    );
+    let run = sb
+        .run(&["skill", "add", file.to_str().unwrap(), "--strict"])
+        .fails(1);
+    assert!(
+        run.stderr.contains("override `read_only`"),
+        "{}",
+        run.stderr
+    );
+}
+
 #[test]
 fn add_strict_refuses_the_file_and_writes_nothing() {
     let sb = Sandbox::new();
