@@ -181,7 +181,15 @@ impl HttpServer {
             gateway,
         } = self;
         let mut config = StreamableHttpServerConfig::default();
-        if !local.ip().is_loopback() {
+        if local.ip().is_loopback() {
+            // rmcp's defaults (`localhost`, `127.0.0.1`, `::1`) and the
+            // address bound: any other loopback address (`127.0.0.2`) was
+            // answered 403 for its own Host header. A DNS-rebinding page's
+            // Host is still refused.
+            let mut hosts = config.allowed_hosts.clone();
+            hosts.push(local.ip().to_string());
+            config = config.with_allowed_hosts(hosts);
+        } else {
             config = config.disable_allowed_hosts();
         }
         let mcp: StreamableHttpService<Gateway, LocalSessionManager> =

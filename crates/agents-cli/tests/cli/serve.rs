@@ -911,3 +911,44 @@ fn only_folders_the_users_discovery_found_are_served_or_prompted() {
         prompt.stdout
     );
 }
+
+/// Any loopback address can be served, its own Host header accepted; a
+/// foreign Host (a DNS-rebinding page's) is still refused.
+#[test]
+fn another_loopback_address_answers_for_its_own_host_only() {
+    use std::io::Read;
+    let sb = Sandbox::new();
+    let skill = sb.write("gw.yaml", "name: l/gw\ntools: [builtin/read_file]\n");
+    sb.run(&["skill", "add", skill.to_str().unwrap()]).ok();
+    let (mut child, url) = http_gateway(&sb, &["--http", "127.0.0.2:0", "--no-auth"], &[]);
+    let address = url
+        .strip_prefix("http://")
+        .and_then(|rest| rest.strip_suffix("/mcp"))
+        .unwrap()
+        .to_owned();
+    let status = |host: &str| {
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+        let mut stream = std::net::TcpStream::connect(&address).unwrap();
+        write!(
+            stream,
+            "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        answer
+            .split_whitespace()
+            .nth(1)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let own = status(&address);
+    let foreign = status("evil.example");
+    nix_kill(child.id());
+    child.wait().unwrap();
+    assert_eq!(own, "200");
+    assert_eq!(foreign, "403");
+}
