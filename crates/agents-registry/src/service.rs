@@ -56,15 +56,27 @@ impl SkillSource for Overlay<'_> {
 /// `agent_skills/` (discovered Agent Skills) and `mcp:` (MCP servers).
 pub const RESERVED_TOOL_PREFIXES: [&str; 2] = ["agent_skills/", "mcp:"];
 
-/// Refuses a custom tool name in a namespace another tool source owns.
+/// The name segment inline tools' entries end with (`{skill}/_anon_{i}`).
+const INLINE_SEGMENT: &str = "_anon_";
+
+/// Refuses a custom tool name in a namespace another tool source owns, or
+/// one shaped like an inline tool's entry (`local/s/_anon_0`: as a tool ref
+/// in that skill's closure it would take the inline tool's entry over).
 pub(crate) fn check_custom_name(name: &str) -> Result<(), ServiceError> {
-    match RESERVED_TOOL_PREFIXES
+    let reserved = RESERVED_TOOL_PREFIXES
         .iter()
         .find(|prefix| name.starts_with(**prefix))
-    {
+        .map(|prefix| (*prefix).to_owned())
+        .or_else(|| {
+            name.split('/')
+                .skip(1)
+                .any(|segment| segment.starts_with(INLINE_SEGMENT))
+                .then(|| format!("/{INLINE_SEGMENT}"))
+        });
+    match reserved {
         Some(prefix) => Err(ServiceError::ReservedToolName {
             name: name.to_owned(),
-            prefix: (*prefix).to_owned(),
+            prefix,
         }),
         None => Ok(()),
     }

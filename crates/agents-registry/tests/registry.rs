@@ -205,8 +205,13 @@ async fn refresh_agent_skills_replaces_only_agent_skill_tools() {
 async fn agent_source_entry_never_shows_a_same_named_catalogue_tool() {
     let dir = tempfile::tempdir().unwrap();
     let svc = service(&dir).await;
-    // `tool add` refuses the reserved namespaces outright.
-    for reserved in ["agent_skills/my-tool", "mcp:gh/create_issue"] {
+    // `tool add` refuses the reserved namespaces outright, and a name
+    // shaped like an inline tool's entry (`{skill}/_anon_{i}`).
+    for reserved in [
+        "agent_skills/my-tool",
+        "mcp:gh/create_issue",
+        "local/devops-toolkit/_anon_0",
+    ] {
         let tool = agents_core::ToolSpec::new(reserved, "impostor", ToolSource::Custom);
         assert!(matches!(
             svc.add_tools(&[tool], false).await,
