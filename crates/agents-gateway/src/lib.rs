@@ -194,7 +194,12 @@ pub fn plan(set: &ServeSet, default_timeout: Duration) -> Plan {
     }
 }
 
-/// Checks `arguments` against `schema`; the error names the field.
+/// The longest one argument problem is shown, in bytes.
+const MAX_PROBLEM_BYTES: usize = 400;
+
+/// Checks `arguments` against `schema`; the error names the field, and
+/// stays a few KiB whatever the arguments (at most five problems, each cut
+/// to [`MAX_PROBLEM_BYTES`]).
 pub fn check_arguments(tool: &str, schema: &Value, arguments: &Value) -> Result<(), String> {
     let validator = jsonschema::validator_for(schema)
         .map_err(|err| format!("tool `{tool}` has an invalid input schema: {err}"))?;
@@ -203,11 +208,15 @@ pub fn check_arguments(tool: &str, schema: &Value, arguments: &Value) -> Result<
         .take(5)
         .map(|err| {
             let path = err.instance_path().to_string();
-            if path.is_empty() {
+            let text = if path.is_empty() {
                 err.to_string()
             } else {
                 format!("`{path}`: {err}")
-            }
+            };
+            // The validator quotes the offending value whole (a 1.4 MB
+            // argument made a 1.5 MB error, five times over): both ends
+            // kept, which say where and what was expected.
+            agents_core::text::shorten_middle(&text, MAX_PROBLEM_BYTES).into_owned()
         })
         .collect();
     if problems.is_empty() {
@@ -899,5 +908,29 @@ impl Gateway {
             Some(follow) => self.follow(follow).await,
             None => std::future::pending().await,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_argument_error_stays_short_whatever_the_argument() {
+        let schema = json!({"type": "object", "properties": {
+            "a": {"type": "integer"}, "b": {"type": "integer"}, "c": {"type": "integer"},
+            "d": {"type": "integer"}, "e": {"type": "integer"}, "f": {"type": "integer"}}});
+        let big = "x".repeat(1_000_000);
+        let arguments = json!({"a": big, "b": big, "c": big, "d": big, "e": big, "f": big});
+        let Err(message) = check_arguments("t", &schema, &arguments) else {
+            panic!("the arguments are invalid");
+        };
+        assert!(message.len() < 3_000, "{}", message.len());
+        assert!(
+            message.starts_with("invalid arguments for `t`: `/"),
+            "{message}"
+        );
+        assert!(message.contains("integer"), "{message}");
+        assert!(check_arguments("t", &schema, &json!({"a": 1})).is_ok());
     }
 }
