@@ -83,6 +83,12 @@ pub fn import_mcp_servers(
             skipped.push((name.clone(), "already in the config file".to_owned()));
             continue;
         }
+        // A name the config would refuse skips that server, like any other
+        // entry this tool cannot take, instead of failing the whole import.
+        if let Err(reason) = agents_core::validate_server_name(name) {
+            skipped.push((name.clone(), agents_core::text::bounded_message(&reason)));
+            continue;
+        }
         match server_tables(entry) {
             Ok((table, masked)) => {
                 servers_table(&mut real)?.insert(name, Item::Table(table));

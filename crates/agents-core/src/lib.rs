@@ -45,7 +45,7 @@ pub use resolve::{
 };
 pub use skill::{
     AgentSource, Include, IncludeOverrides, InlineTool, InvalidSkill, ItemKind, McpSource,
-    Overrides, Skill, SkillItem, ToolName, ValueMap,
+    Overrides, Skill, SkillItem, ToolName, ValueMap, validate_server_name,
 };
 pub use summary::{
     EffectiveCapabilities, SkillCapabilitySummary, compute_capability_summary,

@@ -478,7 +478,7 @@ impl Skill {
 
 /// MCP server names become part of tool names (`mcp:{server}/{tool}`), so they
 /// are kept to a conservative alphabet.
-pub(crate) fn validate_server_name(name: &str) -> Result<(), String> {
+pub fn validate_server_name(name: &str) -> Result<(), String> {
     let ok = !name.is_empty()
         && name.len() <= 100
         && name

@@ -755,6 +755,38 @@ fn log_lines_of_dependencies_are_redacted_at_every_verbosity() {
     }
 }
 
+/// A server name the config would refuse skips that server with the
+/// reason, like any other entry `mcp import` cannot take; it used to fail
+/// the whole import with a line of the generated text as its place.
+#[test]
+fn mcp_import_skips_a_server_with_a_name_the_config_refuses() {
+    let sb = Sandbox::new();
+    let file = sb.write(
+        "client.json",
+        &json!({"mcpServers": {
+            "weird name!": {"command": "x"},
+            "fine": {"command": "y"},
+        }})
+        .to_string(),
+    );
+    let run = sb.run(&["mcp", "import", file.to_str().unwrap()]).ok();
+    assert!(
+        run.stdout.contains("added mcp server `fine`"),
+        "{}",
+        run.stdout
+    );
+    let all = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        all.contains("skipped mcp server `weird name!`: server name `weird name!` must be"),
+        "{all}"
+    );
+    let config = std::fs::read_to_string(sb.home().join(".cleveragents/config.toml")).unwrap();
+    assert!(
+        config.contains("[mcp.servers.fine]") && !config.contains("weird"),
+        "{config}"
+    );
+}
+
 #[test]
 fn mcp_import_reports_skipped_servers_briefly() {
     let sb = Sandbox::new();
