@@ -370,6 +370,21 @@ impl Gateway {
         Ok(skills::contents(uri, relative, bytes))
     }
 
+    /// Runs `work` (reading skill folders: `skills/list` reads and hashes
+    /// every served file, up to 256 × 4 MiB a skill) on a blocking thread,
+    /// so the async workers keep answering other requests meanwhile.
+    async fn off_runtime<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Gateway) -> T + Send + 'static,
+    ) -> Result<T, ErrorData> {
+        let gateway = self.clone();
+        tokio::task::spawn_blocking(move || work(&gateway))
+            .await
+            .map_err(|err| {
+                ErrorData::internal_error(format!("reading the skill folders failed: {err}"), None)
+            })
+    }
+
     /// The `tools/list` result.
     pub fn list(&self) -> Vec<Value> {
         self.plan().served.iter().map(|t| t.tool.clone()).collect()
@@ -768,7 +783,10 @@ impl rmcp::ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(ListResourcesResult::with_all_items(self.skill_resources()))
+        let resources = self
+            .off_runtime(|gateway| gateway.skill_resources())
+            .await?;
+        Ok(ListResourcesResult::with_all_items(resources))
     }
 
     async fn read_resource(
@@ -776,7 +794,11 @@ impl rmcp::ServerHandler for Gateway {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        match self.read_skill_file(&request.uri) {
+        let uri = request.uri.clone();
+        let read = self
+            .off_runtime(move |gateway| gateway.read_skill_file(&uri))
+            .await?;
+        match read {
             Ok(result) => Ok(result.into()),
             Err(SkillFileError::NotFound) => Err(ErrorData::resource_not_found(request.uri, None)),
             Err(err) => Err(ErrorData::invalid_params(
@@ -791,7 +813,10 @@ impl rmcp::ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, ErrorData> {
-        Ok(ListSkillsResult::with_all_items(self.skill_manifests()))
+        let manifests = self
+            .off_runtime(|gateway| gateway.skill_manifests())
+            .await?;
+        Ok(ListSkillsResult::with_all_items(manifests))
     }
 
     async fn get_skill(
@@ -808,7 +833,8 @@ impl rmcp::ServerHandler for Gateway {
                 None,
             ));
         };
-        skill.manifest().map(GetSkillResult::new).map_err(|err| {
+        let manifest = self.off_runtime(move |_| skill.manifest()).await?;
+        manifest.map(GetSkillResult::new).map_err(|err| {
             ErrorData::internal_error(
                 format!("{}: {err}", request.uri),
                 Some(json!({"kind": err.kind()})),
