@@ -390,8 +390,14 @@ impl Gateway {
         self.plan().served.iter().map(|t| t.tool.clone()).collect()
     }
 
-    /// Runs one `tools/call`; `None` when no served tool has that name.
-    pub async fn call(&self, name: &str, arguments: Option<Value>) -> Option<CallToolResult> {
+    /// Runs one `tools/call`; `None` when no served tool has that name. The
+    /// server's progress for the call goes to `progress`.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Option<Value>,
+        progress: Option<agents_mcp::ProgressSink>,
+    ) -> Option<CallToolResult> {
         let plan = self.plan();
         let served = plan.served.iter().find(|t| t.export_name == name)?.clone();
         drop(plan);
@@ -449,7 +455,12 @@ impl Gateway {
         let caller = upstream.as_ref()?.caller();
         drop(upstream);
         match caller
-            .call_tool(&served.server_tool, Some(arguments), served.timeout)
+            .call_tool(
+                &served.server_tool,
+                Some(arguments),
+                served.timeout,
+                progress,
+            )
             .await
         {
             Ok(result) => Some(serde_json::from_value(result).unwrap_or_else(|err| {
@@ -848,10 +859,14 @@ impl rmcp::ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.map(Value::Object);
+        let progress = context
+            .meta
+            .get_progress_token()
+            .map(|token| forward_progress(context.peer.clone(), token));
         // A client's `notifications/cancelled` drops the call, which tells
         // the upstream server to cancel it too.
         let called = tokio::select! {
-            called = self.call(&request.name, arguments) => called,
+            called = self.call(&request.name, arguments, progress) => called,
             () = context.ct.cancelled() => {
                 return Err(ErrorData::internal_error("cancelled by the client", None));
             }
@@ -864,6 +879,28 @@ impl rmcp::ServerHandler for Gateway {
             )),
         }
     }
+}
+
+/// A sink that passes the upstream server's progress for one call to the
+/// client, under the token the client gave, in the order it came (one task
+/// per call, ending when the call does).
+fn forward_progress(
+    peer: Peer<RoleServer>,
+    token: rmcp::model::ProgressToken,
+) -> agents_mcp::ProgressSink {
+    let (sender, mut received) =
+        tokio::sync::mpsc::unbounded_channel::<rmcp::model::ProgressNotificationParam>();
+    tokio::spawn(async move {
+        while let Some(mut params) = received.recv().await {
+            params.progress_token = token.clone();
+            if peer.notify_progress(params).await.is_err() {
+                break;
+            }
+        }
+    });
+    Arc::new(move |params| {
+        let _ = sender.send(params);
+    })
 }
 
 /// Why the gateway could not serve.

@@ -68,7 +68,7 @@ pub use error::McpError;
 pub use expand::{VarError, expand_vars};
 pub use launch::{LaunchError, Launcher, exec_server};
 pub use orphans::{adopt_orphans, stop_adopted};
-pub use session::ToolsChanged;
+pub use session::{ProgressSink, ToolsChanged};
 pub use upstream::{Caller, Upstream, connect};
 
 /// Variables a stdio server inherits from this process (when set), as the

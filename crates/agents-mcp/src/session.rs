@@ -27,11 +27,21 @@ pub(crate) type Client = RunningService<RoleClient, Handler>;
 /// Called when the server sends `notifications/tools/list_changed`.
 pub type ToolsChanged = std::sync::Arc<dyn Fn() + Send + Sync>;
 
+/// Called with each `notifications/progress` the server sends for one call.
+pub type ProgressSink =
+    std::sync::Arc<dyn Fn(rmcp::model::ProgressNotificationParam) + Send + Sync>;
+
+/// The calls waiting for progress, by the progress token rmcp gave each
+/// request.
+pub(crate) type ProgressSinks =
+    std::sync::Arc<Mutex<std::collections::HashMap<rmcp::model::ProgressToken, ProgressSink>>>;
+
 /// The client side of a session: announces itself and passes
-/// `notifications/tools/list_changed` on.
+/// `notifications/tools/list_changed` and each call's progress on.
 #[derive(Clone, Default)]
 pub(crate) struct Handler {
     pub(crate) on_tools_changed: Option<ToolsChanged>,
+    pub(crate) progress: ProgressSinks,
 }
 
 impl std::fmt::Debug for Handler {
@@ -51,6 +61,22 @@ impl rmcp::ClientHandler for Handler {
     async fn on_tool_list_changed(&self, _context: rmcp::service::NotificationContext<RoleClient>) {
         if let Some(callback) = &self.on_tools_changed {
             callback();
+        }
+    }
+
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        let sink = self
+            .progress
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&params.progress_token)
+            .cloned();
+        if let Some(sink) = sink {
+            sink(params);
         }
     }
 }

@@ -7,13 +7,17 @@
 use std::time::Duration;
 
 use agents_core::McpSource;
-use rmcp::model::{CallToolRequestParams, JsonObject};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
+    ClientNotification, ClientRequest, JsonObject, ServerResult,
+};
+use rmcp::service::PeerRequestOptions;
 use serde_json::Value;
 
 use crate::error::McpError;
 use crate::list::Failure;
 use crate::process::{ChildGuard, StderrTail};
-use crate::session::{self, Handler, ToolsChanged};
+use crate::session::{self, Handler, ProgressSink, ToolsChanged};
 use crate::{FetchOptions, FetchedTools, http, source, stdio};
 
 const STAGE_CALL: &str = "tools/call";
@@ -23,6 +27,7 @@ const STAGE_CALL: &str = "tools/call";
 pub struct Caller {
     server: String,
     peer: rmcp::Peer<rmcp::RoleClient>,
+    progress: session::ProgressSinks,
 }
 
 impl std::fmt::Debug for Caller {
@@ -37,36 +42,120 @@ impl Caller {
     /// Calls `tool` (the server's own name) and returns the `CallToolResult`
     /// as JSON. A result with `isError: true` is a result, not an error; an
     /// error is a broken session, a JSON-RPC error or no answer in `timeout`.
-    /// Dropping the future (the client cancelled) sends the server
-    /// `notifications/cancelled` for the request.
+    /// Each `notifications/progress` the server sends for the call goes to
+    /// `progress`. Dropping the future (the client cancelled) or the timeout
+    /// sends the server `notifications/cancelled` for the request.
     pub async fn call_tool(
         &self,
         tool: &str,
         arguments: Option<JsonObject>,
         timeout: Duration,
+        progress: Option<ProgressSink>,
     ) -> Result<Value, McpError> {
         let mut params = CallToolRequestParams::new(tool.to_owned());
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
-        match tokio::time::timeout(timeout, self.peer.call_tool(params)).await {
-            Ok(Ok(result)) => serde_json::to_value(&result).map_err(|err| McpError::Protocol {
-                server: self.server.clone(),
-                stage: STAGE_CALL,
-                message: err.to_string(),
-            }),
-            Ok(Err(err)) => Err(McpError::Protocol {
-                server: self.server.clone(),
-                stage: STAGE_CALL,
-                message: session::error_chain(&err),
-            }),
-            Err(_elapsed) => Err(McpError::Timeout {
-                server: self.server.clone(),
-                stage: STAGE_CALL,
-                timeout,
-                note: String::new(),
-            }),
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let call = async {
+            let handle = self
+                .peer
+                .send_cancellable_request(request, PeerRequestOptions::no_options())
+                .await?;
+            // rmcp gives every request its own progress token: the server's
+            // progress for this call arrives under it.
+            let _listening =
+                progress.map(|sink| Listening::new(&self.progress, &handle.progress_token, sink));
+            let mut unanswered = Unanswered {
+                peer: &self.peer,
+                id: Some(handle.id.clone()),
+            };
+            let answer = handle.await_response().await;
+            unanswered.id = None;
+            answer
+        };
+        let answer = match tokio::time::timeout(timeout, call).await {
+            Ok(answer) => answer,
+            Err(_elapsed) => {
+                return Err(McpError::Timeout {
+                    server: self.server.clone(),
+                    stage: STAGE_CALL,
+                    timeout,
+                    note: String::new(),
+                });
+            }
+        };
+        let protocol = |message: String| McpError::Protocol {
+            server: self.server.clone(),
+            stage: STAGE_CALL,
+            message,
+        };
+        match answer {
+            Ok(ServerResult::CallToolResult(result)) => {
+                serde_json::to_value(&result).map_err(|err| protocol(err.to_string()))
+            }
+            Ok(_) => Err(protocol(
+                "the server answered `tools/call` with something other than a tool result".into(),
+            )),
+            Err(err) => Err(protocol(session::error_chain(&err))),
         }
+    }
+}
+
+/// A call's progress sink, registered under its token while the call runs.
+struct Listening<'a> {
+    sinks: &'a session::ProgressSinks,
+    token: rmcp::model::ProgressToken,
+}
+
+impl<'a> Listening<'a> {
+    fn new(
+        sinks: &'a session::ProgressSinks,
+        token: &rmcp::model::ProgressToken,
+        sink: ProgressSink,
+    ) -> Self {
+        lock(sinks).insert(token.clone(), sink);
+        Self {
+            sinks,
+            token: token.clone(),
+        }
+    }
+}
+
+impl Drop for Listening<'_> {
+    fn drop(&mut self) {
+        lock(self.sinks).remove(&self.token);
+    }
+}
+
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A request sent and not answered yet: dropped so (the caller gave up, or
+/// its time ran out), it tells the server with `notifications/cancelled`.
+struct Unanswered<'a> {
+    peer: &'a rmcp::Peer<rmcp::RoleClient>,
+    id: Option<rmcp::model::RequestId>,
+}
+
+impl Drop for Unanswered<'_> {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        let notification = CancelledNotification::new(CancelledNotificationParam::new(
+            Some(id),
+            Some("the gateway's caller gave up on the call".into()),
+        ));
+        let peer = self.peer.clone();
+        tokio::spawn(async move {
+            let _ = peer
+                .send_notification(ClientNotification::CancelledNotification(notification))
+                .await;
+        });
     }
 }
 
@@ -103,7 +192,10 @@ pub async fn connect(
 ) -> Result<Upstream, McpError> {
     let prepared = source::prepare(source, options)?;
     let server = source.server.as_str();
-    let handler = Handler { on_tools_changed };
+    let handler = Handler {
+        on_tools_changed,
+        ..Handler::default()
+    };
     let (client, tools, guard, stderr, report) = match &prepared.launch {
         source::Launch::Stdio {
             command,
@@ -200,6 +292,7 @@ impl Upstream {
         Caller {
             server: self.server.clone(),
             peer: self.client.peer().clone(),
+            progress: self.client.service().progress.clone(),
         }
     }
 

@@ -714,11 +714,12 @@ fn subscriptions_listen_over_streamable_http() {
     assert_eq!(settle(&marker), 0, "an upstream outlived the gateway");
 }
 
-/// Calls from one client run at once: a long call holds up no other. And
-/// `agents mcp untrust` reaches a running gateway: at its next poll the
-/// server's tools are gone from the list and the server is stopped.
+/// Calls from one client run at once: a long call holds up no other; a
+/// call's progress reaches the client. And `agents mcp untrust` reaches a
+/// running gateway: at its next poll the server's tools are gone from the
+/// list and the server is stopped.
 #[test]
-fn calls_run_at_once_and_untrust_stops_a_running_server() {
+fn calls_run_at_once_with_progress_and_untrust_stops_a_running_server() {
     let Some((entry, python)) = requirements("untrust_live") else {
         return;
     };
@@ -752,6 +753,8 @@ fn calls_run_at_once_and_untrust_stops_a_running_server() {
             {"call": echo, "arguments": {"message": "quick"}, "after": 0.5},
         ]},
         {"count_upstream": marker},
+        // The server's progress reaches the client, under the client's token.
+        {"call": long, "arguments": {"duration": 1, "steps": 4}, "progress": true},
         {"run": untrust},
         {"wait_list_changed": 60},
         {"list": true},
@@ -768,13 +771,19 @@ fn calls_run_at_once_and_untrust_stops_a_running_server() {
         steps[0]
     );
     assert_eq!(steps[1]["running"], 1, "{}", steps[1]);
-    assert_eq!(steps[2]["code"], 0, "{}", steps[2]);
     assert_eq!(
-        steps[3]["list_changed"], true,
+        steps[2]["progress_seen"],
+        json!([[1.0, 4.0], [2.0, 4.0], [3.0, 4.0], [4.0, 4.0]]),
+        "{}",
+        steps[2]
+    );
+    assert_eq!(steps[3]["code"], 0, "{}", steps[3]);
+    assert_eq!(
+        steps[4]["list_changed"], true,
         "untrust did not reach the gateway"
     );
-    assert_eq!(steps[4]["tools"], json!([]), "{}", steps[4]);
-    assert_eq!(steps[5]["running"], 0, "the untrusted server still runs");
+    assert_eq!(steps[5]["tools"], json!([]), "{}", steps[5]);
+    assert_eq!(steps[6]["running"], 0, "the untrusted server still runs");
     assert_eq!(settle(&marker), 0);
 }
 

@@ -3,7 +3,8 @@
 Usage: python mcp_client.py SCRIPT_JSON -- COMMAND [ARGS...]   (stdio: starts COMMAND)
        python mcp_client.py SCRIPT_JSON --url URL [--token TOKEN]  (streamable HTTP)
 
-SCRIPT_JSON is a list of steps: {"list": true}, {"call": NAME, "arguments": {...}},
+SCRIPT_JSON is a list of steps: {"list": true}, {"call": NAME, "arguments": {...}} (with
+"progress": true, the progress notifications received go in the result's "progress_seen"),
 {"kill_upstream": MARKER} (SIGKILLs processes whose environment holds MARKER),
 {"count_upstream": MARKER, "after": SECONDS} (counts them, after waiting),
 {"together": [{"call": NAME, "arguments": {...}, "after": SECONDS}, ...]} (calls at once;
@@ -113,8 +114,18 @@ async def run_steps(session, steps, changed, url):
             result = await session.list_tools()
             out.append(result.model_dump(mode="json", by_alias=True, exclude_none=True))
         elif "call" in step:
-            result = await session.call_tool(step["call"], step.get("arguments"))
-            out.append(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+            progress = []
+
+            async def on_progress(done, total, message):
+                progress.append([done, total])
+
+            callback = on_progress if step.get("progress") else None
+            result = await session.call_tool(
+                step["call"], step.get("arguments"), progress_callback=callback)
+            dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+            if step.get("progress"):
+                dumped["progress_seen"] = progress
+            out.append(dumped)
         elif "resources" in step:
             result = await session.list_resources()
             out.append(result.model_dump(mode="json", by_alias=True, exclude_none=True))
