@@ -107,8 +107,14 @@ where
         }) {
             write!(writer, "{target}: ")?;
         }
-        ctx.field_format().format_fields(writer.by_ref(), event)?;
-        writeln!(writer)
+        // Fields without colour codes: `redact_text` must see `token=…` as
+        // written, not with escape codes between the name and the `=`.
+        let mut fields = String::new();
+        ctx.field_format().format_fields(
+            tracing_subscriber::fmt::format::Writer::new(&mut fields),
+            event,
+        )?;
+        writeln!(writer, "{fields}")
     }
 }
 

@@ -473,9 +473,10 @@ pub enum ResolveWarning {
         tool: String,
     },
     /// An override of a field the registry reads, with a value of a type it
-    /// cannot use (`read_only: "true"`): it would be stored and do nothing.
+    /// cannot use (`read_only: "true"`): it counts as unset, and, being the
+    /// stronger layer, it also hides any weaker value of the same field.
     #[error(
-        "Skill '{skill}': override `{field}` {place} is {found}, expected {expected}; it has no effect"
+        "Skill '{skill}': override `{field}` {place} is {found}, expected {expected}; it counts as unset and hides any weaker value of `{field}`"
     )]
     MistypedOverride {
         /// The skill declaring it.

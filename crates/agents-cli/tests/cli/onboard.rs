@@ -42,8 +42,8 @@ fn add_warns_about_overrides_of_the_wrong_type() {
     let run = sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
     assert_eq!(
         run.stderr,
-        "warning: [SANDBOX]/owt.yaml: Skill 'o/wt': override `read_only` for 'builtin/shell' is a string, expected `true` or `false`; it has no effect\n\
-         warning: [SANDBOX]/owt.yaml: Skill 'o/wt': override `writes` for 'builtin/shell' is a string, expected `true` or `false`; it has no effect\n"
+        "warning: [SANDBOX]/owt.yaml: Skill 'o/wt': override `read_only` for 'builtin/shell' is a string, expected `true` or `false`; it counts as unset and hides any weaker value of `read_only`\n\
+         warning: [SANDBOX]/owt.yaml: Skill 'o/wt': override `writes` for 'builtin/shell' is a string, expected `true` or `false`; it counts as unset and hides any weaker value of `writes`\n"
     );
     let run = sb
         .run(&["skill", "add", file.to_str().unwrap(), "--strict"])
@@ -741,6 +741,8 @@ fn log_lines_of_dependencies_are_redacted_at_every_verbosity() {
         &["-v", "mcp", "refresh", "web"][..],
         &["-vv", "mcp", "refresh", "web"],
         &["-vv", "mcp", "refresh", "web", "--format", "json"],
+        // Colour codes must not come between a field's name and its value.
+        &["-vv", "--color", "always", "mcp", "refresh", "web"],
     ] {
         let run = sb.run(args).fails(1);
         // rmcp logs the failed connection's `reqwest::Error`, URL and all.
