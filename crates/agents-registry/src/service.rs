@@ -59,6 +59,16 @@ pub const RESERVED_TOOL_PREFIXES: [&str; 2] = ["agent_skills/", "mcp:"];
 /// The name segment inline tools' entries end with (`{skill}/_anon_{i}`).
 const INLINE_SEGMENT: &str = "_anon_";
 
+/// Whether `name` has the shape of an inline tool's entry name,
+/// `namespace/short_name/_anon_{i}`.
+fn is_inline_shaped(name: &str) -> bool {
+    let mut segments = name.split('/');
+    matches!(
+        (segments.next(), segments.next(), segments.next(), segments.next()),
+        (Some(_), Some(_), Some(last), None) if last.starts_with(INLINE_SEGMENT)
+    )
+}
+
 /// Refuses a custom tool name in a namespace another tool source owns, or
 /// one shaped like an inline tool's entry (`local/s/_anon_0`: as a tool ref
 /// in that skill's closure it would take the inline tool's entry over).
@@ -67,12 +77,7 @@ pub(crate) fn check_custom_name(name: &str) -> Result<(), ServiceError> {
         .iter()
         .find(|prefix| name.starts_with(**prefix))
         .map(|prefix| (*prefix).to_owned())
-        .or_else(|| {
-            name.split('/')
-                .skip(1)
-                .any(|segment| segment.starts_with(INLINE_SEGMENT))
-                .then(|| format!("/{INLINE_SEGMENT}"))
-        });
+        .or_else(|| is_inline_shaped(name).then(|| format!("/{INLINE_SEGMENT}")));
     match reserved {
         Some(prefix) => Err(ServiceError::ReservedToolName {
             name: name.to_owned(),
@@ -516,6 +521,16 @@ impl<S: Store> SkillRegistryService<S> {
             })
             .collect();
         for tool in self.store.get_tools(&stored).await? {
+            // A catalogue row named like an inline tool's entry (written
+            // before `tool add` refused such names, or by another writer of
+            // the database) would take that entry over: not used.
+            if tool.source == ToolSource::Custom && is_inline_shaped(&tool.name) {
+                tracing::warn!(
+                    "tool `{}` is named like an inline tool's entry and is not used",
+                    agents_core::text::shorten(&tool.name, agents_core::text::MAX_ECHO_BYTES)
+                );
+                continue;
+            }
             if let Some(tool) = self.scope.visible(tool) {
                 catalog.insert(tool);
             }

@@ -218,6 +218,9 @@ async fn agent_source_entry_never_shows_a_same_named_catalogue_tool() {
             Err(ServiceError::ReservedToolName { .. })
         ));
     }
+    // Only the three-part shape of an inline entry is reserved.
+    let fine = agents_core::ToolSpec::new("acme/_anon_helper", "fine", ToolSource::Custom);
+    assert!(svc.add_tools(&[fine], false).await.is_ok());
     // A database written before the rule may still hold one: the folder wins.
     let impostor =
         agents_core::ToolSpec::new("agent_skills/my-tool", "impostor", ToolSource::Custom);

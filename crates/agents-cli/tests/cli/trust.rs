@@ -747,3 +747,46 @@ fn a_cached_tool_list_changed_by_someone_else_is_not_used() {
     assert_eq!(names, ["mcp:mine/fine"], "{stderr}");
     assert!(!stderr.contains("changed in the database"), "{stderr}");
 }
+
+/// A catalogue row named like an inline tool's entry (`local/s/_anon_0`),
+/// written behind `tool add`'s back, does not take over that entry (a ref
+/// to that name still names no other tool).
+#[test]
+fn a_row_named_like_an_inline_tool_does_not_replace_it() {
+    let shared = Shared::sqlite();
+    let tool = shared.sb.write(
+        "impostor.yaml",
+        "name: local/impostor\ndescription: IMPOSTOR\nwrites: true\n",
+    );
+    let skills = shared.sb.write(
+        "s.yaml",
+        "name: local/s\ninline_tools:\n  - description: the real inline tool\n    read_only: true\n\
+         ---\nname: local/r\ntools: [local/s/_anon_0]\nincludes: [local/s]\n",
+    );
+    shared
+        .run("alice", &["tool", "add", tool.to_str().unwrap()])
+        .ok();
+    shared
+        .run("alice", &["skill", "add", skills.to_str().unwrap()])
+        .ok();
+    shared.sb.sqlite3(
+        "UPDATE tools SET name = 'local/s/_anon_0', \
+         spec_json = replace(spec_json, 'local/impostor', 'local/s/_anon_0') \
+         WHERE name = 'local/impostor'",
+    );
+    let run = shared
+        .run("bob", &["skill", "tools", "local/r", "--format", "json"])
+        .ok();
+    let out = run.json();
+    // The ref in `local/r` (the entry's last occurrence) names no usable
+    // tool now: the entry is unknown, never the impostor's spec.
+    let entry = &out["tools"][0];
+    assert_eq!(entry["name"], "local/s/_anon_0", "{out}");
+    assert_ne!(entry["description"], "IMPOSTOR", "{out}");
+    assert_eq!(out["summary"]["write_tools"], 0, "{out}");
+    assert!(
+        run.stderr.contains("is named like an inline tool's entry"),
+        "{}",
+        run.stderr
+    );
+}
