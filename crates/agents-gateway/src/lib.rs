@@ -487,14 +487,22 @@ impl Gateway {
         served: &ServedTool,
         err: &agents_mcp::McpError,
     ) {
-        let mut upstream = slot.lock().await;
-        let Some(running) = upstream.as_mut() else {
-            return;
+        // The ping runs without the slot: other calls go on meanwhile.
+        let (closed, caller) = {
+            let mut upstream = slot.lock().await;
+            let Some(running) = upstream.as_mut() else {
+                return;
+            };
+            (running.is_closed(), running.caller())
         };
-        let broken = running.is_closed() || !running.answers_ping(PING_TIMEOUT).await;
-        if !broken {
+        if !closed && caller.answers_ping(PING_TIMEOUT).await {
             return;
         }
+        let mut upstream = slot.lock().await;
+        // Stopped, or started again, by another call in the meantime.
+        let Some(running) = upstream.as_mut().filter(|running| caller.is_of(running)) else {
+            return;
+        };
         let stderr = running.stderr_tail().await;
         tracing::warn!(
             "mcp serve: mcp server `{}` stopped answering ({err}){}; it is started again on the next call",

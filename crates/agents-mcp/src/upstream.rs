@@ -28,6 +28,7 @@ pub struct Caller {
     server: String,
     peer: rmcp::Peer<rmcp::RoleClient>,
     progress: session::ProgressSinks,
+    session: u64,
 }
 
 impl std::fmt::Debug for Caller {
@@ -39,6 +40,22 @@ impl std::fmt::Debug for Caller {
 }
 
 impl Caller {
+    /// Whether `upstream` is the session this handle was taken from (not
+    /// one started since in its place).
+    pub fn is_of(&self, upstream: &Upstream) -> bool {
+        self.session == upstream.session
+    }
+
+    /// Whether the server still answers a `ping` within `timeout`: after a
+    /// failed call, tells a server that answered with an error, or is busy,
+    /// from one that is gone or hung.
+    pub async fn answers_ping(&self, timeout: Duration) -> bool {
+        let ping = self
+            .peer
+            .send_request(rmcp::model::ClientRequest::PingRequest(Default::default()));
+        matches!(tokio::time::timeout(timeout, ping).await, Ok(Ok(_)))
+    }
+
     /// Calls `tool` (the server's own name) and returns the `CallToolResult`
     /// as JSON. A result with `isError: true` is a result, not an error; an
     /// error is a broken session, a JSON-RPC error or no answer in `timeout`.
@@ -172,7 +189,13 @@ pub struct Upstream {
     /// Limits for a later `tools/list` and its timeout.
     options: FetchOptions,
     timeout: Duration,
+    /// This process's number for the session (see [`Caller::is_of`]).
+    session: u64,
 }
+
+/// Numbers sessions, so a [`Caller`] can tell whether an [`Upstream`] is
+/// still the session it was taken from.
+static SESSIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl std::fmt::Debug for Upstream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -236,6 +259,7 @@ pub async fn connect(
         report,
         options: options.clone(),
         timeout: prepared.timeout,
+        session: SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
     })
 }
 
@@ -293,6 +317,7 @@ impl Upstream {
             server: self.server.clone(),
             peer: self.client.peer().clone(),
             progress: self.client.service().progress.clone(),
+            session: self.session,
         }
     }
 
@@ -304,16 +329,6 @@ impl Upstream {
             Some(stderr) => stderr.text().await,
             None => String::new(),
         }
-    }
-
-    /// Whether the server still answers a `ping` within `timeout`: after a
-    /// call timed out, tells a server busy with that call from a hung one.
-    pub async fn answers_ping(&self, timeout: Duration) -> bool {
-        let ping = self
-            .client
-            .peer()
-            .send_request(rmcp::model::ClientRequest::PingRequest(Default::default()));
-        matches!(tokio::time::timeout(timeout, ping).await, Ok(Ok(_)))
     }
 
     /// Closes it (like [`Self::close`]) and returns the tools it listed at start.
