@@ -867,17 +867,24 @@ impl rmcp::ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.map(Value::Object);
-        let progress = context
+        let (progress, forwarding) = context
             .meta
             .get_progress_token()
-            .map(|token| forward_progress(context.peer.clone(), token));
+            .map(|token| forward_progress(context.peer.clone(), token))
+            .unzip();
         // A client's `notifications/cancelled` drops the call, which tells
         // the upstream server to cancel it too.
         let called = tokio::select! {
-            called = self.call(&request.name, arguments, progress) => called,
-            () = context.ct.cancelled() => {
-                return Err(ErrorData::internal_error("cancelled by the client", None));
-            }
+            called = self.call(&request.name, arguments, progress) => Some(called),
+            () = context.ct.cancelled() => None,
+        };
+        // The call's sink is gone with it: the progress already received is
+        // sent before the answer (none may follow it), then the answer.
+        if let Some(forwarding) = forwarding {
+            let _ = tokio::time::timeout(PROGRESS_FLUSH, forwarding).await;
+        }
+        let Some(called) = called else {
+            return Err(ErrorData::internal_error("cancelled by the client", None));
         };
         match called {
             Some(result) => Ok(CallToolResponse::Complete(result)),
@@ -889,26 +896,38 @@ impl rmcp::ServerHandler for Gateway {
     }
 }
 
+/// How long an answer waits for the progress received before it to be sent.
+const PROGRESS_FLUSH: Duration = Duration::from_secs(1);
+
 /// A sink that passes the upstream server's progress for one call to the
-/// client, under the token the client gave, in the order it came (one task
-/// per call, ending when the call does).
+/// client, under the token the client gave, and the task doing it, which
+/// ends once the sink is dropped and what it took is sent. rmcp hands each
+/// notification to a task of its own, so they may come out of order:
+/// progress must increase (the MCP specification), so one that does not is
+/// dropped rather than sent late.
 fn forward_progress(
     peer: Peer<RoleServer>,
     token: rmcp::model::ProgressToken,
-) -> agents_mcp::ProgressSink {
+) -> (agents_mcp::ProgressSink, tokio::task::JoinHandle<()>) {
     let (sender, mut received) =
         tokio::sync::mpsc::unbounded_channel::<rmcp::model::ProgressNotificationParam>();
-    tokio::spawn(async move {
+    let forwarding = tokio::spawn(async move {
+        let mut last = f64::NEG_INFINITY;
         while let Some(mut params) = received.recv().await {
+            if params.progress <= last {
+                continue;
+            }
+            last = params.progress;
             params.progress_token = token.clone();
             if peer.notify_progress(params).await.is_err() {
                 break;
             }
         }
     });
-    Arc::new(move |params| {
+    let sink: agents_mcp::ProgressSink = Arc::new(move |params| {
         let _ = sender.send(params);
-    })
+    });
+    (sink, forwarding)
 }
 
 /// Why the gateway could not serve.

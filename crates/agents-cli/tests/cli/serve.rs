@@ -961,3 +961,89 @@ fn another_loopback_address_answers_for_its_own_host_only() {
     assert_eq!(own, "200");
     assert_eq!(foreign, "403");
 }
+
+/// rmcp hands each notification from the server to a task of its own, so a
+/// burst of progress can come out of order or after the call's answer: the
+/// client gets progress only increasing and none after the answer.
+#[test]
+fn a_burst_of_progress_reaches_the_client_in_order_and_before_the_answer() {
+    let sb = Sandbox::new();
+    let tools = sb.write(
+        "tools.json",
+        r#"[{"name": "burst", "description": "b", "inputSchema": {"type": "object"}}]"#,
+    );
+    sb.write(
+        "home/.cleveragents/config.toml",
+        &format!(
+            "[mcp.servers.b]\ncommand = \"python3\"\nargs = [\"{}\", \"{}\", \"--burst-progress\"]\n",
+            crate::support::py_script("listing_server.py").display(),
+            tools.display()
+        ),
+    );
+    let skill = sb.write("b.yaml", "name: l/b\nmcp_sources:\n  - server: b\n");
+    sb.run(&["skill", "add", skill.to_str().unwrap()]).ok();
+    sb.run(&["mcp", "refresh", "b"]).ok();
+    let dry = sb
+        .run(&["mcp", "serve", "l/b", "--dry-run", "--format", "json"])
+        .ok()
+        .json();
+    let name = dry["tools"][0]["name"].as_str().unwrap().to_owned();
+    let mut child = sb
+        .cmd()
+        .args(["mcp", "serve", "l/b"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let (lines, received) = std::sync::mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            if let Ok(message) = serde_json::from_str(&line) {
+                let _ = lines.send(message);
+            }
+        }
+    });
+    let mut send = |message: Value| {
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    };
+    let wait = std::time::Duration::from_secs(60);
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"}}}),
+    );
+    received.recv_timeout(wait).unwrap();
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    for round in 0..3 {
+        let id = 10 + round;
+        send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": name, "arguments": {}, "_meta": {"progressToken": format!("t{round}")}}}));
+        let mut seen: Vec<f64> = Vec::new();
+        loop {
+            let message = received.recv_timeout(wait).unwrap();
+            if message["id"] == id {
+                assert!(text_of(&message["result"]).contains("done"), "{message}");
+                break;
+            }
+            if message["method"] == "notifications/progress" {
+                assert_eq!(message["params"]["progressToken"], format!("t{round}"));
+                seen.push(message["params"]["progress"].as_f64().unwrap());
+            }
+        }
+        assert!(
+            seen.windows(2).all(|w| w[0] < w[1]),
+            "out of order: {seen:?}"
+        );
+        // Nothing of this call after its answer.
+        if let Ok(late) = received.recv_timeout(std::time::Duration::from_millis(500)) {
+            panic!("after the answer: {late}");
+        }
+    }
+    drop(send);
+    drop(stdin);
+    child.wait().unwrap();
+}

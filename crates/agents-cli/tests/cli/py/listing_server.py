@@ -2,7 +2,9 @@
 `tools/list` answers with the JSON list of tools in the file argv[1], as it
 is (so it may hold tools the SDK would refuse to list); other requests get
 "unknown method". With `--die-on-call`, a `tools/call` makes it print its
-environment to stderr and exit, as a crashing server might."""
+environment to stderr and exit, as a crashing server might; with
+`--burst-progress`, a `tools/call` is answered after 300 progress
+notifications sent as fast as it can."""
 
 import json
 import os
@@ -24,6 +26,13 @@ for line in sys.stdin:
         }
     elif method == "tools/list":
         result = {"tools": TOOLS}
+    elif method == "tools/call" and "--burst-progress" in sys.argv:
+        token = message["params"].get("_meta", {}).get("progressToken")
+        for done in range(1, 301):
+            note = {"progressToken": token, "progress": done, "total": 300}
+            print(json.dumps({"jsonrpc": "2.0", "method": "notifications/progress", "params": note}))
+        result = {"content": [{"type": "text", "text": "done"}]}
+        sys.stdout.flush()
     elif method == "tools/call" and "--die-on-call" in sys.argv:
         print(json.dumps(dict(os.environ)), file=sys.stderr, flush=True)
         sys.exit(1)
