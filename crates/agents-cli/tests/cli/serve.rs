@@ -1043,7 +1043,7 @@ fn a_burst_of_progress_reaches_the_client_in_order_and_before_the_answer() {
             panic!("after the answer: {late}");
         }
     }
-    drop(send);
+    // Closing stdin ends the session.
     drop(stdin);
     child.wait().unwrap();
 }
