@@ -216,6 +216,18 @@ impl HttpServer {
             let mcp = mcp.clone();
             let token = token.clone();
             tokio::spawn(async move {
+                // A connection that sends nothing is dropped: the header
+                // timeout below starts only once hyper has seen enough to
+                // tell HTTP/1 from HTTP/2, so 256 silent sockets held every
+                // permit.
+                let mut first = [0u8; 1];
+                if !matches!(
+                    tokio::time::timeout(HEADER_READ_TIMEOUT, stream.peek(&mut first)).await,
+                    Ok(Ok(1..))
+                ) {
+                    drop(permit);
+                    return;
+                }
                 let service = hyper::service::service_fn(move |request| {
                     let mcp = mcp.clone();
                     let token = token.clone();
@@ -231,6 +243,13 @@ impl HttpServer {
                     .http1()
                     .timer(hyper_util::rt::TokioTimer::new())
                     .header_read_timeout(HEADER_READ_TIMEOUT);
+                // HTTP/2 has no header timeout: a peer that stops answering
+                // pings is dropped instead.
+                builder
+                    .http2()
+                    .timer(hyper_util::rt::TokioTimer::new())
+                    .keep_alive_interval(Some(HEADER_READ_TIMEOUT))
+                    .keep_alive_timeout(HEADER_READ_TIMEOUT);
                 let _ = builder.serve_connection(io, service).await;
                 drop(permit);
             });

@@ -836,8 +836,10 @@ fn a_crashed_servers_stderr_reaches_the_log_not_the_client() {
     assert!(logged.contains("s3cret-in-env"), "{logged}");
 }
 
-/// A client that never finishes its request's headers is dropped, before
-/// any token check: it cannot hold a connection (and a file descriptor).
+/// A client that never finishes its request's headers, that sends nothing,
+/// or that goes quiet after an answer is dropped, before any token check:
+/// none can hold one of the gateway's 256 connections (and a file
+/// descriptor) for long.
 #[test]
 fn http_drops_a_client_that_never_finishes_its_headers() {
     use std::io::Read;
@@ -849,17 +851,30 @@ fn http_drops_a_client_that_never_finishes_its_headers() {
         .strip_prefix("http://")
         .and_then(|rest| rest.strip_suffix("/mcp"))
         .unwrap();
-    let mut slow = std::net::TcpStream::connect(address).unwrap();
-    slow.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+    // Partial headers; nothing at all; a request answered, then silence.
+    let partial = std::net::TcpStream::connect(address).unwrap();
+    (&partial)
+        .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         .unwrap();
-    // Bounded: the gateway drops it after 10 s; a read past 60 s fails.
-    slow.set_read_timeout(Some(std::time::Duration::from_secs(60)))
+    let silent = std::net::TcpStream::connect(address).unwrap();
+    let idle = std::net::TcpStream::connect(address).unwrap();
+    (&idle)
+        .write_all(b"GET /elsewhere HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         .unwrap();
-    let mut answer = Vec::new();
-    let read = slow.read_to_end(&mut answer);
+    let mut open = Vec::new();
+    for (what, stream) in [("partial", partial), ("silent", silent), ("idle", idle)] {
+        // Bounded: the gateway drops each after 10 s; a read past 60 s fails.
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(60)))
+            .unwrap();
+        let mut answer = Vec::new();
+        if let Err(err) = (&stream).read_to_end(&mut answer) {
+            open.push(format!("{what}: {err}"));
+        }
+    }
     nix_kill(child.id());
     child.wait().unwrap();
-    assert!(read.is_ok(), "the connection was still open: {read:?}");
+    assert!(open.is_empty(), "still open: {open:?}");
 }
 
 /// An `agent_sources` path is a row anyone who can write the database may
