@@ -100,9 +100,10 @@ pub fn redact_url(url: &str) -> String {
 
 /// Free text (a dependency's log line, an error chain) with every URL in it
 /// through [`redact_url`] and every other secret-named `name=value` pair
-/// masked. A URL runs from its scheme to the next whitespace or quote (a
-/// `)` after it stays inside: hiding too much beats cutting a password
-/// short). One pass, linear in the text.
+/// masked. A URL runs from its scheme to the next whitespace, `"`, `<` or
+/// `>` (a `)`, `'` or backquote after it stays inside: the `url` crate
+/// leaves a `'` in a password unencoded, and hiding too much beats cutting
+/// a password short). One pass, linear in the text.
 pub fn redact_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -118,7 +119,7 @@ pub fn redact_text(text: &str) -> String {
         let end = at
             + 3
             + after
-                .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '<' | '>'))
+                .find(|c: char| c.is_whitespace() || matches!(c, '"' | '<' | '>'))
                 .unwrap_or(after.len());
         out.push_str(&redact_pairs(rest.get(..start).unwrap_or_default()));
         out.push_str(&redact_url(rest.get(start..end).unwrap_or_default()));
@@ -336,6 +337,11 @@ mod tests {
         assert_eq!(redact_text("no urls, user=bob"), "no urls, user=bob");
         assert_eq!(redact_text("://x?token=y"), "://x?token=***");
         assert_eq!(redact_text("é://a:b@c"), "é://a:***@c");
+        // A quote inside a password does not end the URL.
+        assert_eq!(
+            redact_text("url 'http://u:pa'ss@h/x' failed"),
+            "url 'http://u:***@h/x' failed"
+        );
     }
 
     #[test]
