@@ -1659,15 +1659,13 @@ fn mistyped_fields(fields: &ValueMap) -> Vec<(String, &'static str, &'static str
                 "timeout_s" => value.as_u64().is_some_and(|secs| secs > 0),
                 _ => value.is_boolean(),
             };
-            let found = match value {
-                serde_json::Value::Null => "null",
-                serde_json::Value::Bool(_) => "a boolean",
-                serde_json::Value::Number(_) => "a number",
-                serde_json::Value::String(_) => "a string",
-                serde_json::Value::Array(_) => "a list",
-                serde_json::Value::Object(_) => "a map",
-            };
-            (!fits).then(|| ((*field).to_owned(), found, *expected))
+            (!fits).then(|| {
+                (
+                    (*field).to_owned(),
+                    crate::tool::json_kind(value),
+                    *expected,
+                )
+            })
         })
         .collect()
 }

@@ -292,7 +292,8 @@ pub fn check_schema(schema: &Value) -> Result<(), String> {
     jsonschema::meta::validate(schema).map_err(|err| format!("not a valid JSON Schema: {err}"))
 }
 
-fn json_kind(value: &Value) -> &'static str {
+/// What kind of JSON value `value` is, for a message (`a string`, `an array`).
+pub(crate) fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -10,6 +10,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use crate::list::{Failure, ListLimits, Listing, list_all};
+use crate::process::lock;
 use crate::{FetchOptions, FetchedTools, McpTransport, ServerInfo};
 
 pub(crate) const STAGE_INITIALIZE: &str = "initialize";
@@ -69,12 +70,7 @@ impl rmcp::ClientHandler for Handler {
         params: rmcp::model::ProgressNotificationParam,
         _context: rmcp::service::NotificationContext<RoleClient>,
     ) {
-        let sink = self
-            .progress
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(&params.progress_token)
-            .cloned();
+        let sink = lock(&self.progress).get(&params.progress_token).cloned();
         if let Some(sink) = sink {
             sink(params);
         }
@@ -151,15 +147,11 @@ pub(crate) async fn fetch(
 }
 
 pub(crate) fn set_stage(stage: &Mutex<&'static str>, value: &'static str) {
-    *stage
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner) = value;
+    *lock(stage) = value;
 }
 
 pub(crate) fn get_stage(stage: &Mutex<&'static str>) -> &'static str {
-    *stage
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    *lock(stage)
 }
 
 /// Closes the session without waiting longer than `grace`.

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::error::McpError;
 use crate::list::Failure;
-use crate::process::{ChildGuard, StderrTail};
+use crate::process::{ChildGuard, StderrTail, lock};
 use crate::session::{self, Handler, ProgressSink, ToolsChanged};
 use crate::{FetchOptions, FetchedTools, http, source, stdio};
 
@@ -143,12 +143,6 @@ impl Drop for Listening<'_> {
     fn drop(&mut self) {
         lock(self.sinks).remove(&self.token);
     }
-}
-
-fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// A request sent and not answered yet: dropped so (the caller gave up, or
