@@ -82,10 +82,7 @@ fn dry_run_says_what_is_served_and_what_is_left_out() {
     let sb = Sandbox::new();
     let marker = format!("gw-dry-{}", std::process::id());
     gateway_skill(&sb, &entry, &marker);
-    let out = sb
-        .run(&["mcp", "serve", "l/gw", "--dry-run", "--format", "json"])
-        .ok()
-        .json();
+    let out = dry_run(&sb, "l/gw");
     let names: Vec<&str> = out["tools"]
         .as_array()
         .unwrap()
@@ -123,12 +120,7 @@ fn python_sdk_client_lists_calls_and_survives_an_upstream_crash() {
         {"call": "everything__echo_", "arguments": {"message": "restarted"}},
     ]);
     // Export names carry a hash: fill them in from a dry run.
-    let dry = sb
-        .run(&["mcp", "serve", "l/gw", "--dry-run", "--format", "json"])
-        .ok()
-        .json();
-    let echo = dry["tools"][0]["name"].as_str().unwrap().to_owned();
-    let sum = dry["tools"][1]["name"].as_str().unwrap().to_owned();
+    let (echo, sum) = export_names(&sb);
     let steps: Value = serde_json::from_str(
         &steps
             .to_string()
@@ -203,10 +195,7 @@ fn agent_skill_folders_are_served_as_skill_resources() {
     let file = sb.write("as.yaml", "name: l/as\ntools: [agent_skills/notes]\n");
     sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
     sb.run(&["skill", "tools", "l/as", "--refresh"]).ok();
-    let dry = sb
-        .run(&["mcp", "serve", "l/as", "--dry-run", "--format", "json"])
-        .ok()
-        .json();
+    let dry = dry_run(&sb, "l/as");
     assert_eq!(dry["skills"][0]["uri"], "skill://notes/SKILL.md", "{dry}");
     assert_eq!(dry["left_out"], json!([]), "{dry}");
 
@@ -273,11 +262,23 @@ fn agent_skill_folders_are_served_as_skill_resources() {
 }
 
 /// Export names of the served echo and get-sum tools (they carry a hash).
-fn export_names(sb: &Sandbox) -> (String, String) {
-    let dry = sb
-        .run(&["mcp", "serve", "l/gw", "--dry-run", "--format", "json"])
+/// `agents mcp serve SKILL --dry-run --format json`: what would be served.
+fn dry_run(sb: &Sandbox, skill: &str) -> Value {
+    sb.run(&["mcp", "serve", skill, "--dry-run", "--format", "json"])
         .ok()
-        .json();
+        .json()
+}
+
+/// The export name of the first tool `skill` serves (names carry a hash).
+fn first_tool(sb: &Sandbox, skill: &str) -> String {
+    dry_run(sb, skill)["tools"][0]["name"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn export_names(sb: &Sandbox) -> (String, String) {
+    let dry = dry_run(sb, "l/gw");
     (
         dry["tools"][0]["name"].as_str().unwrap().to_owned(),
         dry["tools"][1]["name"].as_str().unwrap().to_owned(),
@@ -541,36 +542,14 @@ fn sigterm_stops_the_gateway_and_its_upstreams() {
     let sb = Sandbox::new();
     let marker = format!("gw-term-{}", std::process::id());
     gateway_skill(&sb, &entry, &marker);
-    let dry = sb
-        .run(&["mcp", "serve", "l/gw", "--dry-run", "--format", "json"])
-        .ok()
-        .json();
-    let echo = dry["tools"][0]["name"].as_str().unwrap().to_owned();
-    let mut child = sb
-        .cmd()
-        .args(["mcp", "serve", "l/gw"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut send = |message: Value| {
-        writeln!(stdin, "{message}").unwrap();
-        stdin.flush().unwrap();
-    };
+    let echo = first_tool(&sb, "l/gw");
+    let (mut child, mut stdin, mut stdout) = stdio_session(&sb, "l/gw");
     send(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"}}}),
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": echo, "arguments": {"message": "up"}}}),
     );
     let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-        "params": {"name": echo, "arguments": {"message": "up"}}}));
-    line.clear();
     stdout.read_line(&mut line).unwrap();
     assert!(line.contains("up"), "{line}");
     assert!(processes_with(&marker) >= 1, "the upstream is not running");
@@ -578,6 +557,49 @@ fn sigterm_stops_the_gateway_and_its_upstreams() {
     let status = child.wait().unwrap();
     assert!(!status.success());
     assert_eq!(settle(&marker), 0, "an upstream outlived the gateway");
+}
+
+/// `agents mcp serve SKILL` over stdio, driven by hand: the child, its stdin
+/// and its stdout, after the `initialize` handshake.
+#[allow(clippy::zombie_processes)]
+fn stdio_session(
+    sb: &Sandbox,
+    skill: &str,
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    BufReader<std::process::ChildStdout>,
+) {
+    let mut child = sb
+        .cmd()
+        .args(["mcp", "serve", skill])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"}}}),
+    );
+    let mut answer = String::new();
+    stdout.read_line(&mut answer).unwrap();
+    assert!(answer.contains("\"result\""), "{answer}");
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    (child, stdin, stdout)
+}
+
+/// Writes one JSON-RPC message to a gateway's stdin.
+fn send(stdin: &mut std::process::ChildStdin, message: Value) {
+    writeln!(stdin, "{message}").unwrap();
+    stdin.flush().unwrap();
 }
 
 fn nix_kill(pid: u32) {
@@ -605,10 +627,7 @@ fn an_upstream_list_changed_reaches_the_client_with_the_tool_it_added() {
     );
     sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
     sb.run(&["mcp", "refresh", "grow"]).ok();
-    let dry = sb
-        .run(&["mcp", "serve", "l/grow", "--dry-run", "--format", "json"])
-        .ok()
-        .json();
+    let dry = dry_run(&sb, "l/grow");
     let grow = dry["tools"]
         .as_array()
         .unwrap()
@@ -812,13 +831,7 @@ fn a_crashed_servers_stderr_reaches_the_log_not_the_client() {
     let skill = sb.write("d.yaml", "name: l/gw\nmcp_sources:\n  - server: dier\n");
     sb.run(&["skill", "add", skill.to_str().unwrap()]).ok();
     sb.run(&["mcp", "refresh", "dier"]).ok();
-    let (boom, _) = {
-        let dry = sb
-            .run(&["mcp", "serve", "l/gw", "--dry-run", "--format", "json"])
-            .ok()
-            .json();
-        (dry["tools"][0]["name"].as_str().unwrap().to_owned(), ())
-    };
+    let boom = first_tool(&sb, "l/gw");
     let log = sb.path("gateway.log");
     let steps = json!([{"call": boom, "arguments": {}}]);
     let args: Vec<String> = vec![
@@ -904,10 +917,7 @@ fn only_folders_the_users_discovery_found_are_served_or_prompted() {
         "agent_skill:~/private/secret-skill"
     );
     // ...but not served, and not in the prompt.
-    let dry = sb
-        .run(&["mcp", "serve", "team/docs", "--dry-run", "--format", "json"])
-        .ok()
-        .json();
+    let dry = dry_run(&sb, "team/docs");
     assert_eq!(dry["skills"], json!([]), "{dry}");
     let reason = dry["left_out"][0]["reason"].as_str().unwrap();
     assert!(
@@ -920,10 +930,7 @@ fn only_folders_the_users_discovery_found_are_served_or_prompted() {
     let private = sb.home().join("private");
     sb.run(&["skill", "discover", "--paths", private.to_str().unwrap()])
         .ok();
-    let dry = sb
-        .run(&["mcp", "serve", "team/docs", "--dry-run", "--format", "json"])
-        .ok()
-        .json();
+    let dry = dry_run(&sb, "team/docs");
     assert_eq!(
         dry["skills"][0]["uri"], "skill://secret-skill/SKILL.md",
         "{dry}"
@@ -998,21 +1005,8 @@ fn a_burst_of_progress_reaches_the_client_in_order_and_before_the_answer() {
     let skill = sb.write("b.yaml", "name: l/b\nmcp_sources:\n  - server: b\n");
     sb.run(&["skill", "add", skill.to_str().unwrap()]).ok();
     sb.run(&["mcp", "refresh", "b"]).ok();
-    let dry = sb
-        .run(&["mcp", "serve", "l/b", "--dry-run", "--format", "json"])
-        .ok()
-        .json();
-    let name = dry["tools"][0]["name"].as_str().unwrap().to_owned();
-    let mut child = sb
-        .cmd()
-        .args(["mcp", "serve", "l/b"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let name = first_tool(&sb, "l/b");
+    let (mut child, mut stdin, stdout) = stdio_session(&sb, "l/b");
     let (lines, received) = std::sync::mpsc::channel::<Value>();
     std::thread::spawn(move || {
         for line in stdout.lines().map_while(Result::ok) {
@@ -1021,22 +1015,14 @@ fn a_burst_of_progress_reaches_the_client_in_order_and_before_the_answer() {
             }
         }
     });
-    let mut send = |message: Value| {
-        writeln!(stdin, "{message}").unwrap();
-        stdin.flush().unwrap();
-    };
     let wait = std::time::Duration::from_secs(60);
-    send(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"}}}),
-    );
-    received.recv_timeout(wait).unwrap();
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     for round in 0..3 {
         let id = 10 + round;
-        send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": name, "arguments": {}, "_meta": {"progressToken": format!("t{round}")}}}));
+        send(
+            &mut stdin,
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": name, "arguments": {}, "_meta": {"progressToken": format!("t{round}")}}}),
+        );
         let mut seen: Vec<f64> = Vec::new();
         loop {
             let message = received.recv_timeout(wait).unwrap();
