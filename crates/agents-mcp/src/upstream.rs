@@ -22,6 +22,10 @@ use crate::{FetchOptions, FetchedTools, http, source, stdio};
 
 const STAGE_CALL: &str = "tools/call";
 
+/// How long a call that listens for progress keeps listening after its
+/// answer (see [`Caller::call_tool`]).
+const PROGRESS_GRACE: Duration = Duration::from_millis(20);
+
 /// `tools/call`s on an [`Upstream`]'s session ([`Upstream::caller`]).
 #[derive(Clone)]
 pub struct Caller {
@@ -81,7 +85,7 @@ impl Caller {
                 .await?;
             // rmcp gives every request its own progress token: the server's
             // progress for this call arrives under it.
-            let _listening =
+            let listening =
                 progress.map(|sink| Listening::new(&self.progress, &handle.progress_token, sink));
             let mut unanswered = Unanswered {
                 peer: &self.peer,
@@ -89,6 +93,12 @@ impl Caller {
             };
             let answer = handle.await_response().await;
             unanswered.id = None;
+            if listening.is_some() {
+                // rmcp hands each notification to a task of its own, and the
+                // answer straight to us: progress sent just before the answer
+                // may not have reached the sink yet. It gets a moment.
+                tokio::time::sleep(PROGRESS_GRACE).await;
+            }
             answer
         };
         let answer = match tokio::time::timeout(timeout, call).await {
