@@ -712,14 +712,15 @@ impl<S: Store> SkillRegistryService<S> {
             .filter(|d| digest.is_none_or(|prefix| d.digest.starts_with(prefix)))
             .collect();
         if named.is_empty() {
+            // Both are as typed, however long: shown cut.
+            let shown = |text: &str, max| agents_core::text::shorten(text, max).into_owned();
+            let server = shown(server, agents_core::text::MAX_ECHO_BYTES);
             return Err(match digest {
                 Some(prefix) => ServiceError::McpDigestNotFound {
-                    server: server.to_owned(),
-                    prefix: prefix.to_owned(),
+                    server,
+                    prefix: shown(prefix, 80),
                 },
-                None => ServiceError::McpServerNotDefined {
-                    server: server.to_owned(),
-                },
+                None => ServiceError::McpServerNotDefined { server },
             });
         }
         let pending: Vec<McpDefinition> = named.into_iter().filter(|d| !d.trusted).collect();

@@ -633,6 +633,15 @@ fn trust_by_digest_needs_128_bits_and_names_what_was_read() {
         .unwrap_or_else(|| panic!("{}", run.stderr));
     let digest: String = rest.chars().take_while(char::is_ascii_hexdigit).collect();
     assert_eq!(digest.len(), 64, "{}", run.stderr);
+    // A long digest that matches nothing is named cut, not whole.
+    let long = "a".repeat(100_000);
+    let run = shared
+        .run(
+            "bob",
+            &["mcp", "trust", &"r".repeat(100_000), "--digest", &long],
+        )
+        .fails(1);
+    assert!(run.stderr.len() < 1_024, "{}", run.stderr.len());
     for short in [&digest[..12], &digest[..31], "zz"] {
         let run = shared
             .run(
