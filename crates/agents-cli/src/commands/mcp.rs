@@ -284,8 +284,9 @@ fn untrust(ctx: &Context, server: &str, digest: Option<&str>) -> Result<ExitCode
         output::json(&gone)?;
     } else {
         output::line(format!(
-            "untrusted {} definition(s) of mcp server `{server}`",
-            gone.len()
+            "untrusted {} definition(s) of mcp server `{}`",
+            gone.len(),
+            agents_core::text::shorten(server, agents_core::text::MAX_ECHO_BYTES)
         ))?;
     }
     Ok(ExitCode::SUCCESS)

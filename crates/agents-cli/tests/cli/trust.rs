@@ -642,6 +642,13 @@ fn trust_by_digest_needs_128_bits_and_names_what_was_read() {
         )
         .fails(1);
     assert!(run.stderr.len() < 1_024, "{}", run.stderr.len());
+    let run = shared
+        .run(
+            "bob",
+            &["mcp", "untrust", &"r".repeat(100_000), "--digest", &long],
+        )
+        .ok();
+    assert!(run.stdout.len() < 1_024, "{}", run.stdout.len());
     for short in [&digest[..12], &digest[..31], "zz"] {
         let run = shared
             .run(
