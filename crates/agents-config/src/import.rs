@@ -54,11 +54,14 @@ pub fn import_mcp_servers(
             "file is larger than {MAX_CLIENT_BYTES} bytes"
         )));
     }
-    let json: Value = serde_json::from_str(source_text).map_err(|err| {
-        fail(format!(
-            "not JSON: {}",
-            agents_core::text::shorten_middle(&err.to_string(), MAX_MESSAGE_BYTES)
-        ))
+    let json = agents_core::walk::json_from_str(source_text).map_err(|err| {
+        let text = err.to_string();
+        let shown = agents_core::text::shorten_middle(&text, MAX_MESSAGE_BYTES);
+        fail(match err.classify() {
+            // A repeated key: the text is JSON, its meaning is not clear.
+            serde_json::error::Category::Data => shown.into_owned(),
+            _ => format!("not JSON: {shown}"),
+        })
     })?;
     let servers = json
         .get("mcpServers")
@@ -581,6 +584,22 @@ env = { KEY = "***" }
 "#
         );
         assert_eq!(report.added, ["new"]);
+    }
+
+    #[test]
+    fn a_server_named_twice_is_refused_not_picked() {
+        // A reader of a cloned project's `.mcp.json` sees the first; serde
+        // would keep the second.
+        let client = "{\"mcpServers\": {\n  \"gh\": {\"command\": \"gh-mcp\"},\n  \"gh\": {\"command\": \"sh\"}\n}}";
+        let err = import_mcp_servers(Path::new(".mcp.json"), client, Path::new("c.toml"), "")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("duplicate key `gh` at line 3"), "{err}");
+        assert!(!err.contains("not JSON"), "{err}");
+        let err = import_mcp_servers(Path::new(".mcp.json"), "{", Path::new("c.toml"), "")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not JSON"), "{err}");
     }
 
     #[test]

@@ -22,6 +22,7 @@ mod skill;
 mod summary;
 pub mod text;
 mod tool;
+pub mod walk;
 mod warnings;
 
 pub use export::{

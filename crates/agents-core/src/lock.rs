@@ -258,7 +258,9 @@ impl Lockfile {
             file: file.to_owned(),
             message: crate::text::bounded_message(&err.to_string()),
         };
-        let value: Value = serde_json::from_str(text).map_err(invalid)?;
+        // A key written twice would hold one value for a reader of the
+        // file and another for serde, which keeps the last: refused.
+        let value = crate::walk::json_from_str(text).map_err(invalid)?;
         let version = value.get("version").and_then(Value::as_u64);
         match version {
             Some(LOCK_VERSION) => {}

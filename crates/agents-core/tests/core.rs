@@ -1379,6 +1379,19 @@ fn lock_files_of_another_version_or_shape_are_refused() {
     );
     let err = Lockfile::parse(r#"{"skills": {}}"#, "x.lock").unwrap_err();
     assert_eq!(err.kind(), "invalid_lock");
+    // A skill locked twice would show a reviewer one digest and hand serde
+    // the other; so would a repeated `digest`.
+    for text in [
+        r#"{"version": 1, "skills": {"a/b": {"digest": "x"}, "a/b": {"digest": "y"}}}"#,
+        r#"{"version": 1, "version": 1, "skills": {}}"#,
+    ] {
+        let err = Lockfile::parse(text, "x.lock").unwrap_err();
+        assert_eq!(err.kind(), "invalid_lock");
+        assert!(err.to_string().contains("duplicate key"), "{err}");
+    }
+    // Text after the value is still refused.
+    let err = Lockfile::parse(r#"{"version": 1} {}"#, "x.lock").unwrap_err();
+    assert_eq!(err.kind(), "invalid_lock");
 }
 
 /// Counts lookups: the cost of a walk without timing it.

@@ -31,7 +31,8 @@ pub use plan::{parse_plan, parse_plan_with};
 pub use skill::{parse_skills, parse_skills_with, skill_schema, skill_to_json, skills_to_yaml};
 pub use tool::{parse_tools, parse_tools_with, tool_schema, tools_to_yaml};
 
-/// Checks `text` against `limits`, then deserializes each document of the
+/// Checks `text` against `limits` and walks it once (see [`expansion`]),
+/// then deserializes each document of the
 /// YAML stream in turn and hands it to `each` with its 1-based number,
 /// skipping empty documents (a stream may start or end with `---`). Only one
 /// document's parse events are held at a time.
@@ -46,24 +47,21 @@ where
     F: FnMut(usize, T) -> Result<(), DefinitionError>,
 {
     limits::check(text, file, limits)?;
-    // Aliases need an anchor (`&name`): a file without `&` skips the pass.
-    if text.contains('&') {
-        let budget = std::cell::Cell::new(expansion::budget_for(text.len()));
-        for (index, document) in yaml_serde::Deserializer::from_str(text).enumerate() {
-            let counted = expansion::Count { budget: &budget }.deserialize(document);
-            match counted {
-                Ok(()) => {}
-                Err(err) if err.to_string().contains(expansion::MESSAGE) => {
-                    return Err(DefinitionError::from_yaml(
-                        file,
-                        text,
-                        Some(index + 1),
-                        &err,
-                    ));
-                }
-                // Any other problem is the typed parse's to report, in its words.
-                Err(_) => break,
+    let walk = expansion::walk_for(text.len());
+    for (index, document) in yaml_serde::Deserializer::from_str(text).enumerate() {
+        match walk.check().deserialize(document) {
+            Ok(_) => {}
+            Err(err) if walk.stopped().is_some() => {
+                return Err(DefinitionError::from_yaml(
+                    file,
+                    text,
+                    Some(index + 1),
+                    &err,
+                ));
             }
+            // A syntax error: the typed parse meets the same one and
+            // reports it in its words.
+            Err(_) => break,
         }
     }
     for (index, document) in yaml_serde::Deserializer::from_str(text).enumerate() {

@@ -515,6 +515,43 @@ agent_sources:
     }
 
     #[test]
+    fn a_repeated_key_is_an_error_at_its_second_occurrence() {
+        // serde keeps a map's last value; each of these lost the first.
+        for (text, expected) in [
+            (
+                "name: a/b\ndescription: one\ntools: [x/y]\ndescription: two\n",
+                "s.yaml:4:1: duplicate key `description`",
+            ),
+            (
+                "name: a/b\ntools: [x/y]\noverrides:\n  x/y:\n    timeout_s: 5\n    approval: never\n    timeout_s: 50\n",
+                "s.yaml:7:5: overrides.x/y: duplicate key `timeout_s`",
+            ),
+            (
+                "name: a/b\ntools: [x/y, x/z]\noverrides:\n  x/y: {read_only: true}\n  x/z: {}\n  x/y: {read_only: false}\n",
+                "s.yaml:6:3: overrides: duplicate key `x/y`",
+            ),
+            (
+                "name: a/b\nincludes:\n  - skill: a/c\n    overrides: {x/y: {writes: true, writes: false}}\n",
+                "s.yaml:4:37: includes[0].overrides.x/y: duplicate key `writes`",
+            ),
+            (
+                "name: a/b\nmetadata:\n  1: one\n  \"1\": also one\n",
+                "s.yaml:4:3: metadata: duplicate key `1`",
+            ),
+            (
+                "name: a/one\n---\nname: a/b\ninline_tools:\n  - description: d\n    input_schema: {type: object, type: array}\n",
+                "s.yaml:6:34: document 2: inline_tools[0].input_schema: duplicate key `type`",
+            ),
+        ] {
+            let err = error(text).to_string();
+            assert!(err.starts_with(expected), "{err}\nexpected {expected}");
+        }
+        // The same key in two maps is no repeat.
+        let fine = "name: a/b\ntools: [x/y, x/z]\noverrides:\n  x/y: {read_only: true}\n  x/z: {read_only: true}\n";
+        assert_eq!(parse_skills(fine, "ok.yaml").unwrap().len(), 1);
+    }
+
+    #[test]
     fn aliases_of_a_large_string_stop_at_a_budget_proportional_to_the_file() {
         // 1 MB of text that would expand to 500 MB: refused, at the anchor
         // (whose events the aliases replay) and the alias that ran out.

@@ -143,6 +143,16 @@ mod tests {
     fn rejects_bad_tools() {
         let err = parse_tools("name: x\nsource: builtin\n", "t.yaml").unwrap_err();
         assert!(err.message.contains("unknown field `source`"), "{err}");
+        let err = parse_tools(
+            "name: custom/x\nmetadata:\n  owner: a\n  owner: b\n",
+            "t.yaml",
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("t.yaml:4:3: metadata: duplicate key `owner`"),
+            "{err}"
+        );
         let err = parse_tools("name: x\ninput_schema: {type: nope}\n", "t.yaml").unwrap_err();
         assert!(
             err.to_string()

@@ -293,14 +293,10 @@ pub(crate) fn parse_with_folder(
         }]);
     }
     let value = yaml::parse(&front.yaml).map_err(|problem| {
-        let (line, column) = match duplicate_key_position(&front, &problem) {
-            Some((line, column)) => (Some(line), Some(column)),
-            None => (problem.line.or(Some(1)), problem.column),
-        };
         vec![SkillMdError {
             file: file.to_path_buf(),
-            line,
-            column,
+            line: problem.line.or(Some(1)),
+            column: problem.column,
             rule: Rule::Yaml,
             message: bounded_message(format!("invalid YAML: {}", problem.message)),
         }]
@@ -470,54 +466,6 @@ fn leading_key(line: &str) -> Option<&str> {
     rest.trim_start_matches([' ', '\t'])
         .starts_with(':')
         .then_some(key)
-}
-
-/// yaml_serde reports a duplicate key at the start of its mapping; point at
-/// the second occurrence instead, when it is written in block style.
-fn duplicate_key_position(
-    front: &FrontMatter,
-    problem: &yaml::YamlProblem,
-) -> Option<(usize, usize)> {
-    let key = problem
-        .message
-        .split("duplicate key `")
-        .nth(1)?
-        .strip_suffix('`')?;
-    let (start, column) = (problem.line?, problem.column?);
-    let indent = column - 1;
-    front
-        .lines()
-        .filter(|(number, _)| *number >= start)
-        .filter(|(_, line)| {
-            line.get(..indent)
-                .is_some_and(|lead| lead.chars().all(|c| c == ' '))
-                && line
-                    .get(indent..)
-                    .is_some_and(|rest| starts_with_key(rest, key))
-        })
-        .nth(1)
-        .map(|(number, _)| (number, column))
-}
-
-fn starts_with_key(line: &str, key: &str) -> bool {
-    let rest = if let Some(rest) = line.strip_prefix(key) {
-        rest
-    } else if let Some(rest) = line
-        .strip_prefix('"')
-        .and_then(|l| l.strip_prefix(key))
-        .and_then(|l| l.strip_prefix('"'))
-    {
-        rest
-    } else if let Some(rest) = line
-        .strip_prefix('\'')
-        .and_then(|l| l.strip_prefix(key))
-        .and_then(|l| l.strip_prefix('\''))
-    {
-        rest
-    } else {
-        return false;
-    };
-    rest.trim_start_matches([' ', '\t']).starts_with(':')
 }
 
 fn kind(value: &Value) -> &'static str {

@@ -3,14 +3,13 @@
 //! yaml_serde limits nesting (128 levels) and alias jumps (100 per event),
 //! but a few kilobytes of anchors and aliases can still expand into millions
 //! of values ("billion laughs"). Every value built here is charged against a
-//! budget, so both the time and the memory spent on one file stay bounded
-//! whatever the aliases expand to.
+//! budget ([`agents_core::walk`]), so both the time and the memory spent on
+//! one file stay bounded whatever the aliases expand to; a key repeated in a
+//! map is refused, pointing at it.
 
-use std::cell::Cell;
-use std::fmt;
-
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_json::{Map, Number, Value};
+use agents_core::walk::Walk;
+use serde::de::DeserializeSeed;
+use serde_json::Value;
 
 /// Cost units one file may spend: a value costs [`VALUE_COST`] plus the bytes
 /// of its string.
@@ -29,59 +28,57 @@ pub(crate) struct YamlProblem {
 /// Parses one YAML document into JSON. A document with no content is
 /// `Value::Null`.
 pub(crate) fn parse(text: &str) -> Result<Value, YamlProblem> {
-    let budget = Cell::new(BUDGET);
+    let walk = Walk::new(BUDGET, VALUE_COST, BUDGET_MESSAGE);
     let deserializer = yaml_serde::Deserializer::from_str(text);
-    Node { budget: &budget }
-        .deserialize(deserializer)
-        .map_err(|err| {
-            let location = err.location();
-            // From the byte index: libyaml's own line also counts lone CRs.
-            let (line, column) = match &location {
-                Some(at) => {
-                    let (line, column) = agents_core::text::yaml_mark_position(text, at.index());
-                    (Some(line), Some(column))
-                }
-                None => (None, None),
-            };
-            let mut message = err.to_string();
-            // The position is reported separately; keep the rest (libyaml's
-            // context, e.g. "while parsing a block mapping at line 2 column 1").
-            if let Some(at) = &location {
-                let suffix = format!(" at line {} column {}", at.line(), at.column());
-                if let Some(start) = message.find(&suffix) {
-                    message.replace_range(start..start + suffix.len(), "");
-                }
+    walk.json().deserialize(deserializer).map_err(|err| {
+        let location = err.location();
+        // From the byte index: libyaml's own line also counts lone CRs.
+        let (line, column) = match &location {
+            Some(at) => {
+                let (line, column) = agents_core::text::yaml_mark_position(text, at.index());
+                (Some(line), Some(column))
             }
-            for (terse, plain) in [
-                (
-                    "repetition limit exceeded",
-                    "YAML aliases expand too far (repetition limit exceeded)",
-                ),
-                (
-                    "recursion limit exceeded",
-                    "nested deeper than 128 levels (recursion limit exceeded)",
-                ),
-            ] {
-                if message.ends_with(terse) {
-                    message.truncate(message.len() - terse.len());
-                    message.push_str(plain);
-                }
+            None => (None, None),
+        };
+        let mut message = err.to_string();
+        // The position is reported separately; keep the rest (libyaml's
+        // context, e.g. "while parsing a block mapping at line 2 column 1").
+        if let Some(at) = &location {
+            let suffix = format!(" at line {} column {}", at.line(), at.column());
+            if let Some(start) = message.find(&suffix) {
+                message.replace_range(start..start + suffix.len(), "");
             }
-            // libyaml's reader (bad characters) gives a byte offset, not a mark.
-            let (line, column) = match byte_position(&message) {
-                Some((offset, suffix)) => {
-                    message.truncate(message.len() - suffix);
-                    let (line, column) = line_and_column(text, offset);
-                    (Some(line), Some(column))
-                }
-                None => (line, column),
-            };
-            YamlProblem {
-                message,
-                line,
-                column,
+        }
+        for (terse, plain) in [
+            (
+                "repetition limit exceeded",
+                "YAML aliases expand too far (repetition limit exceeded)",
+            ),
+            (
+                "recursion limit exceeded",
+                "nested deeper than 128 levels (recursion limit exceeded)",
+            ),
+        ] {
+            if message.ends_with(terse) {
+                message.truncate(message.len() - terse.len());
+                message.push_str(plain);
             }
-        })
+        }
+        // libyaml's reader (bad characters) gives a byte offset, not a mark.
+        let (line, column) = match byte_position(&message) {
+            Some((offset, suffix)) => {
+                message.truncate(message.len() - suffix);
+                let (line, column) = line_and_column(text, offset);
+                (Some(line), Some(column))
+            }
+            None => (line, column),
+        };
+        YamlProblem {
+            message,
+            line,
+            column,
+        }
+    })
 }
 
 /// yaml_serde's own nesting limit; [`too_deep`] applies it before libyaml
@@ -131,198 +128,6 @@ pub(crate) fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
         before.matches('\n').count() + 1,
         before[line_start..].chars().count() + 1,
     )
-}
-
-fn charge<E: de::Error>(budget: &Cell<usize>, extra_bytes: usize) -> Result<(), E> {
-    let cost = VALUE_COST.saturating_add(extra_bytes);
-    match budget.get().checked_sub(cost) {
-        Some(left) => {
-            budget.set(left);
-            Ok(())
-        }
-        None => Err(E::custom(BUDGET_MESSAGE)),
-    }
-}
-
-#[derive(Clone, Copy)]
-struct Node<'a> {
-    budget: &'a Cell<usize>,
-}
-
-impl<'de> DeserializeSeed<'de> for Node<'_> {
-    type Value = Value;
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Node<'_> {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a YAML value")
-    }
-
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
-        charge(self.budget, 0)?;
-        Ok(Value::Bool(v))
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
-        charge(self.budget, 0)?;
-        Ok(Value::Number(v.into()))
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
-        charge(self.budget, 0)?;
-        Ok(Value::Number(v.into()))
-    }
-
-    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Value, E> {
-        Err(E::custom(format!("integer `{v}` is out of range")))
-    }
-
-    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Value, E> {
-        Err(E::custom(format!("integer `{v}` is out of range")))
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
-        charge(self.budget, 0)?;
-        Number::from_f64(v)
-            .map(Value::Number)
-            .ok_or_else(|| E::custom("`.nan` and `.inf` are not supported"))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-        charge(self.budget, v.len())?;
-        Ok(Value::String(v.to_owned()))
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
-        charge(self.budget, v.len())?;
-        Ok(Value::String(v))
-    }
-
-    fn visit_bytes<E: de::Error>(self, _: &[u8]) -> Result<Value, E> {
-        Err(E::custom("binary values are not supported"))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
-        charge(self.budget, 0)?;
-        Ok(Value::Null)
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
-        self.visit_unit()
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        charge(self.budget, 0)?;
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(self)? {
-            items.push(item);
-        }
-        Ok(Value::Array(items))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        charge(self.budget, 0)?;
-        let mut object = Map::new();
-        while let Some(key) = map.next_key_seed(Key {
-            budget: self.budget,
-        })? {
-            let value = map.next_value_seed(self)?;
-            if object.contains_key(&key) {
-                return Err(de::Error::custom(format!("duplicate key `{key}`")));
-            }
-            object.insert(key, value);
-        }
-        Ok(Value::Object(object))
-    }
-
-    fn visit_enum<A: de::EnumAccess<'de>>(self, _: A) -> Result<Value, A::Error> {
-        Err(de::Error::custom(
-            "YAML tags such as `!name` are not supported",
-        ))
-    }
-}
-
-/// Mapping keys become strings; scalar keys such as `1` or `true` keep the
-/// text JSON would give them.
-#[derive(Clone, Copy)]
-struct Key<'a> {
-    budget: &'a Cell<usize>,
-}
-
-impl<'de> DeserializeSeed<'de> for Key<'_> {
-    type Value = String;
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<String, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Key<'_> {
-    type Value = String;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a scalar mapping key")
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
-        charge(self.budget, v.len())?;
-        Ok(v.to_owned())
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<String, E> {
-        charge(self.budget, v.len())?;
-        Ok(v)
-    }
-
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<String, E> {
-        self.visit_string(v.to_string())
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<String, E> {
-        self.visit_string(v.to_string())
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<String, E> {
-        self.visit_string(v.to_string())
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<String, E> {
-        self.visit_string(v.to_string())
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<String, E> {
-        self.visit_string("null".to_owned())
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<String, E> {
-        self.visit_unit()
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<String, A::Error> {
-        Err(de::Error::custom(
-            "mapping keys must be scalars, got a sequence",
-        ))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<String, A::Error> {
-        Err(de::Error::custom(
-            "mapping keys must be scalars, got a mapping",
-        ))
-    }
-
-    fn visit_enum<A: de::EnumAccess<'de>>(self, _: A) -> Result<String, A::Error> {
-        Err(de::Error::custom(
-            "YAML tags such as `!name` are not supported",
-        ))
-    }
 }
 
 #[cfg(test)]
