@@ -27,6 +27,9 @@ use crate::error::ServiceError;
 use crate::service::SkillRegistryService;
 use crate::trust::describe_launch;
 
+/// How many rows that do not decode a registry-wide listing names.
+const CORRUPT_SHOWN: usize = 10;
+
 /// The outcome of refreshing one MCP server definition.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct McpRefresh {
@@ -255,13 +258,37 @@ impl<S: Store> SkillRegistryService<S> {
     /// Every MCP server definition the registry knows, one per distinct spec:
     /// configured servers first, then specs held inline by skills (by skill
     /// name; the first skill holding a spec is where it is shown as defined).
+    /// A skill row that does not decode is left out with a warning.
     pub async fn mcp_server_definitions(&self) -> Result<Vec<McpDefinition>, ServiceError> {
+        let skills = self.readable_skills().await?;
+        self.definitions_in(&skills).await
+    }
+
+    /// Every skill that decodes. Each row that does not is named in a
+    /// warning (the first [`CORRUPT_SHOWN`], then how many more) and left
+    /// out: anyone who can write the database could otherwise stop every
+    /// user's registry-wide command with one bad row.
+    async fn readable_skills(&self) -> Result<Vec<Skill>, ServiceError> {
+        let readable = self.store().readable_skills().await?;
+        for err in readable.corrupt.iter().take(CORRUPT_SHOWN) {
+            tracing::warn!("{err}; that skill is left out");
+        }
+        if let Some(more) = readable.corrupt.len().checked_sub(CORRUPT_SHOWN)
+            && more > 0
+        {
+            tracing::warn!("{more} more skill rows do not decode and are left out");
+        }
+        Ok(readable.skills)
+    }
+
+    /// [`Self::mcp_server_definitions`] over `skills`.
+    async fn definitions_in(&self, skills: &[Skill]) -> Result<Vec<McpDefinition>, ServiceError> {
         let mut definitions: Vec<McpDefinition> = self
             .mcp_servers()
             .values()
             .map(|source| self.definition(source, "config", None))
             .collect();
-        for skill in self.store().all_skills().await? {
+        for skill in skills {
             for item in &skill.items {
                 let SkillItem::McpSource(source) = item else {
                     continue;
@@ -512,7 +539,8 @@ impl<S: Store> SkillRegistryService<S> {
     /// Known definitions with their cache state, plus references to servers
     /// defined nowhere.
     pub async fn mcp_server_states(&self) -> Result<Vec<McpServerState>, ServiceError> {
-        let known = self.mcp_server_definitions().await?;
+        let skills = self.readable_skills().await?;
+        let known = self.definitions_in(&skills).await?;
         let cached = self.store().list_tools(Some(ToolSource::Mcp)).await?;
         let mut states = Vec::with_capacity(known.len());
         for definition in &known {
@@ -537,7 +565,7 @@ impl<S: Store> SkillRegistryService<S> {
             });
         }
         // References to a server that is neither configured nor inline anywhere.
-        for skill in self.store().all_skills().await? {
+        for skill in &skills {
             for item in &skill.items {
                 if let SkillItem::McpSource(source) = item
                     && source.is_reference()

@@ -335,6 +335,15 @@ pub(crate) fn decode_skills(
     rows: Vec<SkillRow>,
     items: Vec<ItemRow>,
 ) -> Result<Vec<Skill>, StoreError> {
+    decode_each(rows, items).collect()
+}
+
+/// Each skill row with its items, decoded, in row order: one row that does
+/// not decode is one `Err` among the others.
+pub(crate) fn decode_each(
+    rows: Vec<SkillRow>,
+    items: Vec<ItemRow>,
+) -> impl Iterator<Item = Result<Skill, StoreError>> {
     let mut by_skill: HashMap<String, Vec<ItemRow>> = HashMap::with_capacity(rows.len());
     for mut item in items {
         // The key takes the row's name: `decode_item` does not read it again.
@@ -343,12 +352,10 @@ pub(crate) fn decode_skills(
             .or_default()
             .push(item);
     }
-    rows.into_iter()
-        .map(|row| {
-            let items = by_skill.remove(&row.name).unwrap_or_default();
-            decode_skill(row, items)
-        })
-        .collect()
+    rows.into_iter().map(move |row| {
+        let items = by_skill.remove(&row.name).unwrap_or_default();
+        decode_skill(row, items)
+    })
 }
 
 /// The first of `names` that occurs twice.

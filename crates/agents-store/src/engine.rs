@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use agents_core::{Skill, SkillName, ToolSource, ToolSpec};
 use sqlx::postgres::PgPool;
 
+use crate::Readable;
 use crate::codec::{self, ItemRow, SkillColumns, SkillRow, ToolColumns};
 use crate::error::DriverError;
 use crate::migrate;
@@ -680,6 +681,24 @@ impl Engine {
     }
 
     pub(crate) async fn all_skills(&self) -> Result<Vec<Skill>, StoreError> {
+        let (skills, items) = self.all_skill_rows().await?;
+        codec::decode_skills(skills, items)
+    }
+
+    pub(crate) async fn readable_skills(&self) -> Result<Readable, StoreError> {
+        let (skills, items) = self.all_skill_rows().await?;
+        let mut readable = Readable::default();
+        for decoded in codec::decode_each(skills, items) {
+            match decoded {
+                Ok(skill) => readable.skills.push(skill),
+                Err(err) => readable.corrupt.push(err),
+            }
+        }
+        Ok(readable)
+    }
+
+    /// Every skill row, by name, and every item row.
+    async fn all_skill_rows(&self) -> Result<(Vec<SkillRow>, Vec<ItemRow>), StoreError> {
         let failed = "cannot read all skills";
         let mut tx = self.read().await?;
         let skills = tx
@@ -694,7 +713,7 @@ impl Engine {
             .await
             .map_err(self.db(failed))?;
         self.commit(tx, failed).await?;
-        codec::decode_skills(rows(skills, skill_row)?, rows(items, item_row)?)
+        Ok((rows(skills, skill_row)?, rows(items, item_row)?))
     }
 
     pub(crate) async fn put_tools(

@@ -55,6 +55,17 @@ pub struct SkillSummary {
     pub updated_at: String,
 }
 
+/// What [`Store::readable_skills`] found: the skills that decode, by name,
+/// and one [`StoreError::Corrupt`] (or other decoding error) per row that
+/// does not.
+#[derive(Debug, Default)]
+pub struct Readable {
+    /// The skills that decode, sorted by name.
+    pub skills: Vec<Skill>,
+    /// Why each other row was left out.
+    pub corrupt: Vec<StoreError>,
+}
+
 /// Which tools a [`Store::replace_tool_group`] call replaces: all tools of
 /// `source`, narrowed to one `origin` (an MCP launch-spec digest, a discovery
 /// scope) when given.
@@ -180,8 +191,14 @@ pub trait Store: Send + Sync {
         roots: &[SkillName],
     ) -> impl Future<Output = Result<Vec<Skill>, StoreError>> + Send;
 
-    /// Every skill with its items, sorted by name (for export).
+    /// Every skill with its items, sorted by name (for export: one row that
+    /// does not decode fails the whole read).
     fn all_skills(&self) -> impl Future<Output = Result<Vec<Skill>, StoreError>> + Send;
+
+    /// Every skill that decodes, sorted by name, and the error of each that
+    /// does not: for a listing across the registry, which shows the rest
+    /// rather than fail for everyone over one row somebody wrote badly.
+    fn readable_skills(&self) -> impl Future<Output = Result<Readable, StoreError>> + Send;
 
     /// Adds tools in one transaction. With `replace` false a taken name fails
     /// with [`StoreError::DuplicateTool`] and nothing is written.
@@ -320,6 +337,9 @@ macro_rules! store_via_engine {
             }
             async fn all_skills(&self) -> Result<Vec<Skill>, StoreError> {
                 self.$engine().all_skills().await
+            }
+            async fn readable_skills(&self) -> Result<Readable, StoreError> {
+                self.$engine().readable_skills().await
             }
             async fn put_tools(&self, tools: &[ToolSpec], replace: bool) -> Result<(), StoreError> {
                 self.$engine().put_tools(tools, replace).await

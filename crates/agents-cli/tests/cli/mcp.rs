@@ -163,6 +163,51 @@ fn servers_can_be_defined_in_config_and_unknown_ones_are_errors() {
 }
 
 #[test]
+fn a_skill_row_that_does_not_decode_is_left_out_of_mcp_listings_with_a_warning() {
+    // Anyone who can write a shared database could otherwise stop every
+    // user's `mcp list`, `mcp refresh` and `mcp trust` with one bad row.
+    let sb = Sandbox::new();
+    let file = sb.write(
+        "s.yaml",
+        "name: l/good\nmcp_sources:\n  - server: gh\n    command: gh-mcp\n---\nname: l/bad\nmcp_sources:\n  - server: other\n    command: other-mcp\n",
+    );
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    sb.sqlite3("UPDATE skills SET metadata_json = '{bad' WHERE name = 'l/bad'");
+    let run = sb.run(&["mcp", "list", "--format", "json"]).ok();
+    let listed = run.json();
+    let servers: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["server"].as_str().unwrap())
+        .collect();
+    assert_eq!(servers, ["gh"]);
+    assert!(
+        run.stderr
+            .contains("corrupt row in `skills` for `l/bad`: `metadata_json` does not decode")
+            && run.stderr.contains("that skill is left out"),
+        "{}",
+        run.stderr
+    );
+    // Untrusted, so reported rather than started; the bad row is no error.
+    let run = sb.run(&["mcp", "refresh"]).fails(1);
+    assert!(
+        run.stderr.contains("`gh`") || run.stdout.contains("gh"),
+        "{}{}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(!run.stderr.contains("error: corrupt row"), "{}", run.stderr);
+    // An export copies every row, so it still refuses to leave one out.
+    let run = sb.run(&["db", "export"]).fails(1);
+    assert!(
+        run.stderr.contains("corrupt row in `skills` for `l/bad`"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
 fn secrets_stay_as_written_in_the_database() {
     let sb = Sandbox::new();
     let file = sb.write(

@@ -1129,12 +1129,31 @@ pub async fn undecodable_rows_are_reported_as_corrupt(ctx: Ctx) {
         store.all_skills().await,
         Err(StoreError::Corrupt { .. })
     ));
+    // A listing across the registry reads around them, saying why.
+    store
+        .add_skills(&[skill("good/one", vec![tool_ref("a/b")])])
+        .await
+        .unwrap();
+    let readable = store.readable_skills().await.unwrap();
+    let names: Vec<&str> = readable.skills.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["good/one"]);
+    let mut corrupt: Vec<String> = readable.corrupt.iter().map(|e| e.to_string()).collect();
+    corrupt.sort();
+    assert_eq!(corrupt.len(), 2, "{corrupt:?}");
+    assert!(corrupt[0].contains("`bad/item#0`"), "{corrupt:?}");
+    assert!(corrupt[1].contains("`bad/meta`"), "{corrupt:?}");
+    assert!(
+        readable
+            .corrupt
+            .iter()
+            .all(|err| err.kind() == "corrupt_data")
+    );
     assert!(matches!(
         store.get_tool("bad/tool").await,
         Err(StoreError::Corrupt { table: "tools", .. })
     ));
     // Summaries do not decode JSON, so listing still works.
-    assert_eq!(store.list_skills(None).await.unwrap().len(), 2);
+    assert_eq!(store.list_skills(None).await.unwrap().len(), 3);
 }
 
 pub async fn bulk_add_ten_thousand_skills(ctx: Ctx) {
