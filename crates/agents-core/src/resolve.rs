@@ -1033,6 +1033,66 @@ impl<'a> Analysis<'a> {
     }
 }
 
+/// One override layer: the value, the skill that wrote it and the path to
+/// that skill.
+type Layer<'e> = (&'e serde_json::Value, &'e SkillName, &'e IncludePath);
+
+/// The include-edge layers setting one key on the path from the root to a
+/// path node, strongest (nearest the root) first: the first
+/// `MAX_REPLACED + 1` of them, and how many there are in all.
+#[derive(Default, Clone)]
+struct EdgeLayers<'e> {
+    kept: Vec<Layer<'e>>,
+    count: usize,
+}
+
+/// [`EdgeLayers`] per path node and key, for `--explain`: a node's are its
+/// parent's plus its own include edge, so each (node, key) is computed once
+/// and entries sharing a path do not each walk it (a chain of thousands of
+/// skills with an override on every include walked it once per entry:
+/// quadratic).
+#[derive(Default)]
+struct PathLayers<'e> {
+    /// By the path node's address (the entries keep every node alive while
+    /// this exists) and the key.
+    known: HashMap<(*const PathNode, &'e str), Arc<EdgeLayers<'e>>>,
+    /// Path nodes computed, for the test that pins the linear cost.
+    steps: usize,
+}
+
+impl<'e> PathLayers<'e> {
+    fn of(&mut self, path: &'e IncludePath, key: &'e str) -> Arc<EdgeLayers<'e>> {
+        // Up to the nearest node already known (or past the root)...
+        let mut todo: Vec<&'e IncludePath> = Vec::new();
+        let mut known = Arc::new(EdgeLayers::default());
+        let mut at = Some(path);
+        while let Some(node) = at {
+            if let Some(done) = self.known.get(&(Arc::as_ptr(&node.0), key)) {
+                known = Arc::clone(done);
+                break;
+            }
+            todo.push(node);
+            at = node.parent();
+        }
+        // ... then down again, adding each node's include edge.
+        for node in todo.into_iter().rev() {
+            self.steps += 1;
+            let edge = node.0.edge.as_deref().and_then(|edge| edge.get(key));
+            if let (Some(value), Some(parent)) = (edge, node.parent()) {
+                let mut next = EdgeLayers::clone(&known);
+                next.count += 1;
+                if next.kept.len() <= MAX_REPLACED {
+                    next.kept.push((value, parent.last(), parent));
+                }
+                known = Arc::new(next);
+            }
+            self.known
+                .insert((Arc::as_ptr(&node.0), key), Arc::clone(&known));
+        }
+        known
+    }
+}
+
 /// The [`IncludePath`] each reached skill was first entered by, built on
 /// demand from [`Node::entered_by`] and kept, so building the paths of every
 /// skill costs one path node per skill (a path shares its parent's).
@@ -1137,6 +1197,7 @@ impl<'a> SkillResolver<'a> {
         let mut seen: Vec<Vec<Occurrence>> = Vec::new();
         seen.resize_with(analysis.names.len(), Vec::new);
         let mut paths = FirstPaths::new(analysis.nodes.len());
+        let mut layers = PathLayers::default();
         for &id in &analysis.finished {
             let node = &analysis.nodes[id];
             let path = paths.get(analysis, id);
@@ -1166,7 +1227,7 @@ impl<'a> SkillResolver<'a> {
                         won: true,
                     }),
                 }
-                let overrides = self.override_origins(entry);
+                let overrides = self.override_origins(entry, &mut layers);
                 Explanation {
                     occurrences,
                     overrides,
@@ -1175,50 +1236,54 @@ impl<'a> SkillResolver<'a> {
             .collect()
     }
 
-    /// Where each of `entry`'s final overrides came from, walking the layers
-    /// from the weakest (the defining skill's own `overrides:`) to the
-    /// strongest (the root's include edge).
-    fn override_origins(&self, entry: &ResolvedToolEntry) -> Vec<OverrideOrigin> {
+    /// Where each of `entry`'s final overrides came from: the layers from the
+    /// strongest (the root's include edge) to the weakest (the defining
+    /// skill's own `overrides:`). The include edges come from `layers`, which
+    /// walks each path node once per key however many entries share it.
+    fn override_origins<'e>(
+        &self,
+        entry: &'e ResolvedToolEntry,
+        layers: &mut PathLayers<'e>,
+    ) -> Vec<OverrideOrigin> {
         // No final override, no origin to find: the path is not walked.
         if entry.overrides.is_empty() {
             return Vec::new();
         }
-        let mut layers: Vec<(&ValueMap, &SkillName, &IncludePath)> = Vec::new();
-        if let Some(own) = self
+        let own = self
             .skills
             .skill(&entry.source_skill)
-            .and_then(|skill| skill.overrides.get(&entry.name))
-        {
-            layers.push((own, &entry.source_skill, &entry.include_path));
-        }
-        let mut node = &entry.include_path;
-        while let Some(parent) = node.parent() {
-            if let Some(edge) = &node.0.edge {
-                layers.push((edge, parent.last(), parent));
-            }
-            node = parent;
-        }
+            .and_then(|skill| skill.overrides.get(&entry.name));
         entry
             .overrides
             .iter()
             .filter_map(|(key, _)| {
+                let edges = layers.of(&entry.include_path, key);
+                let own = own
+                    .and_then(|fields| fields.get(key))
+                    .map(|value| (value, &entry.source_skill, &entry.include_path));
+                let total = edges.count + usize::from(own.is_some());
                 // Strongest first: the winner, then the layers it replaced,
                 // of which the nearest `MAX_REPLACED` are kept.
-                let mut found = layers.iter().rev().filter_map(|(fields, from, path)| {
-                    fields.get(key).map(|value| OverrideLayer {
-                        value: value.clone(),
-                        from: (*from).clone(),
-                        include_path: (*path).clone(),
-                    })
-                });
+                let mut found =
+                    edges
+                        .kept
+                        .iter()
+                        .copied()
+                        .chain(own)
+                        .map(|(value, from, path): Layer<'_>| OverrideLayer {
+                            value: value.clone(),
+                            from: from.clone(),
+                            include_path: path.clone(),
+                        });
                 let winner = found.next()?;
-                let mut replaced: Vec<OverrideLayer> = found.by_ref().take(MAX_REPLACED).collect();
+                let mut replaced: Vec<OverrideLayer> = found.take(MAX_REPLACED).collect();
+                let more_replaced = total - 1 - replaced.len();
                 replaced.reverse();
                 Some(OverrideOrigin {
                     key: key.clone(),
                     winner,
                     replaced,
-                    more_replaced: found.count(),
+                    more_replaced,
                 })
             })
             .collect()
@@ -1708,5 +1773,51 @@ mod tests {
         let prefix = a.parent().unwrap().clone();
         assert_eq!(prefix, path(&["a/root", "a/x", "a/y"]));
         assert_eq!(a, path(&["a/root", "a/x", "a/y", "a/z"]));
+    }
+
+    #[test]
+    fn explaining_a_deep_chain_walks_each_path_node_once_per_key() {
+        // 2,000 skills in a chain, each with its own tool, `lvl` overridden
+        // on every include: every entry's path is a prefix of the deepest,
+        // so the layers cost one step per node, not one per node per entry.
+        const DEPTH: usize = 2_000;
+        let name = |i: usize| SkillName::new(&format!("c/s{i}")).unwrap();
+        let mut skills = SkillMap::default();
+        let mut tools = crate::ToolRegistry::new();
+        for i in 0..DEPTH {
+            let mut skill = Skill::new(name(i));
+            let tool = format!("c/t{i}");
+            tools
+                .register(ToolSpec::new(&tool, "t", ToolSource::Custom), false)
+                .unwrap();
+            skill.items.push(SkillItem::ToolRef {
+                name: tool.as_str().into(),
+            });
+            if i + 1 < DEPTH {
+                let mut overrides = ValueMap::new();
+                overrides.insert("lvl".into(), serde_json::json!(i));
+                skill.items.push(SkillItem::Include(crate::Include {
+                    skill: name(i + 1),
+                    overrides: overrides.into(),
+                }));
+            }
+            skills.insert(skill.name.clone(), skill);
+        }
+        let resolver = SkillResolver::new(&skills, &tools);
+        let (resolution, explanations) = resolver.explain(&name(0)).unwrap();
+        let last = format!("c/t{}", DEPTH - 1);
+        let at = resolution
+            .entries
+            .iter()
+            .position(|e| e.name == last)
+            .unwrap();
+        let deepest = &explanations[at].overrides[0];
+        assert_eq!(deepest.winner.value, serde_json::json!(0));
+        assert_eq!(deepest.more_replaced, DEPTH - 2 - MAX_REPLACED);
+        let mut layers = PathLayers::default();
+        for entry in &resolution.entries {
+            resolver.override_origins(entry, &mut layers);
+        }
+        assert!(layers.steps <= DEPTH, "{} steps", layers.steps);
     }
 }
