@@ -11,9 +11,14 @@
 //! file (larger files are left out of the listing and refused on read), and a
 //! requested path with `..`, `.`, empty or hidden segments is refused.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
 
 use agents_core::{Meta, ToolSource, ToolSpec};
+
+use crate::lock;
 use base64::Engine;
 use rmcp::model::{
     ReadResourceResult, Resource, ResourceContents, SKILL_MD, Skill, SkillFrontmatter,
@@ -38,7 +43,64 @@ pub struct ServedSkill {
     pub description: String,
     /// The folder discovery found.
     pub folder: PathBuf,
+    /// The digests of its files as last listed.
+    digests: Digests,
 }
+
+/// What tells a file's content has not changed without reading it: the
+/// inode, size, and modification and change times (a change of the bytes,
+/// of the times set back by `touch -d`, or of the file swapped for another,
+/// moves one of them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Self {
+        use std::os::unix::fs::MetadataExt;
+        Self {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            len: meta.len(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+}
+
+/// A file changed this recently is hashed again on every listing: a write
+/// within the file system's timestamp granularity of the last hash (up to
+/// 2 s on some) could leave the stamp as it was ("racy git").
+const SETTLED: Duration = Duration::from_secs(3);
+
+/// Each file's digest by relative path, with the stamp it was computed
+/// for: `skills/list` hashes only files whose stamp changed since the last
+/// listing, so a client asking again and again does not make the gateway
+/// read every served byte each time. Shared by the clones of one served
+/// skill; a reload of the served set starts afresh.
+#[derive(Debug, Clone, Default)]
+struct Digests(Arc<Mutex<Cached>>);
+
+#[derive(Debug, Default)]
+struct Cached {
+    files: HashMap<String, (Stamp, SkillResource)>,
+    /// Files read and hashed in all, for the tests.
+    hashed: usize,
+}
+
+impl PartialEq for Digests {
+    /// A cache: no part of what a served skill is.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Digests {}
 
 impl ServedSkill {
     /// The Agent Skill behind a served entry, if it is one and names its folder.
@@ -56,6 +118,7 @@ impl ServedSkill {
             name,
             description: spec.description.clone(),
             folder: PathBuf::from(folder),
+            digests: Digests::default(),
         })
     }
 
@@ -90,6 +153,12 @@ impl ServedSkill {
 
     /// The bytes of one served file, re-checked at request time.
     pub fn read(&self, relative: &str) -> Result<Vec<u8>, SkillFileError> {
+        let (file, _) = self.open(relative)?;
+        read_all(&file, relative)
+    }
+
+    /// One served file opened for reading, and what `fstat` says of it.
+    fn open(&self, relative: &str) -> Result<(std::fs::File, std::fs::Metadata), SkillFileError> {
         let segments: Vec<&str> = relative.split('/').collect();
         if segments.len() > MAX_DEPTH + 1
             || segments
@@ -134,16 +203,7 @@ impl ServedSkill {
         if meta.len() > MAX_FILE_BYTES {
             return Err(SkillFileError::TooLarge(relative.to_owned()));
         }
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(
-            &mut std::io::Read::take(&file, MAX_FILE_BYTES + 1),
-            &mut bytes,
-        )
-        .map_err(|err| SkillFileError::Io(err.to_string()))?;
-        if bytes.len() as u64 > MAX_FILE_BYTES {
-            return Err(SkillFileError::TooLarge(relative.to_owned()));
-        }
-        Ok(bytes)
+        Ok((file, meta))
     }
 
     /// The `resources/list` entries of this skill.
@@ -164,13 +224,44 @@ impl ServedSkill {
             .collect())
     }
 
-    /// The `skills/list` entry: every file with its digest and size.
+    /// The `skills/list` entry: every file with its digest and size (hashed
+    /// again only when its stamp changed, see [`Digests`]).
     pub fn manifest(&self) -> Result<Skill, SkillFileError> {
+        self.manifest_at(SystemTime::now())
+    }
+
+    /// [`Self::manifest`] with the clock at `now`.
+    fn manifest_at(&self, now: SystemTime) -> Result<Skill, SkillFileError> {
+        // Taken out, so the lock is not held while files are read: two
+        // listings at once each hash what they need.
+        let (mut before, mut hashed) = {
+            let mut cached = lock(&self.digests.0);
+            (std::mem::take(&mut cached.files), cached.hashed)
+        };
+        let mut kept = HashMap::new();
         let mut files = Vec::new();
         for relative in self.files()? {
-            let bytes = self.read(&relative)?;
-            files.push(SkillResource::from_bytes(self.uri_of(&relative), &bytes));
+            let (file, meta) = self.open(&relative)?;
+            let stamp = Stamp::of(&meta);
+            let resource = match before.remove(&relative) {
+                Some((was, resource)) if was == stamp => resource,
+                _ => {
+                    hashed += 1;
+                    let bytes = read_all(&file, &relative)?;
+                    SkillResource::from_bytes(self.uri_of(&relative), &bytes)
+                }
+            };
+            let settled =
+                |time: std::io::Result<SystemTime>| time.is_ok_and(|time| time + SETTLED <= now);
+            if settled(meta.modified()) && settled(changed(&meta)) {
+                kept.insert(relative, (stamp, resource.clone()));
+            }
+            files.push(resource);
         }
+        *lock(&self.digests.0) = Cached {
+            files: kept,
+            hashed,
+        };
         let skill = Skill::new(
             self.skill_md_uri(),
             SkillFrontmatter::new(self.name.clone(), self.description.clone()),
@@ -215,6 +306,31 @@ impl SkillFileError {
             Self::Invalid(_) => "invalid_skill",
         }
     }
+}
+
+/// The bytes of an opened served file, at most [`MAX_FILE_BYTES`].
+fn read_all(file: &std::fs::File, relative: &str) -> Result<Vec<u8>, SkillFileError> {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(file, MAX_FILE_BYTES + 1),
+        &mut bytes,
+    )
+    .map_err(|err| SkillFileError::Io(err.to_string()))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(SkillFileError::TooLarge(relative.to_owned()));
+    }
+    Ok(bytes)
+}
+
+/// The inode change time (`ctime`), which no user can set back.
+fn changed(meta: &std::fs::Metadata) -> std::io::Result<SystemTime> {
+    use std::os::unix::fs::MetadataExt;
+    let (secs, nanos) = (meta.ctime(), meta.ctime_nsec());
+    let since_epoch = Duration::new(
+        u64::try_from(secs).map_err(std::io::Error::other)?,
+        u32::try_from(nanos).map_err(std::io::Error::other)?,
+    );
+    Ok(SystemTime::UNIX_EPOCH + since_epoch)
 }
 
 fn walk(
@@ -336,7 +452,83 @@ mod tests {
             name: "notes".into(),
             description: "Take notes".into(),
             folder: dir.to_path_buf(),
+            digests: Digests::default(),
         }
+    }
+
+    /// A temporary folder holding the skill folder `notes` with its `SKILL.md`.
+    fn notes_folder() -> (tempfile::TempDir, PathBuf) {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("notes");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("SKILL.md"), "---\nname: notes\n---\n").unwrap();
+        (root, dir)
+    }
+
+    fn digests(manifest: &Skill) -> Vec<(String, String)> {
+        let SkillResources::Files(files) = &manifest.resources else {
+            panic!("not a file list");
+        };
+        files
+            .iter()
+            .map(|file| (file.uri.clone(), file.digest.clone()))
+            .collect()
+    }
+
+    fn hashed(skill: &ServedSkill) -> usize {
+        lock(&skill.digests.0).hashed
+    }
+
+    #[test]
+    fn listing_again_hashes_only_the_files_that_changed() {
+        let (_root, dir) = notes_folder();
+        std::fs::write(dir.join("a.txt"), "alpha").unwrap();
+        std::fs::write(dir.join("b.txt"), "bravo").unwrap();
+        let skill = skill(&dir);
+        // An hour on, every file has settled.
+        let later = SystemTime::now() + Duration::from_secs(3600);
+        let first = skill.manifest_at(later).unwrap();
+        assert_eq!(hashed(&skill), 3);
+        assert_eq!(digests(&skill.manifest_at(later).unwrap()), digests(&first));
+        assert_eq!(hashed(&skill), 3, "an unchanged file was read again");
+        // The same size, and the modification time set back: the change
+        // time still moves, so the new bytes are hashed.
+        let old = std::fs::metadata(dir.join("a.txt"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        std::fs::write(dir.join("a.txt"), "ALPHA").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(dir.join("a.txt"))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let second = skill.manifest_at(later).unwrap();
+        assert_eq!(hashed(&skill), 4);
+        let (before, after) = (digests(&first), digests(&second));
+        assert_ne!(before[1], after[1], "{after:?}");
+        assert_eq!((&before[0], &before[2]), (&after[0], &after[2]));
+        assert_eq!(
+            after[1].1,
+            SkillResource::from_bytes("x", b"ALPHA").digest,
+            "the digest is of the new bytes"
+        );
+        // A removed file leaves the listing and the cache.
+        std::fs::remove_file(dir.join("b.txt")).unwrap();
+        assert_eq!(digests(&skill.manifest_at(later).unwrap()).len(), 2);
+        assert_eq!(lock(&skill.digests.0).files.len(), 2);
+    }
+
+    #[test]
+    fn a_file_changed_just_now_is_hashed_on_every_listing() {
+        // Its time stamp may not yet tell a later write from this one.
+        let (_root, dir) = notes_folder();
+        let skill = skill(&dir);
+        skill.manifest().unwrap();
+        skill.manifest().unwrap();
+        assert_eq!(hashed(&skill), 2);
+        assert!(lock(&skill.digests.0).files.is_empty());
     }
 
     #[test]
@@ -381,10 +573,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_folder_swapped_for_a_symbolic_link_is_not_served() {
-        let root = tempfile::tempdir().unwrap();
-        let dir = root.path().join("notes");
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("SKILL.md"), "---\nname: notes\n---\n").unwrap();
+        let (root, dir) = notes_folder();
         let private = root.path().join("private");
         std::fs::create_dir_all(&private).unwrap();
         std::fs::write(private.join("id_rsa"), "KEY").unwrap();
