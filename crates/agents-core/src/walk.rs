@@ -16,8 +16,8 @@
 //! The walk either builds nothing ([`Walk::check`]: a pass before a typed
 //! parse, so that parse only ever sees bounded input without repeated keys)
 //! or builds the JSON value ([`Walk::json`]: front-matter read as JSON).
-//! Map keys are compared as JSON would hold them: `1` and `"1"` are the
-//! same key.
+//! Map keys are compared as written, as the typed parse reads them: a YAML
+//! `1` and `"1"` are the same key, `1` and `1.0` are not.
 
 use std::cell::Cell;
 use std::collections::HashSet;
@@ -144,10 +144,6 @@ pub trait Built: Sized + sealed::Sealed {
     fn insert(map: &mut Self::Map, key: String, value: Self);
     #[doc(hidden)]
     fn map(map: Self::Map) -> Self;
-    /// Whether a key that is a sequence, a map or a tagged value is walked
-    /// (and never counts as repeated) rather than refused.
-    #[doc(hidden)]
-    const COMPLEX_KEYS: bool;
     #[doc(hidden)]
     fn tagged<'de, A: EnumAccess<'de>>(seed: Seed<'_, Self>, data: A) -> Result<Self, A::Error>;
 }
@@ -204,9 +200,6 @@ impl Built for Checked {
     fn map(_: KeySet) -> Self {
         Self
     }
-    // The typed parse that follows refuses them in its own words; this walk
-    // only has to count what they hold.
-    const COMPLEX_KEYS: bool = true;
     fn tagged<'de, A: EnumAccess<'de>>(seed: Seed<'_, Self>, data: A) -> Result<Self, A::Error> {
         // A tagged value (`!name x`): walk what it holds; the typed parse
         // decides whether the tag means anything.
@@ -259,7 +252,6 @@ impl Built for Value {
     fn map(map: Map<String, Value>) -> Self {
         Value::Object(map)
     }
-    const COMPLEX_KEYS: bool = false;
     fn tagged<'de, A: EnumAccess<'de>>(_: Seed<'_, Self>, _: A) -> Result<Self, A::Error> {
         Err(de::Error::custom(
             "YAML tags such as `!name` are not supported",
@@ -384,9 +376,7 @@ impl<'de, B: Built> Visitor<'de> for Seed<'_, B> {
             seen: &built,
         })? {
             let value = map.next_value_seed(self)?;
-            if let Some(key) = key {
-                B::insert(&mut built, key, value);
-            }
+            B::insert(&mut built, key, value);
         }
         Ok(B::map(built))
     }
@@ -396,121 +386,37 @@ impl<'de, B: Built> Visitor<'de> for Seed<'_, B> {
     }
 }
 
-/// A map key, as the JSON string it becomes (`1`, `true` and `~` as `"1"`,
-/// `"true"` and `"null"`), refused if the map already has it. A key that is
-/// not a scalar is `None` (when [`Built::COMPLEX_KEYS`] lets it through).
+/// A map key as written (read with `deserialize_str`, as the typed parse
+/// reads the keys of its string-keyed maps: `~`, `True` and `1.0` stay
+/// themselves, a tag is ignored), refused if the map already has it. A YAML
+/// `1` and `"1"` are then the same key, as they are once parsed.
 struct Key<'w, 'm, B: Built> {
     walk: &'w Walk,
     seen: &'m B::Map,
 }
 
 impl<'de, B: Built> DeserializeSeed<'de> for Key<'_, '_, B> {
-    type Value = Option<String>;
-    fn deserialize<D: Deserializer<'de>>(
-        self,
-        deserializer: D,
-    ) -> Result<Option<String>, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<B: Built> Key<'_, '_, B> {
-    /// A key that is not a scalar: walked, or refused with `what`.
-    fn complex<E: de::Error>(
-        self,
-        walked: Result<Checked, E>,
-        what: &str,
-    ) -> Result<Option<String>, E> {
-        if B::COMPLEX_KEYS {
-            walked.map(|Checked| None)
-        } else {
-            Err(E::custom(format!(
-                "mapping keys must be scalars, got {what}"
-            )))
-        }
+    type Value = String;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<String, D::Error> {
+        deserializer.deserialize_str(self)
     }
 }
 
 impl<'de, B: Built> Visitor<'de> for Key<'_, '_, B> {
-    type Value = Option<String>;
+    type Value = String;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a scalar mapping key")
     }
 
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Option<String>, E> {
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
         self.walk.charge(v.len())?;
         if B::has(self.seen, v) {
             return Err(self
                 .walk
                 .fail(Stop::RepeatedKey, format_args!("duplicate key `{v}`")));
         }
-        Ok(Some(v.to_owned()))
-    }
-
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Option<String>, E> {
-        self.visit_str(&v.to_string())
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Option<String>, E> {
-        self.visit_str(&v.to_string())
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Option<String>, E> {
-        self.visit_str(&v.to_string())
-    }
-
-    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Option<String>, E> {
-        self.visit_str(&v.to_string())
-    }
-
-    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Option<String>, E> {
-        self.visit_str(&v.to_string())
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Option<String>, E> {
-        self.visit_str(&v.to_string())
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Option<String>, E> {
-        self.visit_str("null")
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Option<String>, E> {
-        self.visit_unit()
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Option<String>, A::Error> {
-        let walked = if B::COMPLEX_KEYS {
-            Seed::<Checked>::new(self.walk).visit_seq(seq)
-        } else {
-            Ok(Checked)
-        };
-        self.complex(walked, "a sequence")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Option<String>, A::Error> {
-        let walked = if B::COMPLEX_KEYS {
-            Seed::<Checked>::new(self.walk).visit_map(map)
-        } else {
-            Ok(Checked)
-        };
-        self.complex(walked, "a mapping")
-    }
-
-    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Option<String>, A::Error> {
-        if B::COMPLEX_KEYS {
-            Checked::tagged(Seed::new(self.walk), data).map(|Checked| None)
-        } else {
-            Err(de::Error::custom(
-                "YAML tags such as `!name` are not supported",
-            ))
-        }
-    }
-
-    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Option<String>, E> {
-        self.walk.charge(v.len())?;
-        self.complex(Ok(Checked), "binary data")
+        Ok(v.to_owned())
     }
 }
 
@@ -597,27 +503,5 @@ mod tests {
         let (built, checked) = both(r#"{"a": 1,"#, 1 << 20);
         assert_eq!(built, Err(None));
         assert_eq!(checked, Err(None));
-    }
-
-    #[test]
-    fn keys_compare_as_the_json_strings_they_become() {
-        // JSON has only string keys; a YAML key `1` and a key `"1"` both
-        // become "1". serde_json hands a number key to `visit_str` too, so
-        // the rule is shown on the key visitor directly.
-        let walk = Walk::new(1 << 20, 8, "too much");
-        let mut seen = KeySet::default();
-        fn key<'w, 'm>(walk: &'w Walk, seen: &'m KeySet) -> Key<'w, 'm, Checked> {
-            Key { walk, seen }
-        }
-        let one: Result<_, serde_json::Error> = key(&walk, &seen).visit_u64(1);
-        seen.insert(one.unwrap().unwrap());
-        let again: Result<_, serde_json::Error> = key(&walk, &seen).visit_str("1");
-        assert!(again.is_err());
-        let truth: Result<_, serde_json::Error> = key(&walk, &seen).visit_bool(true);
-        seen.insert(truth.unwrap().unwrap());
-        let again: Result<_, serde_json::Error> = key(&walk, &seen).visit_str("true");
-        assert!(again.is_err());
-        let null: Result<_, serde_json::Error> = key(&walk, &seen).visit_unit();
-        assert_eq!(null.unwrap().as_deref(), Some("null"));
     }
 }

@@ -48,6 +48,12 @@ where
 {
     limits::check(text, file, limits)?;
     let walk = expansion::walk_for(text.len());
+    // The walk's own refusals end the parse at once. Any other error (a
+    // syntax error, or a value its tag does not fit, such as `!!int abc`)
+    // ends the walk, so the documents after it are unchecked: the typed
+    // parse then reads up to that document (reporting an earlier problem
+    // first, in its words), and never past it.
+    let mut unchecked: Option<(usize, yaml_serde::Error)> = None;
     for (index, document) in yaml_serde::Deserializer::from_str(text).enumerate() {
         match walk.check().deserialize(document) {
             Ok(_) => {}
@@ -59,12 +65,21 @@ where
                     &err,
                 ));
             }
-            // A syntax error: the typed parse meets the same one and
-            // reports it in its words.
-            Err(_) => break,
+            Err(err) => {
+                unchecked = Some((index, err));
+                break;
+            }
         }
     }
+    let walk_error = |(index, err): (usize, yaml_serde::Error)| {
+        DefinitionError::from_yaml(file, text, Some(index + 1), &err)
+    };
     for (index, document) in yaml_serde::Deserializer::from_str(text).enumerate() {
+        if let Some((failed, _)) = &unchecked
+            && index > *failed
+        {
+            break;
+        }
         let number = index + 1;
         let parsed = Option::<T>::deserialize(document)
             .map_err(|err| DefinitionError::from_yaml(file, text, Some(number), &err))?;
@@ -72,7 +87,10 @@ where
             each(number, parsed)?;
         }
     }
-    Ok(())
+    match unchecked {
+        Some(failed) => Err(walk_error(failed)),
+        None => Ok(()),
+    }
 }
 
 use serde::Deserialize;

@@ -552,6 +552,46 @@ agent_sources:
     }
 
     #[test]
+    fn keys_are_compared_as_the_typed_parse_reads_them() {
+        // Written differently, read the same: refused. A tag on a key is
+        // ignored by the parse, so it is no way around the rule.
+        for (text, key) in [
+            ("metadata: {~: one, \"~\": two}", "~"),
+            ("metadata:\n  owner: alice\n  !x owner: mallory", "owner"),
+            (
+                "tools: [x/y]\noverrides:\n  x/y: {timeout_s: 600}\n  !t x/y: {timeout_s: 5}",
+                "x/y",
+            ),
+            ("metadata: {True: 1, \"True\": 2}", "True"),
+        ] {
+            let err = error(&format!("name: a/b\n{text}\n")).to_string();
+            assert!(err.contains(&format!("duplicate key `{key}`")), "{err}");
+        }
+        // Read as different keys, kept as such.
+        let skill = parse_skills(
+            "name: a/b\nmetadata: {1: a, 1.0: b, true: c, True: d, null: e, ~: f}\n",
+            "ok.yaml",
+        )
+        .unwrap()
+        .remove(0);
+        assert_eq!(skill.metadata.len(), 6, "{:?}", skill.metadata);
+    }
+
+    #[test]
+    fn a_value_its_tag_does_not_fit_is_refused_not_left_unchecked() {
+        // `!!int abc` stops the first walk; what follows it was checked by
+        // nothing, so the file is refused rather than read past it.
+        let err =
+            error("name: a/b\ndescription: !!int abc\nmetadata: {owner: alice, owner: mallory}\n")
+                .to_string();
+        assert!(err.starts_with("s.yaml:2:"), "{err}");
+        // An earlier document's problem is still the one reported.
+        let err =
+            error("name: a/one\ntoolz: []\n---\nname: a/b\ndescription: !!int abc\n").to_string();
+        assert!(err.contains("unknown field `toolz`"), "{err}");
+    }
+
+    #[test]
     fn aliases_of_a_large_string_stop_at_a_budget_proportional_to_the_file() {
         // 1 MB of text that would expand to 500 MB: refused, at the anchor
         // (whose events the aliases replay) and the alias that ran out.

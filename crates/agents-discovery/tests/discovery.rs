@@ -625,7 +625,7 @@ fn edge_case_inputs_never_panic() {
         ),
         (
             b"---\n? [a]\n: b\n---\n",
-            "SKILL.md:2:3: invalid YAML: mapping keys must be scalars, got a sequence",
+            "SKILL.md:2:3: invalid YAML: invalid type: sequence, expected a scalar mapping key",
         ),
         (
             b"---\nname: a\n---\n---\n",
@@ -715,6 +715,18 @@ fn thousands_of_fields_parse_and_warnings_are_capped() {
         doc.warnings[20].to_string(),
         "SKILL.md:24: 19980 more warnings not shown"
     );
+}
+
+#[test]
+fn thousands_of_errors_are_capped_too() {
+    // One error per `metadata` value that is not a string: 50,000 of them
+    // printed one line each (with the file's path) ran to megabytes.
+    let keys: String = (0..50_000).map(|i| format!("  k{i}: [1]\n")).collect();
+    let text = format!("---\nname: a\ndescription: d\nmetadata:\n{keys}---\n");
+    let got = errors(&text);
+    assert_eq!(got.len(), 21, "{:?}", &got[..3]);
+    assert!(got[0].starts_with("SKILL.md:5:"), "{}", got[0]);
+    assert_eq!(got[20], "SKILL.md:25: 49980 more errors not shown");
 }
 
 #[test]
