@@ -165,7 +165,10 @@ impl ServedSkill {
                 .iter()
                 .any(|s| s.is_empty() || s.starts_with('.') || s.contains('\\'))
         {
-            return Err(SkillFileError::BadPath(relative.to_owned()));
+            return Err(SkillFileError::BadPath(
+                agents_core::text::shorten(relative, agents_core::text::MAX_ECHO_BYTES)
+                    .into_owned(),
+            ));
         }
         // Each step is opened relative to the directory opened before it,
         // refusing a symbolic link (`O_NOFOLLOW`), and the file is checked
@@ -232,12 +235,10 @@ impl ServedSkill {
 
     /// [`Self::manifest`] with the clock at `now`.
     fn manifest_at(&self, now: SystemTime) -> Result<Skill, SkillFileError> {
-        // Taken out, so the lock is not held while files are read: two
-        // listings at once each hash what they need.
-        let (mut before, mut hashed) = {
-            let mut cached = lock(&self.digests.0);
-            (std::mem::take(&mut cached.files), cached.hashed)
-        };
+        // A copy (at most `MAX_FILES` entries), so the lock is not held while
+        // files are read and listings at once all use what is cached.
+        let mut before = lock(&self.digests.0).files.clone();
+        let mut hashed = 0;
         let mut kept = HashMap::new();
         let mut files = Vec::new();
         for relative in self.files()? {
@@ -258,10 +259,10 @@ impl ServedSkill {
             }
             files.push(resource);
         }
-        *lock(&self.digests.0) = Cached {
-            files: kept,
-            hashed,
-        };
+        let mut cached = lock(&self.digests.0);
+        cached.files = kept;
+        cached.hashed += hashed;
+        drop(cached);
         let skill = Skill::new(
             self.skill_md_uri(),
             SkillFrontmatter::new(self.name.clone(), self.description.clone()),
