@@ -132,15 +132,24 @@ fn quiet() -> bool {
     QUIET.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// Warnings one command prints to stderr at most; one line counts the rest.
+/// A skill naming 16,000 unknown tools printed 932 KB of them; a command's
+/// `--format json` result still lists every one.
+pub const MAX_WARNING_LINES: usize = 50;
+
 /// Prints warnings to stderr with one write: stderr is unbuffered, and
 /// thousands of warnings written one by one cost a syscall per fragment.
+/// Past [`MAX_WARNING_LINES`], one line says how many more there were.
 pub fn warn_all<T: AsRef<str>>(format: Format, messages: impl IntoIterator<Item = T>) {
     if quiet() {
         return;
     }
     let mut text = String::new();
-    for message in messages {
-        let message = message.as_ref();
+    let mut messages = messages.into_iter();
+    let shown: Vec<T> = messages.by_ref().take(MAX_WARNING_LINES).collect();
+    let more = messages.count();
+    let summary = (more > 0).then(|| format!("{more} more warnings not shown"));
+    for message in shown.iter().map(AsRef::as_ref).chain(summary.as_deref()) {
         if format == Format::Json {
             text.push_str(&json_text(
                 json!({"warning": {"message": message}}).to_string(),

@@ -12,7 +12,7 @@ use toml::Spanned;
 use crate::ConfigError;
 
 /// Config files larger than this are refused: a config is a few lines.
-const MAX_CONFIG_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -587,6 +587,20 @@ env = { KEY = "***" }
     }
 
     #[test]
+    fn an_import_that_would_outgrow_the_config_file_is_refused() {
+        // Written, it would have stopped every later command (all refuse a
+        // config file over 1 MiB).
+        let servers: Vec<String> = (0..32_000)
+            .map(|i| format!("\"s{i}\": {{\"command\": \"x\"}}"))
+            .collect();
+        let client = format!("{{\"mcpServers\": {{{}}}}}", servers.join(","));
+        let err = import_mcp_servers(Path::new(".mcp.json"), &client, Path::new("c.toml"), "")
+            .unwrap_err();
+        assert_eq!(err.kind(), "config_too_large");
+        assert!(err.to_string().contains("nothing was written"), "{err}");
+    }
+
+    #[test]
     fn a_server_named_twice_is_refused_not_picked() {
         // A reader of a cloned project's `.mcp.json` sees the first; serde
         // would keep the second.

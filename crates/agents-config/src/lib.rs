@@ -294,6 +294,20 @@ pub enum ConfigError {
         /// The limit.
         limit: u64,
     },
+    /// An edit (`mcp import`) would make the config file larger than any
+    /// command reads; nothing was written.
+    #[error(
+        "config file `{}` would be {size} bytes, over the {limit} a config file may have; nothing was written",
+        agents_core::text::shown_path(path)
+    )]
+    WouldBeTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The size it would have.
+        size: usize,
+        /// The limit.
+        limit: u64,
+    },
     /// A config file named by `--config` or `CLEVERAGENTS_CONFIG` is missing.
     #[error(
         "config file `{}` (from {origin}) does not exist",
@@ -364,7 +378,7 @@ impl ConfigError {
         match self {
             Self::Read { .. } => "config_read",
             Self::NotAFile { .. } => "config_not_a_file",
-            Self::TooLarge { .. } => "config_too_large",
+            Self::TooLarge { .. } | Self::WouldBeTooLarge { .. } => "config_too_large",
             Self::MissingFile { .. } => "config_missing_file",
             Self::File { .. } => "config_invalid",
             Self::Invalid { .. } => "config_invalid_value",
@@ -754,6 +768,14 @@ fn server_source(name: &str, table: file::ServerTable, timeout_s: Option<u64>) -
 /// Checks config file text the way loading it would: TOML syntax, known
 /// fields, and every `[mcp.servers.NAME]` table's rules.
 pub(crate) fn check_config_text(path: &Path, text: &str) -> Result<(), ConfigError> {
+    // Larger, it would be refused by every command that reads it.
+    if text.len() as u64 > file::MAX_CONFIG_BYTES {
+        return Err(ConfigError::WouldBeTooLarge {
+            path: path.to_path_buf(),
+            size: text.len(),
+            limit: file::MAX_CONFIG_BYTES,
+        });
+    }
     let config = toml::from_str::<FileConfig>(text).map_err(|err| {
         let span = err.span().unwrap_or(0..0);
         located(path, text, span, err.message().trim_end().to_owned())

@@ -618,6 +618,11 @@ fn invalid_mcp_servers_point_at_their_table() {
             "1:1: mcp server `ftp`: `url`: expected an `http://` or `https://` URL, got `ftp://h`",
         ),
         (
+            // A URL of another scheme is echoed without its secrets.
+            "[mcp.servers.ftp]\nurl = \"ftp://user:SECRETPASS1@h/x?token=SECRETTOK1\"\n",
+            "1:1: mcp server `ftp`: `url`: expected an `http://` or `https://` URL, got `ftp://user:***@h/x?token=***`",
+        ),
+        (
             "[mcp.servers.web]\nurl = \"http://h\"\nargs = [\"-v\"]\n",
             "1:1: mcp server `web`: `args`, `env` and `cwd` need a `command` server",
         ),

@@ -10,7 +10,7 @@
 //! covers every skill's digest. Pure: the caller supplies the per-file
 //! digests of Agent Skills folders ([`AgentFiles`]).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -348,11 +348,14 @@ pub fn diff_lock(skill: &str, lock: &Lockfile, current: &LockedSkill) -> LockDif
                     .filter(|field| before.fields.get(**field) != entry.fields.get(**field))
                     .map(|field| (*field).to_owned())
                     .collect();
-                // Fields a later format version may add, in name order.
+                // Fields a later format version may add, in name order. A
+                // lock comes with a project, so from anyone: a set, not a
+                // search of the list per key.
+                let mut listed: HashSet<&str> = HashSet::new();
                 for key in before.fields.keys().chain(entry.fields.keys()) {
                     if !LOCK_FIELDS.contains(&key.as_str())
                         && before.fields.get(key) != entry.fields.get(key)
-                        && !fields.contains(key)
+                        && listed.insert(key)
                     {
                         fields.push(key.clone());
                     }

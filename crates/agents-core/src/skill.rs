@@ -436,7 +436,10 @@ impl Skill {
                             format!("{field}.url"),
                             format!(
                                 "expected an `http://` or `https://` URL, got `{}`",
-                                crate::text::shorten(url, crate::text::MAX_ECHO_BYTES)
+                                crate::text::shorten(
+                                    &crate::redact::redact_url(url),
+                                    crate::text::MAX_ECHO_BYTES
+                                )
                             ),
                         );
                     }

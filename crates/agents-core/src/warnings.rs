@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 
-use indexmap::IndexMap;
+use indexmap::{IndexMap, IndexSet};
 
 use crate::name::SkillName;
 use crate::resolve::ResolveWarning;
@@ -26,7 +26,9 @@ pub fn summarize_warnings(warnings: &[ResolveWarning]) -> Vec<String> {
         Other(String),
     }
     let mut lines: Vec<Line<'_>> = Vec::new();
-    let mut unknown: IndexMap<&str, Vec<&SkillName>> = IndexMap::new();
+    // Each tool's skills as a set (in first-named order): a closure of
+    // thousands of skills naming one missing tool asks once per skill.
+    let mut unknown: IndexMap<&str, IndexSet<&SkillName>> = IndexMap::new();
     let mut seen: HashSet<String> = HashSet::new();
     for warning in warnings {
         match warning {
@@ -35,9 +37,7 @@ pub fn summarize_warnings(warnings: &[ResolveWarning]) -> Vec<String> {
                 if skills.is_empty() {
                     lines.push(Line::Unknown(tool));
                 }
-                if !skills.contains(&skill) {
-                    skills.push(skill);
-                }
+                skills.insert(skill);
             }
             other => {
                 let text = other.to_string();
@@ -52,8 +52,11 @@ pub fn summarize_warnings(warnings: &[ResolveWarning]) -> Vec<String> {
         .map(|line| match line {
             Line::Other(text) => text,
             Line::Unknown(tool) => {
-                let skills = unknown.get(tool).map(Vec::as_slice).unwrap_or_default();
-                match skills {
+                let skills: Vec<&SkillName> = unknown
+                    .get(tool)
+                    .map(|skills| skills.iter().copied().collect())
+                    .unwrap_or_default();
+                match skills.as_slice() {
                     [one] => ResolveWarning::UnknownTool {
                         skill: (*one).clone(),
                         tool: tool.to_owned(),

@@ -75,7 +75,9 @@ impl DefinitionError {
         err: &yaml_serde::Error,
     ) -> Self {
         let location = err.location();
-        let mut message = strip_location(&err.to_string());
+        // The parser quotes offending values: a URL among them keeps no
+        // password.
+        let mut message = agents_core::redact::redact_text(&strip_location(&err.to_string()));
         // From the byte index: libyaml's own line also counts lone CRs.
         let (mut line, mut column) = match &location {
             Some(at) => {
@@ -215,11 +217,24 @@ fn bounded_message(message: &str) -> String {
     shorten(&out, MAX_MESSAGE_BYTES).into_owned()
 }
 
-/// Line `line` (1-based) of `text`, cut to a window around `column`.
+/// Line `line` (1-based) of `text`, cut to a window around `column`, with
+/// its secrets hidden (see [`masked`]).
 fn source_line(text: &str, line: usize, column: usize) -> Option<SourceLine> {
     let whole = text.split('\n').nth(line.saturating_sub(1))?;
     let whole = whole.strip_suffix('\r').unwrap_or(whole);
-    let column = column.max(1) - 1;
+    let hidden = masked(whole, in_secret_map(text, line));
+    let mut column = column.max(1) - 1;
+    if hidden != whole {
+        // The caret stays where it was, or at the first hidden character
+        // when it pointed into what is now hidden.
+        let same = whole
+            .chars()
+            .zip(hidden.chars())
+            .take_while(|(a, b)| a == b)
+            .count();
+        column = column.min(same);
+    }
+    let whole = hidden.as_str();
     let first = column.saturating_sub(SOURCE_CONTEXT);
     let mut chars = whole.char_indices().skip(first);
     let start_byte = chars.next().map_or(whole.len(), |(at, _)| at);
@@ -239,6 +254,63 @@ fn source_line(text: &str, line: usize, column: usize) -> Option<SourceLine> {
         cut_end: end_byte < rest.len(),
         line_bytes: whole.len(),
     })
+}
+
+/// A source line fit to print: every URL's password and secret query
+/// values hidden ([`agents_core::redact::redact_text`]), and everything after
+/// a key that holds secrets (`env`, `headers`, or a secret-named key such as
+/// `token` or `password`), or after any key when the line is inside an
+/// `env` or `headers` map. Skill files may hold an MCP server's credentials,
+/// and an error quotes the line it is about.
+fn masked(line: &str, in_secret_map: bool) -> String {
+    use agents_core::redact::{REDACTED, is_secret_name, redact_text};
+    let text = redact_text(line);
+    for (at, _) in text.match_indices(':') {
+        let before = text.get(..at).unwrap_or_default();
+        let key = before
+            .trim_end_matches(['"', '\''])
+            .rsplit(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.')))
+            .next()
+            .unwrap_or_default();
+        let value = text.get(at + 1..).unwrap_or_default();
+        let secret = in_secret_map || matches!(key, "env" | "headers") || is_secret_name(key);
+        if secret && !key.is_empty() && !value.trim().is_empty() {
+            return format!("{before}: {REDACTED}");
+        }
+    }
+    text
+}
+
+/// Whether line `line` (1-based) of `text` is inside a block-style `env:` or
+/// `headers:` map: some less-indented line above it, each nearer the top
+/// than the last, is that key.
+fn in_secret_map(text: &str, line: usize) -> bool {
+    let lines: Vec<&str> = text.split('\n').take(line).collect();
+    let indent = |l: &str| l.len() - l.trim_start_matches([' ', '-']).len();
+    let Some(current) = lines.last() else {
+        return false;
+    };
+    let mut within = indent(current);
+    for above in lines.iter().rev().skip(1) {
+        let trimmed = above.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') || indent(above) >= within {
+            continue;
+        }
+        within = indent(above);
+        let key = trimmed
+            .trim_start_matches(['-', ' '])
+            .split(':')
+            .next()
+            .unwrap_or_default()
+            .trim_matches(['"', '\'', ' ']);
+        if matches!(key, "env" | "headers") {
+            return true;
+        }
+        if within == 0 {
+            break;
+        }
+    }
+    false
 }
 
 /// `… at position N` at the end of a message: (N, length of that suffix).
@@ -318,6 +390,42 @@ impl fmt::Display for DefinitionError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn source_lines_keep_no_secrets() {
+        use crate::parse_skills;
+        for (text, secret, shown) in [
+            (
+                "name: a/b\nmcp_sources:\n  - server: s\n    url: https://u:SECRETA7@h\n    url: https://u:SECRETA7@h\n",
+                "SECRETA7",
+                "url: https://u:***@h",
+            ),
+            (
+                "name: a/b\nmcp_sources:\n  - server: s\n    command: x\n    env: {TOKEN: [SECRETB3]}\n",
+                "SECRETB3",
+                "env: ***",
+            ),
+            (
+                "name: a/b\nmcp_sources:\n  - {server: s, bogus: 1, url: \"https://u:SECRETB1@h\"}\n",
+                "SECRETB1",
+                "https://u:***@h",
+            ),
+            (
+                "name: a/b\nmcp_sources:\n  - server: s\n    command: x\n    env:\n      LEVEL: [SECRETC4]\n",
+                "SECRETC4",
+                "LEVEL: ***",
+            ),
+            (
+                "name: a/b\nmcp_sources:\n  - server: s\n    command: x\n    headers:\n      X-Plain: a\n      X-Plain: SECRETD5\n",
+                "SECRETD5",
+                "X-Plain: ***",
+            ),
+        ] {
+            let err = parse_skills(text, "s.yaml").unwrap_err().to_string();
+            assert!(!err.contains(secret), "{err}");
+            assert!(err.contains(shown), "{err}");
+        }
+    }
 
     #[test]
     fn strips_only_a_trailing_location() {

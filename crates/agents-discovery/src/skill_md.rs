@@ -38,7 +38,8 @@ pub const EXTENSION_FIELDS: [&str; 2] = ["input_schema", "output_schema"];
 
 /// Longer values are cut in messages so one bad field cannot flood a report.
 const SHOWN_CHARS: usize = 80;
-/// Beyond this many warnings in one file, one summary stands for the rest.
+/// Beyond this many warnings (or errors) in one file, one summary stands
+/// for the rest.
 const MAX_WARNINGS: usize = 20;
 
 /// Which rule a problem breaks; stable, for scripts reading `--format json`.
@@ -336,24 +337,32 @@ pub(crate) fn parse_with_folder(
     match doc {
         Some(mut doc) if errors.is_empty() => {
             let mut warnings = warnings;
-            if let Some(cut) = warnings.get(MAX_WARNINGS) {
-                let more = warnings.len() - MAX_WARNINGS;
-                let (line, rule) = (cut.line, cut.rule);
-                warnings.truncate(MAX_WARNINGS);
-                warnings.push(SkillMdError::new(
-                    file,
-                    line,
-                    rule,
-                    format!("{more} more warnings not shown"),
-                ));
-            }
+            cap(&mut warnings, file, "warnings");
             doc.warnings = warnings;
             Ok(doc)
         }
         _ => {
             errors.sort_by_key(|err| (err.line, err.column));
+            cap(&mut errors, file, "errors");
             Err(errors)
         }
+    }
+}
+
+/// Keeps the first [`MAX_WARNINGS`] of `problems` and says how many more
+/// there were: a file of tens of thousands of bad `metadata` keys would
+/// otherwise print one line each (hundreds of megabytes with a long path).
+fn cap(problems: &mut Vec<SkillMdError>, file: &Path, what: &str) {
+    if let Some(cut) = problems.get(MAX_WARNINGS) {
+        let more = problems.len() - MAX_WARNINGS;
+        let (line, rule) = (cut.line, cut.rule);
+        problems.truncate(MAX_WARNINGS);
+        problems.push(SkillMdError::new(
+            file,
+            line,
+            rule,
+            format!("{more} more {what} not shown"),
+        ));
     }
 }
 

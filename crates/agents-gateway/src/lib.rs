@@ -90,7 +90,15 @@ pub struct Plan {
 /// `default_timeout`.
 pub fn plan(set: &ServeSet, default_timeout: Duration) -> Plan {
     let exported = export_tools(&set.entries, ExportFormat::Mcp);
+    // Looked up by name once each, not found by a scan per entry: a set of
+    // tens of thousands of entries cost seconds.
+    let by_name: std::collections::HashMap<&str, &agents_core::ResolvedToolEntry> = set
+        .entries
+        .iter()
+        .map(|entry| (entry.name.as_str(), entry))
+        .collect();
     let mut skills: Vec<ServedSkill> = Vec::new();
+    let mut skill_names: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut not_own: Vec<LeftOut> = Vec::new();
     for entry in &set.entries {
         let Some(spec) = entry.tool.as_ref() else {
@@ -110,7 +118,7 @@ pub fn plan(set: &ServeSet, default_timeout: Duration) -> Plan {
             });
             continue;
         }
-        if !skills.iter().any(|s| s.name == skill.name) {
+        if skill_names.insert(skill.name.clone()) {
             skills.push(skill);
         }
     }
@@ -119,9 +127,9 @@ pub fn plan(set: &ServeSet, default_timeout: Duration) -> Plan {
         .left_out
         .into_iter()
         .filter(|l| {
-            !set.entries
-                .iter()
-                .any(|e| e.name == l.name && e.tool.as_ref().and_then(ServedSkill::of).is_some())
+            by_name
+                .get(l.name.as_str())
+                .is_none_or(|e| e.tool.as_ref().and_then(ServedSkill::of).is_none())
         })
         .collect();
     left_out.extend(not_own);
@@ -134,7 +142,7 @@ pub fn plan(set: &ServeSet, default_timeout: Duration) -> Plan {
         else {
             continue;
         };
-        let Some(entry) = set.entries.iter().find(|e| e.name == registry_name) else {
+        let Some(entry) = by_name.get(registry_name).copied() else {
             continue;
         };
         let Some(spec) = entry.tool.as_ref().filter(|t| t.source == ToolSource::Mcp) else {
@@ -819,9 +827,12 @@ impl rmcp::ServerHandler for Gateway {
             .await?;
         match read {
             Ok(result) => Ok(result.into()),
-            Err(SkillFileError::NotFound) => Err(ErrorData::resource_not_found(request.uri, None)),
+            Err(SkillFileError::NotFound) => Err(ErrorData::resource_not_found(
+                echoed(&request.uri).into_owned(),
+                None,
+            )),
             Err(err) => Err(ErrorData::invalid_params(
-                format!("{}: {err}", request.uri),
+                format!("{}: {err}", echoed(&request.uri)),
                 Some(json!({"kind": err.kind()})),
             )),
         }
@@ -848,14 +859,14 @@ impl rmcp::ServerHandler for Gateway {
             .and_then(|(name, _)| self.skill(name));
         let Some(skill) = skill else {
             return Err(ErrorData::invalid_params(
-                format!("no skill at {}", request.uri),
+                format!("no skill at {}", echoed(&request.uri)),
                 None,
             ));
         };
         let manifest = self.off_runtime(move |_| skill.manifest()).await?;
         manifest.map(GetSkillResult::new).map_err(|err| {
             ErrorData::internal_error(
-                format!("{}: {err}", request.uri),
+                format!("{}: {err}", echoed(&request.uri)),
                 Some(json!({"kind": err.kind()})),
             )
         })
@@ -889,11 +900,17 @@ impl rmcp::ServerHandler for Gateway {
         match called {
             Some(result) => Ok(CallToolResponse::Complete(result)),
             None => Err(ErrorData::invalid_params(
-                format!("unknown tool `{}`", request.name),
+                format!("unknown tool `{}`", echoed(&request.name)),
                 None,
             )),
         }
     }
+}
+
+/// A name or URI the client sent, as an error repeats it: cut, so a 10 MB
+/// name does not come back as a 10 MB error.
+fn echoed(text: &str) -> std::borrow::Cow<'_, str> {
+    agents_core::text::shorten(text, agents_core::text::MAX_ECHO_BYTES)
 }
 
 /// How long an answer waits for the progress received before it to be sent.

@@ -723,18 +723,18 @@ impl<S: Store> SkillRegistryService<S> {
         {
             return Err(err);
         }
-        let mut entries: Vec<ResolvedToolEntry> = Vec::new();
+        // By name: an entry of a later skill replaces an earlier one in its
+        // place (one look-up each, not a scan of those before it).
+        let mut entries: IndexMap<String, ResolvedToolEntry> = IndexMap::new();
         let mut warnings = Vec::new();
         for name in names {
             let resolution = SkillResolver::new(&skills, &catalog).resolve(name)?;
             warnings.extend(resolution.warnings);
             for entry in resolution.entries {
-                match entries.iter_mut().find(|e| e.name == entry.name) {
-                    Some(slot) => *slot = entry,
-                    None => entries.push(entry),
-                }
+                entries.insert(entry.name.clone(), entry);
             }
         }
+        let entries: Vec<ResolvedToolEntry> = entries.into_values().collect();
         let mut closure: Vec<Skill> = skills.into_values().collect();
         closure.sort_by(|a, b| a.name.cmp(&b.name));
         let servers = self.definitions_of(&closure).await?;

@@ -76,20 +76,34 @@ async fn refresh(
         bar.finish_and_clear();
     }
     let result = result?;
-    for warning in &result.warnings {
-        output::warn(ctx.format, warning);
-    }
+    output::warn_all(ctx.format, &result.warnings);
     Ok(result)
 }
 
 fn print_result(ctx: &Context, result: &DiscoveryResult) -> Result<(), Failure> {
-    for conflict in &result.conflicts {
-        output::warn(ctx.format, &conflict.to_string());
-    }
-    for error in &result.errors {
+    output::warn_all(ctx.format, result.conflicts.iter().map(ToString::to_string));
+    // One block per folder, as many as a warning list shows; the count of
+    // them all is in the summary line below, and `skill lint` lists each.
+    for error in result.errors.iter().take(output::MAX_WARNING_LINES) {
         output::report_error(
             ctx.format,
             &Failure::new("invalid_skill_md", error.to_string()),
+        );
+    }
+    if let Some(more) = result
+        .errors
+        .len()
+        .checked_sub(output::MAX_WARNING_LINES)
+        .filter(|more| *more > 0)
+    {
+        output::report_error(
+            ctx.format,
+            &Failure::new(
+                "invalid_skill_md",
+                format!(
+                    "{more} more folders with errors not shown (`agents skill lint DIR` lists them)"
+                ),
+            ),
         );
     }
     output::line(format!(

@@ -559,6 +559,42 @@ fn sigterm_stops_the_gateway_and_its_upstreams() {
     assert_eq!(settle(&marker), 0, "an upstream outlived the gateway");
 }
 
+#[test]
+fn what_the_client_sent_comes_back_in_an_error_cut() {
+    // A 1 MB tool name or resource URI was echoed whole in the error.
+    let sb = Sandbox::new();
+    let file = sb.write("s.yaml", "name: l/plain\ntools: [builtin/read_file]\n");
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    let (mut child, mut stdin, mut stdout) = stdio_session(&sb, "l/plain");
+    let long = "x".repeat(1 << 20);
+    for (id, method, params) in [
+        (2, "tools/call", json!({"name": long, "arguments": {}})),
+        (
+            3,
+            "resources/read",
+            json!({"uri": format!("skill://a/{long}")}),
+        ),
+        (
+            4,
+            "resources/read",
+            json!({"uri": format!("skill://{long}/SKILL.md")}),
+        ),
+    ] {
+        send(
+            &mut stdin,
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        );
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(answer["id"], id, "{}", &line[..line.len().min(300)]);
+        assert!(answer["error"]["message"].is_string(), "{line}");
+        assert!(line.len() < 4096, "{method}: {} bytes", line.len());
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// `agents mcp serve SKILL` over stdio, driven by hand: the child, its stdin
 /// and its stdout, after the `initialize` handshake.
 #[allow(clippy::zombie_processes)]
