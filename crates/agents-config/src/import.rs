@@ -169,6 +169,16 @@ fn mask_value(key: &str, value: &mut toml_edit::Value, setting: bool) {
                 *value = masked.into();
             }
         }
+        toml_edit::Value::Array(array) if key == "args" => {
+            let args: Vec<&str> = array.iter().filter_map(toml_edit::Value::as_str).collect();
+            if args.len() == array.len() {
+                let shown: toml_edit::Array = agents_core::redact::redact_args(&args)
+                    .iter()
+                    .map(String::as_str)
+                    .collect();
+                *array = shown;
+            }
+        }
         toml_edit::Value::Array(array) => {
             for element in array.iter_mut() {
                 if let toml_edit::Value::String(text) = element
@@ -250,7 +260,8 @@ pub enum ClientFormat {
 /// `agents mcp export`: the configured servers as a client's JSON file, plus
 /// one `agents` entry serving `serve` (when not empty) through `agents mcp
 /// serve`. With `mask`, literal `env` and `headers` values (not `${VAR}`
-/// references) become `***`, so the result can be printed.
+/// references) and secret options' values in `args` become `***`, so the
+/// result can be printed.
 pub fn export_mcp_servers(
     servers: &indexmap::IndexMap<String, agents_core::McpSource>,
     serve: &[String],
@@ -298,7 +309,12 @@ pub fn export_mcp_servers(
                 entry.insert("type".into(), "stdio".into());
             }
             entry.insert("command".into(), vars(command).into());
-            let args: Vec<Value> = source.args.iter().map(|a| vars(a).into()).collect();
+            let args = if mask {
+                agents_core::redact::redact_args(&source.args)
+            } else {
+                source.args.clone()
+            };
+            let args: Vec<Value> = args.iter().map(|a| vars(a).into()).collect();
             entry.insert("args".into(), args.into());
             if !source.env.is_empty() {
                 entry.insert("env".into(), shown(&source.env));
@@ -395,9 +411,12 @@ fn server_tables(entry: &Value) -> Result<(Table, Table), String> {
                     .collect::<Result<Vec<_>, _>>()?;
                 if !args.is_empty() {
                     let array: toml_edit::Array = args.iter().map(String::as_str).collect();
-                    for t in [&mut table, &mut masked] {
-                        t.insert("args", value(array.clone()));
-                    }
+                    table.insert("args", value(array));
+                    let shown: toml_edit::Array = agents_core::redact::redact_args(&args)
+                        .iter()
+                        .map(String::as_str)
+                        .collect();
+                    masked.insert("args", value(shown));
                 }
             }
             if let Some(cwd) = text("cwd")? {
@@ -601,6 +620,32 @@ env = { KEY = "***" }
     }
 
     #[test]
+    fn secret_options_in_args_are_shown_masked_and_written_whole() {
+        let config =
+            "[mcp.servers.old]\ncommand = \"x\"\nargs = [\"--token=argsecret1\", \"-v\"]\n";
+        let client = r#"{"mcpServers": {"new": {"command": "npx", "args": ["-y", "srv", "--api-key", "argsecret2"]}}}"#;
+        let report =
+            import_mcp_servers(Path::new(".mcp.json"), client, Path::new("c.toml"), config)
+                .unwrap();
+        for secret in ["argsecret1", "argsecret2"] {
+            assert!(!report.shown.contains(secret), "{}", report.shown);
+            assert!(report.config.contains(secret), "{}", report.config);
+        }
+        assert!(
+            report.shown.contains(r#"args = ["--token=***", "-v"]"#),
+            "{}",
+            report.shown
+        );
+        assert!(
+            report
+                .shown
+                .contains(r#"args = ["-y", "srv", "--api-key", "***"]"#),
+            "{}",
+            report.shown
+        );
+    }
+
+    #[test]
     fn a_server_named_twice_is_refused_not_picked() {
         // A reader of a cloned project's `.mcp.json` sees the first; serde
         // would keep the second.
@@ -631,6 +676,7 @@ env = { KEY = "***" }
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v.to_owned()))
             .collect(),
+            args: vec!["run".into(), "--token".into(), "ghp_arg".into()],
             ..Default::default()
         };
         let servers = indexmap::IndexMap::from([("gh".to_owned(), source)]);
@@ -638,6 +684,10 @@ env = { KEY = "***" }
         assert_eq!(
             masked["mcpServers"]["gh"]["env"],
             serde_json::json!({"TOKEN": "***", "HOME_DIR": "${HOME}", "FALLBACK": "***", "TWO": "***"})
+        );
+        assert_eq!(
+            masked["mcpServers"]["gh"]["args"],
+            serde_json::json!(["run", "--token", "***"])
         );
         let http = agents_core::McpSource {
             server: "api".into(),
@@ -662,6 +712,7 @@ env = { KEY = "***" }
             plain["mcpServers"]["gh"]["env"]["FALLBACK"],
             "${KEY:-ghp_default}"
         );
+        assert_eq!(plain["mcpServers"]["gh"]["args"][2], "ghp_arg");
     }
 
     #[test]

@@ -836,12 +836,13 @@ pub fn mask_database_url(url: &str) -> String {
 }
 
 /// `[mcp.servers]` as printed: `env` and `headers` values hidden (a pure
-/// `${VAR}` reference is kept), URLs redacted.
+/// `${VAR}` reference is kept), URLs redacted, secret options' values in
+/// `args` hidden.
 fn serialize_mcp_servers<S: Serializer>(
     servers: &IndexMap<String, McpSource>,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
-    use agents_core::redact::{redact_setting_value, redact_url};
+    use agents_core::redact::{redact_args, redact_setting_value, redact_url};
     let shown: IndexMap<&String, McpSource> = servers
         .iter()
         .map(|(name, server)| {
@@ -850,6 +851,7 @@ fn serialize_mcp_servers<S: Serializer>(
                 *value = redact_setting_value(value);
             }
             server.url = server.url.as_deref().map(redact_url);
+            server.args = redact_args(&server.args);
             (name, server)
         })
         .collect();

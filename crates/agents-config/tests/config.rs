@@ -647,6 +647,20 @@ fn invalid_mcp_servers_point_at_their_table() {
 }
 
 #[test]
+fn config_show_hides_secret_options_in_args() {
+    let world = World::new();
+    world.write_default_config(
+        "[mcp.servers.gh]\ncommand = \"gh-mcp\"\nargs = [\"--api-key\", \"showsecret9\", \"--token=showsecret8\", \"--verbose\"]\n",
+    );
+    let settings = world.ok(&no_flags());
+    let shown = serde_json::to_string(&settings).unwrap();
+    assert!(!shown.contains("showsecret"), "{shown}");
+    assert!(shown.contains("--verbose"), "{shown}");
+    // The server still gets them.
+    assert_eq!(settings.mcp_servers["gh"].args[1], "showsecret9");
+}
+
+#[test]
 fn config_show_json_has_value_and_origin_per_key() {
     let mut world = World::new();
     let config = world

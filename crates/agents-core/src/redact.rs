@@ -255,9 +255,81 @@ pub fn redact_setting_value(value: &str) -> String {
     }
 }
 
+/// A command's arguments fit to print: each URL through [`redact_url`], and
+/// the value of a secret-named option (`--api-key VALUE`, `--token=VALUE`,
+/// `-password VALUE`) through [`redact_setting_value`] (a bare `${VAR}`
+/// reference stays). A value that starts with `-` is taken for the next
+/// option, not hidden.
+pub fn redact_args<S: AsRef<str>>(args: &[S]) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut hide_next = false;
+    for arg in args {
+        let arg = arg.as_ref();
+        if std::mem::take(&mut hide_next) && !arg.starts_with('-') {
+            out.push(redact_setting_value(arg));
+            continue;
+        }
+        let flag = arg.trim_start_matches('-');
+        if flag.len() < arg.len() && !flag.is_empty() {
+            match flag.split_once('=') {
+                Some((name, value)) if is_secret_name(name) => {
+                    let option = arg.get(..arg.len() - value.len()).unwrap_or_default();
+                    out.push(format!("{option}{}", redact_setting_value(value)));
+                    continue;
+                }
+                Some(_) => {}
+                None => hide_next = is_secret_name(flag),
+            }
+        }
+        out.push(if arg.contains("://") {
+            redact_url(arg)
+        } else {
+            arg.to_owned()
+        });
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hides_the_values_of_secret_options() {
+        let args = [
+            "-y",
+            "@scope/server",
+            "--api-key",
+            "SECRETARG1",
+            "--token=SECRETARG2",
+            "--password",
+            "${DB_PASSWORD}",
+            "--verbose",
+            "--url",
+            "https://u:SECRETARG3@h/x",
+            "--secret",
+            "--next",
+            "--level=debug",
+        ];
+        assert_eq!(
+            redact_args(&args),
+            [
+                "-y",
+                "@scope/server",
+                "--api-key",
+                "***",
+                "--token=***",
+                "--password",
+                "${DB_PASSWORD}",
+                "--verbose",
+                "--url",
+                "https://u:***@h/x",
+                "--secret",
+                "--next",
+                "--level=debug",
+            ]
+        );
+    }
 
     #[test]
     fn hides_passwords_in_userinfo_however_written() {
