@@ -392,6 +392,23 @@ impl<S: Store> SkillRegistryService<S> {
 
     // ----- resolution ---------------------------------------------------
 
+    /// [`Self::load`], failing on the first MCP reference of the closure
+    /// that names no defined server (what resolving needs).
+    pub(crate) async fn load_checked(
+        &self,
+        roots: &[SkillName],
+    ) -> Result<(SkillMap, Catalog), ServiceError> {
+        let (skills, catalog) = self.load(roots).await?;
+        if let Some(err) = self
+            .check_mcp_references(skills.values())
+            .into_iter()
+            .next()
+        {
+            return Err(err);
+        }
+        Ok((skills, catalog))
+    }
+
     /// Loads `roots` and their include closure, and the catalogue entries the
     /// closure can refer to, in a bounded number of queries.
     async fn load(&self, roots: &[SkillName]) -> Result<(SkillMap, Catalog), ServiceError> {
@@ -670,14 +687,7 @@ impl<S: Store> SkillRegistryService<S> {
         name: &SkillName,
         explain: bool,
     ) -> Result<ToolSet, ServiceError> {
-        let (skills, catalog) = self.load(std::slice::from_ref(name)).await?;
-        if let Some(err) = self
-            .check_mcp_references(skills.values())
-            .into_iter()
-            .next()
-        {
-            return Err(err);
-        }
+        let (skills, catalog) = self.load_checked(std::slice::from_ref(name)).await?;
         let resolver = SkillResolver::new(&skills, &catalog);
         let (resolution, explanations) = if explain {
             let (resolution, explanations) = resolver.explain(name)?;
@@ -715,14 +725,7 @@ impl<S: Store> SkillRegistryService<S> {
 
     /// The tool set `agents mcp serve` serves for `names` (see [`ServeSet`]).
     pub async fn serve_set(&self, names: &[SkillName]) -> Result<ServeSet, ServiceError> {
-        let (skills, catalog) = self.load(names).await?;
-        if let Some(err) = self
-            .check_mcp_references(skills.values())
-            .into_iter()
-            .next()
-        {
-            return Err(err);
-        }
+        let (skills, catalog) = self.load_checked(names).await?;
         // By name: an entry of a later skill replaces an earlier one in its
         // place (one look-up each, not a scan of those before it).
         let mut entries: IndexMap<String, ResolvedToolEntry> = IndexMap::new();
