@@ -23,7 +23,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use agents_core::{McpSource, Skill, SkillItem, SkillName};
-use agents_definition::{HARD_MAX_DEPTH, Limits};
+use agents_definition::{Export, HARD_MAX_DEPTH, Limit, Limits};
 use indexmap::IndexMap;
 use serde::{Serialize, Serializer};
 use toml::Spanned;
@@ -227,7 +227,105 @@ pub struct InputLimits {
     pub export_max_bytes: Setting<u64>,
 }
 
+/// A kind of file `limits.*` bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    /// Skill definition files.
+    Skills,
+    /// Custom tool files.
+    Tools,
+    /// Plans.
+    Plan,
+    /// `db import` files.
+    Export,
+}
+
 impl InputLimits {
+    /// The limits for `kind`.
+    pub fn of(&self, kind: InputKind) -> Limits {
+        match kind {
+            InputKind::Skills => self.skills(),
+            InputKind::Tools => self.tools(),
+            InputKind::Plan => self.plan(),
+            InputKind::Export => self.export(),
+        }
+    }
+
+    /// How to let through a `kind` file refused by `limit`: the setting
+    /// that raises it and its environment variable, or `None` when the
+    /// setting is already at its most.
+    pub fn advice(&self, kind: InputKind, limit: Limit) -> Option<String> {
+        let (key, setting, most) = match (kind, limit) {
+            (_, Limit::Depth) => ("limits.max_depth", &self.max_depth, HARD_MAX_DEPTH as u64),
+            (InputKind::Plan, Limit::Bytes) => (
+                "limits.plan_max_bytes",
+                &self.plan_max_bytes,
+                MAX_INPUT_BYTES,
+            ),
+            (InputKind::Export, Limit::Bytes) => (
+                "limits.export_max_bytes",
+                &self.export_max_bytes,
+                MAX_INPUT_BYTES,
+            ),
+            // One document of an export may be as large as a skill file.
+            (_, Limit::Bytes | Limit::DocumentBytes) => (
+                "limits.definition_max_bytes",
+                &self.definition_max_bytes,
+                MAX_INPUT_BYTES,
+            ),
+            _ => return None,
+        };
+        if setting.value >= most {
+            return None;
+        }
+        let var = ENV_VARS.iter().find(|var| var.key == key)?;
+        Some(format!(
+            "`{key}` (or `{}`) raises the limit of {}, up to {most}",
+            var.name, setting.value
+        ))
+    }
+
+    /// What keeps `db import` from reading `export` back under these
+    /// limits, with the setting that would let it through: the file's size
+    /// or its largest document's. `None` when it can be imported as it is.
+    pub fn import_warning(&self, export: &Export) -> Option<String> {
+        let limits = self.export();
+        let fix = |key: &str, var: &str, bytes: usize| {
+            if bytes as u64 <= MAX_INPUT_BYTES {
+                format!("importing it needs `{key}` (or `{var}`) of at least {bytes}")
+            } else {
+                format!("no setting lets `db import` read more than {MAX_INPUT_BYTES}")
+            }
+        };
+        if export.text.len() > limits.max_bytes {
+            let bytes = export.text.len();
+            return Some(format!(
+                "the export is {bytes} bytes, more than the {} bytes `db import` reads: {}",
+                limits.max_bytes,
+                fix(
+                    "limits.export_max_bytes",
+                    ENV_LIMITS_EXPORT_MAX_BYTES,
+                    bytes
+                )
+            ));
+        }
+        let largest = export.largest.as_ref()?;
+        (largest.bytes > limits.max_document_bytes).then(|| {
+            format!(
+                "`{}` is exported as a document of {} bytes, more than the {} bytes `db import` \
+                 reads in one document: {}",
+                largest.subject,
+                largest.bytes,
+                limits.max_document_bytes,
+                fix(
+                    "limits.definition_max_bytes",
+                    ENV_LIMITS_DEFINITION_MAX_BYTES,
+                    largest.bytes
+                )
+            )
+        })
+    }
+
     /// Limits for skill definition files.
     pub fn skills(&self) -> Limits {
         self.apply(Limits::SKILLS, &self.definition_max_bytes)

@@ -52,9 +52,30 @@ struct ToolEntry<'a> {
     tool: &'a ToolSpec,
 }
 
+/// What [`export_to_yaml`] writes: the stream, and its largest document,
+/// which whoever reads the stream back must allow (a reader refuses a
+/// document over [`Limits::max_document_bytes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Export {
+    /// The [`EXPORT_FORMAT`] stream.
+    pub text: String,
+    /// The largest skill or tool document (none when there is neither).
+    pub largest: Option<LargestDocument>,
+}
+
+/// One document of an [`Export`], by what it defines and its size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LargestDocument {
+    /// The skill or tool the document defines.
+    pub subject: String,
+    /// Its size in bytes as a reader counts it: from its `---` line to the
+    /// next.
+    pub bytes: usize,
+}
+
 /// All skills (definition format) and catalogue tools (with their source)
 /// as an [`EXPORT_FORMAT`] stream, for moving a registry between backends.
-pub fn export_to_yaml(skills: &[Skill], tools: &[ToolSpec]) -> Result<String, DefinitionError> {
+pub fn export_to_yaml(skills: &[Skill], tools: &[ToolSpec]) -> Result<Export, DefinitionError> {
     let failed = |err: yaml_serde::Error| {
         DefinitionError::at_document("<output>", 1, "export", err.to_string())
     };
@@ -62,20 +83,31 @@ pub fn export_to_yaml(skills: &[Skill], tools: &[ToolSpec]) -> Result<String, De
         format: EXPORT_FORMAT,
     })
     .map_err(failed)?;
+    let mut largest: Option<LargestDocument> = None;
+    let mut document = |out: &mut String, subject: &str, body: String| {
+        const MARKER: &str = "---\n";
+        out.push_str(MARKER);
+        out.push_str(&body);
+        let bytes = MARKER.len() + body.len();
+        if largest.as_ref().is_none_or(|seen| bytes > seen.bytes) {
+            largest = Some(LargestDocument {
+                subject: subject.to_owned(),
+                bytes,
+            });
+        }
+    };
     for skill in skills {
-        out.push_str("---\n");
-        out.push_str(
-            &yaml_serde::to_string(&SkillEntry {
-                skill: SkillDocument::from_skill(skill),
-            })
-            .map_err(failed)?,
-        );
+        let body = yaml_serde::to_string(&SkillEntry {
+            skill: SkillDocument::from_skill(skill),
+        })
+        .map_err(failed)?;
+        document(&mut out, skill.name.as_str(), body);
     }
     for tool in tools {
-        out.push_str("---\n");
-        out.push_str(&yaml_serde::to_string(&ToolEntry { tool }).map_err(failed)?);
+        let body = yaml_serde::to_string(&ToolEntry { tool }).map_err(failed)?;
+        document(&mut out, &tool.name, body);
     }
-    Ok(out)
+    Ok(Export { text: out, largest })
 }
 
 /// Reads what [`export_to_yaml`] wrote (or an [`EXPORT_FORMAT_V1`] file),
@@ -252,7 +284,8 @@ mod tests {
         )
         .unwrap();
         let tools = crate::parse_tools("name: custom/x\ndescription: X\n", "t").unwrap();
-        let text = export_to_yaml(&skills, &tools).unwrap();
+        let export = export_to_yaml(&skills, &tools).unwrap();
+        let text = export.text;
         assert!(
             text.starts_with("format: cleveragents-export/2\n---\nskill:\n"),
             "{text}"
@@ -260,6 +293,16 @@ mod tests {
         // One document per skill and per tool after the header.
         assert_eq!(text.matches("\n---\n").count(), 3, "{text}");
         assert_eq!(parse_export(&text, "e").unwrap(), (skills, tools));
+        // The largest document, `---` line included, as a reader counts it.
+        let largest = export.largest.unwrap();
+        let bodies: Vec<&str> = text.split("---\n").skip(1).collect();
+        let body = bodies.iter().max_by_key(|body| body.len()).unwrap();
+        assert_eq!(largest.bytes, body.len() + 4, "{text}");
+        assert!(
+            body.contains(&format!("name: {}\n", largest.subject)),
+            "{body}"
+        );
+        assert_eq!(export_to_yaml(&[], &[]).unwrap().largest, None);
     }
 
     #[test]
@@ -287,7 +330,7 @@ mod tests {
         assert!(err.message.contains("export the registry again"), "{err}");
         // The same registry as version 2: every document is under the limit.
         let (skills, tools) = parse_export(v1, "e").unwrap();
-        let v2 = export_to_yaml(&skills, &tools).unwrap();
+        let v2 = export_to_yaml(&skills, &tools).unwrap().text;
         assert!(v2.len() > 40, "{v2}");
         assert_eq!(
             parse_export_with(&v2, "e", &limits).unwrap(),

@@ -5,9 +5,9 @@ use agents_registry::{Change, Store};
 use serde_json::json;
 
 use crate::cli::{DbCommand, Format, GlobalArgs};
-use crate::commands::read_definition;
 use crate::context::Context;
 use crate::output::{self, Failure};
+use agents_config::InputKind;
 
 pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Failure> {
     let ctx = if matches!(command, DbCommand::Init) {
@@ -49,7 +49,11 @@ pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Fa
         DbCommand::Export { output: target } => {
             let skills = ctx.service.store().all_skills().await?;
             let tools = ctx.service.store().list_tools(None).await?;
-            let text = export_to_yaml(&skills, &tools)?;
+            let export = export_to_yaml(&skills, &tools)?;
+            if let Some(warning) = ctx.settings.limits.import_warning(&export) {
+                output::warn(ctx.format, &warning);
+            }
+            let text = export.text;
             match target {
                 Some(path) => {
                     write_atomically(&path, &text)?;
@@ -71,11 +75,8 @@ pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Fa
             }
         }
         DbCommand::Import { file, replace } => {
-            let limits = ctx.settings.limits.export();
-            let text = read_definition(&file, &limits)?;
-            let shown = file.display().to_string();
-            let (skills, tools) = parse_export_with(&text, &shown, &limits)?;
-            drop(text);
+            let (skills, tools) =
+                super::parse_definition(&ctx, &file, InputKind::Export, parse_export_with)?;
             let changes = ctx
                 .service
                 .import_with(&skills, &tools, replace)

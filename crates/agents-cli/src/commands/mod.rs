@@ -19,7 +19,8 @@ use serde_json::json;
 use crate::cli::{Args, Command, Format};
 use crate::context::Context;
 use crate::output::{self, Failure};
-use agents_definition::Limits;
+use agents_config::InputKind;
+use agents_definition::{DefinitionError, Limits};
 
 pub async fn run(args: Args) -> Result<ExitCode, Failure> {
     let Args { global, command } = args;
@@ -95,20 +96,38 @@ pub fn read_text(path: &Path) -> Result<String, Failure> {
     })
 }
 
-/// Reads a definition file (skills, tools, a plan, an export) of at most
-/// `limits.max_bytes`: a larger file is refused by its size before it is
-/// read, and a stream that turns out larger is refused at the limit.
-pub fn read_definition(path: &Path, limits: &Limits) -> Result<String, Failure> {
+/// Reads a definition file (skills, tools, a plan, an export) within the
+/// limits for its `kind` and parses it with `parse`. The file is refused by
+/// its size before it is read, and a stream that turns out larger at the
+/// limit; an error a limit caused says which setting raises it.
+pub fn parse_definition<T>(
+    ctx: &Context,
+    path: &Path,
+    kind: InputKind,
+    parse: impl FnOnce(&str, &str, &Limits) -> Result<T, DefinitionError>,
+) -> Result<T, Failure> {
+    let limits = ctx.settings.limits.of(kind);
     let shown = path.display().to_string();
+    let failure = |err: DefinitionError| {
+        let advice = err
+            .limit
+            .and_then(|limit| ctx.settings.limits.advice(kind, limit));
+        let mut failure = Failure::from(err);
+        if let Some(advice) = advice {
+            failure.message.push_str(&format!("\n  = help: {advice}"));
+        }
+        failure
+    };
     let cap = u64::try_from(limits.max_bytes)
         .unwrap_or(u64::MAX)
         .min(MAX_DEFINITION_BYTES);
-    read_capped(path, cap, |len, exact| {
+    let text = read_capped(path, cap, |len, exact| {
         limits.check_size(len, exact, &shown).err().map_or_else(
             || Failure::new("io", format!("`{shown}` is too large")),
-            Failure::from,
+            failure,
         )
-    })
+    })?;
+    parse(&text, &shown, &limits).map_err(failure)
 }
 
 /// Reads at most `cap` bytes of UTF-8 text; `too_large` makes the error for

@@ -5,17 +5,15 @@ use agents_definition::parse_plan_with;
 use serde_json::json;
 
 use crate::cli::{Format, PlanCommand};
-use crate::commands::read_definition;
+use crate::commands::parse_definition;
 use crate::context::Context;
 use crate::output::{self, Failure};
+use agents_config::InputKind;
 
 pub async fn run(ctx: &Context, command: PlanCommand) -> Result<ExitCode, Failure> {
     match command {
         PlanCommand::Validate { file } => {
-            let limits = ctx.settings.limits.plan();
-            let text = read_definition(&file, &limits)?;
-            let shown = file.display().to_string();
-            let plan = parse_plan_with(&text, &shown, &limits)?;
+            let plan = parse_definition(ctx, &file, InputKind::Plan, parse_plan_with)?;
             report(ctx, &plan, false).await
         }
     }

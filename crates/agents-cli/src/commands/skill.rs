@@ -7,9 +7,10 @@ use agents_registry::{WriteMode, WriteOutcome};
 use serde_json::{Value, json};
 
 use crate::cli::{Format, GlobalArgs, SkillCommand};
-use crate::commands::{Written, read_definition, read_text};
+use crate::commands::{Written, parse_definition, read_text};
 use crate::context::Context;
 use crate::output::{self, Failure};
+use agents_config::InputKind;
 
 pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode, Failure> {
     let format = global.format_or_table();
@@ -150,12 +151,9 @@ async fn write_one(
     mode: WriteMode,
     strict: bool,
 ) -> Result<(Vec<agents_core::Skill>, WriteOutcome), Failure> {
-    let limits = ctx.settings.limits.skills();
-    let text = read_definition(file, &limits)?;
+    // The text is not kept once parsed; the write holds only the skills.
+    let skills = parse_definition(ctx, file, InputKind::Skills, parse_skills_with)?;
     let shown = file.display().to_string();
-    let skills = parse_skills_with(&text, &shown, &limits)?;
-    // The text is not needed once parsed; the write holds only the skills.
-    drop(text);
     if skills.is_empty() {
         return Err(Failure::new(
             "invalid_definition",

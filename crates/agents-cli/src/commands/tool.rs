@@ -5,9 +5,9 @@ use agents_definition::{parse_tools_with, tools_to_yaml};
 use serde_json::{Value, json};
 
 use crate::cli::{Format, SourceArg, ToolCommand};
-use crate::commands::read_definition;
 use crate::context::Context;
 use crate::output::{self, Failure};
+use agents_config::InputKind;
 
 pub async fn run(ctx: &Context, command: ToolCommand) -> Result<ExitCode, Failure> {
     match command {
@@ -75,9 +75,7 @@ async fn add_file(
     replace: bool,
 ) -> Result<super::Written, Failure> {
     let shown = file.display().to_string();
-    let limits = ctx.settings.limits.tools();
-    let text = read_definition(file, &limits)?;
-    let mut tools = parse_tools_with(&text, &shown, &limits)?;
+    let mut tools = super::parse_definition(ctx, file, InputKind::Tools, parse_tools_with)?;
     if tools.is_empty() {
         return Err(Failure::new(
             "invalid_definition",

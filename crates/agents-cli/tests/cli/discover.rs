@@ -251,6 +251,14 @@ fn input_limits_are_settings_every_reader_obeys() {
         refused.stderr
     );
     assert!(refused.stderr.contains("deeper than"), "{}", refused.stderr);
+    // The error says which setting raises the limit, and how far.
+    assert!(
+        refused.stderr.contains(
+            "= help: `limits.max_depth` (or `CLEVERAGENTS_LIMITS_MAX_DEPTH`) raises the limit of 2, up to 128"
+        ),
+        "{}",
+        refused.stderr
+    );
     sb.run_env(
         &["skill", "add", nested],
         &[("CLEVERAGENTS_LIMITS_MAX_DEPTH", "64")],
@@ -263,27 +271,59 @@ fn input_limits_are_settings_every_reader_obeys() {
     let export = sb.path("export.yaml");
     let export = export.to_str().unwrap();
     sb.run(&["db", "export", "-o", export]).ok();
-    for (args, var) in [
+    for (args, var, key) in [
         (
             ["plan", "validate", plan.to_str().unwrap()],
             "CLEVERAGENTS_LIMITS_PLAN_MAX_BYTES",
+            "limits.plan_max_bytes",
         ),
         (
             ["tool", "add", tools.to_str().unwrap()],
             "CLEVERAGENTS_LIMITS_DEFINITION_MAX_BYTES",
+            "limits.definition_max_bytes",
+        ),
+        (
+            ["skill", "add", nested],
+            "CLEVERAGENTS_LIMITS_DEFINITION_MAX_BYTES",
+            "limits.definition_max_bytes",
         ),
         (
             ["db", "import", export],
             "CLEVERAGENTS_LIMITS_EXPORT_MAX_BYTES",
+            "limits.export_max_bytes",
         ),
     ] {
-        let run = sb.run_env(&args, &[(var, "10")]).fails(1);
+        let run = sb
+            .run_env(
+                &args,
+                &[(var, "10"), ("CLEVERAGENTS_LIMITS_MAX_DEPTH", "64")],
+            )
+            .fails(1);
         assert!(
             run.stderr.contains("larger than the limit of 10 bytes"),
             "{args:?}: {}",
             run.stderr
         );
+        let help = format!("= help: `{key}` (or `{var}`) raises the limit of 10, up to 268435456");
+        assert!(run.stderr.contains(&help), "{args:?}: {}", run.stderr);
     }
+    // At its most, a limit has no setting to suggest.
+    let deepest = sb.write(
+        "deepest.yaml",
+        &format!(
+            "name: l/deep\nmetadata: {{k: {}{}}}\n",
+            "[".repeat(130),
+            "]".repeat(130)
+        ),
+    );
+    let run = sb
+        .run_env(
+            &["skill", "add", deepest.to_str().unwrap()],
+            &[("CLEVERAGENTS_LIMITS_MAX_DEPTH", "128")],
+        )
+        .fails(1);
+    assert!(run.stderr.contains("deeper than 128"), "{}", run.stderr);
+    assert!(!run.stderr.contains("help:"), "{}", run.stderr);
 
     // One document of an export may be no larger than a skill file: a
     // version 1 export, one document, is refused above it with what to do.
@@ -308,11 +348,62 @@ fn input_limits_are_settings_every_reader_obeys() {
         "{}",
         run.stderr
     );
+    assert!(
+        run.stderr
+            .contains("= help: `limits.definition_max_bytes` (or `CLEVERAGENTS_LIMITS_DEFINITION_MAX_BYTES`) raises the limit of 40"),
+        "{}",
+        run.stderr
+    );
     sb.run_env(
         &["db", "import", v1],
         &[("CLEVERAGENTS_LIMITS_MAX_DEPTH", "64")],
     )
     .ok();
+
+    // An export `db import` could not read back under the same settings
+    // says so, and which setting reads it; with that setting it imports.
+    let shrunk = [
+        ("CLEVERAGENTS_LIMITS_DEFINITION_MAX_BYTES", "60"),
+        ("CLEVERAGENTS_LIMITS_MAX_DEPTH", "64"),
+    ];
+    let run = sb.run_env(&["db", "export", "-o", export], &shrunk).ok();
+    let warning = run
+        .stderr
+        .lines()
+        .find(|line| line.contains("is exported as a document of"))
+        .unwrap_or_else(|| panic!("{}", run.stderr));
+    assert!(
+        warning.contains("more than the 60 bytes `db import` reads in one document: importing it needs `limits.definition_max_bytes` (or `CLEVERAGENTS_LIMITS_DEFINITION_MAX_BYTES`) of at least "),
+        "{warning}"
+    );
+    let needed = warning.rsplit(' ').next().unwrap();
+    assert!(needed.parse::<u64>().unwrap() > 60, "{warning}");
+    sb.run_env(&["db", "import", export], &shrunk).fails(1);
+    sb.run_env(
+        &["db", "import", "--replace", export],
+        &[
+            ("CLEVERAGENTS_LIMITS_DEFINITION_MAX_BYTES", needed),
+            ("CLEVERAGENTS_LIMITS_MAX_DEPTH", "64"),
+        ],
+    )
+    .ok();
+    // The same for the file as a whole.
+    let run = sb
+        .run_env(
+            &["db", "export", "-o", export],
+            &[("CLEVERAGENTS_LIMITS_EXPORT_MAX_BYTES", "10")],
+        )
+        .ok();
+    assert!(
+        run.stderr.contains(
+            "more than the 10 bytes `db import` reads: importing it needs `limits.export_max_bytes`"
+        ),
+        "{}",
+        run.stderr
+    );
+    // Under the defaults an export says nothing.
+    let run = sb.run(&["db", "export", "-o", export]).ok();
+    assert!(!run.stderr.contains("warning"), "{}", run.stderr);
 
     // Out of range anywhere is an error naming where it came from.
     let run = sb
