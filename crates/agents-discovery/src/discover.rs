@@ -129,6 +129,37 @@ pub enum DiscoveryError {
     /// Strategy `error` and at least one name was taken.
     #[error("{}", conflicts_message(.0))]
     Conflicts(Vec<DiscoveryConflict>),
+    /// A path the user named is not a directory (see [`require_dirs`]).
+    #[error(
+        "agent skills path `{}` {problem}: nothing was changed (a re-scan without it would drop the skills found there before)",
+        agents_core::text::shown_path(path)
+    )]
+    MissingPath {
+        /// The path as given.
+        path: PathBuf,
+        /// `does not exist` or `is not a directory`.
+        problem: &'static str,
+    },
+}
+
+/// Refuses the first of `paths` that is not a directory. For paths a user
+/// named for one run: a re-scan replaces what the scope found before, so a
+/// mistyped path would otherwise drop every skill found there, with only a
+/// warning. (Configured paths only warn: a default folder not made yet is
+/// normal.)
+pub fn require_dirs(paths: &[PathBuf]) -> Result<(), DiscoveryError> {
+    for path in paths {
+        let problem = match std::fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => continue,
+            Ok(_) => "is not a directory",
+            Err(_) => "does not exist",
+        };
+        return Err(DiscoveryError::MissingPath {
+            path: path.clone(),
+            problem,
+        });
+    }
+    Ok(())
 }
 
 impl DiscoveryError {
@@ -136,6 +167,7 @@ impl DiscoveryError {
     pub fn kind(&self) -> &'static str {
         match self {
             Self::Conflicts(_) => "agent_skill_conflict",
+            Self::MissingPath { .. } => "agent_skills_path_missing",
         }
     }
 }

@@ -35,7 +35,7 @@ mod yaml;
 pub use digest::{FolderDigestError, MAX_DIGEST_FILES, folder_digests};
 pub use discover::{
     ConflictResolution, ConflictStrategy, DiscoveryConflict, DiscoveryError, DiscoveryResult,
-    ExistingTool, discover,
+    ExistingTool, discover, require_dirs,
 };
 pub use folder::{FolderError, LoadedSkill, TOOL_NAMESPACE, load_folder, load_skill};
 pub use lint::{LintReport, LintedFolder, lint};

@@ -1094,7 +1094,9 @@ fn conflict_with_an_existing_tool_under_each_strategy() {
             real(&taken).display()
         )
     );
-    let agents_discovery::DiscoveryError::Conflicts(conflicts) = err;
+    let agents_discovery::DiscoveryError::Conflicts(conflicts) = err else {
+        panic!("expected conflicts, got {err}");
+    };
     assert_eq!(conflicts[0].resolution, ConflictResolution::Failed);
 }
 

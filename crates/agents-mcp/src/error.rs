@@ -140,6 +140,77 @@ impl McpError {
         }
     }
 
+    /// The same error with every one of `secrets` masked in the text that
+    /// came from the server or its driver (its stderr, an error body, a
+    /// reason): a server may echo the environment or headers it was given.
+    pub(crate) fn scrubbed(self, secrets: &[String]) -> Self {
+        use agents_core::redact::scrub;
+        if secrets.is_empty() {
+            return self;
+        }
+        let clean = |text: String| scrub(&text, secrets);
+        match self {
+            Self::ExitedEarly {
+                server,
+                status,
+                stage,
+                stderr,
+            } => Self::ExitedEarly {
+                server,
+                status,
+                stage,
+                stderr: clean(stderr),
+            },
+            Self::Garbage { server, sample } => Self::Garbage {
+                server,
+                sample: clean(sample),
+            },
+            Self::Timeout {
+                server,
+                stage,
+                timeout,
+                note,
+            } => Self::Timeout {
+                server,
+                stage,
+                timeout,
+                note: clean(note),
+            },
+            Self::CursorLoop { server, cursor } => Self::CursorLoop {
+                server,
+                cursor: clean(cursor),
+            },
+            Self::Connect {
+                server,
+                url,
+                reason,
+            } => Self::Connect {
+                server,
+                url,
+                reason: clean(reason),
+            },
+            Self::Protocol {
+                server,
+                stage,
+                message,
+            } => Self::Protocol {
+                server,
+                stage,
+                message: clean(message),
+            },
+            Self::Spawn {
+                server,
+                command,
+                reason,
+            } => Self::Spawn {
+                server,
+                command,
+                reason: clean(reason),
+            },
+            other => other,
+        }
+    }
+
     /// The server the error is about.
     pub fn server(&self) -> &str {
         match self {

@@ -509,16 +509,19 @@ impl<R: AsyncRead + Unpin> AsyncRead for WatchedStdout<R> {
 pub(crate) struct StderrTail {
     tail: Arc<Mutex<Vec<u8>>>,
     task: JoinHandle<()>,
+    secrets: Vec<String>,
 }
 
 const STDERR_TAIL_BYTES: usize = 4096;
 
 impl StderrTail {
     /// Drains `stderr` so the server never blocks on a full pipe, logging it at
-    /// debug level and keeping only the last few KiB.
-    pub(crate) fn spawn(mut stderr: ChildStderr, server: String) -> Self {
+    /// debug level and keeping only the last few KiB; both masked of
+    /// `secrets` (a server may print the environment it was given).
+    pub(crate) fn spawn(mut stderr: ChildStderr, server: String, secrets: Vec<String>) -> Self {
         let tail = Arc::new(Mutex::new(Vec::new()));
         let keep = tail.clone();
+        let secrets_kept = secrets.clone();
         let task = tokio::spawn(async move {
             let mut chunk = vec![0u8; 4096];
             loop {
@@ -526,18 +529,34 @@ impl StderrTail {
                     Ok(0) | Err(_) => break,
                     Ok(n) => {
                         let bytes = chunk.get(..n).unwrap_or_default();
-                        tracing::debug!(server = %server, stderr = %String::from_utf8_lossy(bytes).trim_end(), "mcp server stderr");
+                        let shown = agents_core::redact::scrub(
+                            String::from_utf8_lossy(bytes).trim_end(),
+                            &secrets,
+                        );
+                        tracing::debug!(server = %server, stderr = %shown, "mcp server stderr");
                         let mut tail = lock(&keep);
                         tail.extend_from_slice(bytes);
                         if tail.len() > STDERR_TAIL_BYTES {
                             let cut = tail.len() - STDERR_TAIL_BYTES;
+                            // Up to the end of the line the cut falls in: a
+                            // line's tail could be the end of a secret that
+                            // masking no longer recognises.
+                            let cut = tail
+                                .iter()
+                                .skip(cut)
+                                .position(|&b| b == b'\n')
+                                .map_or(cut, |at| cut + at + 1);
                             tail.drain(..cut);
                         }
                     }
                 }
             }
         });
-        Self { tail, task }
+        Self {
+            tail,
+            task,
+            secrets: secrets_kept,
+        }
     }
 
     /// The last few lines, on one line; waits briefly for the pipe to drain.
@@ -553,7 +572,12 @@ impl StderrTail {
         let last = lines
             .get(lines.len().saturating_sub(3)..)
             .unwrap_or_default();
-        shorten(&last.join(" | "), 500).into_owned()
+        // Masked before it is cut, so a cut cannot leave half a secret.
+        shorten(
+            &agents_core::redact::scrub(&last.join(" | "), &self.secrets),
+            500,
+        )
+        .into_owned()
     }
 }
 

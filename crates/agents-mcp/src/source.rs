@@ -27,10 +27,16 @@ pub(crate) enum Launch {
 pub(crate) struct Prepared {
     pub(crate) launch: Launch,
     pub(crate) timeout: Duration,
+    /// What no message may show: every value a `${VAR}` expanded to, the
+    /// value of a secret-named `env` entry or header (and its words after
+    /// the first, the token of `Bearer TOKEN`), and the URL's credentials.
+    /// A server may echo any of them in its stderr or an error body.
+    pub(crate) secrets: Vec<String>,
 }
 
 pub(crate) fn prepare(source: &McpSource, options: &FetchOptions) -> Result<Prepared, McpError> {
     let server = source.server.as_str();
+    let mut secrets = Vec::new();
     let invalid = |message: String| McpError::InvalidSource {
         server: server.to_owned(),
         message,
@@ -75,7 +81,7 @@ pub(crate) fn prepare(source: &McpSource, options: &FetchOptions) -> Result<Prep
                 .map(|(name, value)| {
                     Ok((
                         name.clone(),
-                        expand(server, &format!("env.{name}"), value, &options.env)?,
+                        expand(server, ("env", name), value, &options.env, &mut secrets)?,
                     ))
                 })
                 .collect::<Result<_, McpError>>()?;
@@ -103,31 +109,59 @@ pub(crate) fn prepare(source: &McpSource, options: &FetchOptions) -> Result<Prep
                 .map(|(name, value)| {
                     Ok((
                         name.clone(),
-                        expand(server, &format!("headers.{name}"), value, &options.env)?,
+                        expand(server, ("headers", name), value, &options.env, &mut secrets)?,
                     ))
                 })
                 .collect::<Result<_, McpError>>()?;
+            secrets.extend(agents_core::redact::url_secrets(url));
             Launch::Http {
                 url: url.clone(),
                 headers,
             }
         }
     };
-    Ok(Prepared { launch, timeout })
+    secrets.retain(|secret| !secret.is_empty());
+    Ok(Prepared {
+        launch,
+        timeout,
+        secrets,
+    })
 }
 
-fn expand(server: &str, field: &str, value: &str, env: &EnvLookup) -> Result<String, McpError> {
-    expand_vars(value, &|name: &str| env(name)).map_err(|err| match err {
+/// `value` of the `env` or `headers` entry `key` with its `${VAR}`s
+/// expanded; what it must not show goes to `secrets`.
+fn expand(
+    server: &str,
+    (table, key): (&str, &str),
+    value: &str,
+    env: &EnvLookup,
+    secrets: &mut Vec<String>,
+) -> Result<String, McpError> {
+    let field = format!("{table}.{key}");
+    let looked_up = std::cell::RefCell::new(Vec::new());
+    let expanded = expand_vars(value, &|name: &str| {
+        let found = env(name);
+        looked_up.borrow_mut().extend(found.clone());
+        found
+    })
+    .map_err(|err| match err {
         VarError::Missing { name } => McpError::MissingVar {
             server: server.to_owned(),
-            field: field.to_owned(),
+            field: field.clone(),
             var: name,
         },
         malformed @ VarError::Malformed { .. } => McpError::InvalidSource {
             server: server.to_owned(),
             message: format!("`{field}`: {malformed}"),
         },
-    })
+    })?;
+    secrets.extend(looked_up.into_inner());
+    if agents_core::redact::is_secret_name(key) {
+        // The whole value first, so it is masked whole where it appears.
+        secrets.push(expanded.clone());
+        secrets.extend(expanded.split_whitespace().skip(1).map(str::to_owned));
+    }
+    Ok(expanded)
 }
 
 #[cfg(test)]
@@ -139,8 +173,30 @@ mod tests {
         let env: EnvLookup = std::sync::Arc::new(|_: &str| None);
         for value in ["${UNSET}", "${1A}"] {
             let raw = expand_vars(value, &|name: &str| env(name)).unwrap_err();
-            let err = expand("srv", "env.X", value, &env).unwrap_err();
+            let err = expand("srv", ("env", "X"), value, &env, &mut Vec::new()).unwrap_err();
             assert_eq!(raw.kind(), err.kind(), "{value}: {err}");
         }
+    }
+
+    #[test]
+    fn expanded_values_and_secret_named_literals_are_secrets() {
+        let env: EnvLookup = std::sync::Arc::new(|name: &str| Some(format!("value-of-{name}")));
+        let mut secrets = Vec::new();
+        let plain = expand("srv", ("env", "PATHS"), "a:${HOME}", &env, &mut secrets).unwrap();
+        assert_eq!(plain, "a:value-of-HOME");
+        assert_eq!(secrets, ["value-of-HOME"]);
+        // A literal is shown unless its key names a secret.
+        let mut secrets = Vec::new();
+        expand("srv", ("env", "LEVEL"), "debug", &env, &mut secrets).unwrap();
+        assert!(secrets.is_empty(), "{secrets:?}");
+        expand(
+            "srv",
+            ("headers", "Authorization"),
+            "Bearer lit3ral",
+            &env,
+            &mut secrets,
+        )
+        .unwrap();
+        assert_eq!(secrets, ["Bearer lit3ral", "lit3ral"]);
     }
 }

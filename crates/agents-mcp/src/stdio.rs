@@ -18,6 +18,8 @@ pub(crate) struct StdioLaunch<'a> {
     pub(crate) env: &'a [(String, String)],
     pub(crate) cwd: Option<&'a str>,
     pub(crate) timeout: Duration,
+    /// What its stderr is masked of (see `source::Prepared::secrets`).
+    pub(crate) secrets: &'a [String],
 }
 
 /// Starts the server and runs `initialize` and `tools/list`; the session and
@@ -123,7 +125,7 @@ pub(crate) async fn open(
             "its standard streams could not be opened".into(),
         ));
     };
-    let mut stderr_tail = StderrTail::spawn(stderr, server.to_owned());
+    let mut stderr_tail = StderrTail::spawn(stderr, server.to_owned(), launch.secrets.to_vec());
     let (stdout, report) = WatchedStdout::new(
         stdout,
         max_line(options),

@@ -195,6 +195,8 @@ pub struct Upstream {
     timeout: Duration,
     /// This process's number for the session (see [`Caller::is_of`]).
     session: u64,
+    /// What its errors must not show (see `source::Prepared::secrets`).
+    secrets: Vec<String>,
 }
 
 /// Numbers sessions, so a [`Caller`] can tell whether an [`Upstream`] is
@@ -237,9 +239,11 @@ pub async fn connect(
                 env,
                 cwd: cwd.as_deref(),
                 timeout: prepared.timeout,
+                secrets: &prepared.secrets,
             };
-            let (client, tools, guard, stderr, report) =
-                stdio::open(launch, options, handler).await?;
+            let (client, tools, guard, stderr, report) = stdio::open(launch, options, handler)
+                .await
+                .map_err(|err| err.scrubbed(&prepared.secrets))?;
             (client, tools, Some(guard), Some(stderr), Some(report))
         }
         source::Launch::Http { url, headers } => {
@@ -249,7 +253,9 @@ pub async fn connect(
                 headers,
                 timeout: prepared.timeout,
             };
-            let (client, tools, report) = http::open(launch, options, handler).await?;
+            let (client, tools, report) = http::open(launch, options, handler)
+                .await
+                .map_err(|err| err.scrubbed(&prepared.secrets))?;
             (client, tools, None, None, Some(report))
         }
     };
@@ -264,6 +270,7 @@ pub async fn connect(
         options: options.clone(),
         timeout: prepared.timeout,
         session: SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        secrets: prepared.secrets,
     })
 }
 
@@ -280,7 +287,7 @@ impl Upstream {
     pub async fn list_tools(&mut self) -> Result<FetchedTools, McpError> {
         let transport = self.tools.transport;
         let fetch = session::fetch(&self.client, &self.server, transport, &self.options);
-        match tokio::time::timeout(self.timeout, fetch).await {
+        let outcome = match tokio::time::timeout(self.timeout, fetch).await {
             Ok(Ok(mut fetched)) => {
                 if let Some(report) = &self.report {
                     fetched
@@ -302,7 +309,8 @@ impl Upstream {
                 timeout: self.timeout,
                 note: String::new(),
             }),
-        }
+        };
+        outcome.map_err(|err| err.scrubbed(&self.secrets))
     }
 
     /// True when the session has ended (the server exited or hung up).

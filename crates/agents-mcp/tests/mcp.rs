@@ -235,6 +235,39 @@ async fn a_crash_before_initialize_is_reported_with_status_and_stderr() {
 }
 
 #[tokio::test]
+async fn a_server_echoing_its_secrets_has_them_masked_in_errors() {
+    // It prints the environment it was given to stderr and exits: the
+    // expanded `${VAR}`, a secret-named literal and a header-style token
+    // are each masked in the error; other text stays.
+    let mut source = McpSource {
+        server: "leaky".into(),
+        command: Some("sh".into()),
+        args: vec![
+            "-c".into(),
+            "echo \"starting with OTHER=$OTHER KEY=$API_KEY AUTH=$AUTHORIZATION LEVEL=$LEVEL\" >&2; exit 3".into(),
+        ],
+        ..McpSource::default()
+    };
+    source.env.insert("OTHER".into(), "x${MY_SECRET}y".into());
+    source.env.insert("API_KEY".into(), "lit3ralpass".into());
+    source
+        .env
+        .insert("AUTHORIZATION".into(), "Bearer t0kenvalue".into());
+    source.env.insert("LEVEL".into(), "debug".into());
+    let err = fetch_tools(&source, &options(&[("MY_SECRET", "EnvSecret4242")]))
+        .await
+        .unwrap_err();
+    let shown = err.to_string();
+    assert!(matches!(err, McpError::ExitedEarly { .. }), "{err:?}");
+    for secret in ["EnvSecret4242", "lit3ralpass", "t0kenvalue"] {
+        assert!(!shown.contains(secret), "{shown}");
+    }
+    assert!(shown.contains("starting with OTHER=x***y"), "{shown}");
+    assert!(shown.contains("AUTH=***"), "{shown}");
+    assert!(shown.contains("LEVEL=debug"), "{shown}");
+}
+
+#[tokio::test]
 async fn a_crash_during_tools_list_is_reported() {
     let err = fetch_tools(
         &fixture_source("crashy", &["crash-after-init"]),

@@ -39,13 +39,19 @@ impl<S: Store> SkillRegistryService<S> {
     /// Re-scans `paths`: replaces every agent-skill tool this scope
     /// discovered before with what is found now, in one transaction. Tools of
     /// other sources and other scopes are untouched (unless `replace` wins a
-    /// conflict with a custom tool).
+    /// conflict with a custom tool). `named`: the user named `paths` for
+    /// this run, so each must be a directory or nothing is written (a
+    /// configured path that is missing is only a warning).
     pub async fn refresh_agent_skills(
         &self,
         paths: &[PathBuf],
+        named: bool,
         strategy: ConflictStrategy,
         progress: Option<Progress>,
     ) -> Result<DiscoveryResult, ServiceError> {
+        if named {
+            agents_discovery::require_dirs(paths)?;
+        }
         let existing = self.existing_tools(false).await?;
         let result = run_discovery(paths.to_vec(), existing, strategy, progress).await?;
         self.replace_scope(&result.discovered).await?;

@@ -175,15 +175,25 @@ async fn refresh_agent_skills_replaces_only_agent_skill_tools() {
     svc.add_tools(&[custom], false).await.unwrap();
     assert!(!svc.agent_skills_discovered().await.unwrap());
     let result = svc
-        .refresh_agent_skills(std::slice::from_ref(&skills), ConflictStrategy::Skip, None)
+        .refresh_agent_skills(
+            std::slice::from_ref(&skills),
+            false,
+            ConflictStrategy::Skip,
+            None,
+        )
         .await
         .unwrap();
     assert_eq!(result.discovered.len(), 2);
     assert!(svc.agent_skills_discovered().await.unwrap());
     std::fs::remove_dir_all(skills.join("two")).unwrap();
-    svc.refresh_agent_skills(std::slice::from_ref(&skills), ConflictStrategy::Skip, None)
-        .await
-        .unwrap();
+    svc.refresh_agent_skills(
+        std::slice::from_ref(&skills),
+        false,
+        ConflictStrategy::Skip,
+        None,
+    )
+    .await
+    .unwrap();
     let agent: Vec<_> = svc
         .list_tools(Some(ToolSource::AgentSkills))
         .await

@@ -45,11 +45,12 @@ pub async fn discover(
     on_conflict: ConflictArg,
 ) -> Result<ExitCode, Failure> {
     output::supported(ctx.format, &[Format::Table, Format::Json], "skill discover")?;
+    let named = paths.is_some();
     let dirs = match paths {
         Some(raw) => crate::context::settings_with_paths(ctx, raw)?,
         None => ctx.settings.agent_skills_paths.value.clone(),
     };
-    let result = refresh(ctx, &dirs, strategy(on_conflict)).await?;
+    let result = refresh(ctx, &dirs, named, strategy(on_conflict)).await?;
     if ctx.format.structured() {
         output::json(&result)?;
     } else {
@@ -65,12 +66,13 @@ pub async fn discover(
 async fn refresh(
     ctx: &Context,
     dirs: &[PathBuf],
+    named: bool,
     strategy: ConflictStrategy,
 ) -> Result<DiscoveryResult, Failure> {
     let (progress, bar) = progress_bar(ctx.format);
     let result = ctx
         .service
-        .refresh_agent_skills(dirs, strategy, progress)
+        .refresh_agent_skills(dirs, named, strategy, progress)
         .await;
     if let Some(bar) = bar {
         bar.finish_and_clear();
@@ -133,7 +135,7 @@ pub async fn prepare_for_tools(
         dirs.retain(|dir| dir.is_dir());
     }
     if refresh_all || !ctx.service.agent_skills_discovered().await? {
-        let result = refresh(ctx, &dirs, ConflictStrategy::Skip).await?;
+        let result = refresh(ctx, &dirs, false, ConflictStrategy::Skip).await?;
         for conflict in &result.conflicts {
             output::warn(ctx.format, &conflict.to_string());
         }

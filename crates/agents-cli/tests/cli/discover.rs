@@ -116,18 +116,46 @@ fn refresh_picks_up_added_edited_and_deleted_folders() {
     assert_eq!(out["tools"][2]["source"], "agent_skills");
     // Other sources are untouched by a refresh.
     sb.run(&["tool", "get", "custom/deploy"]).ok();
-    let listed = sb
-        .run(&[
-            "tool",
-            "list",
-            "--source",
-            "agent_skills",
-            "--format",
-            "json",
-        ])
-        .ok()
-        .json();
-    assert_eq!(listed.as_array().unwrap().len(), 2);
+    let agent_skills = || {
+        let listed = sb
+            .run(&[
+                "tool",
+                "list",
+                "--source",
+                "agent_skills",
+                "--format",
+                "json",
+            ])
+            .ok()
+            .json();
+        listed.as_array().unwrap().len()
+    };
+    assert_eq!(agent_skills(), 2);
+
+    // A mistyped `--paths` is refused and drops nothing; a configured path
+    // that is missing only warns (a default folder not made yet is normal).
+    let typo = format!("{}z", dir.display());
+    let run = sb.run(&["skill", "discover", "--paths", &typo]).fails(1);
+    assert!(
+        run.stderr.contains("does not exist: nothing was changed"),
+        "{}",
+        run.stderr
+    );
+    let run = sb
+        .run(&["skill", "discover", "--paths", &typo, "--format", "json"])
+        .fails(1);
+    assert!(
+        run.stderr
+            .contains("\"kind\":\"agent_skills_path_missing\""),
+        "{}",
+        run.stderr
+    );
+    let file_path = sb.write("not-a-dir", "x");
+    let run = sb
+        .run(&["skill", "discover", "--paths", file_path.to_str().unwrap()])
+        .fails(1);
+    assert!(run.stderr.contains("is not a directory"), "{}", run.stderr);
+    assert_eq!(agent_skills(), 2);
 }
 
 #[test]
