@@ -795,7 +795,10 @@ impl<S: Store> SkillRegistryService<S> {
         plan: &agents_core::Plan,
         options: &FetchOptions,
     ) -> Result<agents_core::PlanReport, ServiceError> {
-        let mut report = self.validate_plan(plan).await?;
+        // The servers are refreshed before the plan is checked, so what
+        // the check says of their tools is what they list now (checked
+        // first, a first run failed on lists it had just fetched).
+        let mut errors = Vec::new();
         let mut closure = self
             .store()
             .load_closure(&crate::service::plan_roots(plan))
@@ -806,7 +809,7 @@ impl<S: Store> SkillRegistryService<S> {
                 if let SkillItem::AgentSource(source) = item {
                     let folder = crate::service::expand_home(&source.path, self.home());
                     if let Err(err) = agents_discovery::load_folder(&folder) {
-                        report.errors.push(format!(
+                        errors.push(format!(
                             "skill `{}`: agent_sources `{}`: {err}",
                             skill.name, source.path
                         ));
@@ -824,21 +827,21 @@ impl<S: Store> SkillRegistryService<S> {
         for outcome in &outcomes {
             let allow = allowed.get(&outcome.digest);
             if let Some(err) = &outcome.error {
-                report
-                    .errors
-                    .push(format!("mcp server `{}`: {err}", outcome.server));
+                errors.push(format!("mcp server `{}`: {err}", outcome.server));
                 continue;
             }
             for tool in allow.into_iter().flatten() {
                 let listed = format!("mcp:{}/{tool}", outcome.server);
                 if !outcome.tools.contains(&listed) {
-                    report.errors.push(format!(
+                    errors.push(format!(
                         "mcp server `{}` does not list the allow-listed tool `{tool}`",
                         outcome.server
                     ));
                 }
             }
         }
+        let mut report = self.validate_plan(plan).await?;
+        report.errors.extend(errors);
         let warnings = std::mem::take(&mut report.warnings);
         report.errors.extend(
             warnings

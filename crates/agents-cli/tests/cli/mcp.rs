@@ -286,6 +286,23 @@ fn validate_strict_queries_the_servers_and_checks_agent_skill_folders() {
         "echo is listed: {errors:#?}"
     );
     assert_eq!(processes_with(&format!("strict-{pid}")), 0);
+
+    // A server never fetched before passes on the first run: the check
+    // reads the list the run has just fetched, not the missing cache.
+    let fresh = sb.write(
+        "fresh.yaml",
+        &format!(
+            "name: l/fresh\nmcp_sources:\n  - server: everything\n    command: node\n    args: [\"{entry}\", stdio]\n    env: {{AGENTS_TEST_MARKER: fresh-{pid}}}\n    tools: [echo]\n"
+        ),
+    );
+    sb.run(&["skill", "add", fresh.to_str().unwrap()]).ok();
+    let run = sb.run(&["skill", "validate", "l/fresh", "--strict"]).ok();
+    assert!(
+        !run.stdout.contains("no cached tool list"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(processes_with(&format!("fresh-{pid}")), 0);
 }
 
 #[test]
