@@ -52,6 +52,21 @@ pub enum HttpAccess {
     Unset,
 }
 
+impl HttpAccess {
+    /// What [`Gateway::bind_http`] refuses for `addr`, asked before
+    /// anything starts (so `--dry-run` refuses it too).
+    pub fn check(&self, addr: SocketAddr) -> Result<(), GatewayError> {
+        match self {
+            Self::Token(_) => Ok(()),
+            Self::Open if addr.ip().is_loopback() => Ok(()),
+            Self::Unset if addr.ip().is_loopback() => {
+                Err(GatewayError::LoopbackTokenRequired(addr))
+            }
+            Self::Open | Self::Unset => Err(GatewayError::TokenRequired(addr)),
+        }
+    }
+}
+
 /// A bearer token, kept as its SHA-256 only.
 #[derive(Clone)]
 pub struct BearerToken {
@@ -127,14 +142,10 @@ impl Gateway {
         addr: SocketAddr,
         access: HttpAccess,
     ) -> Result<HttpServer, GatewayError> {
+        access.check(addr)?;
         let token = match access {
             HttpAccess::Token(token) => Some(token),
-            HttpAccess::Open if addr.ip().is_loopback() => None,
-            HttpAccess::Open => return Err(GatewayError::TokenRequired(addr)),
-            HttpAccess::Unset if addr.ip().is_loopback() => {
-                return Err(GatewayError::LoopbackTokenRequired(addr));
-            }
-            HttpAccess::Unset => return Err(GatewayError::TokenRequired(addr)),
+            HttpAccess::Open | HttpAccess::Unset => None,
         };
         let listener = tokio::net::TcpListener::bind(addr)
             .await

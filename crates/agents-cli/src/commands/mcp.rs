@@ -317,6 +317,9 @@ async fn serve(
         Transport::Http(_, None, true) => agents_gateway::HttpAccess::Open,
         _ => agents_gateway::HttpAccess::Unset,
     };
+    if let Transport::Http(addr, ..) = &transport {
+        access.check(*addr).map_err(|err| gateway_failure(&err))?;
+    }
     let names = skills
         .iter()
         .map(|s| agents_core::SkillName::new(s))

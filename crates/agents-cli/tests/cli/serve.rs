@@ -467,6 +467,28 @@ fn http_needs_a_token_or_no_auth_on_loopback() {
         ])
         .fails(1);
     assert_eq!(out.stderr_json()["error"]["kind"], "auth_token_required");
+    // `--dry-run` refuses what the real run would, before it says anything
+    // about the tools.
+    for args in [
+        &["--http", "0.0.0.0:0", "--no-auth"][..],
+        &["--http", "127.0.0.1:0"],
+    ] {
+        let mut all = vec!["mcp", "serve", "l/gw", "--dry-run"];
+        all.extend(args);
+        let out = sb.run(&all).fails(1);
+        assert!(out.stderr.contains("refusing to listen"), "{}", out.stderr);
+        assert!(out.stdout.is_empty(), "{}", out.stdout);
+    }
+    sb.run(&[
+        "mcp",
+        "serve",
+        "l/gw",
+        "--dry-run",
+        "--http",
+        "127.0.0.1:0",
+        "--no-auth",
+    ])
+    .ok();
 }
 
 #[test]
