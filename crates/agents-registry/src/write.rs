@@ -94,8 +94,33 @@ impl<S: Store> SkillRegistryService<S> {
         mode: WriteMode,
         strict: bool,
     ) -> Result<WriteOutcome, ServiceError> {
+        self.write_skills_among(skills, &[], mode, strict).await
+    }
+
+    /// [`Self::write_skills`] for one file of several a command writes:
+    /// `batch` is every skill of the command's files (this file's too), and
+    /// the check takes those of them that `skills` reach as written, so a
+    /// file may include a skill a later file of the same command defines
+    /// (`skill apply skills/*.yaml --strict`). Each file is still its own
+    /// transaction: a later file that fails leaves that include missing.
+    pub async fn write_skills_among(
+        &self,
+        skills: &[Skill],
+        batch: &[Skill],
+        mode: WriteMode,
+        strict: bool,
+    ) -> Result<WriteOutcome, ServiceError> {
         validate_all(skills)?;
-        let warnings = self.write_warnings(skills).await?;
+        let pending = reached_in(skills, batch);
+        let warnings = if pending.is_empty() {
+            self.write_warnings(skills).await?
+        } else {
+            // Batch skills first: a skill of this file wins a name both hold.
+            let combined: Vec<Skill> = pending.into_iter().chain(skills).cloned().collect();
+            let own: HashSet<&SkillName> = skills.iter().map(|skill| &skill.name).collect();
+            self.warnings_for(&combined, |name| own.contains(name))
+                .await?
+        };
         if strict && !warnings.is_empty() {
             return Err(ServiceError::Strict(warnings));
         }
@@ -206,6 +231,16 @@ impl<S: Store> SkillRegistryService<S> {
     /// references to unconfigured servers. Cache state (an MCP server not
     /// refreshed yet) is not a problem of the definition and is left out.
     pub async fn write_warnings(&self, written: &[Skill]) -> Result<Vec<String>, ServiceError> {
+        self.warnings_for(written, |_| true).await
+    }
+
+    /// [`Self::write_warnings`] of the skills of `written` that `checked`
+    /// picks, the others taken as written too (skills of a later file).
+    async fn warnings_for(
+        &self,
+        written: &[Skill],
+        checked: impl Fn(&SkillName) -> bool,
+    ) -> Result<Vec<String>, ServiceError> {
         let names: HashSet<&SkillName> = written.iter().map(|skill| &skill.name).collect();
         let mut roots: Vec<SkillName> = written
             .iter()
@@ -225,7 +260,12 @@ impl<S: Store> SkillRegistryService<S> {
         let mut unknown: IndexSet<(SkillName, String)> = IndexSet::new();
         // One walk over all written skills: diagnosing each alone would cost
         // the sum of their closures (quadratic when they include one another).
-        let (errors, warnings) = resolver.diagnose_all(written.iter().map(|skill| &skill.name));
+        let (errors, warnings) = resolver.diagnose_all(
+            written
+                .iter()
+                .map(|skill| &skill.name)
+                .filter(|name| checked(name)),
+        );
         // The walk follows each include once, so it meets each cycle once
         // (by the one back edge that closes it).
         for error in errors {
@@ -273,6 +313,36 @@ impl<S: Store> SkillRegistryService<S> {
         }
         Ok(lines.into_iter().collect())
     }
+}
+
+/// The skills of `batch` that `skills` reach through includes among
+/// `batch` (and that `skills` do not define themselves), each once.
+fn reached_in<'b>(skills: &[Skill], batch: &'b [Skill]) -> Vec<&'b Skill> {
+    if batch.is_empty() {
+        return Vec::new();
+    }
+    let own: HashSet<&SkillName> = skills.iter().map(|skill| &skill.name).collect();
+    // The last definition of a name in the batch, as the files are written in order.
+    let by_name: std::collections::HashMap<&SkillName, &Skill> = batch
+        .iter()
+        .filter(|skill| !own.contains(&skill.name))
+        .map(|skill| (&skill.name, skill))
+        .collect();
+    let mut seen: HashSet<&SkillName> = HashSet::new();
+    let mut reached = Vec::new();
+    let mut todo: Vec<&Skill> = skills.iter().collect();
+    while let Some(skill) = todo.pop() {
+        for item in &skill.items {
+            if let SkillItem::Include(include) = item
+                && let Some(&target) = by_name.get(&include.skill)
+                && seen.insert(&include.skill)
+            {
+                reached.push(target);
+                todo.push(target);
+            }
+        }
+    }
+    reached
 }
 
 /// How many write-time warnings are printed before "and N more" (`--strict`

@@ -81,23 +81,46 @@ async fn write_files(
     } else {
         "updated"
     };
+    let Batch { all, files: parsed } = Batch::parse(ctx, files);
+    let all = &all;
+    let mut parsed = parsed.into_iter();
     super::for_each_file(ctx.format, files, verb, "skill", |file| {
-        write_file(ctx, file, mode, strict)
+        let parsed = parsed.next().unwrap_or(Ok(0..0));
+        async move {
+            let skills = all.get(parsed?).unwrap_or_default();
+            let outcome = write_one(ctx, file, skills, all, mode, strict).await?;
+            Ok(Written {
+                names: skills.iter().map(|s| s.name.to_string()).collect(),
+                warnings: outcome.warnings,
+            })
+        }
     })
     .await
 }
 
-async fn write_file(
-    ctx: &Context,
-    file: &std::path::Path,
-    mode: WriteMode,
-    strict: bool,
-) -> Result<Written, Failure> {
-    let (skills, outcome) = write_one(ctx, file, mode, strict).await?;
-    Ok(Written {
-        names: skills.into_iter().map(|s| s.name.to_string()).collect(),
-        warnings: outcome.warnings,
-    })
+/// Every file's skills, parsed before any is written, so that the check of
+/// one file sees the skills the command's other files define.
+struct Batch {
+    all: Vec<agents_core::Skill>,
+    /// Each file's skills in `all`, or why it could not be read.
+    files: Vec<Result<std::ops::Range<usize>, Failure>>,
+}
+
+impl Batch {
+    fn parse(ctx: &Context, files: &[PathBuf]) -> Self {
+        let mut all = Vec::new();
+        let files = files
+            .iter()
+            .map(|file| {
+                read_skills(ctx, file).map(|skills| {
+                    let start = all.len();
+                    all.extend(skills);
+                    start..all.len()
+                })
+            })
+            .collect();
+        Self { all, files }
+    }
 }
 
 /// `skill apply`: one line per skill (`created local/x`), warnings on
@@ -106,10 +129,18 @@ async fn apply(ctx: &Context, files: &[PathBuf], strict: bool) -> Result<ExitCod
     output::supported(ctx.format, &[Format::Table, Format::Json], "skill apply")?;
     let mut results = Vec::new();
     let mut failed = false;
-    for file in files {
+    let Batch { all, files: parsed } = Batch::parse(ctx, files);
+    for (file, parsed) in files.iter().zip(parsed) {
         let shown = file.display().to_string();
-        match write_one(ctx, file, WriteMode::Apply, strict).await {
-            Ok((_, outcome)) => {
+        let written = match parsed {
+            Ok(range) => {
+                let skills = all.get(range).unwrap_or_default();
+                write_one(ctx, file, skills, &all, WriteMode::Apply, strict).await
+            }
+            Err(failure) => Err(failure),
+        };
+        match written {
+            Ok(outcome) => {
                 output::warn_all(
                     ctx.format,
                     outcome.warnings.iter().map(|w| format!("{shown}: {w}")),
@@ -143,27 +174,34 @@ async fn apply(ctx: &Context, files: &[PathBuf], strict: bool) -> Result<ExitCod
     })
 }
 
-/// Parses one file, writes its skills under `mode` and trusts their launch
-/// specs for this user (they chose the file).
-async fn write_one(
-    ctx: &Context,
-    file: &std::path::Path,
-    mode: WriteMode,
-    strict: bool,
-) -> Result<(Vec<agents_core::Skill>, WriteOutcome), Failure> {
-    // The text is not kept once parsed; the write holds only the skills.
+/// Parses one file of skill definitions (at least one).
+fn read_skills(ctx: &Context, file: &Path) -> Result<Vec<agents_core::Skill>, Failure> {
     let skills = parse_definition(ctx, file, InputKind::Skills, parse_skills_with)?;
-    let shown = file.display().to_string();
     if skills.is_empty() {
         return Err(Failure::new(
             "invalid_definition",
-            format!("{shown}: no skill definitions found"),
+            format!("{}: no skill definitions found", file.display()),
         ));
     }
+    Ok(skills)
+}
+
+/// Writes one file's `skills` under `mode` (checked with the other skills
+/// of the command's `batch` taken as written) and trusts their launch specs
+/// for this user (they chose the file).
+async fn write_one(
+    ctx: &Context,
+    file: &Path,
+    skills: &[agents_core::Skill],
+    batch: &[agents_core::Skill],
+    mode: WriteMode,
+    strict: bool,
+) -> Result<WriteOutcome, Failure> {
+    let shown = file.display().to_string();
     let in_file = |err: agents_registry::ServiceError| super::in_file(file, err.into());
     let outcome = ctx
         .service
-        .write_skills(&skills, mode, strict)
+        .write_skills_among(skills, batch, mode, strict)
         .await
         .map_err(in_file)?;
     // The user chose this file: the launch specs in it are trusted for them.
@@ -173,9 +211,9 @@ async fn write_one(
         WriteMode::Apply => "apply",
     };
     ctx.service
-        .trust_specs_of(&skills, &format!("skill {verb} {shown}"))
+        .trust_specs_of(skills, &format!("skill {verb} {shown}"))
         .map_err(in_file)?;
-    Ok((skills, outcome))
+    Ok(outcome)
 }
 
 async fn get(ctx: &Context, name: &str) -> Result<ExitCode, Failure> {

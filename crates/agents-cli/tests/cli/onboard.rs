@@ -191,6 +191,53 @@ fn apply_strict_writes_nothing_of_a_file_with_a_warning() {
 }
 
 #[test]
+fn strict_files_may_include_what_a_later_file_of_the_command_defines() {
+    let sb = Sandbox::new();
+    // `a` includes `b` of a later file, which includes `c` already stored.
+    let stored = sb.write("c.yaml", "name: local/c\ntools: [builtin/grep]\n");
+    sb.run(&["skill", "add", stored.to_str().unwrap()]).ok();
+    let a = sb.write("a.yaml", "name: local/a\nincludes: [local/b]\n");
+    let b = sb.write(
+        "b.yaml",
+        "name: local/b\nincludes: [local/c]\ntools: [builtin/read_file]\n",
+    );
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let run = sb.run(&["skill", "apply", "--strict", a, b]).ok();
+    assert!(run.stdout.contains("created local/a"), "{}", run.stdout);
+    assert!(run.stdout.contains("created local/b"), "{}", run.stdout);
+    assert!(!run.stderr.contains("warning"), "{}", run.stderr);
+    sb.run(&["skill", "tools", "local/a"]).ok();
+    // The same for `skill add`; a problem in the later file still counts
+    // against the file that includes it.
+    let d = sb.write("d.yaml", "name: local/d\nincludes: [local/e]\n");
+    let e = sb.write("e.yaml", "name: local/e\ntools: [builtin/nope]\n");
+    let (d, e) = (d.to_str().unwrap(), e.to_str().unwrap());
+    let run = sb.run(&["skill", "add", "--strict", d, e]).fails(1);
+    assert!(
+        run.stderr.contains("d.yaml: nothing written"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("builtin/nope"), "{}", run.stderr);
+    sb.write("e.yaml", "name: local/e\ntools: [builtin/grep]\n");
+    sb.run(&["skill", "add", "--strict", d, e]).ok();
+    // A later file that cannot be read is no help.
+    let f = sb.write("f.yaml", "name: local/f\nincludes: [local/g]\n");
+    let g = sb.write("g.yaml", "name: local/g\ntools: [builtin/grep\n");
+    let run = sb
+        .run(&[
+            "skill",
+            "add",
+            "--strict",
+            f.to_str().unwrap(),
+            g.to_str().unwrap(),
+        ])
+        .fails(1);
+    assert!(run.stderr.contains("local/g"), "{}", run.stderr);
+    sb.run(&["skill", "get", "local/f"]).fails(1);
+}
+
+#[test]
 fn db_import_replace_loads_into_a_non_empty_registry() {
     let sb = Sandbox::new();
     let file = sb.write(
