@@ -1,6 +1,6 @@
 use std::process::ExitCode;
 
-use crate::cli::{ConfigCommand, Format, GlobalArgs};
+use crate::cli::{ConfigCommand, GlobalArgs};
 use crate::context::settings;
 use crate::output::{self, Failure};
 
@@ -8,7 +8,6 @@ pub fn run(global: &GlobalArgs, command: ConfigCommand) -> Result<ExitCode, Fail
     let format = global.format_or_table();
     match command {
         ConfigCommand::Show => {
-            output::supported(format, &[Format::Table, Format::Json], "config show")?;
             let settings = settings(global, None)?;
             for warning in &settings.warnings {
                 output::warn(format, warning);

@@ -4,7 +4,7 @@ use agents_definition::{export_to_yaml, parse_export_with};
 use agents_registry::{Change, Store};
 use serde_json::json;
 
-use crate::cli::{DbCommand, Format, GlobalArgs};
+use crate::cli::{DbCommand, GlobalArgs};
 use crate::context::Context;
 use crate::output::{self, Failure};
 use agents_config::InputKind;
@@ -30,7 +30,6 @@ pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Fa
             }
         }
         DbCommand::Migrate | DbCommand::Status => {
-            output::supported(ctx.format, &[Format::Table, Format::Json], "db status")?;
             let status = ctx.service.store().status().await?;
             if ctx.format.structured() {
                 output::json(&status)?;

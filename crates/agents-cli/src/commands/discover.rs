@@ -44,7 +44,6 @@ pub async fn discover(
     paths: Option<String>,
     on_conflict: ConflictArg,
 ) -> Result<ExitCode, Failure> {
-    output::supported(ctx.format, &[Format::Table, Format::Json], "skill discover")?;
     let named = paths.is_some();
     let dirs = match paths {
         Some(raw) => crate::context::settings_with_paths(ctx, raw)?,
@@ -160,7 +159,6 @@ pub async fn prepare_for_tools(
 
 /// `agents skill lint`: validation only, no database.
 pub fn lint(format: Format, paths: &[PathBuf]) -> Result<ExitCode, Failure> {
-    output::supported(format, &[Format::Table, Format::Json], "skill lint")?;
     let report = agents_discovery::lint(paths);
     if format.structured() {
         output::json(&report)?;

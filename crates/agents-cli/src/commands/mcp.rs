@@ -3,12 +3,11 @@ use std::process::ExitCode;
 use agents_registry::{FetchOptions, McpRefresh};
 use serde_json::json;
 
-use crate::cli::{Format, McpCommand};
+use crate::cli::McpCommand;
 use crate::context::Context;
 use crate::output::{self, Failure};
 
 pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure> {
-    output::supported(ctx.format, &[Format::Table, Format::Json], "mcp")?;
     match command {
         McpCommand::Serve {
             skills,

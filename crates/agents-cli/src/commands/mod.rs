@@ -4,6 +4,7 @@
 mod config;
 mod db;
 mod discover;
+mod formats;
 mod mcp;
 mod plan;
 mod skill;
@@ -23,7 +24,10 @@ use agents_config::InputKind;
 use agents_definition::{DefinitionError, Limits};
 
 pub async fn run(args: Args) -> Result<ExitCode, Failure> {
-    let Args { global, command } = args;
+    let Args {
+        mut global,
+        command,
+    } = args;
     if let Some(format) = global.format.filter(|f| f.is_export())
         && !matches!(
             command,
@@ -34,6 +38,12 @@ pub async fn run(args: Args) -> Result<ExitCode, Failure> {
             "`--format {}` is only for `agents skill tools`",
             output::format_name(format)
         )));
+    }
+    // Every command's formats are checked here, before anything runs.
+    let (name, allowed) = formats::of(&command);
+    match global.format {
+        Some(format) => output::supported(format, allowed, name)?,
+        None => global.format = Some(formats::default_of(&command)),
     }
     match command {
         Command::Skill(command) => skill::run(&global, command).await,

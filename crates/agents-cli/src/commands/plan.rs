@@ -4,7 +4,7 @@ use agents_core::Plan;
 use agents_definition::parse_plan_with;
 use serde_json::json;
 
-use crate::cli::{Format, PlanCommand};
+use crate::cli::PlanCommand;
 use crate::commands::parse_definition;
 use crate::context::Context;
 use crate::output::{self, Failure};
@@ -22,7 +22,6 @@ pub async fn run(ctx: &Context, command: PlanCommand) -> Result<ExitCode, Failur
 /// Validates `plan`, printing its errors and warnings (the first
 /// [`agents_core::MAX_SHOWN`] of each, then how many more); exit 1 on any error.
 pub async fn report(ctx: &Context, plan: &Plan, strict: bool) -> Result<ExitCode, Failure> {
-    output::supported(ctx.format, &[Format::Table, Format::Json], "validate")?;
     let mut report = if strict {
         let spinner = output::spinner(ctx.format, "querying MCP servers…");
         let report = ctx

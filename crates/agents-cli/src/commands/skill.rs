@@ -41,7 +41,6 @@ pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode,
         SkillCommand::Apply { files, strict } => apply(&ctx, &files, strict).await,
         SkillCommand::Get { name } => get(&ctx, &name).await,
         SkillCommand::Prompt { name } => {
-            output::supported(ctx.format, &[Format::Table], "skill prompt")?;
             let name = SkillName::new(&name)?;
             super::discover::prepare_for_tools(&ctx, &name, false).await?;
             output::raw(&ctx.service.skill_prompt(&name).await?)?;
@@ -75,7 +74,6 @@ async fn write_files(
     mode: WriteMode,
     strict: bool,
 ) -> Result<ExitCode, Failure> {
-    output::supported(ctx.format, &[Format::Table, Format::Json], "skill add")?;
     let verb = if mode == WriteMode::Add {
         "added"
     } else {
@@ -126,7 +124,6 @@ impl Batch {
 /// `skill apply`: one line per skill (`created local/x`), warnings on
 /// stderr; exit 1 when any file failed.
 async fn apply(ctx: &Context, files: &[PathBuf], strict: bool) -> Result<ExitCode, Failure> {
-    output::supported(ctx.format, &[Format::Table, Format::Json], "skill apply")?;
     let mut results = Vec::new();
     let mut failed = false;
     let Batch { all, files: parsed } = Batch::parse(ctx, files);
@@ -218,11 +215,6 @@ async fn write_one(
 
 async fn get(ctx: &Context, name: &str) -> Result<ExitCode, Failure> {
     let name = SkillName::new(name)?;
-    output::supported(
-        ctx.format,
-        &[Format::Table, Format::Json, Format::Yaml],
-        "skill get",
-    )?;
     let skill = ctx.service.get_skill(&name).await?;
     match ctx.format {
         Format::Json => output::json(&skill_to_json(&skill))?,
@@ -232,7 +224,6 @@ async fn get(ctx: &Context, name: &str) -> Result<ExitCode, Failure> {
 }
 
 async fn list(ctx: &Context, namespace: Option<&str>) -> Result<ExitCode, Failure> {
-    output::supported(ctx.format, &[Format::Table, Format::Json], "skill list")?;
     let skills = ctx.service.list_skills(namespace).await?;
     if ctx.format.structured() {
         let rows: Vec<Value> = skills
@@ -289,17 +280,6 @@ async fn tools(
     explain: bool,
     locked: Option<&Path>,
 ) -> Result<ExitCode, Failure> {
-    output::supported(
-        ctx.format,
-        &[
-            Format::Table,
-            Format::Json,
-            Format::Openai,
-            Format::Anthropic,
-            Format::Mcp,
-        ],
-        "skill tools",
-    )?;
     let name = SkillName::new(name)?;
     let lock = locked.map(read_lock).transpose()?;
     super::discover::prepare_for_tools(ctx, &name, refresh).await?;
@@ -435,7 +415,6 @@ pub fn read_lock(file: &Path) -> Result<Lockfile, Failure> {
 }
 
 async fn lock(ctx: &Context, names: &[String], file: &Path) -> Result<ExitCode, Failure> {
-    output::supported(ctx.format, &[Format::Table, Format::Json], "skill lock")?;
     let names = names
         .iter()
         .map(|n| SkillName::new(n))
@@ -469,7 +448,6 @@ async fn lock(ctx: &Context, names: &[String], file: &Path) -> Result<ExitCode, 
 }
 
 async fn diff(ctx: &Context, name: &str, file: &Path) -> Result<ExitCode, Failure> {
-    output::supported(ctx.format, &[Format::Table, Format::Json], "skill diff")?;
     let name = SkillName::new(name)?;
     let lock = read_lock(file)?;
     let diff = ctx.service.diff_lock(&name, &lock).await?;
@@ -586,11 +564,6 @@ fn export_format(format: Format) -> Option<agents_core::ExportFormat> {
 }
 
 async fn graph(ctx: &Context, name: &str) -> Result<ExitCode, Failure> {
-    output::supported(
-        ctx.format,
-        &[Format::Dot, Format::Mermaid, Format::Json],
-        "skill graph",
-    )?;
     let name = SkillName::new(name)?;
     let graph = ctx.service.include_graph(&name).await?;
     match ctx.format {

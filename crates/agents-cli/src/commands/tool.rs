@@ -14,16 +14,10 @@ pub async fn run(ctx: &Context, command: ToolCommand) -> Result<ExitCode, Failur
         ToolCommand::Add { files, replace } => add(ctx, &files, replace).await,
         ToolCommand::List { source } => list(ctx, source.map(to_source)).await,
         ToolCommand::Get { name, body: true } => {
-            output::supported(ctx.format, &[Format::Table], "tool get --body")?;
             output::raw(&ctx.service.agent_skill_body(&name).await?)?;
             Ok(ExitCode::SUCCESS)
         }
         ToolCommand::Get { name, body: false } => {
-            output::supported(
-                ctx.format,
-                &[Format::Table, Format::Json, Format::Yaml],
-                "tool get",
-            )?;
             let tool = ctx.service.get_tool(&name).await?;
             match ctx.format {
                 Format::Json => output::json(&tool_json(&tool))?,
@@ -62,7 +56,6 @@ async fn add(
     files: &[std::path::PathBuf],
     replace: bool,
 ) -> Result<ExitCode, Failure> {
-    output::supported(ctx.format, &[Format::Table, Format::Json], "tool add")?;
     super::for_each_file(ctx.format, files, "added", "tool", |file| {
         add_file(ctx, file, replace)
     })
@@ -97,7 +90,6 @@ async fn add_file(
 }
 
 async fn list(ctx: &Context, source: Option<ToolSource>) -> Result<ExitCode, Failure> {
-    output::supported(ctx.format, &[Format::Table, Format::Json], "tool list")?;
     let tools = ctx.service.list_tools(source).await?;
     if ctx.format.structured() {
         let rows: Vec<Value> = tools.iter().map(tool_json).collect();

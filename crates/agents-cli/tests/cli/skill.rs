@@ -297,6 +297,43 @@ fn usage_errors_exit_2() {
         "error: `skill list` does not support `--format dot`; use `table`, `json` or `yaml`\n"
     );
     sb.run(&["--version"]).ok();
+    // Every command refuses a format it cannot write, by its own name,
+    // before it opens anything.
+    for (args, name) in [
+        (&["db", "init", "--format", "dot"][..], "db init"),
+        (&["db", "migrate", "--format", "mermaid"], "db migrate"),
+        (&["db", "export", "--format", "json"], "db export"),
+        (&["man", "--format", "json"], "man"),
+        (&["completions", "bash", "--format", "json"], "completions"),
+        (&["schema", "skill", "--format", "mermaid"], "schema"),
+        (&["mcp", "list", "--format", "dot"], "mcp list"),
+        (&["mcp", "export", "--format", "dot"], "mcp export"),
+        (
+            &["plan", "validate", "p.yaml", "--format", "dot"],
+            "plan validate",
+        ),
+        (
+            &["skill", "validate", "a/b", "--format", "dot"],
+            "skill validate",
+        ),
+        (
+            &["tool", "get", "x/y", "--body", "--format", "json"],
+            "tool get --body",
+        ),
+    ] {
+        let run = sb.run(args).fails(2);
+        assert!(
+            run.stderr
+                .contains(&format!("`{name}` does not support `--format ")),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    // `skill graph` draws `dot` when no format is given.
+    let file = sb.write("g.yaml", "name: a/g\ntools: [builtin/grep]\n");
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    let run = sb.run(&["skill", "graph", "a/g"]).ok();
+    assert!(run.stdout.starts_with("digraph"), "{}", run.stdout);
 }
 
 #[test]
@@ -734,7 +771,10 @@ fn graph_of_a_broken_closure_is_drawn_not_refused() {
             .iter()
             .any(|e| e["cycle"] == true)
     );
-    // Tables are not a graph format: a usage error.
-    let run = sb.run(&["skill", "graph", "g/root"]);
+    // Tables are not a graph format: a usage error when asked for; with no
+    // format the graph is drawn as `dot`.
+    let run = sb.run(&["skill", "graph", "g/root", "--format", "table"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
+    let run = sb.run(&["skill", "graph", "g/root"]).ok();
+    assert!(run.stdout.starts_with("digraph"), "{}", run.stdout);
 }
