@@ -292,6 +292,33 @@ fn tool_error(text: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
+/// An upstream's `tools/call` result as this gateway's own: a complete
+/// result (`resultType`, which a 2026-07-28 client requires; rmcp leaves it
+/// out for older peers). The upstream session is an older protocol, whose
+/// results have no type; one that sends another type (`input_required`)
+/// cannot be passed on, and is a tool error.
+fn proxied_result(result: Value, server: &str) -> CallToolResult {
+    let mut result: CallToolResult = match serde_json::from_value(result) {
+        Ok(result) => result,
+        Err(err) => {
+            return tool_error(format!(
+                "mcp server `{server}` returned a result that is not a CallToolResult: {err}"
+            ));
+        }
+    };
+    match &result.result_type {
+        None => result.result_type = Some(rmcp::model::ResultType::COMPLETE),
+        Some(kind) if *kind == rmcp::model::ResultType::COMPLETE => {}
+        Some(kind) => {
+            return tool_error(format!(
+                "mcp server `{server}` answered with a `{}` result, which the gateway cannot pass on",
+                agents_core::text::shorten(&kind.to_string(), 64)
+            ));
+        }
+    }
+    result
+}
+
 impl Gateway {
     /// A gateway serving `plan`; upstreams are started with `options`.
     pub fn new(plan: Plan, options: FetchOptions) -> Self {
@@ -457,7 +484,11 @@ impl Gateway {
             .await
             {
                 Ok(started) => *upstream = Some(started),
-                Err(err) => return Some(tool_error(err.to_string())),
+                Err(err) => {
+                    // What the server printed is for this user's log only.
+                    tracing::warn!(server = %served.definition.server, "{err}");
+                    return Some(tool_error(err.without_server_output().to_string()));
+                }
             }
         }
         let caller = upstream.as_ref()?.caller();
@@ -471,15 +502,10 @@ impl Gateway {
             )
             .await
         {
-            Ok(result) => Some(serde_json::from_value(result).unwrap_or_else(|err| {
-                tool_error(format!(
-                    "mcp server `{}` returned a result that is not a CallToolResult: {err}",
-                    served.definition.server
-                ))
-            })),
+            Ok(result) => Some(proxied_result(result, &served.definition.server)),
             Err(err) => {
                 self.after_failed_call(&slot, &served, &err).await;
-                Some(tool_error(err.to_string()))
+                Some(tool_error(err.without_server_output().to_string()))
             }
         }
     }
@@ -1021,6 +1047,23 @@ impl Gateway {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_proxied_result_is_complete_or_a_tool_error() {
+        let plain = proxied_result(json!({"content": [{"type": "text", "text": "hi"}]}), "up");
+        assert_eq!(plain.result_type, Some(rmcp::model::ResultType::COMPLETE));
+        assert_eq!(plain.is_error, None);
+        let typed = proxied_result(
+            json!({"resultType": "complete", "content": [], "isError": true}),
+            "up",
+        );
+        assert_eq!(typed.is_error, Some(true));
+        let other = proxied_result(json!({"resultType": "input_required", "content": []}), "up");
+        assert_eq!(other.is_error, Some(true));
+        assert_eq!(other.result_type, Some(rmcp::model::ResultType::COMPLETE));
+        let broken = proxied_result(json!({"content": 5}), "up");
+        assert_eq!(broken.is_error, Some(true));
+    }
 
     #[test]
     fn an_argument_error_stays_short_whatever_the_argument() {

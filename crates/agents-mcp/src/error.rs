@@ -211,6 +211,51 @@ impl McpError {
         }
     }
 
+    /// The same error without what the server wrote outside the protocol
+    /// (its stderr, stray stdout): for a client of the gateway, who is not
+    /// this user (a server may print its environment). The whole error is
+    /// for this user's log.
+    pub fn without_server_output(self) -> Self {
+        const SEE_LOG: &str = "see the gateway's log";
+        match self {
+            Self::ExitedEarly {
+                server,
+                status,
+                stage,
+                stderr,
+            } => Self::ExitedEarly {
+                server,
+                status,
+                stage,
+                stderr: if stderr.is_empty() {
+                    stderr
+                } else {
+                    SEE_LOG.into()
+                },
+            },
+            Self::Garbage { server, .. } => Self::Garbage {
+                server,
+                sample: SEE_LOG.into(),
+            },
+            Self::Timeout {
+                server,
+                stage,
+                timeout,
+                note,
+            } => Self::Timeout {
+                server,
+                stage,
+                timeout,
+                note: if note.is_empty() {
+                    note
+                } else {
+                    format!("; {SEE_LOG}")
+                },
+            },
+            other => other,
+        }
+    }
+
     /// The server the error is about.
     pub fn server(&self) -> &str {
         match self {

@@ -757,6 +757,8 @@ fn listen_client(sb: &Sandbox, python: &str, args: &[&str]) -> Value {
     assert_eq!(out["protocol"], "2026-07-28", "{out}");
     assert_eq!(out["honored"]["toolsListChanged"], true, "{out}");
     assert_eq!(out["before"]["tools"][0]["description"], "Say it back");
+    assert_eq!(out["called"]["isError"], false, "{out}");
+    assert!(text_of(&out["called"]).contains("proxied hello"), "{out}");
     assert_eq!(out["update_code"], 0, "{out}");
     assert_eq!(out["event"], "ToolsListChanged", "{out}");
     assert_eq!(out["after"]["tools"][0]["description"], "Say it again");
@@ -866,7 +868,9 @@ fn calls_run_at_once_with_progress_and_untrust_stops_a_running_server() {
 
 /// A server that crashes may print anything on stderr (its environment,
 /// here): the client's tool error says the call failed, the stderr goes to
-/// the gateway's own log.
+/// the gateway's own log, with secret values masked there too. The same
+/// for a server that fails as it starts (the call after the crash restarts
+/// it, and this time it exits at once, printing a value of its `env`).
 #[test]
 fn a_crashed_servers_stderr_reaches_the_log_not_the_client() {
     let Some(python) = python("crash_stderr") else {
@@ -877,21 +881,27 @@ fn a_crashed_servers_stderr_reaches_the_log_not_the_client() {
         "tools.json",
         r#"[{"name": "boom", "description": "dies", "inputSchema": {"type": "object"}}]"#,
     );
+    let started = sb.path("started");
     sb.write(
         "home/.cleveragents/config.toml",
         &format!(
-            "[mcp.servers.dier]\ncommand = \"python3\"\nargs = [\"{}\", \"{}\", \"--die-on-call\"]\n\
-             env = {{ DIER_SECRET = \"s3cret-in-env\" }}\n",
+            "[mcp.servers.dier]\ncommand = \"sh\"\nargs = [\"-c\", \"if [ -e \\\"$DIER_FLAG\\\" ]; then echo \\\"early $DIER_PLAIN\\\" >&2; exit 1; fi; touch \\\"$DIER_FLAG\\\"; exec python3 \\\"$0\\\" \\\"$1\\\" --die-on-call\", \"{}\", \"{}\"]\n\
+             env = {{ DIER_SECRET = \"s3cret-in-env\", DIER_PLAIN = \"plain-early-value\", DIER_FLAG = \"{}\" }}\n",
             crate::support::py_script("listing_server.py").display(),
-            tools.display()
+            tools.display(),
+            started.display(),
         ),
     );
     let skill = sb.write("d.yaml", "name: l/gw\nmcp_sources:\n  - server: dier\n");
     sb.run(&["skill", "add", skill.to_str().unwrap()]).ok();
     sb.run(&["mcp", "refresh", "dier"]).ok();
+    std::fs::remove_file(&started).unwrap();
     let boom = first_tool(&sb, "l/gw");
     let log = sb.path("gateway.log");
-    let steps = json!([{"call": boom, "arguments": {}}]);
+    let steps = json!([
+        {"call": boom, "arguments": {}},
+        {"call": boom, "arguments": {}}
+    ]);
     let args: Vec<String> = vec![
         "--".into(),
         "sh".into(),
@@ -900,11 +910,22 @@ fn a_crashed_servers_stderr_reaches_the_log_not_the_client() {
         env!("CARGO_BIN_EXE_agents").into(),
     ];
     let out = python_client_with(&sb, &python, &steps, &args);
+    let logged = std::fs::read_to_string(&log).unwrap();
+    // The crash during a call.
     let result = &out["steps"][0];
     assert_eq!(result["isError"], true, "{result}");
     assert!(!result.to_string().contains("s3cret-in-env"), "{result}");
-    let logged = std::fs::read_to_string(&log).unwrap();
-    assert!(logged.contains("s3cret-in-env"), "{logged}");
+    assert!(logged.contains("DIER_SECRET"), "{logged}");
+    assert!(!logged.contains("s3cret-in-env"), "{logged}");
+    // The failed start: the client learns it exited, not what it printed.
+    let result = &out["steps"][1];
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(text_of(result).contains("exited early"), "{result}");
+    assert!(
+        !result.to_string().contains("plain-early-value"),
+        "{result}"
+    );
+    assert!(logged.contains("early plain-early-value"), "{logged}");
 }
 
 /// A client that never finishes its request's headers, that sends nothing,

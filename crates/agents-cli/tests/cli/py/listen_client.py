@@ -5,10 +5,10 @@ that follows `agents mcp serve` through `subscriptions/listen`.
 Usage: python listen_client.py UPDATE_JSON -- COMMAND [ARGS...]   (stdio: starts COMMAND)
        python listen_client.py UPDATE_JSON --url URL                (streamable HTTP)
 
-Lists the tools, opens a `subscriptions/listen` stream for tool-list changes,
+Lists the tools, calls the proxied echo tool, opens a `subscriptions/listen` stream for tool-list changes,
 runs UPDATE_JSON (an argv, e.g. `agents skill update FILE`), waits (bounded)
 for the change event, lists the tools again. Prints one JSON object:
-{"protocol", "honored", "before", "update_code", "event", "after"}.
+{"protocol", "honored", "before", "called", "update_code", "event", "after"}.
 """
 
 import json
@@ -34,6 +34,10 @@ async def main():
     async with Client(server) as client:
         protocol = client.protocol_version
         before = dump(await client.list_tools())
+        # A tool the gateway proxies: its result must be a valid 2026-07-28
+        # result (`resultType`), or the SDK refuses it.
+        echo = next(t["name"] for t in before["tools"] if "echo" in t["name"])
+        called = dump(await client.call_tool(echo, {"message": "proxied hello"}))
         async with client.listen(tools_list_changed=True) as subscription:
             honored = subscription.honored.model_dump(mode="json", by_alias=True, exclude_none=True)
             done = await anyio.to_thread.run_sync(
@@ -48,6 +52,7 @@ async def main():
         "protocol": protocol,
         "honored": honored,
         "before": before,
+        "called": called,
         "update_code": done.returncode,
         "update_stderr": done.stderr,
         "event": event,
