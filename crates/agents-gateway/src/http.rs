@@ -200,8 +200,26 @@ impl HttpServer {
             let mut hosts = config.allowed_hosts.clone();
             hosts.push(local.ip().to_string());
             config = config.with_allowed_hosts(hosts);
+            // A browser sends `Origin`: only a page served from this
+            // machine's loopback may call (any port), not one from the web
+            // that reaches the port through the visitor's browser. Clients
+            // that are not browsers send none and are not affected.
+            let own = match local.ip() {
+                std::net::IpAddr::V6(ip) => format!("http://[{ip}]:*"),
+                std::net::IpAddr::V4(ip) => format!("http://{ip}:*"),
+            };
+            config = config.with_allowed_origins([
+                "http://localhost:*".to_owned(),
+                "http://127.0.0.1:*".to_owned(),
+                "http://[::1]:*".to_owned(),
+                own,
+            ]);
         } else {
-            config = config.disable_allowed_hosts();
+            // Clients elsewhere hold the token; a browser page they open
+            // must not call with it on their behalf: any `Origin` is
+            // refused (403), as the specification asks of an origin the
+            // server does not know.
+            config = config.disable_allowed_hosts().enforce_origin_validation();
         }
         let mcp: StreamableHttpService<Gateway, LocalSessionManager> =
             StreamableHttpService::new(move || Ok(gateway.clone()), Default::default(), config);

@@ -45,10 +45,11 @@ use agents_registry::{McpDefinition, ServeSet, SkillRegistryService, Store};
 use rmcp::ErrorData;
 use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetSkillRequestParams,
-    GetSkillResult, Implementation, ListResourcesResult, ListSkillsResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    Resource, ServerCapabilities, ServerConfig, Skill, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, GetSkillRequestParams, GetSkillResult, Implementation, ListResourcesResult,
+    ListSkillsResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ServerCapabilities, ServerConfig, Skill,
+    Tool,
 };
 use rmcp::service::{
     NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext, SubscriptionSink,
@@ -931,7 +932,46 @@ impl rmcp::ServerHandler for Gateway {
             )),
         }
     }
+
+    /// What rmcp could not read as a request it knows lands here: for a
+    /// method the gateway answers, the params did not fit (`-32602`, as
+    /// JSON-RPC asks: `tools/call` with array arguments, a missing name);
+    /// any other method is not offered (`-32601`). The method is repeated
+    /// cut either way (rmcp's own answer repeated all of it).
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let method = echoed(&request.method);
+        if SERVED_METHODS.contains(&request.method.as_str()) {
+            Err(ErrorData::invalid_params(
+                format!("invalid params for `{method}`"),
+                None,
+            ))
+        } else {
+            Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!("method not found: `{method}`"),
+                None,
+            ))
+        }
+    }
 }
+
+/// The methods the gateway answers: a request for one of them that rmcp
+/// could not read had params that do not fit.
+const SERVED_METHODS: [&str; 9] = [
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/read",
+    "skills/list",
+    "skills/get",
+    "subscriptions/listen",
+];
 
 /// A name or URI the client sent, as an error repeats it: cut, so a 10 MB
 /// name does not come back as a 10 MB error.

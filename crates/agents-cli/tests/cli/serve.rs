@@ -602,19 +602,55 @@ fn what_the_client_sent_comes_back_in_an_error_cut() {
             json!({"uri": format!("skill://{long}/SKILL.md")}),
         ),
     ] {
-        send(
-            &mut stdin,
-            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
-        );
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        let answer: Value = serde_json::from_str(&line).unwrap();
-        assert_eq!(answer["id"], id, "{}", &line[..line.len().min(300)]);
+        let (answer, line) = exchange(&mut stdin, &mut stdout, id, method, params);
         assert!(answer["error"]["message"].is_string(), "{line}");
         assert!(line.len() < 4096, "{method}: {} bytes", line.len());
     }
+    // Params that do not fit a method the gateway answers are invalid
+    // params (-32602), not an unknown method; an unknown method is -32601,
+    // its name cut too.
+    for (id, method, params, code) in [
+        (
+            5,
+            "tools/call".to_owned(),
+            json!({"name": "x", "arguments": [1, 2]}),
+            -32602,
+        ),
+        (6, "tools/call".to_owned(), json!({}), -32602),
+        (7, "resources/read".to_owned(), json!({"uri": 5}), -32602),
+        (8, format!("no/{long}"), json!({}), -32601),
+    ] {
+        let (answer, line) = exchange(&mut stdin, &mut stdout, id, &method, params);
+        assert_eq!(
+            answer["error"]["code"],
+            code,
+            "{}",
+            &line[..line.len().min(300)]
+        );
+        assert!(line.len() < 4096, "{id}: {} bytes", line.len());
+    }
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// Sends one request and reads its answer (checked to carry `id`), parsed
+/// and as the line it came in.
+fn exchange(
+    stdin: &mut std::process::ChildStdin,
+    stdout: &mut BufReader<std::process::ChildStdout>,
+    id: u64,
+    method: &str,
+    params: Value,
+) -> (Value, String) {
+    send(
+        stdin,
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+    );
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let answer: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(answer["id"], id, "{}", &line[..line.len().min(300)]);
+    (answer, line)
 }
 
 /// `agents mcp serve SKILL` over stdio, driven by hand: the child, its stdin
@@ -1026,7 +1062,6 @@ fn only_folders_the_users_discovery_found_are_served_or_prompted() {
 /// foreign Host (a DNS-rebinding page's) is still refused.
 #[test]
 fn another_loopback_address_answers_for_its_own_host_only() {
-    use std::io::Read;
     let sb = Sandbox::new();
     let skill = sb.write("gw.yaml", "name: l/gw\ntools: [builtin/read_file]\n");
     sb.run(&["skill", "add", skill.to_str().unwrap()]).ok();
@@ -1036,31 +1071,75 @@ fn another_loopback_address_answers_for_its_own_host_only() {
         .and_then(|rest| rest.strip_suffix("/mcp"))
         .unwrap()
         .to_owned();
-    let status = |host: &str| {
-        let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
-        let mut stream = std::net::TcpStream::connect(&address).unwrap();
-        write!(
-            stream,
-            "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
-             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
-             Connection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut answer = String::new();
-        let _ = stream.read_to_string(&mut answer);
-        answer
-            .split_whitespace()
-            .nth(1)
-            .unwrap_or_default()
-            .to_owned()
+    let status_from = |host: &str, origin: Option<&str>| {
+        let origin = origin
+            .map(|o| format!("Origin: {o}\r\n"))
+            .unwrap_or_default();
+        initialize_status(&address, host, &origin)
     };
-    let own = status(&address);
-    let foreign = status("evil.example");
+    let own = status_from(&address, None);
+    let foreign = status_from("evil.example", None);
+    // A browser page's `Origin`: one on this machine's loopback may call,
+    // one from the web may not.
+    let local_page = status_from(&address, Some("http://localhost:3000"));
+    let own_page = status_from(&address, Some("http://127.0.0.2:8080"));
+    let web_page = status_from(&address, Some("http://evil.example"));
     nix_kill(child.id());
     child.wait().unwrap();
     assert_eq!(own, "200");
     assert_eq!(foreign, "403");
+    assert_eq!((local_page.as_str(), own_page.as_str()), ("200", "200"));
+    assert_eq!(web_page, "403");
+}
+
+/// The HTTP status of an `initialize` POSTed to `address` with `Host: host`
+/// and `extra` header lines (each ending in `\r\n`).
+fn initialize_status(address: &str, host: &str, extra: &str) -> String {
+    use std::io::Read;
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\n{extra}Content-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Off loopback every client holds the token, and a browser page must not
+/// call with it on a visitor's behalf: any `Origin` is refused.
+#[test]
+fn off_loopback_a_browser_origin_is_refused() {
+    let sb = Sandbox::new();
+    let skill = sb.write("gw.yaml", "name: l/gw\ntools: [builtin/read_file]\n");
+    sb.run(&["skill", "add", skill.to_str().unwrap()]).ok();
+    let (mut child, url) = http_gateway(
+        &sb,
+        &["--http", "0.0.0.0:0", "--auth-token-env", "AGENTS_GW_TOKEN"],
+        &[("AGENTS_GW_TOKEN", "t0ken-value")],
+    );
+    let port = url.rsplit(':').next().unwrap().trim_end_matches("/mcp");
+    let address = format!("127.0.0.1:{port}");
+    let bearer = "Authorization: Bearer t0ken-value\r\n";
+    let plain = initialize_status(&address, "example.net", bearer);
+    let page = initialize_status(
+        &address,
+        "example.net",
+        &format!("{bearer}Origin: https://example.net\r\n"),
+    );
+    nix_kill(child.id());
+    child.wait().unwrap();
+    assert_eq!(plain, "200");
+    assert_eq!(page, "403");
 }
 
 /// rmcp hands each notification from the server to a task of its own, so a
