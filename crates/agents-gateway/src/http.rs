@@ -36,6 +36,12 @@ pub const ENDPOINT: &str = "/mcp";
 /// Connections served at once (see `accept`).
 const MAX_CONNECTIONS: usize = 256;
 
+/// Sessions kept at once. Each costs about 88 KB and lives until it is
+/// closed (`DELETE`) or idle for rmcp's 5 minutes, so without a cap a
+/// client opening sessions in a loop took 1.4 GB in 9 s. A new session
+/// beyond it gets 503.
+const MAX_SESSIONS: usize = 1024;
+
 /// How long a client has to send a request's headers.
 const HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
@@ -221,8 +227,9 @@ impl HttpServer {
             // server does not know.
             config = config.disable_allowed_hosts().enforce_origin_validation();
         }
+        let sessions = Arc::new(LocalSessionManager::default());
         let mcp: StreamableHttpService<Gateway, LocalSessionManager> =
-            StreamableHttpService::new(move || Ok(gateway.clone()), Default::default(), config);
+            StreamableHttpService::new(move || Ok(gateway.clone()), sessions.clone(), config);
         // At most this many connections at once: a permit is taken before
         // `accept`, so connections beyond it wait in the kernel's backlog
         // instead of using up the process's file descriptors (which the
@@ -244,6 +251,7 @@ impl HttpServer {
             };
             let mcp = mcp.clone();
             let token = token.clone();
+            let sessions = sessions.clone();
             tokio::spawn(async move {
                 // A connection that sends nothing is dropped: the header
                 // timeout below starts only once hyper has seen enough to
@@ -260,7 +268,10 @@ impl HttpServer {
                 let service = hyper::service::service_fn(move |request| {
                     let mcp = mcp.clone();
                     let token = token.clone();
-                    async move { Ok::<_, Infallible>(route(&mcp, token.as_ref(), request).await) }
+                    let sessions = sessions.clone();
+                    async move {
+                        Ok::<_, Infallible>(route(&mcp, &sessions, token.as_ref(), request).await)
+                    }
                 });
                 let io = hyper_util::rt::TokioIo::new(stream);
                 let mut builder = hyper_util::server::conn::auto::Builder::new(
@@ -288,6 +299,7 @@ impl HttpServer {
 
 async fn route(
     mcp: &StreamableHttpService<Gateway, LocalSessionManager>,
+    sessions: &LocalSessionManager,
     token: Option<&BearerToken>,
     request: Request<hyper::body::Incoming>,
 ) -> Response<Body> {
@@ -310,6 +322,16 @@ async fn route(
     }
     if request.uri().path() != ENDPOINT {
         return plain(StatusCode::NOT_FOUND, "the MCP endpoint is /mcp\n");
+    }
+    // A POST without a session id may open a session.
+    if request.method() == hyper::Method::POST
+        && !request.headers().contains_key("mcp-session-id")
+        && sessions.sessions.read().await.len() >= MAX_SESSIONS
+    {
+        return plain(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too many sessions: close one (DELETE with its Mcp-Session-Id) or wait for an idle one to expire\n",
+        );
     }
     mcp.handle(request).await
 }

@@ -1063,14 +1063,7 @@ fn only_folders_the_users_discovery_found_are_served_or_prompted() {
 #[test]
 fn another_loopback_address_answers_for_its_own_host_only() {
     let sb = Sandbox::new();
-    let skill = sb.write("gw.yaml", "name: l/gw\ntools: [builtin/read_file]\n");
-    sb.run(&["skill", "add", skill.to_str().unwrap()]).ok();
-    let (mut child, url) = http_gateway(&sb, &["--http", "127.0.0.2:0", "--no-auth"], &[]);
-    let address = url
-        .strip_prefix("http://")
-        .and_then(|rest| rest.strip_suffix("/mcp"))
-        .unwrap()
-        .to_owned();
+    let (mut child, address) = plain_http_gateway(&sb, "127.0.0.2:0");
     let status_from = |host: &str, origin: Option<&str>| {
         let origin = origin
             .map(|o| format!("Origin: {o}\r\n"))
@@ -1092,15 +1085,31 @@ fn another_loopback_address_answers_for_its_own_host_only() {
     assert_eq!(web_page, "403");
 }
 
-/// The HTTP status of an `initialize` POSTed to `address` with `Host: host`
-/// and `extra` header lines (each ending in `\r\n`).
-fn initialize_status(address: &str, host: &str, extra: &str) -> String {
+/// `agents mcp serve` of a one-builtin-tool skill over HTTP at `bind`
+/// without a token: the child and the `HOST:PORT` it listens on.
+fn plain_http_gateway(sb: &Sandbox, bind: &str) -> (std::process::Child, String) {
+    let skill = sb.write("gw.yaml", "name: l/gw\ntools: [builtin/read_file]\n");
+    sb.run(&["skill", "add", skill.to_str().unwrap()]).ok();
+    let (child, url) = http_gateway(sb, &["--http", bind, "--no-auth"], &[]);
+    let address = url
+        .strip_prefix("http://")
+        .and_then(|rest| rest.strip_suffix("/mcp"))
+        .unwrap()
+        .to_owned();
+    (child, address)
+}
+
+/// An `initialize` request's body.
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+
+/// Sends one HTTP/1.1 request to `/mcp` at `address` (`Host: host`, `extra`
+/// header lines each ending in `\r\n`) and returns the whole answer.
+fn http_request(address: &str, method: &str, host: &str, extra: &str, body: &str) -> String {
     use std::io::Read;
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
     let mut stream = std::net::TcpStream::connect(address).unwrap();
     write!(
         stream,
-        "POST /mcp HTTP/1.1\r\nHost: {host}\r\n{extra}Content-Type: application/json\r\n\
+        "{method} /mcp HTTP/1.1\r\nHost: {host}\r\n{extra}Content-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
          Connection: close\r\n\r\n{body}",
         body.len()
@@ -1109,10 +1118,20 @@ fn initialize_status(address: &str, host: &str, extra: &str) -> String {
     let mut answer = String::new();
     let _ = stream.read_to_string(&mut answer);
     answer
+}
+
+/// The status code of an HTTP answer.
+fn status_of(answer: &str) -> String {
+    answer
         .split_whitespace()
         .nth(1)
         .unwrap_or_default()
         .to_owned()
+}
+
+/// The HTTP status of an `initialize` POSTed to `address`.
+fn initialize_status(address: &str, host: &str, extra: &str) -> String {
+    status_of(&http_request(address, "POST", host, extra, INITIALIZE))
 }
 
 /// Off loopback every client holds the token, and a browser page must not
@@ -1140,6 +1159,43 @@ fn off_loopback_a_browser_origin_is_refused() {
     child.wait().unwrap();
     assert_eq!(plain, "200");
     assert_eq!(page, "403");
+}
+
+/// Sessions are capped (1,024; each holds about 88 KB until it is closed or
+/// idle for 5 minutes): one more is refused with 503, and closing one makes
+/// room. Requests of an open session go on meanwhile.
+#[test]
+fn http_sessions_are_capped() {
+    let sb = Sandbox::new();
+    let (mut child, address) = plain_http_gateway(&sb, "127.0.0.1:0");
+    let request = |method: &str, session: Option<&str>| {
+        let session = session
+            .map(|id| format!("Mcp-Session-Id: {id}\r\n"))
+            .unwrap_or_default();
+        let body = if method == "POST" { INITIALIZE } else { "" };
+        let answer = http_request(&address, method, &address, &session, body);
+        let id = answer.lines().find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        });
+        (status_of(&answer), id)
+    };
+    let mut first = None;
+    for i in 0..1024 {
+        let (status, id) = request("POST", None);
+        assert_eq!(status, "200", "session {i}");
+        first = first.or(id);
+    }
+    let (refused, _) = request("POST", None);
+    let first = first.unwrap();
+    let (closed, _) = request("DELETE", Some(&first));
+    let (again, _) = request("POST", None);
+    nix_kill(child.id());
+    child.wait().unwrap();
+    assert_eq!(refused, "503");
+    assert!(closed.starts_with('2'), "{closed}");
+    assert_eq!(again, "200");
 }
 
 /// rmcp hands each notification from the server to a task of its own, so a
