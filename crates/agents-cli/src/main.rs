@@ -92,6 +92,7 @@ fn main() -> ExitCode {
     agents_mcp::stop_adopted();
     match outcome {
         Ok(code) => code,
+        Err(failure) if failure.kind == output::BROKEN_PIPE => ExitCode::SUCCESS,
         Err(failure) => {
             output::report_error(format, &failure);
             ExitCode::from(failure.exit_code())

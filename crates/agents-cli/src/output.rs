@@ -387,7 +387,15 @@ pub fn table<const N: usize>(header: [&str; N], rows: Vec<[String; N]>) -> Resul
     write_line(&table.to_string())
 }
 
+/// The kind of a failure to write because the reader went away
+/// (`agents … | head -1`): the command ends quietly, with success, as
+/// ripgrep does, rather than with an error about its own output.
+pub const BROKEN_PIPE: &str = "broken_pipe";
+
 fn broken_pipe(err: std::io::Error) -> Failure {
+    if err.kind() == std::io::ErrorKind::BrokenPipe {
+        return Failure::new(BROKEN_PIPE, "the reader of the output went away");
+    }
     Failure::new("io", format!("cannot write output: {err}"))
 }
 

@@ -590,7 +590,7 @@ url = "postgres://registry:***@db.example/registry"
 
 [mcp.servers.mine]
 url = "https://mcp.example/mcp?api_key=***"
-headers = { Authorization = "***", X-Static = "***" }
+headers = { Authorization = "Bearer ${TOKEN}", X-Static = "***" }
 
 [mcp.servers.local]
 command = "node"
@@ -662,7 +662,7 @@ env = { KEY = "***" }
     }
 
     #[test]
-    fn a_masked_export_shows_only_bare_references() {
+    fn a_masked_export_shows_references_not_literals() {
         let source = agents_core::McpSource {
             server: "gh".into(),
             command: Some("docker".into()),
@@ -683,7 +683,7 @@ env = { KEY = "***" }
         let masked = export_mcp_servers(&servers, &[], ClientFormat::Claude, true);
         assert_eq!(
             masked["mcpServers"]["gh"]["env"],
-            serde_json::json!({"TOKEN": "***", "HOME_DIR": "${HOME}", "FALLBACK": "***", "TWO": "***"})
+            serde_json::json!({"TOKEN": "***", "HOME_DIR": "${HOME}", "FALLBACK": "***", "TWO": "${A}${B}"})
         );
         assert_eq!(
             masked["mcpServers"]["gh"]["args"],

@@ -239,20 +239,56 @@ where
         .collect()
 }
 
-/// An `env`/`headers` value: a pure `${VAR}` reference is kept (it is not the
-/// secret itself); anything else becomes [`REDACTED`].
+/// An `env`/`headers` value: its `${VAR}` references are kept (they are not
+/// the secret itself, and they say which of your variables it receives),
+/// and so is literal text that cannot be one (an auth scheme such as
+/// `Bearer `, or only spaces and punctuation, as in `${USER}:${PASS}`);
+/// any other literal text becomes [`REDACTED`].
 pub fn redact_setting_value(value: &str) -> String {
-    let is_reference = value.starts_with("${")
-        && value.ends_with('}')
-        && value.matches("${").count() == 1
-        && value
-            .get(2..value.len() - 1)
-            .is_some_and(|name| name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
-    if is_reference {
-        value.to_owned()
-    } else {
-        REDACTED.to_owned()
+    fn harmless(literal: &str) -> bool {
+        let word = literal.trim_end();
+        !literal.chars().any(char::is_alphanumeric)
+            || (literal.len() > word.len()
+                && ["bearer", "basic", "token"]
+                    .iter()
+                    .any(|scheme| word.eq_ignore_ascii_case(scheme)))
     }
+    let mut out = String::new();
+    let mut literal_start = 0;
+    let mut at = 0;
+    let flush = |out: &mut String, literal: &str| {
+        if !literal.is_empty() {
+            out.push_str(if harmless(literal) { literal } else { REDACTED });
+        }
+    };
+    while let Some(offset) = value.get(at..).and_then(|rest| rest.find("${")) {
+        let start = at + offset;
+        let name_start = start + 2;
+        let reference = value.get(name_start..).and_then(|rest| {
+            let close = rest.find('}')?;
+            let name = rest.get(..close)?;
+            let valid = name.chars().next().is_some_and(|c| !c.is_ascii_digit())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            valid.then_some(name_start + close + 1)
+        });
+        match reference {
+            Some(end) => {
+                flush(
+                    &mut out,
+                    value.get(literal_start..start).unwrap_or_default(),
+                );
+                out.push_str(value.get(start..end).unwrap_or_default());
+                literal_start = end;
+                at = end;
+            }
+            None => at = name_start,
+        }
+    }
+    flush(&mut out, value.get(literal_start..).unwrap_or_default());
+    if out.is_empty() && !value.is_empty() {
+        return REDACTED.to_owned();
+    }
+    out
 }
 
 /// A command's arguments fit to print: each URL through [`redact_url`], and
@@ -420,6 +456,15 @@ mod tests {
     fn setting_values_keep_only_references() {
         assert_eq!(redact_setting_value("${GITHUB_TOKEN}"), "${GITHUB_TOKEN}");
         assert_eq!(redact_setting_value("ghp_literal"), REDACTED);
-        assert_eq!(redact_setting_value("Bearer ${T}"), REDACTED);
+        assert_eq!(redact_setting_value("Bearer ${T}"), "Bearer ${T}");
+        assert_eq!(redact_setting_value("token ${T}"), "token ${T}");
+        assert_eq!(redact_setting_value("${U}:${P}"), "${U}:${P}");
+        assert_eq!(redact_setting_value("Bearer ghp_x${T}"), "***${T}");
+        assert_eq!(redact_setting_value("Bearer"), REDACTED);
+        assert_eq!(redact_setting_value("k=${T}&x=lit"), "***${T}***");
+        // Not references: a default, a name starting with a digit.
+        assert_eq!(redact_setting_value("${KEY:-hunter2}"), REDACTED);
+        assert_eq!(redact_setting_value("${1A}"), REDACTED);
+        assert_eq!(redact_setting_value("$${T}"), "$${T}");
     }
 }

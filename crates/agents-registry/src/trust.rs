@@ -293,7 +293,7 @@ pub fn describe_launch(source: &McpSource) -> String {
         let headers: Vec<String> = source
             .headers
             .iter()
-            .map(|(name, value)| format!("{}: {}", shown(name), shown(value)))
+            .map(|(name, value)| format!("{}: {}", shown(name), shown(&secret_hidden(name, value))))
             .collect();
         return if headers.is_empty() {
             shown(url)
@@ -319,12 +319,25 @@ pub fn describe_launch(source: &McpSource) -> String {
             source
                 .env
                 .iter()
-                .map(|(name, value)| quote(&format!("{name}={value}"))),
+                .map(|(name, value)| quote(&format!("{name}={}", secret_hidden(name, value)))),
         );
     }
     words.push(quote(command));
-    words.extend(source.args.iter().map(|arg| quote(arg)));
+    let args = agents_core::redact::redact_args(&source.args);
+    words.extend(args.iter().map(|arg| quote(arg)));
     words.join(" ")
+}
+
+/// The value of an `env` entry or header as shown: as written, unless its
+/// name says it holds a secret (`API_KEY`, `Authorization`); then only its
+/// `${VAR}` references (and an auth scheme) are shown. Nothing is hidden
+/// from the digest the consent is given to.
+fn secret_hidden<'v>(name: &str, value: &'v str) -> std::borrow::Cow<'v, str> {
+    if agents_core::redact::is_secret_name(name) {
+        agents_core::redact::redact_setting_value(value).into()
+    } else {
+        value.into()
+    }
 }
 
 /// The most of one word of a launch line shown, in bytes.

@@ -553,7 +553,8 @@ fn mcp_export_writes_claude_and_vscode_files_with_a_serve_entry() {
         "home/.cleveragents/config.toml",
         "[mcp.servers.github]\ncommand = \"docker\"\nargs = [\"run\", \"-i\"]\n\
          env = { TOKEN = \"ghp_literal\", HOME_DIR = \"${HOME}\" }\n\
-         [mcp.servers.sentry]\nurl = \"https://mcp.sentry.dev/mcp\"\n",
+         [mcp.servers.sentry]\nurl = \"https://mcp.sentry.dev/mcp\"\n\
+         headers = { Authorization = \"Bearer ${SENTRY_TOKEN}\" }\n",
     );
     let run = sb
         .run(&["mcp", "export", "--serve", "local/devops-toolkit"])
@@ -564,7 +565,8 @@ fn mcp_export_writes_claude_and_vscode_files_with_a_serve_entry() {
         json!({"mcpServers": {
             "github": {"command": "docker", "args": ["run", "-i"],
                        "env": {"TOKEN": "***", "HOME_DIR": "${HOME}"}},
-            "sentry": {"type": "http", "url": "https://mcp.sentry.dev/mcp"},
+            "sentry": {"type": "http", "url": "https://mcp.sentry.dev/mcp",
+                       "headers": {"Authorization": "Bearer ${SENTRY_TOKEN}"}},
             "agents": {"command": "agents", "args": ["mcp", "serve", "local/devops-toolkit"]},
         }})
     );

@@ -146,3 +146,28 @@ fn a_newline_in_a_path_cannot_forge_a_line() {
         );
     }
 }
+
+/// A reader that went away (`agents … | head -1`) ends the command quietly
+/// and with success, for text and for JSON, as ripgrep does.
+#[test]
+fn a_closed_pipe_ends_the_command_quietly() {
+    let sb = Sandbox::new();
+    for args in [
+        &["completions", "bash"][..],
+        &["schema", "skill", "--format", "json"],
+        &["config", "show"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = sb
+            .cmd()
+            .args(args)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        assert!(!stderr.contains("error"), "{args:?}: {stderr}");
+    }
+}

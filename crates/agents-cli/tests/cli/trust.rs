@@ -569,20 +569,21 @@ fn trust_shows_the_environment_headers_and_directory_it_consents_to() {
     let file = shared.sb.write(
         "team.yaml",
         "name: team/tools\nmcp_sources:\n  - server: runner\n    command: /bin/true\n    cwd: /tmp\n    \
-         env: {LEAK: \"${AWS_SECRET_ACCESS_KEY}\", PYTHONPATH: /tmp/evil}\n  - server: web\n    \
-         url: http://127.0.0.1:9/mcp\n    headers: {X-Trace: \"${AWS_SECRET_ACCESS_KEY}\"}\n",
+         env: {LEAK: \"${AWS_SECRET_ACCESS_KEY}\", PYTHONPATH: /tmp/evil, API_TOKEN: lit3ral-token}\n    \
+         args: [--api-key, lit3ral-key]\n  - server: web\n    \
+         url: http://127.0.0.1:9/mcp\n    headers: {X-Trace: \"${AWS_SECRET_ACCESS_KEY}\", Authorization: \"Bearer lit3ral-bearer\"}\n",
     );
     let run = shared.bob_refreshes_what_alice_added(&file, "team/tools");
     assert!(
         run.stderr.contains(
-            "it would run `cd /tmp && env 'LEAK=${AWS_SECRET_ACCESS_KEY}' PYTHONPATH=/tmp/evil /bin/true`"
+            "it would run `cd /tmp && env 'LEAK=${AWS_SECRET_ACCESS_KEY}' PYTHONPATH=/tmp/evil 'API_TOKEN=***' /bin/true --api-key '***'`"
         ),
         "{}",
         run.stderr
     );
     assert!(
         run.stderr
-            .contains("it would connect to `http://127.0.0.1:9/mcp with headers X-Trace: ${AWS_SECRET_ACCESS_KEY}`"),
+            .contains("it would connect to `http://127.0.0.1:9/mcp with headers X-Trace: ${AWS_SECRET_ACCESS_KEY}, Authorization: ***`"),
         "{}",
         run.stderr
     );
@@ -595,10 +596,18 @@ fn trust_shows_the_environment_headers_and_directory_it_consents_to() {
     let run = shared.run("bob", &["mcp", "trust", "runner"]).ok();
     assert!(
         run.stdout
-            .contains("it runs `cd /tmp && env 'LEAK=${AWS_SECRET_ACCESS_KEY}' PYTHONPATH=/tmp/evil /bin/true`"),
+            .contains("it runs `cd /tmp && env 'LEAK=${AWS_SECRET_ACCESS_KEY}' PYTHONPATH=/tmp/evil 'API_TOKEN=***' /bin/true --api-key '***'`"),
         "{}",
         run.stdout
     );
+    // A literal secret in a definition is not shown where trust is asked
+    // for or given (the digest still covers it).
+    let listed = shared.run("bob", &["mcp", "trust", "--list"]).ok();
+    for shown in [&run.stdout, &run.stderr, &listed.stdout] {
+        for secret in ["lit3ral-token", "lit3ral-key", "lit3ral-bearer"] {
+            assert!(!shown.contains(secret), "{shown}");
+        }
+    }
 }
 
 /// The digest a user is told to trust by is the whole digest, and a prefix
