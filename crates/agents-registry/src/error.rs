@@ -30,8 +30,8 @@ pub enum ServiceError {
         prefix: String,
     },
     /// The tool is not in the catalogue.
-    #[error("tool `{0}` is not registered")]
-    ToolNotFound(String),
+    #[error("tool `{0}` is not registered{1}")]
+    ToolNotFound(String, Hint),
     /// An `mcp_source` names a server that is neither inline nor configured.
     #[error(
         "Skill '{skill}': MCP server '{server}' is not defined (give `command` or `url` in the item, or add `[mcp.servers.{server}]` to config.toml)"
@@ -118,7 +118,7 @@ impl ServiceError {
             Self::Resolve(err) => err.kind(),
             Self::Tool(err) => err.kind(),
             Self::BuiltinTool(_) => "builtin_tool",
-            Self::ToolNotFound(_) => "tool_not_found",
+            Self::ToolNotFound(..) => "tool_not_found",
             Self::ReservedToolName { .. } => "reserved_tool_name",
             Self::UnknownMcpServer { .. } => "unknown_mcp_server",
             Self::Discovery(err) => err.kind(),
@@ -162,4 +162,17 @@ fn strict_message_of(head: &str, warnings: &[impl ToString]) -> String {
         text.push_str(&format!("\n  … and {} more", warnings.len() - STRICT_SHOWN));
     }
     text
+}
+
+/// What a "not found" error adds to help: ` (did you mean `x`?)`, or nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hint(pub Option<String>);
+
+impl std::fmt::Display for Hint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Some(text) => write!(f, " ({text})"),
+            None => Ok(()),
+        }
+    }
 }

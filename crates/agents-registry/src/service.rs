@@ -338,11 +338,54 @@ impl<S: Store> SkillRegistryService<S> {
             .scope
             .stored_name(name)
             .unwrap_or_else(|| name.to_owned());
-        self.store
+        if let Some(tool) = self
+            .store
             .get_tool(&stored)
             .await?
             .and_then(|tool| self.scope.visible(tool))
-            .ok_or_else(|| ServiceError::ToolNotFound(name.to_owned()))
+        {
+            return Ok(tool);
+        }
+        // Not a catalogue name: an MCP tool as `skill tools` and lock files
+        // name it (`mcp:SERVER/TOOL`, without the definition's digest) is
+        // the one cached row of that server's definitions that has it;
+        // anything else may be a typo.
+        let tools = self.list_tools(None).await?;
+        let hint = match name
+            .strip_prefix("mcp:")
+            .and_then(|rest| rest.split_once('/'))
+        {
+            Some((server, tool)) if !server.contains('@') => {
+                let prefix = format!("mcp:{server}@");
+                let suffix = format!("/{tool}");
+                let mut cached: Vec<ToolSpec> = tools
+                    .into_iter()
+                    .filter(|t| t.name.starts_with(&prefix) && t.name.ends_with(&suffix))
+                    .collect();
+                if cached.len() == 1
+                    && let Some(tool) = cached.pop()
+                {
+                    return Ok(tool);
+                }
+                (!cached.is_empty()).then(|| {
+                    let names: Vec<&str> = cached.iter().map(|t| t.name.as_str()).take(5).collect();
+                    format!(
+                        "{} definitions of `{server}` list it: `{}`",
+                        cached.len(),
+                        names.join("`, `")
+                    )
+                })
+            }
+            _ => {
+                let names: Vec<String> = tools.into_iter().map(|t| t.name).collect();
+                crate::write::did_you_mean(name, &names)
+                    .map(|close| format!("did you mean `{close}`?"))
+            }
+        };
+        Err(ServiceError::ToolNotFound(
+            name.to_owned(),
+            crate::error::Hint(hint),
+        ))
     }
 
     /// Builtins then catalogue tools (sorted by name), optionally of one source.
@@ -379,7 +422,10 @@ impl<S: Store> SkillRegistryService<S> {
         if self.store.remove_tool(&stored).await? {
             Ok(())
         } else {
-            Err(ServiceError::ToolNotFound(name.to_owned()))
+            Err(ServiceError::ToolNotFound(
+                name.to_owned(),
+                crate::error::Hint::default(),
+            ))
         }
     }
 

@@ -51,6 +51,21 @@ fn skill_tools_refresh_queries_a_real_mcp_server_and_falls_back_to_the_cache() {
     );
     assert_eq!(echo["source_metadata"]["server"], "everything");
     assert_eq!(echo["source_metadata"]["transport"], "stdio");
+    // `tool get` takes the name `skill tools` shows, without the digest.
+    let got = sb
+        .run(&["tool", "get", "mcp:everything/echo", "--format", "json"])
+        .ok()
+        .json();
+    assert!(
+        got["name"].as_str().unwrap().starts_with("mcp:everything@"),
+        "{got}"
+    );
+    let missing = sb.run(&["tool", "get", "mcp:everything/nope"]).fails(1);
+    assert!(
+        missing.stderr.contains("is not registered"),
+        "{}",
+        missing.stderr
+    );
     assert!(
         run.stderr
             .contains("MCP server 'everything' has no tool 'no-such-tool'"),

@@ -81,6 +81,12 @@ fn custom_tools_add_get_list_remove() {
         "error: tool `custom/deploy` is not registered\n"
     );
     sb.run(&["tool", "remove", "custom/deploy"]).fails(1);
+    // A close name is suggested.
+    let run = sb.run(&["tool", "get", "builtin/read_fil"]).fails(1);
+    assert_eq!(
+        run.stderr,
+        "error: tool `builtin/read_fil` is not registered (did you mean `builtin/read_file`?)\n"
+    );
 }
 
 #[test]
