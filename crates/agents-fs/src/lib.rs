@@ -115,9 +115,30 @@ pub fn write_atomically(path: &Path, bytes: &[u8], access: Access) -> io::Result
     } else {
         path
     };
+    // A directory (or a name ending in `/`) cannot be replaced by a file:
+    // said as such, not as the rename's "Not a directory".
+    if path.is_dir() || path.as_os_str().to_string_lossy().ends_with('/') {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "it is a directory: name a file in it",
+        ));
+    }
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
+    };
+    // The temporary file's name is an implementation detail: an error
+    // making it names the directory (tempfile's own names the file).
+    let in_dir = |err: io::Error| {
+        let why = match err.kind() {
+            io::ErrorKind::NotFound => "no such directory".to_owned(),
+            io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+            kind => kind.to_string(),
+        };
+        io::Error::new(
+            err.kind(),
+            format!("cannot create a file in `{}`: {why}", dir.display()),
+        )
     };
     let mut prefix = std::ffi::OsString::from(".");
     prefix.push(path.file_name().unwrap_or_default());
@@ -139,7 +160,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8], access: Access) -> io::Result
     let _ = access;
     remove_stale_partials(dir, &prefix);
     // Dropped on any error below, the temporary file is removed.
-    let mut temp = builder.tempfile_in(dir)?;
+    let mut temp = builder.tempfile_in(dir).map_err(in_dir)?;
     temp.write_all(bytes)?;
     temp.as_file().sync_all()?;
     temp.persist(path).map_err(|err| err.error)?;
@@ -221,6 +242,22 @@ mod tests {
         assert!(other.exists(), "another file's leftover was taken");
         let left: Vec<_> = std::fs::read_dir(temp.path()).unwrap().collect();
         assert_eq!(left.len(), 3);
+    }
+
+    #[test]
+    fn a_directory_or_a_missing_one_is_said_as_such() {
+        let temp = tempfile::tempdir().unwrap();
+        let err = write_atomically(temp.path(), b"x", Access::Output).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::IsADirectory);
+        assert_eq!(err.to_string(), "it is a directory: name a file in it");
+        let slash = format!("{}/new/", temp.path().display());
+        let err = write_atomically(Path::new(&slash), b"x", Access::Output).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::IsADirectory);
+        let missing = temp.path().join("nowhere").join("x.lock");
+        let err = write_atomically(&missing, b"x", Access::Shared).unwrap_err();
+        let text = err.to_string();
+        assert!(text.ends_with("nowhere`: no such directory"), "{text}");
+        assert!(!text.contains(".partial"), "{text}");
     }
 
     #[cfg(unix)]
