@@ -58,11 +58,23 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
                     }
                 }
             }
-            Ok(if failed {
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
-            })
+            if failed {
+                let names: Vec<&str> = outcomes
+                    .iter()
+                    .filter(|o| o.error.is_some())
+                    .map(|o| o.server.as_str())
+                    .collect();
+                return Err(Failure::new(
+                    "mcp_refresh_failed",
+                    format!(
+                        "{} of {} mcp server(s) could not be refreshed: {}",
+                        names.len(),
+                        outcomes.len(),
+                        super::preview(&names)
+                    ),
+                ));
+            }
+            Ok(ExitCode::SUCCESS)
         }
         McpCommand::List => {
             let states = ctx.service.mcp_server_states().await?;

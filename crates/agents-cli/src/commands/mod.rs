@@ -244,12 +244,12 @@ where
 }
 
 /// The first few names, and how many more there are.
-fn preview(names: &[String]) -> String {
+pub(crate) fn preview<S: AsRef<str>>(names: &[S]) -> String {
     const SHOWN: usize = 5;
     let mut text = names
         .iter()
         .take(SHOWN)
-        .cloned()
+        .map(AsRef::as_ref)
         .collect::<Vec<_>>()
         .join(", ");
     if names.len() > SHOWN {

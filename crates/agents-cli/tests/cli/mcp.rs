@@ -106,6 +106,13 @@ fn skill_tools_refresh_queries_a_real_mcp_server_and_falls_back_to_the_cache() {
     assert_eq!(run.json()["tools"][0]["source"], "mcp");
     let run = sb.run(&["mcp", "refresh", "everything"]).fails(1);
     assert!(run.stderr.contains("everything"), "{}", run.stderr);
+    // The exit status has its error line, after the warning that says why.
+    assert!(
+        run.stderr
+            .ends_with("error: 1 of 1 mcp server(s) could not be refreshed: everything\n"),
+        "{}",
+        run.stderr
+    );
     let cached = sb
         .run(&["mcp", "tools", "everything", "--format", "json"])
         .ok()
