@@ -274,6 +274,6 @@ async fn diagnose(
 }
 
 /// rmcp drops longer lines itself, so the limit can be lowered but not raised.
-fn max_line(options: &FetchOptions) -> usize {
+pub(crate) fn max_line(options: &FetchOptions) -> usize {
     options.max_message_bytes.min(DEFAULT_MAX_MESSAGE_BYTES)
 }

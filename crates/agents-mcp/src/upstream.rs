@@ -33,6 +33,10 @@ pub struct Caller {
     peer: rmcp::Peer<rmcp::RoleClient>,
     progress: session::ProgressSinks,
     session: u64,
+    /// What the stdout watcher saw (stdio only), and the line limit it
+    /// enforced: a session it ended for a message too large says so.
+    report: Option<std::sync::Arc<std::sync::Mutex<crate::process::StdoutReport>>>,
+    max_line: usize,
 }
 
 impl std::fmt::Debug for Caller {
@@ -124,6 +128,14 @@ impl Caller {
             Ok(_) => Err(protocol(
                 "the server answered `tools/call` with something other than a tool result".into(),
             )),
+            // The watcher ends the stream on a line over the limit, which
+            // rmcp sees only as a closed transport.
+            Err(_) if self.report.as_ref().is_some_and(|r| lock(r).oversized) => {
+                Err(McpError::MessageTooLarge {
+                    server: self.server.clone(),
+                    limit: self.max_line,
+                })
+            }
             Err(err) => Err(protocol(session::error_chain(&err))),
         }
     }
@@ -330,6 +342,8 @@ impl Upstream {
             peer: self.client.peer().clone(),
             progress: self.client.service().progress.clone(),
             session: self.session,
+            report: self.report.clone(),
+            max_line: stdio::max_line(&self.options),
         }
     }
 

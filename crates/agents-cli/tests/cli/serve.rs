@@ -1198,6 +1198,48 @@ fn http_sessions_are_capped() {
     assert_eq!(again, "200");
 }
 
+/// An answer larger than the gateway takes in one message ends that
+/// server's session (the stream cannot be resynchronised): the call says
+/// why, not "Transport closed", and the next call starts the server again.
+#[test]
+fn an_answer_too_large_is_said_as_such() {
+    let sb = Sandbox::new();
+    let tools = sb.write(
+        "tools.json",
+        r#"[{"name": "huge", "description": "h", "inputSchema": {"type": "object"}}]"#,
+    );
+    sb.write(
+        "home/.cleveragents/config.toml",
+        &format!(
+            "[mcp.servers.h]\ncommand = \"python3\"\nargs = [\"{}\", \"{}\", \"--huge-answer\"]\n",
+            crate::support::py_script("listing_server.py").display(),
+            tools.display()
+        ),
+    );
+    let skill = sb.write("h.yaml", "name: l/h\nmcp_sources:\n  - server: h\n");
+    sb.run(&["skill", "add", skill.to_str().unwrap()]).ok();
+    sb.run(&["mcp", "refresh", "h"]).ok();
+    let name = first_tool(&sb, "l/h");
+    let (mut child, mut stdin, mut stdout) = stdio_session(&sb, "l/h");
+    for id in [5, 6] {
+        let (answer, _) = exchange(
+            &mut stdin,
+            &mut stdout,
+            id,
+            "tools/call",
+            json!({"name": name, "arguments": {}}),
+        );
+        assert_eq!(answer["result"]["isError"], true, "{answer}");
+        let text = text_of(&answer["result"]);
+        assert!(
+            text.contains("mcp server `h` sent a message larger than 16777216 bytes"),
+            "{text}"
+        );
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// rmcp hands each notification from the server to a task of its own, so a
 /// burst of progress can come out of order or after the call's answer: the
 /// client gets progress only increasing and none after the answer.

@@ -4,7 +4,8 @@ is (so it may hold tools the SDK would refuse to list); other requests get
 "unknown method". With `--die-on-call`, a `tools/call` makes it print its
 environment to stderr and exit, as a crashing server might; with
 `--burst-progress`, a `tools/call` is answered after 300 progress
-notifications sent as fast as it can."""
+notifications sent as fast as it can; with `--huge-answer`, a `tools/call`
+is answered with 17 MB of text, more than a client takes in one message."""
 
 import json
 import os
@@ -33,6 +34,8 @@ for line in sys.stdin:
             print(json.dumps({"jsonrpc": "2.0", "method": "notifications/progress", "params": note}))
         result = {"content": [{"type": "text", "text": "done"}]}
         sys.stdout.flush()
+    elif method == "tools/call" and "--huge-answer" in sys.argv:
+        result = {"content": [{"type": "text", "text": "x" * 17_000_000}]}
     elif method == "tools/call" and "--die-on-call" in sys.argv:
         print(json.dumps(dict(os.environ)), file=sys.stderr, flush=True)
         sys.exit(1)
