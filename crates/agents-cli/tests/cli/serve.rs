@@ -1198,28 +1198,40 @@ fn http_sessions_are_capped() {
     assert_eq!(again, "200");
 }
 
+/// `l/SERVER`, served by `listing_server.py` (one tool, `tool`, and the
+/// behaviour `flag` asks for) as the config's server `SERVER`, refreshed:
+/// the tool's export name.
+fn listing_server_skill(sb: &Sandbox, server: &str, tool: &str, flag: &str) -> String {
+    let tools = sb.write(
+        "tools.json",
+        &format!(
+            r#"[{{"name": "{tool}", "description": "d", "inputSchema": {{"type": "object"}}}}]"#
+        ),
+    );
+    sb.write(
+        "home/.cleveragents/config.toml",
+        &format!(
+            "[mcp.servers.{server}]\ncommand = \"python3\"\nargs = [\"{}\", \"{}\", \"{flag}\"]\n",
+            crate::support::py_script("listing_server.py").display(),
+            tools.display()
+        ),
+    );
+    let skill = sb.write(
+        &format!("{server}.yaml"),
+        &format!("name: l/{server}\nmcp_sources:\n  - server: {server}\n"),
+    );
+    sb.run(&["skill", "add", skill.to_str().unwrap()]).ok();
+    sb.run(&["mcp", "refresh", server]).ok();
+    first_tool(sb, &format!("l/{server}"))
+}
+
 /// An answer larger than the gateway takes in one message ends that
 /// server's session (the stream cannot be resynchronised): the call says
 /// why, not "Transport closed", and the next call starts the server again.
 #[test]
 fn an_answer_too_large_is_said_as_such() {
     let sb = Sandbox::new();
-    let tools = sb.write(
-        "tools.json",
-        r#"[{"name": "huge", "description": "h", "inputSchema": {"type": "object"}}]"#,
-    );
-    sb.write(
-        "home/.cleveragents/config.toml",
-        &format!(
-            "[mcp.servers.h]\ncommand = \"python3\"\nargs = [\"{}\", \"{}\", \"--huge-answer\"]\n",
-            crate::support::py_script("listing_server.py").display(),
-            tools.display()
-        ),
-    );
-    let skill = sb.write("h.yaml", "name: l/h\nmcp_sources:\n  - server: h\n");
-    sb.run(&["skill", "add", skill.to_str().unwrap()]).ok();
-    sb.run(&["mcp", "refresh", "h"]).ok();
-    let name = first_tool(&sb, "l/h");
+    let name = listing_server_skill(&sb, "h", "huge", "--huge-answer");
     let (mut child, mut stdin, mut stdout) = stdio_session(&sb, "l/h");
     for id in [5, 6] {
         let (answer, _) = exchange(
@@ -1246,22 +1258,7 @@ fn an_answer_too_large_is_said_as_such() {
 #[test]
 fn a_burst_of_progress_reaches_the_client_in_order_and_before_the_answer() {
     let sb = Sandbox::new();
-    let tools = sb.write(
-        "tools.json",
-        r#"[{"name": "burst", "description": "b", "inputSchema": {"type": "object"}}]"#,
-    );
-    sb.write(
-        "home/.cleveragents/config.toml",
-        &format!(
-            "[mcp.servers.b]\ncommand = \"python3\"\nargs = [\"{}\", \"{}\", \"--burst-progress\"]\n",
-            crate::support::py_script("listing_server.py").display(),
-            tools.display()
-        ),
-    );
-    let skill = sb.write("b.yaml", "name: l/b\nmcp_sources:\n  - server: b\n");
-    sb.run(&["skill", "add", skill.to_str().unwrap()]).ok();
-    sb.run(&["mcp", "refresh", "b"]).ok();
-    let name = first_tool(&sb, "l/b");
+    let name = listing_server_skill(&sb, "b", "burst", "--burst-progress");
     let (mut child, mut stdin, stdout) = stdio_session(&sb, "l/b");
     let (lines, received) = std::sync::mpsc::channel::<Value>();
     std::thread::spawn(move || {
