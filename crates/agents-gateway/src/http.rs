@@ -36,6 +36,12 @@ pub const ENDPOINT: &str = "/mcp";
 /// Connections served at once (see `accept`).
 const MAX_CONNECTIONS: usize = 256;
 
+/// Connections kept free for requests: a `GET` event stream lasts as long
+/// as its client wants, so one is refused (503) when fewer than this many
+/// connections are free, and streams can never take every connection (256
+/// open streams had locked every other client out).
+const KEPT_FOR_REQUESTS: usize = 32;
+
 /// Sessions kept at once. Each costs about 88 KB and lives until it is
 /// closed (`DELETE`) or idle for rmcp's 5 minutes, so without a cap a
 /// client opening sessions in a loop took 1.4 GB in 9 s. A new session
@@ -252,6 +258,7 @@ impl HttpServer {
             let mcp = mcp.clone();
             let token = token.clone();
             let sessions = sessions.clone();
+            let open = open.clone();
             tokio::spawn(async move {
                 // A connection that sends nothing is dropped: the header
                 // timeout below starts only once hyper has seen enough to
@@ -269,8 +276,13 @@ impl HttpServer {
                     let mcp = mcp.clone();
                     let token = token.clone();
                     let sessions = sessions.clone();
+                    let free = open.available_permits();
                     async move {
-                        Ok::<_, Infallible>(route(&mcp, &sessions, token.as_ref(), request).await)
+                        let limits = Limits {
+                            sessions: &sessions,
+                            free_connections: free,
+                        };
+                        Ok::<_, Infallible>(route(&mcp, limits, token.as_ref(), request).await)
                     }
                 });
                 let io = hyper_util::rt::TokioIo::new(stream);
@@ -297,9 +309,16 @@ impl HttpServer {
     }
 }
 
+/// What `route` refuses beyond: the sessions kept and the connections
+/// free when the request came.
+struct Limits<'a> {
+    sessions: &'a LocalSessionManager,
+    free_connections: usize,
+}
+
 async fn route(
     mcp: &StreamableHttpService<Gateway, LocalSessionManager>,
-    sessions: &LocalSessionManager,
+    limits: Limits<'_>,
     token: Option<&BearerToken>,
     request: Request<hyper::body::Incoming>,
 ) -> Response<Body> {
@@ -323,10 +342,16 @@ async fn route(
     if request.uri().path() != ENDPOINT {
         return plain(StatusCode::NOT_FOUND, "the MCP endpoint is /mcp\n");
     }
+    if request.method() == hyper::Method::GET && limits.free_connections < KEPT_FOR_REQUESTS {
+        return plain(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too many event streams are open: try again later\n",
+        );
+    }
     // A POST without a session id may open a session.
     if request.method() == hyper::Method::POST
         && !request.headers().contains_key("mcp-session-id")
-        && sessions.sessions.read().await.len() >= MAX_SESSIONS
+        && limits.sessions.sessions.read().await.len() >= MAX_SESSIONS
     {
         return plain(
             StatusCode::SERVICE_UNAVAILABLE,

@@ -1129,6 +1129,15 @@ fn status_of(answer: &str) -> String {
         .to_owned()
 }
 
+/// The `Mcp-Session-Id` an HTTP answer gives.
+fn session_id_of(answer: &str) -> Option<String> {
+    answer.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.eq_ignore_ascii_case("mcp-session-id")
+            .then(|| value.trim().to_owned())
+    })
+}
+
 /// The HTTP status of an `initialize` POSTed to `address`.
 fn initialize_status(address: &str, host: &str, extra: &str) -> String {
     status_of(&http_request(address, "POST", host, extra, INITIALIZE))
@@ -1174,12 +1183,7 @@ fn http_sessions_are_capped() {
             .unwrap_or_default();
         let body = if method == "POST" { INITIALIZE } else { "" };
         let answer = http_request(&address, method, &address, &session, body);
-        let id = answer.lines().find_map(|line| {
-            let (name, value) = line.split_once(':')?;
-            name.eq_ignore_ascii_case("mcp-session-id")
-                .then(|| value.trim().to_owned())
-        });
-        (status_of(&answer), id)
+        (status_of(&answer), session_id_of(&answer))
     };
     let mut first = None;
     for i in 0..1024 {
@@ -1196,6 +1200,51 @@ fn http_sessions_are_capped() {
     assert_eq!(refused, "503");
     assert!(closed.starts_with('2'), "{closed}");
     assert_eq!(again, "200");
+}
+
+/// Event streams (`GET`, open as long as the client wants) cannot take the
+/// last 32 of the 256 connections: one more is refused with 503, and a
+/// request still gets through.
+#[test]
+fn event_streams_leave_connections_for_requests() {
+    use std::io::BufRead;
+    let sb = Sandbox::new();
+    let (mut child, address) = plain_http_gateway(&sb, "127.0.0.1:0");
+    let session = || {
+        let answer = http_request(&address, "POST", &address, "", INITIALIZE);
+        assert_eq!(status_of(&answer), "200", "{answer}");
+        session_id_of(&answer).unwrap()
+    };
+    let mut streams = Vec::new();
+    let mut refused = None;
+    for i in 0..300 {
+        let id = session();
+        let stream = std::net::TcpStream::connect(&address).unwrap();
+        write!(
+            &stream,
+            "GET /mcp HTTP/1.1\r\nHost: {address}\r\nMcp-Session-Id: {id}\r\n\
+             Accept: text/event-stream\r\n\r\n"
+        )
+        .unwrap();
+        let mut status = String::new();
+        std::io::BufReader::new(&stream)
+            .read_line(&mut status)
+            .unwrap();
+        if status.contains(" 503 ") {
+            refused = Some(i);
+            break;
+        }
+        assert!(status.contains(" 200 "), "stream {i}: {status}");
+        streams.push(stream);
+    }
+    // 224 streams leave 32 connections free (one fewer if a closed request's
+    // connection had not yet been counted back).
+    let refused = refused.expect("no stream was refused");
+    assert!((200..=224).contains(&refused), "refused at {refused}");
+    session();
+    drop(streams);
+    nix_kill(child.id());
+    child.wait().unwrap();
 }
 
 /// `l/SERVER`, served by `listing_server.py` (one tool, `tool`, and the
