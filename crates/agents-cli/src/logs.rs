@@ -1,7 +1,7 @@
 //! Log lines on stderr: which targets at which `-v`, and the redaction every
 //! line gets on its way out.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use crate::cli;
 
@@ -25,8 +25,19 @@ const OWN_TARGETS: [&str; 10] = [
 /// directive such as `debug` or `sqlx=info`) replaces all of that. Colour
 /// only on a terminal; under `--format json` every line is a JSON object.
 /// Every line goes through [`Redacted`] on its way.
+/// Whether stderr gets colour: `--color always`, or `auto` on a terminal
+/// without `NO_COLOR`.
+pub(crate) fn colour(color: cli::ColorArg) -> bool {
+    match color {
+        cli::ColorArg::Always => true,
+        cli::ColorArg::Never => false,
+        cli::ColorArg::Auto => {
+            std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+        }
+    }
+}
+
 pub(crate) fn init(verbose: u8, format: cli::Format, color: cli::ColorArg) {
-    use std::io::IsTerminal;
     let own = |level: &str| {
         OWN_TARGETS
             .iter()
@@ -43,19 +54,12 @@ pub(crate) fn init(verbose: u8, format: cli::Format, color: cli::ColorArg) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("CLEVERAGENTS_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let colour = match color {
-        cli::ColorArg::Always => true,
-        cli::ColorArg::Never => false,
-        cli::ColorArg::Auto => {
-            std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-        }
-    };
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(Redacted {
             json: format == cli::Format::Json,
         })
-        .with_ansi(colour)
+        .with_ansi(colour(color))
         .without_time();
     let _ = if format == cli::Format::Json {
         builder

@@ -68,6 +68,9 @@ fn main() -> ExitCode {
     if args.global.quiet {
         output::set_quiet();
     }
+    if logs::colour(args.global.color) {
+        output::set_colour();
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -103,7 +103,7 @@ pub fn report_error(format: Format, failure: &Failure) {
             )
         )
     } else {
-        writeln!(stderr, "error: {}", plain(&failure.message))
+        writeln!(stderr, "{}{}", prefix("error"), plain(&failure.message))
     };
 }
 
@@ -126,6 +126,23 @@ pub fn set_yaml() {
 /// Turns `--quiet` on for the rest of the process.
 pub fn set_quiet() {
     QUIET.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// `--color`: the `error`/`warning` prefixes on stderr are coloured.
+static COLOUR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Colours the stderr prefixes for the rest of the process.
+pub fn set_colour() {
+    COLOUR.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// `error: ` or `warning: `, in red or yellow under `--color`.
+fn prefix(word: &str) -> String {
+    if !COLOUR.load(std::sync::atomic::Ordering::Relaxed) {
+        return format!("{word}: ");
+    }
+    let code = if word == "error" { 31 } else { 33 };
+    format!("\x1b[1;{code}m{word}\x1b[0m: ")
 }
 
 fn quiet() -> bool {
@@ -155,7 +172,7 @@ pub fn warn_all<T: AsRef<str>>(format: Format, messages: impl IntoIterator<Item 
                 json!({"warning": {"message": message}}).to_string(),
             ));
         } else {
-            text.push_str("warning: ");
+            text.push_str(&prefix("warning"));
             text.push_str(&plain(message));
         }
         text.push('\n');

@@ -171,3 +171,31 @@ fn a_closed_pipe_ends_the_command_quietly() {
         assert!(!stderr.contains("error"), "{args:?}: {stderr}");
     }
 }
+
+/// `--color always` colours the `error` and `warning` prefixes; into a pipe
+/// by default, and with `never`, they are plain.
+#[test]
+fn color_always_colours_the_prefixes() {
+    let sb = Sandbox::new();
+    let run = sb
+        .run(&["--color", "always", "skill", "get", "l/none"])
+        .fails(1);
+    assert!(
+        run.stderr.starts_with("\u{1b}[1;31merror\u{1b}[0m: "),
+        "{:?}",
+        run.stderr
+    );
+    for args in [
+        &["skill", "get", "l/none"][..],
+        &["--color", "never", "skill", "get", "l/none"],
+    ] {
+        let run = sb.run(args).fails(1);
+        assert!(run.stderr.starts_with("error: "), "{:?}", run.stderr);
+    }
+    let run = sb.run(&["--color", "always", "config", "show"]).ok();
+    assert!(
+        run.stderr.contains("\u{1b}[1;33mwarning\u{1b}[0m: "),
+        "{:?}",
+        run.stderr
+    );
+}
