@@ -13,7 +13,9 @@ fuzz_target!(|data: &[u8]| {
     };
     match agents_definition::parse_export(text, "fuzz-export.yaml") {
         Ok((skills, tools)) => {
-            let printed = agents_definition::export_to_yaml(&skills, &tools).unwrap().text;
+            let printed = agents_definition::export_to_yaml(&skills, &tools)
+                .unwrap()
+                .text;
             let again = agents_definition::parse_export(&printed, "printed.yaml")
                 .unwrap_or_else(|err| panic!("printed export does not parse: {err}\n{printed}"));
             assert_eq!(
