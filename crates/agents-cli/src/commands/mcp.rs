@@ -28,7 +28,16 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
             serve,
             client,
             output: target,
-        } => export(ctx, &serve, client, target.as_deref()),
+        } => {
+            // A serve entry for a skill that is not registered would only
+            // fail later, in the client.
+            for name in &serve {
+                ctx.service
+                    .get_skill(&agents_core::SkillName::new(name)?)
+                    .await?;
+            }
+            export(ctx, &serve, client, target.as_deref())
+        }
         McpCommand::Refresh { servers } => {
             let spinner = output::spinner(ctx.format, "querying MCP servers…");
             let outcomes = ctx.service.refresh_mcp(&servers, &fetch_options(ctx)).await;
@@ -503,7 +512,8 @@ fn import(ctx: &Context, file: &std::path::Path, dry_run: bool) -> Result<ExitCo
     }
     let mut lines = Vec::new();
     for server in &report.added {
-        lines.push(format!("added mcp server `{server}`"));
+        let verb = if dry_run { "would add" } else { "added" };
+        lines.push(format!("{verb} mcp server `{server}`"));
     }
     let mut skipped: Vec<String> = report
         .skipped

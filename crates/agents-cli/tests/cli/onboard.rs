@@ -450,6 +450,11 @@ fn mcp_import_reads_claude_desktop_claude_code_and_vscode_and_keeps_comments() {
         .run(&["mcp", "import", desktop.to_str().unwrap(), "--dry-run"])
         .ok();
     insta::assert_snapshot!("mcp_import_dry_run", run.stdout);
+    assert!(
+        run.stderr.contains("would add mcp server `github`"),
+        "{}",
+        run.stderr
+    );
     assert!(!run.stdout.contains("ghp_literal"), "{}", run.stdout);
     assert!(!run.stderr.contains("ghp_literal"), "{}", run.stderr);
     assert_eq!(
@@ -556,6 +561,20 @@ fn mcp_export_writes_claude_and_vscode_files_with_a_serve_entry() {
          [mcp.servers.sentry]\nurl = \"https://mcp.sentry.dev/mcp\"\n\
          headers = { Authorization = \"Bearer ${SENTRY_TOKEN}\" }\n",
     );
+    // A serve entry must name a registered skill.
+    let run = sb
+        .run(&["mcp", "export", "--serve", "local/devops-toolkit"])
+        .fails(1);
+    assert!(
+        run.stderr.contains("local/devops-toolkit"),
+        "{}",
+        run.stderr
+    );
+    let skill = sb.write(
+        "d.yaml",
+        "name: local/devops-toolkit\ntools: [builtin/read_file]\n",
+    );
+    sb.run(&["skill", "add", skill.to_str().unwrap()]).ok();
     let run = sb
         .run(&["mcp", "export", "--serve", "local/devops-toolkit"])
         .ok();

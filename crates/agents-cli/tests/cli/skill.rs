@@ -248,6 +248,9 @@ fn namespace_filter_and_sorting() {
         .ok()
         .stdout;
     insta::assert_snapshot!("list_table", table);
+    // An empty namespace says which, not that nothing is registered.
+    let run = sb.run(&["skill", "list", "--namespace", "nope"]).ok();
+    assert_eq!(run.stdout, "no skills in namespace `nope`\n");
 }
 
 #[test]
