@@ -318,7 +318,8 @@ impl<S: Store> SkillRegistryService<S> {
 /// The skills of `batch` that `skills` reach through includes among
 /// `batch` (and that `skills` do not define themselves), each once.
 fn reached_in<'b>(skills: &[Skill], batch: &'b [Skill]) -> Vec<&'b Skill> {
-    if batch.is_empty() {
+    // `batch` holds `skills`: no larger, it holds nothing else.
+    if batch.len() <= skills.len() {
         return Vec::new();
     }
     let own: HashSet<&SkillName> = skills.iter().map(|skill| &skill.name).collect();

@@ -112,7 +112,13 @@ impl Batch {
             .map(|file| {
                 read_skills(ctx, file).map(|skills| {
                     let start = all.len();
-                    all.extend(skills);
+                    if all.is_empty() {
+                        // The first (usually only) file's skills are moved,
+                        // not copied: a large file is held once.
+                        all = skills;
+                    } else {
+                        all.extend(skills);
+                    }
                     start..all.len()
                 })
             })
