@@ -143,117 +143,38 @@ impl McpError {
     /// The same error with every one of `secrets` masked in the text that
     /// came from the server or its driver (its stderr, an error body, a
     /// reason): a server may echo the environment or headers it was given.
-    pub(crate) fn scrubbed(self, secrets: &[String]) -> Self {
-        use agents_core::redact::scrub;
+    pub(crate) fn scrubbed(mut self, secrets: &[String]) -> Self {
         if secrets.is_empty() {
             return self;
         }
-        let clean = |text: String| scrub(&text, secrets);
-        match self {
-            Self::ExitedEarly {
-                server,
-                status,
-                stage,
-                stderr,
-            } => Self::ExitedEarly {
-                server,
-                status,
-                stage,
-                stderr: clean(stderr),
-            },
-            Self::Garbage { server, sample } => Self::Garbage {
-                server,
-                sample: clean(sample),
-            },
-            Self::Timeout {
-                server,
-                stage,
-                timeout,
-                note,
-            } => Self::Timeout {
-                server,
-                stage,
-                timeout,
-                note: clean(note),
-            },
-            Self::CursorLoop { server, cursor } => Self::CursorLoop {
-                server,
-                cursor: clean(cursor),
-            },
-            Self::Connect {
-                server,
-                url,
-                reason,
-            } => Self::Connect {
-                server,
-                url,
-                reason: clean(reason),
-            },
-            Self::Protocol {
-                server,
-                stage,
-                message,
-            } => Self::Protocol {
-                server,
-                stage,
-                message: clean(message),
-            },
-            Self::Spawn {
-                server,
-                command,
-                reason,
-            } => Self::Spawn {
-                server,
-                command,
-                reason: clean(reason),
-            },
-            other => other,
+        match &mut self {
+            Self::ExitedEarly { stderr: text, .. }
+            | Self::Garbage { sample: text, .. }
+            | Self::Timeout { note: text, .. }
+            | Self::CursorLoop { cursor: text, .. }
+            | Self::Connect { reason: text, .. }
+            | Self::Protocol { message: text, .. }
+            | Self::Spawn { reason: text, .. } => {
+                *text = agents_core::redact::scrub(text, secrets);
+            }
+            _ => {}
         }
+        self
     }
 
     /// The same error without what the server wrote outside the protocol
     /// (its stderr, stray stdout): for a client of the gateway, who is not
     /// this user (a server may print its environment). The whole error is
     /// for this user's log.
-    pub fn without_server_output(self) -> Self {
+    pub fn without_server_output(mut self) -> Self {
         const SEE_LOG: &str = "see the gateway's log";
-        match self {
-            Self::ExitedEarly {
-                server,
-                status,
-                stage,
-                stderr,
-            } => Self::ExitedEarly {
-                server,
-                status,
-                stage,
-                stderr: if stderr.is_empty() {
-                    stderr
-                } else {
-                    SEE_LOG.into()
-                },
-            },
-            Self::Garbage { server, .. } => Self::Garbage {
-                server,
-                sample: SEE_LOG.into(),
-            },
-            Self::Timeout {
-                server,
-                stage,
-                timeout,
-                note,
-            } => Self::Timeout {
-                server,
-                stage,
-                timeout,
-                note: if note.is_empty() {
-                    note
-                } else {
-                    format!("; {SEE_LOG}")
-                },
-            },
-            other => other,
+        match &mut self {
+            Self::ExitedEarly { stderr, .. } if !stderr.is_empty() => *stderr = SEE_LOG.into(),
+            Self::Garbage { sample, .. } => *sample = SEE_LOG.into(),
+            Self::Timeout { note, .. } if !note.is_empty() => *note = format!("; {SEE_LOG}"),
+            _ => {}
         }
+        self
     }
 
     /// The server the error is about.
