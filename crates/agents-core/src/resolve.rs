@@ -1399,7 +1399,7 @@ impl<'a> SkillResolver<'a> {
                     expected,
                 });
             }
-            let blocked = blocked_fields(&include.overrides);
+            let blocked = crate::skill::locked_fields(&include.overrides);
             if !blocked.is_empty() {
                 analysis.errors.push(ResolveError::NonOverridable {
                     fields: blocked,
@@ -1463,7 +1463,7 @@ impl<'a> SkillResolver<'a> {
         analysis.nodes[node].entered_by = entered_by;
         let mut blocked: Vec<String> = Vec::new();
         for fields in skill.overrides.values() {
-            for field in blocked_fields(fields) {
+            for field in crate::skill::locked_fields(fields) {
                 if !blocked.contains(&field) {
                     blocked.push(field);
                 }
@@ -1732,18 +1732,6 @@ fn mistyped_fields(fields: &ValueMap) -> Vec<(String, &'static str, &'static str
                 )
             })
         })
-        .collect()
-}
-
-fn blocked_fields(fields: &ValueMap) -> Vec<String> {
-    if fields.is_empty() {
-        // The usual case, once per include edge: no probing, no collecting.
-        return Vec::new();
-    }
-    NON_OVERRIDABLE_FIELDS
-        .iter()
-        .filter(|field| fields.contains_key(**field))
-        .map(|field| (*field).to_owned())
         .collect()
 }
 

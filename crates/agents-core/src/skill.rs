@@ -373,9 +373,18 @@ impl Skill {
                 format!("at most {MAX_VERSION} characters are allowed"),
             );
         }
-        for name in self.overrides.keys() {
+        for (name, fields) in self.overrides.iter() {
             if name.is_empty() {
                 fail("overrides".into(), "tool name must not be empty".into());
+            }
+            if let Some(message) = locked_message(fields) {
+                fail(
+                    format!(
+                        "overrides.{}",
+                        crate::text::shorten(name, crate::text::MAX_ECHO_BYTES)
+                    ),
+                    message,
+                );
             }
         }
         let (mut tools, mut includes, mut inline, mut mcp, mut agent) = (0, 0, 0, 0, 0);
@@ -387,7 +396,12 @@ impl Skill {
                     }
                     tools += 1;
                 }
-                SkillItem::Include(_) => includes += 1,
+                SkillItem::Include(include) => {
+                    if let Some(message) = locked_message(&include.overrides) {
+                        fail(format!("includes[{includes}].overrides"), message);
+                    }
+                    includes += 1;
+                }
                 SkillItem::InlineTool(tool) => {
                     for (label, schema) in [
                         ("input_schema", &tool.input_schema),
@@ -462,7 +476,6 @@ impl Skill {
                 }
             }
         }
-        let _ = includes;
         for (position, name) in self.item_names().into_iter().enumerate() {
             if name.chars().count() > MAX_ITEM_NAME {
                 fail(
@@ -481,6 +494,38 @@ impl Skill {
 
 /// MCP server names become part of tool names (`mcp:{server}/{tool}`), so they
 /// are kept to a conservative alphabet.
+/// The fields of `fields` the resolver sets itself
+/// ([`crate::NON_OVERRIDABLE_FIELDS`]), in that list's order.
+pub(crate) fn locked_fields(fields: &ValueMap) -> Vec<String> {
+    if fields.is_empty() {
+        // The usual case, once per include edge: no probing, no collecting.
+        return Vec::new();
+    }
+    crate::NON_OVERRIDABLE_FIELDS
+        .iter()
+        .filter(|field| fields.contains_key(**field))
+        .map(|field| (*field).to_owned())
+        .collect()
+}
+
+/// Why an override map that sets a locked field is refused when written:
+/// it could never resolve (the resolver fails on it wherever it applies),
+/// unlike a missing include, which a later write can supply.
+fn locked_message(fields: &ValueMap) -> Option<String> {
+    let locked = locked_fields(fields);
+    (!locked.is_empty()).then(|| {
+        format!(
+            "{} cannot be overridden (the resolver sets {})",
+            locked
+                .iter()
+                .map(|field| format!("`{field}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if locked.len() == 1 { "it" } else { "them" }
+        )
+    })
+}
+
 pub fn validate_server_name(name: &str) -> Result<(), String> {
     let ok = !name.is_empty()
         && name.len() <= 100
@@ -516,6 +561,53 @@ mod tests {
         let names = s.item_names();
         assert_eq!(names[1], "local/s/_anon_0");
         assert_eq!(names[2], "local/s/_anon_1");
+    }
+
+    #[test]
+    fn locked_fields_in_any_override_map_are_refused_when_written() {
+        let map = |json: serde_json::Value| json.as_object().unwrap().clone();
+        let mut s = skill(vec![
+            SkillItem::Include(Include {
+                skill: SkillName::new("local/a").unwrap(),
+                overrides: map(serde_json::json!({"approval": "required"})).into(),
+            }),
+            SkillItem::Include(Include {
+                skill: SkillName::new("local/b").unwrap(),
+                overrides: map(serde_json::json!({"is_inline": true, "source_skill": "x"})).into(),
+            }),
+        ]);
+        s.overrides.insert(
+            "builtin/grep".into(),
+            map(serde_json::json!({"name": "x", "read_only": true})),
+        );
+        s.overrides.insert(
+            "builtin/ls".into(),
+            map(serde_json::json!({"writes": true})),
+        );
+        let problems: Vec<(String, String)> = s
+            .validate()
+            .unwrap_err()
+            .into_iter()
+            .map(|p| (p.field, p.message))
+            .collect();
+        assert_eq!(
+            problems,
+            [
+                (
+                    "overrides.builtin/grep".to_owned(),
+                    "`name` cannot be overridden (the resolver sets it)".to_owned()
+                ),
+                (
+                    "includes[1].overrides".to_owned(),
+                    "`source_skill`, `is_inline` cannot be overridden (the resolver sets them)"
+                        .to_owned()
+                ),
+            ]
+        );
+        // Without them the skill is valid.
+        s.overrides.shift_remove("builtin/grep");
+        s.items.pop();
+        assert!(s.validate().is_ok());
     }
 
     #[test]

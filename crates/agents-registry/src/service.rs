@@ -410,8 +410,10 @@ impl<S: Store> SkillRegistryService<S> {
         Ok(tools)
     }
 
-    /// Removes a catalogue tool.
-    pub async fn remove_tool(&self, name: &str) -> Result<(), ServiceError> {
+    /// Removes a catalogue tool. Unlike an include, a tool ref that names
+    /// no tool is a warning, not an error, so the removal is not refused;
+    /// the result names the skills that still refer to it.
+    pub async fn remove_tool(&self, name: &str) -> Result<Vec<SkillName>, ServiceError> {
         if self.builtins.get(name).is_some() {
             return Err(ServiceError::BuiltinTool(name.to_owned()));
         }
@@ -419,14 +421,9 @@ impl<S: Store> SkillRegistryService<S> {
             .scope
             .stored_name(name)
             .unwrap_or_else(|| name.to_owned());
-        if self.store.remove_tool(&stored).await? {
-            Ok(())
-        } else {
-            Err(ServiceError::ToolNotFound(
-                name.to_owned(),
-                crate::error::Hint::default(),
-            ))
-        }
+        self.store.remove_tool(&stored, name).await?.ok_or_else(|| {
+            ServiceError::ToolNotFound(name.to_owned(), crate::error::Hint::default())
+        })
     }
 
     /// Loads an export: catalogue tools (replacing same-named ones) and

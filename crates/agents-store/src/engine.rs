@@ -841,7 +841,11 @@ impl Engine {
         rows(found, tool_row)
     }
 
-    pub(crate) async fn remove_tool(&self, name: &str) -> Result<bool, StoreError> {
+    pub(crate) async fn remove_tool(
+        &self,
+        name: &str,
+        named_as: &str,
+    ) -> Result<Option<Vec<SkillName>>, StoreError> {
         let failed = "cannot remove the tool";
         let mut tx = self.write().await?;
         self.lock_tools(&mut tx).await?;
@@ -849,8 +853,25 @@ impl Engine {
             .execute("DELETE FROM tools WHERE name = ?", &[Arg::Text(name)])
             .await
             .map_err(self.db(failed))?;
+        if done == 0 {
+            return Ok(None);
+        }
+        // In the same transaction as the delete, so the list is the skills
+        // the removal left naming an unknown tool (the index on
+        // `(item_name, item_type)` answers it).
+        let users = tx
+            .fetch_texts(
+                "SELECT DISTINCT skill_name FROM skill_items \
+                 WHERE item_name = ? AND item_type = 'tool_ref' ORDER BY skill_name",
+                &[Arg::Text(named_as)],
+            )
+            .await
+            .map_err(self.db(failed))?
+            .iter()
+            .map(|n| self.skill_name(n))
+            .collect::<Result<Vec<_>, _>>()?;
         self.commit(tx, failed).await?;
-        Ok(done > 0)
+        Ok(Some(users))
     }
 
     pub(crate) async fn replace_tool_group(

@@ -226,8 +226,15 @@ pub trait Store: Send + Sync {
         source: Option<ToolSource>,
     ) -> impl Future<Output = Result<Vec<ToolSpec>, StoreError>> + Send;
 
-    /// Deletes a tool; false when absent.
-    fn remove_tool(&self, name: &str) -> impl Future<Output = Result<bool, StoreError>> + Send;
+    /// Deletes the tool stored as `name`; `None` when absent. `Some` holds
+    /// the skills (sorted) whose tool refs name it as `named_as` (the name
+    /// skills write; a discovered tool is stored under its scope's name):
+    /// their tool sets warn about an unknown tool from then on.
+    fn remove_tool(
+        &self,
+        name: &str,
+        named_as: &str,
+    ) -> impl Future<Output = Result<Option<Vec<SkillName>>, StoreError>> + Send;
 
     /// In one transaction, deletes every tool of `group`, inserts `tools`
     /// (which replace same-named tools of any source) and upserts the
@@ -356,8 +363,12 @@ macro_rules! store_via_engine {
             ) -> Result<Vec<ToolSpec>, StoreError> {
                 self.$engine().list_tools(source).await
             }
-            async fn remove_tool(&self, name: &str) -> Result<bool, StoreError> {
-                self.$engine().remove_tool(name).await
+            async fn remove_tool(
+                &self,
+                name: &str,
+                named_as: &str,
+            ) -> Result<Option<Vec<SkillName>>, StoreError> {
+                self.$engine().remove_tool(name, named_as).await
             }
             async fn replace_tool_group(
                 &self,

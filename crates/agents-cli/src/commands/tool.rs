@@ -31,11 +31,16 @@ pub async fn run(ctx: &Context, command: ToolCommand) -> Result<ExitCode, Failur
             Ok(ExitCode::SUCCESS)
         }
         ToolCommand::Remove { name } => {
-            ctx.service.remove_tool(&name).await?;
+            let users = ctx.service.remove_tool(&name).await?;
             if ctx.format.structured() {
-                output::json(&json!({"removed": name}))?;
-            } else {
+                output::json(&json!({"removed": name, "still_named_by": users}))?;
+            } else if users.is_empty() {
                 output::line(format!("removed {name}"))?;
+            } else {
+                output::line(format!(
+                    "removed {name}; these skills still name it and now warn that it is unknown: {}",
+                    agents_store::names_bounded(&users)
+                ))?;
             }
             Ok(ExitCode::SUCCESS)
         }

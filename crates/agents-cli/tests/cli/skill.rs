@@ -471,9 +471,15 @@ fn resolution_errors_exit_1_with_the_spec_messages() {
     let sb = Sandbox::new();
     let file = sb.write(
         "broken.yaml",
-        "name: l/root\nincludes: [l/a]\n---\nname: l/a\nincludes: [l/ghost]\n---\nname: l/c1\nincludes: [l/c2]\n---\nname: l/c2\nincludes: [l/c1]\n---\nname: l/ov\ntools: [builtin/grep]\noverrides:\n  builtin/grep: {is_inline: true}\n",
+        "name: l/root\nincludes: [l/a]\n---\nname: l/a\nincludes: [l/ghost]\n---\nname: l/c1\nincludes: [l/c2]\n---\nname: l/c2\nincludes: [l/c1]\n---\nname: l/ov\ntools: [builtin/grep]\noverrides:\n  builtin/grep: {read_only: true}\n",
     );
     sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    // `skill add` refuses a locked field, so only a row written some other
+    // way (an older release, another client of a shared database) holds
+    // one; resolving it fails with the spec's message.
+    sb.sqlite3(
+        "UPDATE skills SET metadata_json = '{\"metadata\":{},\"overrides\":{\"builtin/grep\":{\"is_inline\":true}}}' WHERE name = 'l/ov'",
+    );
     let run = sb.run(&["skill", "tools", "l/root"]).fails(1);
     assert_eq!(
         run.stderr,

@@ -74,7 +74,38 @@ fn custom_tools_add_get_list_remove() {
         .ok()
         .json();
     assert_eq!(list.as_array().unwrap().len(), 1);
-    sb.run(&["tool", "remove", "custom/deploy"]).ok();
+    // Skills that still name the tool are listed, not refused: an unknown
+    // tool ref is a warning.
+    let skills = sb.write(
+        "users.yaml",
+        "name: local/ships
+tools: [custom/deploy]
+---
+name: local/wraps
+includes: [local/ships]
+",
+    );
+    sb.run(&["skill", "add", skills.to_str().unwrap()]).ok();
+    let run = sb
+        .run(&["tool", "remove", "custom/deploy", "--format", "json"])
+        .ok();
+    assert_eq!(
+        run.json(),
+        json!({"removed": "custom/deploy", "still_named_by": ["local/ships"]})
+    );
+    let run = sb.run(&["skill", "tools", "local/wraps"]).ok();
+    assert!(run.stderr.contains("custom/deploy"), "{}", run.stderr);
+    sb.run(&["tool", "add", file.to_str().unwrap()]).ok();
+    let run = sb.run(&["tool", "remove", "custom/deploy"]).ok();
+    assert_eq!(
+        run.stdout,
+        "removed custom/deploy; these skills still name it and now warn that it is unknown: `local/ships`\n"
+    );
+    sb.run(&["skill", "remove", "local/wraps"]).ok();
+    sb.run(&["skill", "remove", "local/ships"]).ok();
+    sb.run(&["tool", "add", file.to_str().unwrap()]).ok();
+    let run = sb.run(&["tool", "remove", "custom/deploy"]).ok();
+    assert_eq!(run.stdout, "removed custom/deploy\n");
     let run = sb.run(&["tool", "get", "custom/deploy"]).fails(1);
     assert_eq!(
         run.stderr,

@@ -714,8 +714,34 @@ pub async fn tools_put_get_list_remove(ctx: Ctx) {
         created
     );
 
-    assert!(store.remove_tool("custom/zeta").await.unwrap());
-    assert!(!store.remove_tool("custom/zeta").await.unwrap());
+    // Removing a tool skills still name is not refused (an unknown tool ref
+    // is a warning); the result names those skills, each once, sorted, and
+    // not a skill that only includes one of them.
+    store
+        .add_skills(&[
+            skill(
+                "local/users-b",
+                vec![tool_ref("custom/zeta"), tool_ref("custom/zeta")],
+            ),
+            skill("local/users-a", vec![tool_ref("custom/zeta")]),
+            skill("local/other", vec![include("local/users-a")]),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .remove_tool("custom/zeta", "custom/zeta")
+            .await
+            .unwrap(),
+        Some(vec![name("local/users-a"), name("local/users-b")])
+    );
+    assert_eq!(
+        store
+            .remove_tool("custom/zeta", "custom/zeta")
+            .await
+            .unwrap(),
+        None
+    );
     assert_eq!(store.status().await.unwrap().tools, 3);
     store.put_tools(&[], false).await.unwrap();
 }
@@ -1550,7 +1576,7 @@ pub async fn change_stamp_moves_on_every_kind_of_write(ctx: Ctx) {
         .await
         .unwrap();
     moved(store.change_stamp().await.unwrap(), "replace_tool_group");
-    store.remove_tool("custom/t").await.unwrap();
+    store.remove_tool("custom/t", "custom/t").await.unwrap();
     moved(store.change_stamp().await.unwrap(), "remove_tool");
     store.remove_skill(&name("local/a"), true).await.unwrap();
     moved(store.change_stamp().await.unwrap(), "remove_skill");
