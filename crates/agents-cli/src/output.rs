@@ -93,18 +93,25 @@ impl From<agents_config::ConfigError> for Failure {
 /// Prints `failure` to stderr: `error: …` for people, one JSON object for
 /// scripts.
 pub fn report_error(format: Format, failure: &Failure) {
-    let mut stderr = std::io::stderr().lock();
-    let _ = if format == Format::Json {
-        writeln!(
-            stderr,
-            "{}",
-            json_text(
-                json!({"error": {"kind": failure.kind, "message": failure.message}}).to_string()
-            )
-        )
+    let text = if format == Format::Json {
+        json_text(json!({"error": {"kind": failure.kind, "message": failure.message}}).to_string())
     } else {
-        writeln!(stderr, "{}{}", prefix("error"), plain(&failure.message))
+        format!("{}{}", prefix("error"), plain(&failure.message))
     };
+    to_stderr(&text);
+}
+
+/// Writes `text` and a line break to stderr in one write, with every secret
+/// this process gave an MCP server masked (`agents_core::redact::remember`):
+/// a server may echo one into any message made from what it said.
+fn to_stderr(text: &str) {
+    let shown = agents_core::redact::scrub_remembered(text);
+    let mut line = String::with_capacity(shown.len() + 1);
+    line.push_str(&shown);
+    if !line.ends_with('\n') {
+        line.push('\n');
+    }
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
 /// Prints a warning to stderr (as JSON in JSON mode).
@@ -178,7 +185,7 @@ pub fn warn_all<T: AsRef<str>>(format: Format, messages: impl IntoIterator<Item 
         text.push('\n');
     }
     if !text.is_empty() {
-        let _ = std::io::stderr().lock().write_all(text.as_bytes());
+        to_stderr(&text);
     }
 }
 
@@ -207,11 +214,7 @@ pub fn warn_detailed(format: Format, message: &str, details: serde_json::Value) 
     if let serde_json::Value::Object(fields) = details {
         warning.extend(fields);
     }
-    let _ = writeln!(
-        std::io::stderr().lock(),
-        "{}",
-        json_text(json!({ "warning": warning }).to_string())
-    );
+    to_stderr(&json_text(json!({ "warning": warning }).to_string()));
 }
 
 /// Prints a line for people on stderr (when stdout is a protocol channel).
@@ -219,7 +222,7 @@ pub fn note(text: &str) {
     if quiet() {
         return;
     }
-    let _ = writeln!(std::io::stderr().lock(), "{}", plain(text));
+    to_stderr(&plain(text));
 }
 
 /// Prints a line for people on stdout (line breaks kept, other control

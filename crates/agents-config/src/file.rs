@@ -166,6 +166,14 @@ pub(crate) fn load(path: &Path) -> Result<Option<(String, FileConfig)>, ConfigEr
             path: path.to_path_buf(),
         });
     }
+    // Its MCP servers run, with this user's secrets, without asking: a file
+    // another user can change is refused, as ssh refuses such a config.
+    if let Some(exposure) = agents_fs::exposure(&meta) {
+        return Err(ConfigError::Exposed {
+            path: path.to_path_buf(),
+            exposure,
+        });
+    }
     if meta.len() > MAX_CONFIG_BYTES {
         return Err(ConfigError::TooLarge {
             path: path.to_path_buf(),

@@ -381,6 +381,18 @@ pub enum ConfigError {
         /// The path.
         path: PathBuf,
     },
+    /// Another user can change the config file, whose MCP servers run
+    /// without asking.
+    #[error(
+        "config file `{}` is not used: {exposure}, and the MCP servers it defines run without asking",
+        path.display()
+    )]
+    Exposed {
+        /// The file.
+        path: PathBuf,
+        /// Who else can change it.
+        exposure: agents_fs::Exposure,
+    },
     /// The config file is unreasonably large.
     #[error(
         "config file `{}` is larger than {limit} bytes",
@@ -476,6 +488,7 @@ impl ConfigError {
         match self {
             Self::Read { .. } => "config_read",
             Self::NotAFile { .. } => "config_not_a_file",
+            Self::Exposed { .. } => "config_permissions",
             Self::TooLarge { .. } | Self::WouldBeTooLarge { .. } => "config_too_large",
             Self::MissingFile { .. } => "config_missing_file",
             Self::File { .. } => "config_invalid",

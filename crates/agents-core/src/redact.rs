@@ -33,8 +33,29 @@ const SECRET_WORDS: &[&str] = &[
     "sig",
 ];
 
+/// Name endings (folded as in [`is_secret_name`]) that say the value points
+/// at something to run or read rather than being a secret itself:
+/// `GIT_ASKPASS`, `AUTH_COMMAND`, `CREDENTIAL_HELPER`, `--keyfile`,
+/// `PGPASSFILE`, `TOKEN_PATH`. Hiding these would hide, in a trust prompt,
+/// the very program a definition makes run.
+const POINTER_ENDINGS: &[&str] = &[
+    "askpass",
+    "command",
+    "cmd",
+    "helper",
+    "program",
+    "exec",
+    "executable",
+    "script",
+    "hook",
+    "file",
+    "path",
+    "dir",
+];
+
 /// Whether a parameter, header or variable name names a secret: `password`,
-/// `PGPASSWORD`, `X-Api-Key`, `access_token`, `%70assword` and the like.
+/// `PGPASSWORD`, `X-Api-Key`, `access_token`, `%70assword` and the like, but
+/// not one whose value names a program, file or folder ([`POINTER_ENDINGS`]).
 pub fn is_secret_name(name: &str) -> bool {
     let decoded = percent_decode(name);
     let folded: String = decoded
@@ -42,6 +63,12 @@ pub fn is_secret_name(name: &str) -> bool {
         .filter(|c| !matches!(c, '-' | '_' | '.' | ' '))
         .flat_map(char::to_lowercase)
         .collect();
+    if POINTER_ENDINGS
+        .iter()
+        .any(|ending| folded.ends_with(ending))
+    {
+        return false;
+    }
     SECRET_WORDS
         .iter()
         .any(|word| folded == *word || folded.ends_with(word) || folded.starts_with(word))
@@ -105,6 +132,8 @@ pub fn redact_url(url: &str) -> String {
 /// leaves a `'` in a password unencoded, and hiding too much beats cutting
 /// a password short). One pass, linear in the text.
 pub fn redact_text(text: &str) -> String {
+    let remembered = scrub_remembered(text);
+    let text = remembered.as_ref();
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find("://") {
@@ -172,6 +201,85 @@ pub fn scrub(text: &str, secrets: &[String]) -> String {
         }
     }
     out
+}
+
+/// The forms of `secrets` that [`scrub`] should look for, longest first (so
+/// `Bearer TOKEN` is masked whole before `TOKEN` alone): each value, the
+/// value without surrounding whitespace (an environment variable set from a
+/// file often ends with a newline that no echo of it keeps), and each line
+/// of a value that spans lines (a PEM key: a server that prints it, or
+/// anything that prints line by line, shows no line break to match).
+pub fn secret_forms(secrets: impl IntoIterator<Item = String>) -> Vec<String> {
+    /// A line of a multi-line secret shorter than this is not masked on its
+    /// own (`-----END KEY-----` is not secret, but short lines such as `}`
+    /// or `==` would blot out ordinary text).
+    const MIN_LINE: usize = 8;
+    let mut forms: Vec<String> = Vec::new();
+    for secret in secrets {
+        let trimmed = secret.trim();
+        if trimmed.contains('\n') {
+            forms.extend(
+                trimmed
+                    .lines()
+                    .map(str::trim)
+                    .filter(|line| line.len() >= MIN_LINE)
+                    .map(str::to_owned),
+            );
+        }
+        if trimmed.len() != secret.len() && !trimmed.is_empty() {
+            forms.push(trimmed.to_owned());
+        }
+        forms.push(secret);
+    }
+    forms.retain(|form| !form.is_empty());
+    forms.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+    forms.dedup();
+    forms
+}
+
+/// Every secret this process has handed to something it started (the
+/// expanded `env` and `headers` of MCP servers, see [`remember`]): the last
+/// line of defence, applied where text leaves the process (log lines,
+/// warnings, errors, an MCP client's tool errors), so a secret a server
+/// echoes is masked even on a path that did not know it was handling one.
+static REMEMBERED: std::sync::RwLock<Vec<String>> = std::sync::RwLock::new(Vec::new());
+
+/// Adds `secrets` (and their [`secret_forms`]) to what [`scrub_remembered`]
+/// masks for the rest of the process.
+pub fn remember(secrets: &[String]) {
+    if secrets.is_empty() {
+        return;
+    }
+    let mut known = REMEMBERED
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let added = secret_forms(
+        secrets
+            .iter()
+            .flat_map(|secret| [secret.clone(), percent_decode(secret)]),
+    );
+    if added.iter().all(|form| known.contains(form)) {
+        return;
+    }
+    let all = std::mem::take(&mut *known).into_iter().chain(added);
+    *known = secret_forms(all);
+}
+
+/// `text` with every [remembered](remember) secret masked; borrowed when
+/// there is nothing to mask.
+pub fn scrub_remembered(text: &str) -> std::borrow::Cow<'_, str> {
+    let known = REMEMBERED
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // `remember` stored the percent-decoded forms too, so one `contains`
+    // each tells whether `scrub` has anything to do.
+    if !known
+        .iter()
+        .any(|secret| secret.len() >= 3 && text.contains(secret.as_str()))
+    {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(scrub(text, &known))
 }
 
 /// The secrets inside a URL: its password (raw and decoded) and the values of
@@ -421,6 +529,36 @@ mod tests {
         assert!(is_secret_name("X-Api-Key"));
         assert!(is_secret_name("GITHUB_TOKEN"));
         assert!(!is_secret_name("sslmode"));
+        // What names a program, file or folder is shown: a trust prompt must
+        // not hide what a definition makes run.
+        for pointer in [
+            "GIT_ASKPASS",
+            "SSH_ASKPASS",
+            "AUTH_COMMAND",
+            "CREDENTIAL_HELPER",
+            "password-command",
+            "keyfile",
+            "PGPASSFILE",
+            "TOKEN_PATH",
+        ] {
+            assert!(!is_secret_name(pointer), "{pointer}");
+        }
+        assert_eq!(
+            redact_args(&[
+                "--password-command=sh -c x",
+                "--keyfile",
+                "/etc/shadow",
+                "--api-key",
+                "k"
+            ]),
+            [
+                "--password-command=sh -c x",
+                "--keyfile",
+                "/etc/shadow",
+                "--api-key",
+                "***"
+            ]
+        );
     }
 
     #[test]
@@ -428,6 +566,60 @@ mod tests {
         let secrets = url_secrets("postgres://u:p%40ss/w?rd@h/db?password=hunter2#frag");
         let text = scrub("failed: p@ss/w?rd and p%40ss/w?rd and hunter2", &secrets);
         assert_eq!(text, "failed: *** and *** and ***");
+    }
+
+    #[test]
+    fn secret_forms_cover_trimmed_values_and_each_line_longest_first() {
+        let pem =
+            "-----BEGIN KEY-----\nMIIEsecretline1abc\nMIIEsecretline2def\n}\n-----END KEY-----\n";
+        let forms = secret_forms([
+            "tok".to_owned(),
+            "trailingsecret42\n".to_owned(),
+            pem.to_owned(),
+            String::new(),
+            "Bearer tok".to_owned(),
+        ]);
+        assert_eq!(forms[0], pem);
+        assert!(
+            forms.windows(2).all(|w| w[0].len() >= w[1].len()),
+            "{forms:?}"
+        );
+        for form in [
+            "MIIEsecretline1abc",
+            "MIIEsecretline2def",
+            "trailingsecret42",
+            "Bearer tok",
+        ] {
+            assert!(forms.iter().any(|f| f == form), "{form}: {forms:?}");
+        }
+        // A line too short to be told from ordinary text is not a form.
+        assert!(!forms.iter().any(|f| f == "}"), "{forms:?}");
+        // A server that prints the key line by line shows no line to match whole.
+        let shown = scrub(
+            "stderr: MIIEsecretline1abc | MIIEsecretline2def | trailingsecret42, Bearer tok",
+            &forms,
+        );
+        assert_eq!(shown, "stderr: *** | *** | ***, ***");
+    }
+
+    #[test]
+    fn remembered_secrets_are_masked_in_any_text_this_process_prints() {
+        let unrelated = "nothing to see";
+        assert!(matches!(
+            scrub_remembered(unrelated),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        remember(&["rem3mbered%2Fvalue".to_owned()]);
+        // Raw and percent-decoded, in free text and through `redact_text`.
+        assert_eq!(
+            scrub_remembered("a rem3mbered%2Fvalue b rem3mbered/value"),
+            "a *** b ***"
+        );
+        assert_eq!(redact_text("got rem3mbered/value back"), "got *** back");
+        assert!(matches!(
+            scrub_remembered(unrelated),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 
     #[test]

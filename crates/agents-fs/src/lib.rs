@@ -49,10 +49,21 @@ pub fn open_options() -> OpenOptions {
 
 /// Creates `path` as an empty file with mode 0600 unless it exists.
 /// Returns whether it was created.
+/// A symbolic link whose target does not exist yet counts as missing: its
+/// target is created, 0600 too (an exclusive create refuses any link, and
+/// whatever opened it next would make the target with the umask's mode).
 pub fn create_file(path: &Path) -> io::Result<bool> {
     match open_options().write(true).create_new(true).open(path) {
         Ok(_) => Ok(true),
-        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
+            let dangling = std::fs::symlink_metadata(path)?.file_type().is_symlink()
+                && matches!(std::fs::metadata(path), Err(err) if err.kind() == io::ErrorKind::NotFound);
+            if dangling {
+                // Not exclusive: it follows the link, and makes its target.
+                open_options().write(true).create(true).open(path)?;
+            }
+            Ok(dangling)
+        }
         Err(err) => Err(err),
     }
 }
@@ -72,6 +83,59 @@ pub fn restrict_if_present(path: &Path) -> io::Result<()> {
     {
         let _ = path;
         Ok(())
+    }
+}
+
+/// Why a file this user's commands act on without asking (the config
+/// file, whose MCP servers run unprompted; the trust file; the discovery
+/// scope's key) could say what another user wants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exposure {
+    /// Its group or everyone may write it (`mode` is its permission bits).
+    Writable {
+        /// The file's permission bits.
+        mode: u32,
+    },
+    /// Another user owns it (root aside: a file root owns is the system's).
+    Owner {
+        /// The owner's user id.
+        uid: u32,
+    },
+}
+
+impl std::fmt::Display for Exposure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Writable { mode } => write!(
+                f,
+                "other users may change it (mode {mode:04o}; `chmod go-w` it)"
+            ),
+            Self::Owner { uid } => write!(f, "another user (uid {uid}) owns it"),
+        }
+    }
+}
+
+/// Whether someone other than this user (or root) can change the file
+/// `metadata` describes; `None` when only they can. Always `None` where
+/// there are no Unix owners and modes.
+pub fn exposure(metadata: &std::fs::Metadata) -> Option<Exposure> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let mode = metadata.mode() & 0o7777;
+        let uid = metadata.uid();
+        if uid != 0 && uid != nix::unistd::geteuid().as_raw() {
+            return Some(Exposure::Owner { uid });
+        }
+        if mode & 0o022 != 0 {
+            return Some(Exposure::Writable { mode });
+        }
+        None
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = metadata;
+        None
     }
 }
 
@@ -215,6 +279,33 @@ fn remove_stale_partials(dir: &Path, prefix: &std::ffi::OsStr) {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_new_file_is_private_even_behind_a_dangling_link() {
+        use std::os::unix::fs::PermissionsExt;
+        let temp = tempfile::tempdir().unwrap();
+        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        let plain = temp.path().join("plain.db");
+        assert!(create_file(&plain).unwrap());
+        assert!(!create_file(&plain).unwrap());
+        assert_eq!(mode(&plain), 0o600);
+        let target = temp.path().join("target.db");
+        let link = temp.path().join("link.db");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert!(create_file(&link).unwrap());
+        assert_eq!(mode(&target), 0o600);
+        // Once the target exists, the link is an existing file.
+        assert!(!create_file(&link).unwrap());
+        // A link to an existing file keeps that file's mode.
+        let other = temp.path().join("other.db");
+        std::fs::write(&other, "").unwrap();
+        std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let to_other = temp.path().join("to-other.db");
+        std::os::unix::fs::symlink(&other, &to_other).unwrap();
+        assert!(!create_file(&to_other).unwrap());
+        assert_eq!(mode(&other), 0o640);
+    }
 
     #[test]
     fn a_write_removes_the_stale_leftovers_of_killed_writes_only() {

@@ -289,7 +289,11 @@ pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, 
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// A tool error for the MCP client, with every secret this process gave
+/// an upstream masked (`agents_core::redact::remember`): whatever path made
+/// the text, it goes to a model.
 fn tool_error(text: String) -> CallToolResult {
+    let text = agents_core::redact::scrub_remembered(&text).into_owned();
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
 

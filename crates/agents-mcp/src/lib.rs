@@ -235,6 +235,20 @@ pub struct Selection {
 }
 
 impl FetchedTools {
+    /// The same listing with `secrets` masked in what it quotes of a tool
+    /// the catalogue cannot hold (its name and why): a server may put a
+    /// value it was given anywhere, and these are printed and stored.
+    pub(crate) fn scrubbed(mut self, secrets: &[String]) -> Self {
+        if secrets.is_empty() {
+            return self;
+        }
+        for rejected in &mut self.rejected {
+            rejected.tool = agents_core::redact::scrub(&rejected.tool, secrets);
+            rejected.reason = agents_core::redact::scrub(&rejected.reason, secrets);
+        }
+        self
+    }
+
     /// Keeps the tools named in `allowed` (by the server's name, `create_issue`,
     /// or the full name, `mcp:github/create_issue`); `None` keeps everything.
     pub fn select(&self, allowed: Option<&[String]>) -> Selection {

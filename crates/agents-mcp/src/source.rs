@@ -120,7 +120,12 @@ pub(crate) fn prepare(source: &McpSource, options: &FetchOptions) -> Result<Prep
             }
         }
     };
-    secrets.retain(|secret| !secret.is_empty());
+    // Each secret in every form an echo of it may take (trimmed, line by
+    // line), and remembered for the rest of the process: a log line or
+    // warning made from what the server said is masked where it is printed,
+    // whichever path made it (see `agents_core::redact::remember`).
+    let secrets = agents_core::redact::secret_forms(secrets);
+    agents_core::redact::remember(&secrets);
     Ok(Prepared {
         launch,
         timeout,

@@ -37,6 +37,9 @@ pub struct Caller {
     /// enforced: a session it ended for a message too large says so.
     report: Option<std::sync::Arc<std::sync::Mutex<crate::process::StdoutReport>>>,
     max_line: usize,
+    /// What its errors must not show (the session's `secrets`): a server's
+    /// JSON-RPC error may quote a value it was given.
+    secrets: std::sync::Arc<[String]>,
 }
 
 impl std::fmt::Debug for Caller {
@@ -121,7 +124,7 @@ impl Caller {
             stage: STAGE_CALL,
             message,
         };
-        match answer {
+        let result = match answer {
             Ok(ServerResult::CallToolResult(result)) => {
                 serde_json::to_value(&result).map_err(|err| protocol(err.to_string()))
             }
@@ -137,7 +140,8 @@ impl Caller {
                 })
             }
             Err(err) => Err(protocol(session::error_chain(&err))),
-        }
+        };
+        result.map_err(|err| err.scrubbed(&self.secrets))
     }
 }
 
@@ -271,6 +275,7 @@ pub async fn connect(
             (client, tools, None, None, Some(report))
         }
     };
+    let tools = tools.scrubbed(&prepared.secrets);
     Ok(Upstream {
         server: server.to_owned(),
         client,
@@ -306,6 +311,7 @@ impl Upstream {
                         .rejected
                         .extend(stdio::take_malformed(&self.server, report));
                 }
+                let fetched = fetched.scrubbed(&self.secrets);
                 self.tools = fetched.clone();
                 Ok(fetched)
             }
@@ -344,6 +350,7 @@ impl Upstream {
             session: self.session,
             report: self.report.clone(),
             max_line: stdio::max_line(&self.options),
+            secrets: self.secrets.clone().into(),
         }
     }
 

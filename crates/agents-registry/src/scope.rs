@@ -108,6 +108,15 @@ impl DiscoveryScope {
         };
         match std::fs::File::open(path) {
             Ok(file) => {
+                // The key seals this user's discovery rows: one another user
+                // wrote, or can read or change, seals nothing.
+                let metadata = file.metadata().map_err(|err| fail("read it", err))?;
+                if let Some(exposure) = agents_fs::exposure(&metadata) {
+                    return Err(ScopeError {
+                        path: path.display().to_string(),
+                        message: format!("it is not used: {exposure}"),
+                    });
+                }
                 let mut text = String::new();
                 file.take(256)
                     .read_to_string(&mut text)
@@ -126,7 +135,24 @@ impl DiscoveryScope {
                     });
                 }
                 match key {
-                    Some(key) => Ok(Self::with_key(id, key)),
+                    Some(key) => {
+                        // A key others may read seals nothing (a file from
+                        // before seals, an id alone, is rewritten 0600 below).
+                        #[cfg(unix)]
+                        {
+                            use std::os::unix::fs::PermissionsExt;
+                            let mode = metadata.permissions().mode() & 0o777;
+                            if mode & 0o077 != 0 {
+                                return Err(ScopeError {
+                                    path: path.display().to_string(),
+                                    message: format!(
+                                        "it is not used: other users may read its key (mode {mode:04o}; `chmod 600` it)"
+                                    ),
+                                });
+                            }
+                        }
+                        Ok(Self::with_key(id, key))
+                    }
                     None => {
                         // A scope file from before seals: add its key. Its
                         // rows, unsealed, show again after the next discovery.

@@ -412,6 +412,14 @@ fn read_file(path: &Path) -> Result<TrustFile, TrustError> {
                 mode,
             });
         }
+        // A file another user owns (made in a folder they can write) says
+        // what they want trusted, whatever its mode.
+        if let Some(exposure @ agents_fs::Exposure::Owner { .. }) = agents_fs::exposure(&metadata) {
+            return Err(TrustError::Invalid {
+                path: path.display().to_string(),
+                message: format!("it is not used: {exposure}"),
+            });
+        }
     }
     if !metadata.is_file() {
         return Err(TrustError::Invalid {

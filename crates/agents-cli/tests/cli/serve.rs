@@ -964,6 +964,94 @@ fn a_crashed_servers_stderr_reaches_the_log_not_the_client() {
     assert!(logged.contains("early plain-early-value"), "{logged}");
 }
 
+/// A server given a secret through `${VAR}` may echo it anywhere: in a
+/// line on stdout that is not JSON-RPC (a warning), in a tool it lists that
+/// the catalogue cannot hold (a warning, and part of `mcp refresh`'s
+/// result), in a call's JSON-RPC error (the MCP client's tool error), and
+/// so in any log line at `-v`. The value is masked in every one of them.
+#[test]
+fn a_secret_a_server_echoes_is_masked_everywhere() {
+    const SECRET: &str = "s3cret-tok3n-value";
+    let sb = Sandbox::new();
+    let tools = sb.write(
+        "tools.json",
+        r#"[{"name": "good", "description": "d", "inputSchema": {"type": "object"}}]"#,
+    );
+    sb.write(
+        "home/.cleveragents/config.toml",
+        &format!(
+            "[mcp.servers.leaky]\ncommand = \"python3\"\nargs = [\"{}\", \"{}\", \"--leak\", \"API_TOKEN\"]\nenv = {{ API_TOKEN = \"${{API_TOKEN}}\" }}\n",
+            crate::support::py_script("listing_server.py").display(),
+            tools.display()
+        ),
+    );
+    let skill = sb.write(
+        "leaky.yaml",
+        "name: l/leaky\nmcp_sources:\n  - server: leaky\n",
+    );
+    sb.run(&["skill", "add", skill.to_str().unwrap()]).ok();
+    let env = [("API_TOKEN", SECRET)];
+    for args in [
+        &["mcp", "refresh", "leaky"][..],
+        &["--format", "json", "mcp", "refresh", "leaky"],
+        &["-vv", "mcp", "refresh", "leaky"],
+        &["skill", "tools", "l/leaky", "--refresh"],
+    ] {
+        let run = sb.run_env(args, &env).ok();
+        let shown = format!("{}{}", run.stdout, run.stderr);
+        assert!(!shown.contains(SECRET), "{args:?}: {shown}");
+        assert!(
+            shown.contains("garbage line with token ***"),
+            "{args:?}: {shown}"
+        );
+        if args.contains(&"refresh") && args[0] != "skill" {
+            assert!(shown.contains("bad-***"), "{args:?}: {shown}");
+        }
+    }
+    let name = first_tool(&sb, "l/leaky");
+    let log = sb.path("gateway.log");
+    let mut child = sb
+        .cmd()
+        .args(["mcp", "serve", "l/leaky"])
+        .env("API_TOKEN", SECRET)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    exchange(
+        &mut stdin,
+        &mut stdout,
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "test", "version": "0"}}),
+    );
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    let (answer, line) = exchange(
+        &mut stdin,
+        &mut stdout,
+        2,
+        "tools/call",
+        json!({"name": name, "arguments": {}}),
+    );
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert!(!line.contains(SECRET), "{line}");
+    assert!(
+        text_of(&answer["result"]).contains("denied for key ***"),
+        "{answer}"
+    );
+    drop(stdin);
+    let _ = child.wait();
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(!logged.contains(SECRET), "{logged}");
+}
+
 /// A client that never finishes its request's headers, that sends nothing,
 /// or that goes quiet after an answer is dropped, before any token check:
 /// none can hold one of the gateway's 256 connections (and a file

@@ -5,7 +5,11 @@ is (so it may hold tools the SDK would refuse to list); other requests get
 environment to stderr and exit, as a crashing server might; with
 `--burst-progress`, a `tools/call` is answered after 300 progress
 notifications sent as fast as it can; with `--huge-answer`, a `tools/call`
-is answered with 17 MB of text, more than a client takes in one message."""
+is answered with 17 MB of text, more than a client takes in one message;
+with `--leak VAR`, it echoes the value of the environment variable VAR the
+ways a careless server might: in a line on stdout that is not JSON-RPC, in the
+name and schema of a tool the catalogue cannot hold, and in the JSON-RPC
+error it answers every `tools/call` with."""
 
 import json
 import os
@@ -13,6 +17,12 @@ import sys
 
 with open(sys.argv[1], encoding="utf-8") as file:
     TOOLS = json.load(file)
+
+LEAKED = None
+if "--leak" in sys.argv:
+    LEAKED = os.environ.get(sys.argv[sys.argv.index("--leak") + 1], "")
+    TOOLS.append({"name": "bad-" + LEAKED, "inputSchema": "key " + LEAKED})
+    print("garbage line with token " + LEAKED, flush=True)
 
 for line in sys.stdin:
     message = json.loads(line)
@@ -36,6 +46,10 @@ for line in sys.stdin:
         sys.stdout.flush()
     elif method == "tools/call" and "--huge-answer" in sys.argv:
         result = {"content": [{"type": "text", "text": "x" * 17_000_000}]}
+    elif method == "tools/call" and LEAKED is not None:
+        error = {"code": -32000, "message": "denied for key " + LEAKED}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}), flush=True)
+        continue
     elif method == "tools/call" and "--die-on-call" in sys.argv:
         print(json.dumps(dict(os.environ)), file=sys.stderr, flush=True)
         sys.exit(1)
