@@ -239,7 +239,7 @@ fn write_line(text: &str) -> Result<(), Failure> {
 /// Prints `value` as pretty JSON on stdout.
 pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<(), Failure> {
     if YAML.load(std::sync::atomic::Ordering::Relaxed) {
-        let text = yaml_serde::to_string(value)
+        let text = agents_definition::yaml_text(value)
             .map_err(|err| Failure::new("internal", format!("cannot encode YAML: {err}")))?;
         return raw(&text);
     }
@@ -260,9 +260,9 @@ pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<(), Failure> {
     out.flush().map_err(broken_pipe)
 }
 
-/// `serde_json`'s pretty printer, but writing DEL and the C1 controls (which
-/// `serde_json` leaves as they are) as `\u00XX` escapes, like
-/// [`json_text`].
+/// `serde_json`'s pretty printer, but writing the [`json_escaped`]
+/// characters (which `serde_json` leaves as they are) as `\uXXXX` escapes,
+/// like [`json_text`].
 struct EscapingFormatter<'a>(serde_json::ser::PrettyFormatter<'a>);
 
 impl serde_json::ser::Formatter for EscapingFormatter<'_> {
@@ -271,12 +271,12 @@ impl serde_json::ser::Formatter for EscapingFormatter<'_> {
         writer: &mut W,
         fragment: &str,
     ) -> std::io::Result<()> {
-        if !fragment.bytes().any(|b| b == 0x7f || b == 0xc2) {
+        if !may_need_escapes(fragment) {
             return writer.write_all(fragment.as_bytes());
         }
         let mut start = 0;
         for (at, c) in fragment.char_indices() {
-            if ('\u{7f}'..='\u{9f}').contains(&c) {
+            if json_escaped(c) {
                 writer.write_all(fragment.get(start..at).unwrap_or_default().as_bytes())?;
                 write!(writer, "\\u{:04x}", u32::from(c))?;
                 start = at + c.len_utf8();
@@ -353,20 +353,32 @@ pub fn plain(text: &str) -> Cow<'_, str> {
     Cow::Owned(lines.join("\n"))
 }
 
-/// Serialized JSON with DEL and the C1 controls (which `serde_json` leaves
-/// as they are) written as `\u00XX` escapes. They can only occur inside
-/// strings, so the result is the same JSON value.
+/// Whether serialized JSON writes `c` as a `\uXXXX` escape here, though
+/// `serde_json` leaves it as it is: DEL, the C1 controls, and the bidi and
+/// invisible characters of [`agents_core::text::is_hidden`] (a terminal
+/// would show the text around a U+202E in another order).
+fn json_escaped(c: char) -> bool {
+    c == '\u{7f}' || (!c.is_ascii() && agents_core::text::is_hidden(c))
+}
+
+/// Whether `text` may hold a [`json_escaped`] character: each starts with
+/// one of these bytes (DEL, C1 controls, U+061C, U+2xxx, U+FEFF), so a byte
+/// scan rules most texts out without decoding them.
+fn may_need_escapes(text: &str) -> bool {
+    text.bytes()
+        .any(|b| matches!(b, 0x7f | 0xc2 | 0xd8 | 0xe2 | 0xef))
+}
+
+/// Serialized JSON with every [`json_escaped`] character written as a
+/// `\uXXXX` escape. They can only occur inside strings, so the result is
+/// the same JSON value.
 fn json_text(text: String) -> String {
-    // DEL is the byte 0x7f and every C1 control starts with the byte 0xc2:
-    // a byte scan rules most texts out without decoding their characters.
-    if !text.bytes().any(|b| b == 0x7f || b == 0xc2)
-        || !text.chars().any(|c| ('\u{7f}'..='\u{9f}').contains(&c))
-    {
+    if !may_need_escapes(&text) || !text.chars().any(json_escaped) {
         return text;
     }
     let mut out = String::with_capacity(text.len() + 16);
     for c in text.chars() {
-        if ('\u{7f}'..='\u{9f}').contains(&c) {
+        if json_escaped(c) {
             out.push_str(&format!("\\u{:04x}", u32::from(c)));
         } else {
             out.push(c);
@@ -473,9 +485,11 @@ mod tests {
 
     #[test]
     fn json_escapes_c1_controls_and_stays_the_same_value() {
-        let value = json!({"d": "a\u{7f}b\u{9b}c\u{1b}"});
+        let value =
+            json!({"d": "a\u{7f}b\u{9b}c\u{1b}", "bidi\u{202e}": "x\u{200b}y\u{feff}\u{61c}é"});
         let text = json_text(value.to_string());
-        assert!(!text.chars().any(char::is_control), "{text}");
+        assert!(!text.chars().any(agents_core::text::is_hidden), "{text}");
+        assert!(text.contains("\\u202e") && text.contains('é'), "{text}");
         assert_eq!(
             serde_json::from_str::<serde_json::Value>(&text).unwrap(),
             value

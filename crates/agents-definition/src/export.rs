@@ -79,7 +79,7 @@ pub fn export_to_yaml(skills: &[Skill], tools: &[ToolSpec]) -> Result<Export, De
     let failed = |err: yaml_serde::Error| {
         DefinitionError::at_document("<output>", 1, "export", err.to_string())
     };
-    let mut out = yaml_serde::to_string(&Header {
+    let mut out = crate::yaml_text(&Header {
         format: EXPORT_FORMAT,
     })
     .map_err(failed)?;
@@ -97,14 +97,14 @@ pub fn export_to_yaml(skills: &[Skill], tools: &[ToolSpec]) -> Result<Export, De
         }
     };
     for skill in skills {
-        let body = yaml_serde::to_string(&SkillEntry {
+        let body = crate::yaml_text(&SkillEntry {
             skill: SkillDocument::from_skill(skill),
         })
         .map_err(failed)?;
         document(&mut out, skill.name.as_str(), body);
     }
     for tool in tools {
-        let body = yaml_serde::to_string(&ToolEntry { tool }).map_err(failed)?;
+        let body = crate::yaml_text(&ToolEntry { tool }).map_err(failed)?;
         document(&mut out, &tool.name, body);
     }
     Ok(Export { text: out, largest })

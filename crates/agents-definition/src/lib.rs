@@ -14,6 +14,7 @@
 // Library code returns errors; it does not panic on what it is given.
 #![deny(clippy::panic, clippy::indexing_slicing)]
 
+mod emit;
 mod error;
 mod expansion;
 mod export;
@@ -22,6 +23,7 @@ mod plan;
 mod skill;
 mod tool;
 
+pub use emit::yaml_text;
 pub use error::{DefinitionError, Limit, SourceLine};
 pub use export::{
     EXPORT_FORMAT, EXPORT_FORMAT_V1, Export, LargestDocument, export_to_yaml, parse_export,

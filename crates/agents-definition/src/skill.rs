@@ -234,7 +234,7 @@ pub fn skills_to_yaml(skills: &[Skill]) -> Result<String, DefinitionError> {
         if index > 0 {
             out.push_str("---\n");
         }
-        let text = yaml_serde::to_string(&SkillDocument::from_skill(skill)).map_err(|err| {
+        let text = crate::yaml_text(&SkillDocument::from_skill(skill)).map_err(|err| {
             DefinitionError::at_document(
                 "<output>",
                 index + 1,

@@ -111,7 +111,7 @@ pub fn tools_to_yaml(tools: &[ToolSpec]) -> Result<String, DefinitionError> {
             side_effects: tool.side_effects,
             metadata: tool.source_metadata.clone(),
         };
-        let text = yaml_serde::to_string(&document).map_err(|err| {
+        let text = crate::yaml_text(&document).map_err(|err| {
             DefinitionError::at_document("<output>", index + 1, &tool.name, err.to_string())
         })?;
         out.push_str(&text);

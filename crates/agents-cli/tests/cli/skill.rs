@@ -787,3 +787,74 @@ fn graph_of_a_broken_closure_is_drawn_not_refused() {
     let run = sb.run(&["skill", "graph", "g/root"]).ok();
     assert!(run.stdout.starts_with("digraph"), "{}", run.stdout);
 }
+
+/// Text with bidi, zero-width or control characters comes out of every
+/// YAML writer as YAML escapes (a terminal shows them, and nothing in
+/// another order), and reads back as it was: `skill get --format yaml` into
+/// `skill update`, `db export` to stdout into `db import`. JSON escapes
+/// them too.
+#[test]
+fn hidden_characters_round_trip_through_yaml_and_show_as_escapes() {
+    let sb = Sandbox::new();
+    let file = sb.write(
+        "hidden.yaml",
+        "name: cc/a\ndescription: \"evil\\u202Erev zero\\u200Bw tab\\tx bell\\u0007 bom\\uFEFF\"\ntools: [\"a/b\\u200b\"]\nmetadata: {\"key\\u2066\": \"block\\n\\tindented\\n\"}\n",
+    );
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    let stored = sb.run(&["skill", "get", "cc/a", "--format", "json"]).ok();
+    let hidden = |text: &str| {
+        text.chars()
+            .any(|c| c != '\n' && agents_core::text::is_hidden(c))
+    };
+    assert!(!hidden(&stored.stdout), "{}", stored.stdout);
+    assert!(
+        stored.stdout.contains("evil\\u202erev"),
+        "{}",
+        stored.stdout
+    );
+    let stored = stored.json();
+    let yaml = sb
+        .run(&["skill", "get", "cc/a", "--format", "yaml"])
+        .ok()
+        .stdout;
+    assert!(!hidden(&yaml), "{yaml}");
+    assert!(yaml.contains("\"evil\\u202Erev zero\\u200Bw"), "{yaml}");
+    let again = sb.write("again.yaml", &yaml);
+    sb.run(&["skill", "update", again.to_str().unwrap()]).ok();
+    let updated = sb
+        .run(&["skill", "get", "cc/a", "--format", "json"])
+        .ok()
+        .json();
+    assert_eq!(updated["description"], stored["description"]);
+    assert_eq!(updated["metadata"], stored["metadata"]);
+    assert_eq!(updated["tools"], stored["tools"]);
+
+    let export = sb.run(&["db", "export"]).ok().stdout;
+    assert!(!hidden(&export), "{export}");
+    let dump = sb.write("dump.yaml", &export);
+    let other = format!("sqlite://{}", sb.path("other.db").display());
+    sb.run(&["--database-url", &other, "db", "init"]).ok();
+    sb.run(&[
+        "--database-url",
+        &other,
+        "db",
+        "import",
+        dump.to_str().unwrap(),
+    ])
+    .ok();
+    let imported = sb
+        .run(&[
+            "--database-url",
+            &other,
+            "skill",
+            "get",
+            "cc/a",
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(imported["description"], stored["description"]);
+    assert_eq!(imported["metadata"], stored["metadata"]);
+    assert_eq!(imported["tools"], stored["tools"]);
+}

@@ -1,0 +1,151 @@
+//! YAML text for people's terminals that reads back as what was written.
+//!
+//! The emitter writes a character YAML calls printable as it is, in any
+//! scalar style: a bidi override (U+202E) or a zero-width space in a plain
+//! scalar, a tab inside a literal block. A terminal would then show text in
+//! another order than it runs (and the CLI's last step, which escapes such
+//! characters for display, would turn them into backslash text that reads
+//! back as something else). So every such character (see
+//! [`agents_core::text::is_hidden`]; a line break aside) is written as a
+//! YAML escape, `\u202E`, inside a double-quoted scalar.
+//!
+//! The emitter chooses the style, so the trick is to make it choose double
+//! quotes: each hidden character goes in as a marker of non-printable
+//! characters (which the emitter can only write double-quoted, as `\x01`),
+//! and the markers come out as the character's own escape.
+
+use agents_core::text::is_hidden;
+use serde::Serialize;
+use serde_json::Value;
+
+/// Starts and ends a marker; the emitter writes it as `\x01`.
+const MARK: char = '\u{1}';
+/// How the emitter writes [`MARK`].
+const MARK_ESCAPED: &str = "\\x01";
+
+/// `value` as YAML with every hidden character (other than a line break)
+/// escaped in a double-quoted scalar. Text without one is what the emitter
+/// writes anyway.
+pub fn yaml_text<T: Serialize + ?Sized>(value: &T) -> Result<String, yaml_serde::Error> {
+    let plain = yaml_serde::to_string(value)?;
+    if !plain.chars().any(needs_escape) {
+        return Ok(plain);
+    }
+    let mut tree =
+        serde_json::to_value(value).map_err(<yaml_serde::Error as serde::ser::Error>::custom)?;
+    mark(&mut tree);
+    let marked = yaml_serde::to_string(&tree)?;
+    Ok(unmark(&marked))
+}
+
+fn needs_escape(c: char) -> bool {
+    c != '\n' && is_hidden(c)
+}
+
+/// Every hidden character of every string and key as `MARK hex MARK`.
+fn mark(value: &mut Value) {
+    match value {
+        Value::String(text) => {
+            if let Some(marked) = marked(text) {
+                *text = marked;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(mark),
+        Value::Object(map) => {
+            if map.keys().any(|key| key.chars().any(needs_escape)) {
+                let entries = std::mem::take(map);
+                for (key, mut item) in entries {
+                    mark(&mut item);
+                    map.insert(marked(&key).unwrap_or(key), item);
+                }
+            } else {
+                map.values_mut().for_each(mark);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+fn marked(text: &str) -> Option<String> {
+    if !text.chars().any(needs_escape) {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if needs_escape(c) {
+            out.push(MARK);
+            out.push_str(&format!("{:06X}", u32::from(c)));
+            out.push(MARK);
+        } else {
+            out.push(c);
+        }
+    }
+    Some(out)
+}
+
+/// Each `\x01XXXXXX\x01` the emitter wrote back as the character's YAML
+/// escape (`\t`, `\u202E`, `\U0001F5FF`).
+fn unmark(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(MARK_ESCAPED) {
+        let (before, after) = rest.split_at(at);
+        out.push_str(before);
+        let after = after.get(MARK_ESCAPED.len()..).unwrap_or_default();
+        let hex = after.get(..6).unwrap_or_default();
+        let closed = after.get(6..6 + MARK_ESCAPED.len()) == Some(MARK_ESCAPED);
+        match u32::from_str_radix(hex, 16).ok().filter(|_| closed) {
+            Some(code) => {
+                match code {
+                    0x09 => out.push_str("\\t"),
+                    0x0d => out.push_str("\\r"),
+                    0..=0xffff => out.push_str(&format!("\\u{code:04X}")),
+                    _ => out.push_str(&format!("\\U{code:08X}")),
+                }
+                rest = after.get(6 + MARK_ESCAPED.len()..).unwrap_or_default();
+            }
+            None => {
+                // Not one of ours (cannot happen: every U+0001 of the input
+                // was marked itself); kept as the emitter wrote it.
+                out.push_str(MARK_ESCAPED);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn hidden_characters_read_back_and_show_as_escapes() {
+        let value = json!({
+            "bidi": "evil\u{202e}rev",
+            "zero": "zero\u{200b}width",
+            "block": "line one\n\tline two\n",
+            "controls": "a\u{1}b\u{7}c\u{7f}d\u{feff}",
+            "plain": "nothing to hide",
+            "key\u{2066}": ["x\u{61c}y", 1, true, null],
+        });
+        let text = yaml_text(&value).unwrap();
+        assert!(!text.chars().any(needs_escape), "{text}");
+        assert!(text.contains("\"evil\\u202Erev\""), "{text}");
+        assert!(text.contains("plain: nothing to hide"), "{text}");
+        let back: Value = yaml_serde::from_str(&text).unwrap();
+        assert_eq!(back, value, "{text}");
+    }
+
+    #[test]
+    fn text_without_them_is_the_emitters() {
+        let value = json!({"a": "b\nc", "d": [1, 2]});
+        assert_eq!(
+            yaml_text(&value).unwrap(),
+            yaml_serde::to_string(&value).unwrap()
+        );
+    }
+}
