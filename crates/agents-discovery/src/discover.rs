@@ -140,14 +140,24 @@ pub enum DiscoveryError {
         /// `does not exist` or `is not a directory`.
         problem: &'static str,
     },
+    /// The user named paths, and none was left once empty entries were
+    /// dropped (`--paths ''`, or `--paths "$DIRS"` with `DIRS` unset).
+    #[error(
+        "the agent skills paths given name no folder: nothing was changed (a re-scan of none would drop every skill found before)"
+    )]
+    NoPaths,
 }
 
-/// Refuses the first of `paths` that is not a directory. For paths a user
+/// Refuses an empty list, and the first of `paths` that is not a
+/// directory. For paths a user
 /// named for one run: a re-scan replaces what the scope found before, so a
 /// mistyped path would otherwise drop every skill found there, with only a
 /// warning. (Configured paths only warn: a default folder not made yet is
 /// normal.)
 pub fn require_dirs(paths: &[PathBuf]) -> Result<(), DiscoveryError> {
+    if paths.is_empty() {
+        return Err(DiscoveryError::NoPaths);
+    }
     for path in paths {
         let problem = match std::fs::metadata(path) {
             Ok(meta) if meta.is_dir() => continue,
@@ -167,7 +177,7 @@ impl DiscoveryError {
     pub fn kind(&self) -> &'static str {
         match self {
             Self::Conflicts(_) => "agent_skill_conflict",
-            Self::MissingPath { .. } => "agent_skills_path_missing",
+            Self::MissingPath { .. } | Self::NoPaths => "agent_skills_path_missing",
         }
     }
 }
@@ -235,7 +245,9 @@ pub fn discover(
 
     let probes = scan::probe_all(&folders, progress);
     let mut dedup = Dedup::default();
-    let mut first_seen: HashMap<String, PathBuf> = HashMap::new();
+    // Each name met so far: the folder that holds it, and where its skill
+    // is in `result.discovered` (when it was kept).
+    let mut first_seen: HashMap<String, (PathBuf, Option<usize>)> = HashMap::new();
     for (folder, probe) in folders.iter().zip(probes) {
         let (path, outcome) = match probe {
             Probe::NotASkill => continue,
@@ -266,19 +278,27 @@ pub fn discover(
             new_path: path.clone(),
             resolution,
         };
-        if let Some(first) = first_seen.get(&name) {
-            let resolution = if strategy == ConflictStrategy::Error {
-                ConflictResolution::Failed
-            } else {
-                ConflictResolution::Skipped
+        if let Some((first, at)) = first_seen.get(&name) {
+            let resolution = match strategy {
+                ConflictStrategy::Skip => ConflictResolution::Skipped,
+                ConflictStrategy::Error => ConflictResolution::Failed,
+                ConflictStrategy::Replace => ConflictResolution::Replaced,
             };
             let origin = first.to_string_lossy().into_owned();
             result
                 .conflicts
                 .push(conflict(ToolSource::AgentSkills, origin, resolution));
+            // `replace`: a later folder of the same scan takes the name
+            // (under `skip` and `error` the first keeps it).
+            if let (ConflictResolution::Replaced, Some(at)) = (resolution, *at)
+                && let Some(slot) = result.discovered.get_mut(at)
+            {
+                *slot = skill.tool;
+                first_seen.insert(name, (path, Some(at)));
+            }
             continue;
         }
-        first_seen.insert(name.clone(), path.clone());
+        first_seen.insert(name.clone(), (path.clone(), None));
         if let Some(taken) = existing(&name) {
             let same_folder = taken.source == ToolSource::AgentSkills
                 && Path::new(&taken.origin) == path.as_path();
@@ -295,6 +315,9 @@ pub fn discover(
                     continue;
                 }
             }
+        }
+        if let Some((_, at)) = first_seen.get_mut(&name) {
+            *at = Some(result.discovered.len());
         }
         result.discovered.push(skill.tool);
     }

@@ -1142,7 +1142,7 @@ fn the_same_folder_seen_again_is_not_a_conflict() {
 }
 
 #[test]
-fn duplicate_names_across_paths_first_configured_path_wins() {
+fn duplicate_names_across_paths_first_wins_unless_replace() {
     let first = tempfile::tempdir().unwrap();
     let second = tempfile::tempdir().unwrap();
     let winner = good_skill(first.path(), "shared");
@@ -1150,23 +1150,29 @@ fn duplicate_names_across_paths_first_configured_path_wins() {
     good_skill(second.path(), "only-second");
     let paths = [first.path().to_path_buf(), second.path().to_path_buf()];
 
-    for strategy in [ConflictStrategy::Skip, ConflictStrategy::Replace] {
+    // `skip`: the first configured path keeps the name; `replace`: the
+    // later folder takes it, in the first one's place.
+    for (strategy, kept, resolution) in [
+        (ConflictStrategy::Skip, &winner, ConflictResolution::Skipped),
+        (
+            ConflictStrategy::Replace,
+            &loser,
+            ConflictResolution::Replaced,
+        ),
+    ] {
         let result = run(&paths, strategy);
         assert_eq!(
             names(&result),
             ["agent_skills/shared", "agent_skills/only-second"],
             "{strategy}"
         );
-        assert_eq!(
-            path_of(&result.discovered[0]),
-            real(&winner).to_str().unwrap()
-        );
+        assert_eq!(path_of(&result.discovered[0]), real(kept).to_str().unwrap());
         assert_eq!(result.conflicts.len(), 1);
         let conflict = &result.conflicts[0];
         assert_eq!(conflict.existing_source, ToolSource::AgentSkills);
         assert_eq!(conflict.existing_origin, real(&winner).to_str().unwrap());
         assert_eq!(conflict.new_path, real(&loser));
-        assert_eq!(conflict.resolution, ConflictResolution::Skipped);
+        assert_eq!(conflict.resolution, resolution);
     }
 
     // Reversing the paths reverses the winner.

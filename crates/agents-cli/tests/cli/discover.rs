@@ -155,6 +155,11 @@ fn refresh_picks_up_added_edited_and_deleted_folders() {
         .run(&["skill", "discover", "--paths", file_path.to_str().unwrap()])
         .fails(1);
     assert!(run.stderr.contains("is not a directory"), "{}", run.stderr);
+    // `--paths ''` (an unset variable in `--paths "$DIRS"`) names no folder.
+    for empty in ["", " , "] {
+        let run = sb.run(&["skill", "discover", "--paths", empty]).fails(1);
+        assert!(run.stderr.contains("name no folder"), "{}", run.stderr);
+    }
     assert_eq!(agent_skills(), 2);
 }
 
@@ -184,6 +189,28 @@ fn conflicts_follow_the_strategy() {
         ])
         .fails(1);
     assert!(run.stderr.contains("dup"), "{}", run.stderr);
+    // `replace`: the later folder of the same scan takes the name.
+    let out = sb
+        .run(&[
+            "skill",
+            "discover",
+            "--paths",
+            &paths,
+            "--on-conflict",
+            "replace",
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(out["discovered"].as_array().unwrap().len(), 1);
+    assert_eq!(out["discovered"][0]["description"], "From second");
+    assert_eq!(out["conflicts"][0]["resolution"], "replaced", "{out}");
+    let tool = sb
+        .run(&["tool", "get", "agent_skills/dup", "--format", "json"])
+        .ok()
+        .json();
+    assert_eq!(tool["description"], "From second");
     // A custom tool cannot take a name in the reserved `agent_skills/` namespace, so
     // discovery never has to arbitrate between a custom tool and a discovered skill.
     let sb = Sandbox::new();
