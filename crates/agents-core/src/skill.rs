@@ -388,6 +388,7 @@ impl Skill {
             }
         }
         let (mut tools, mut includes, mut inline, mut mcp, mut agent) = (0, 0, 0, 0, 0);
+        let mut servers: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for item in &self.items {
             match item {
                 SkillItem::ToolRef { name } => {
@@ -419,6 +420,20 @@ impl Skill {
                     let field = format!("mcp_sources[{mcp}]");
                     if let Err(message) = validate_server_name(&source.server) {
                         fail(format!("{field}.server"), message);
+                    }
+                    // Its tools are named `mcp:{server}/{tool}`: two sources
+                    // of one name would give two servers' tools one name,
+                    // and `mcp list`/`mcp trust` two rows of one name.
+                    if let Some(first) = servers.get(source.server.as_str()) {
+                        fail(
+                            format!("{field}.server"),
+                            format!(
+                                "`{}` is already the server of `mcp_sources[{first}]`; a skill names each server once",
+                                crate::text::shorten(&source.server, crate::text::MAX_ECHO_BYTES)
+                            ),
+                        );
+                    } else {
+                        servers.insert(source.server.as_str(), mcp);
                     }
                     if source.command.is_some() && source.url.is_some() {
                         fail(
@@ -608,6 +623,25 @@ mod tests {
         s.overrides.shift_remove("builtin/grep");
         s.items.pop();
         assert!(s.validate().is_ok());
+    }
+
+    #[test]
+    fn a_skill_names_each_mcp_server_once() {
+        let source = |server: &str, command: &str| {
+            SkillItem::McpSource(Box::new(McpSource {
+                server: server.into(),
+                command: Some(command.into()),
+                ..McpSource::default()
+            }))
+        };
+        let s = skill(vec![source("s", "a"), source("t", "b"), source("s", "c")]);
+        let problems = s.validate().unwrap_err();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].field, "mcp_sources[2].server");
+        assert_eq!(
+            problems[0].message,
+            "`s` is already the server of `mcp_sources[0]`; a skill names each server once"
+        );
     }
 
     #[test]

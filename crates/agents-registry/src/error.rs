@@ -62,6 +62,15 @@ pub enum ServiceError {
         /// The digest prefix asked for.
         prefix: String,
     },
+    /// `mcp untrust` found nothing to remove: no trusted definition has the
+    /// name (and the digest prefix, when given).
+    #[error("no trusted definition of mcp server `{server}`{}", .prefix.as_ref().map(|p| format!(" has a digest starting with `{p}`")).unwrap_or_default())]
+    McpNotTrusted {
+        /// The server name (shortened).
+        server: String,
+        /// The digest prefix asked for (shortened).
+        prefix: Option<String>,
+    },
     /// A digest given to trust by is not 32 to 64 hex digits: a shorter prefix
     /// is one whose author could have made a second definition to match.
     #[error(
@@ -125,6 +134,7 @@ impl ServiceError {
             Self::DiscoveryStopped(_) => "discovery_stopped",
             Self::McpServerNotDefined { .. } => "mcp_server_not_defined",
             Self::McpDigestNotFound { .. } => "mcp_digest_not_found",
+            Self::McpNotTrusted { .. } => "mcp_not_trusted",
             Self::McpDigestTooShort { .. } => "mcp_digest_too_short",
             Self::McpAmbiguousTrust { .. } => "mcp_ambiguous_trust",
             Self::UntrustedMcpServer { .. } => "untrusted_mcp_server",

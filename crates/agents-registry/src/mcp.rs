@@ -777,6 +777,29 @@ impl<S: Store> SkillRegistryService<S> {
     }
 }
 
+impl<S: Store> SkillRegistryService<S> {
+    /// Removes this machine's trust in the definitions named `server` (only
+    /// those whose digest starts with `digest`, when given). Removing
+    /// nothing is an error: a mistyped name must not read as done.
+    pub fn untrust_server(
+        &self,
+        server: &str,
+        digest: Option<&str>,
+    ) -> Result<Vec<crate::trust::TrustEntry>, ServiceError> {
+        let gone = self
+            .trust()
+            .untrust(|e| e.server == server && digest.is_none_or(|p| e.digest.starts_with(p)))?;
+        if gone.is_empty() {
+            let shown = |text: &str, max| agents_core::text::shorten(text, max).into_owned();
+            return Err(ServiceError::McpNotTrusted {
+                server: shown(server, agents_core::text::MAX_ECHO_BYTES),
+                prefix: digest.map(|p| shown(p, 80)),
+            });
+        }
+        Ok(gone)
+    }
+}
+
 /// The fewest hex digits of a definition's digest `agents mcp trust
 /// --digest` accepts: 128 bits, beyond anyone's collision search.
 pub const TRUST_DIGEST_MIN: usize = 32;

@@ -295,11 +295,7 @@ async fn trust(
 }
 
 fn untrust(ctx: &Context, server: &str, digest: Option<&str>) -> Result<ExitCode, Failure> {
-    let gone = ctx
-        .service
-        .trust()
-        .untrust(|e| e.server == server && digest.is_none_or(|p| e.digest.starts_with(p)))
-        .map_err(|err| Failure::new(err.kind(), err.to_string()))?;
+    let gone = ctx.service.untrust_server(server, digest)?;
     if ctx.format.structured() {
         output::json(&gone)?;
     } else {

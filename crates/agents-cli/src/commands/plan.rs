@@ -45,16 +45,26 @@ pub async fn report(ctx: &Context, plan: &Plan, strict: bool) -> Result<ExitCode
             "warning_count": warnings,
         }))?;
     } else {
+        // The problems found are the result, warnings as much as errors
+        // (the JSON form lists both): stdout, in the table form too.
         for warning in &report.warnings {
-            output::warn(ctx.format, warning);
+            output::line(format!("warning: {warning}"))?;
         }
         for error in &report.errors {
             output::line(format!("error: {error}"))?;
         }
+        let warned = match warnings {
+            0 => String::new(),
+            1 => ", 1 warning".to_owned(),
+            n => format!(", {n} warnings"),
+        };
         if ok {
-            output::line(format!("ok: {} skill(s) resolve", plan.skills.len()))?;
+            output::line(format!(
+                "ok: {} skill(s) resolve{warned}",
+                plan.skills.len()
+            ))?;
         } else {
-            output::line(format!("{errors} error(s)"))?;
+            output::line(format!("{errors} error(s){warned}"))?;
         }
     }
     Ok(if ok {

@@ -858,3 +858,50 @@ fn hidden_characters_round_trip_through_yaml_and_show_as_escapes() {
     assert_eq!(imported["metadata"], stored["metadata"]);
     assert_eq!(imported["tools"], stored["tools"]);
 }
+
+/// What `skill validate` and `plan validate` find is their result, warnings
+/// as much as errors: stdout in the table form too (so `-q`, which hides
+/// warnings about a command, does not hide them), with their count.
+#[test]
+fn validate_reports_warnings_on_stdout_with_the_errors() {
+    let sb = Sandbox::new();
+    let file = sb.write(
+        "w.yaml",
+        "name: v/warned\ntools: [builtin/read_file]\noverrides:\n  builtin/read_file: {read_only: \"true\"}\n",
+    );
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    for quiet in [false, true] {
+        let mut args = vec!["skill", "validate", "v/warned"];
+        if quiet {
+            args.insert(0, "-q");
+        }
+        let run = sb.run(&args).ok();
+        assert_eq!(run.stderr, "", "{quiet}");
+        assert!(
+            run.stdout
+                .starts_with("warning: Skill 'v/warned': override `read_only`"),
+            "{}",
+            run.stdout
+        );
+        assert!(
+            run.stdout.ends_with("ok: 1 skill(s) resolve, 1 warning\n"),
+            "{}",
+            run.stdout
+        );
+    }
+    let plan = sb.write("p.yaml", "skills: [v/warned, v/missing]\n");
+    let run = sb
+        .run(&["plan", "validate", plan.to_str().unwrap()])
+        .fails(1);
+    assert_eq!(run.stderr, "");
+    assert!(
+        run.stdout.contains("warning: Skill 'v/warned'"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.ends_with("1 error(s), 1 warning\n"),
+        "{}",
+        run.stdout
+    );
+}

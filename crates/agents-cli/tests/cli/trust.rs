@@ -230,6 +230,14 @@ fn inline_server_runs_only_when_trusted(shared: &Shared) {
         .run("bob", &["mcp", "trust", "--list", "--format", "json"])
         .ok();
     assert!(!listed.stdout.contains("linter"), "{}", listed.stdout);
+    // Untrusting what is not trusted (again, or a typo) says so and fails.
+    let run = shared
+        .run("bob", &["mcp", "untrust", "linter", "--format", "json"])
+        .fails(1);
+    assert_eq!(
+        run.stderr_json(),
+        serde_json::json!({"error": {"kind": "mcp_not_trusted", "message": "no trusted definition of mcp server `linter`"}})
+    );
 }
 
 #[test]
@@ -656,8 +664,8 @@ fn trust_by_digest_needs_128_bits_and_names_what_was_read() {
             "bob",
             &["mcp", "untrust", &"r".repeat(100_000), "--digest", &long],
         )
-        .ok();
-    assert!(run.stdout.len() < 1_024, "{}", run.stdout.len());
+        .fails(1);
+    assert!(run.stderr.len() < 1_024, "{}", run.stderr.len());
     for short in [&digest[..12], &digest[..31], "zz"] {
         let run = shared
             .run(
