@@ -132,6 +132,38 @@ fn rows<T>(
     rows.into_iter().map(decode).collect()
 }
 
+/// The tool rows that decode; each other one is left out with a warning
+/// (at most [`CORRUPT_WARNED`] of them named): a listing or a resolution
+/// across the catalogue goes on for everyone over one row somebody wrote
+/// badly. The tool then reads as unknown. `db export` reads strictly
+/// ([`Engine::all_tools`]).
+fn readable_tools(rows: Vec<Vec<Cell>>) -> Vec<ToolSpec> {
+    let mut corrupt = 0usize;
+    let tools = rows
+        .into_iter()
+        .filter_map(|row| match tool_row(row) {
+            Ok(tool) => Some(tool),
+            Err(err) => {
+                corrupt += 1;
+                if corrupt <= CORRUPT_WARNED {
+                    tracing::warn!("{err}; the row is left out");
+                }
+                None
+            }
+        })
+        .collect();
+    if corrupt > CORRUPT_WARNED {
+        tracing::warn!(
+            "{} more tool rows do not decode and are left out",
+            corrupt - CORRUPT_WARNED
+        );
+    }
+    tools
+}
+
+/// Undecodable tool rows one read names in a warning before counting.
+const CORRUPT_WARNED: usize = 5;
+
 fn skill_values<'a>(skills: &'a [SkillColumns], at: &'a str) -> Vec<Arg<'a>> {
     skills
         .iter()
@@ -564,21 +596,42 @@ impl Engine {
             None => conn.fetch(&format!("{select} ORDER BY s.name"), &[]).await,
         }
         .map_err(self.db(failed))?;
-        found
-            .into_iter()
-            .map(|row| {
-                let mut cells = Cells::new("skills", row);
-                Ok(SkillSummary {
-                    name: self.skill_name(&cells.text("name")?)?,
-                    namespace: cells.text("namespace")?,
-                    short_name: cells.text("short_name")?,
-                    description: cells.opt_text("description")?,
-                    version: cells.opt_text("version")?,
-                    updated_at: cells.text("updated_at")?,
-                    items: count(cells.int("items")?),
-                })
+        let summary = |row: Vec<Cell>| -> Result<SkillSummary, StoreError> {
+            let mut cells = Cells::new("skills", row);
+            Ok(SkillSummary {
+                name: self.skill_name(&cells.text("name")?)?,
+                namespace: cells.text("namespace")?,
+                short_name: cells.text("short_name")?,
+                description: cells.opt_text("description")?,
+                version: cells.opt_text("version")?,
+                updated_at: cells.text("updated_at")?,
+                items: count(cells.int("items")?),
             })
-            .collect()
+        };
+        // A row with a name no skill may have (written by hand or by another
+        // client) is left out with a warning, as `readable_skills` leaves out
+        // a row that does not decode: the listing goes on for everyone.
+        let mut corrupt = 0usize;
+        let listed = found
+            .into_iter()
+            .filter_map(|row| match summary(row) {
+                Ok(listed) => Some(listed),
+                Err(err) => {
+                    corrupt += 1;
+                    if corrupt <= CORRUPT_WARNED {
+                        tracing::warn!("{err}; the row is left out");
+                    }
+                    None
+                }
+            })
+            .collect();
+        if corrupt > CORRUPT_WARNED {
+            tracing::warn!(
+                "{} more skill rows do not decode and are left out",
+                corrupt - CORRUPT_WARNED
+            );
+        }
+        Ok(listed)
     }
 
     pub(crate) async fn remove_skill(
@@ -789,7 +842,7 @@ impl Engine {
             )
             .await
             .map_err(self.db(failed))?;
-        Ok(codec::in_request_order(names, rows(found, tool_row)?))
+        Ok(codec::in_request_order(names, readable_tools(found)))
     }
 
     pub(crate) async fn list_tools(
@@ -812,6 +865,16 @@ impl Engine {
             }
         }
         .map_err(self.db(failed))?;
+        Ok(readable_tools(found))
+    }
+
+    pub(crate) async fn all_tools(&self) -> Result<Vec<ToolSpec>, StoreError> {
+        let failed = "cannot read all tools";
+        let mut conn = self.conn(failed).await?;
+        let found = conn
+            .fetch("SELECT name, spec_json FROM tools ORDER BY name", &[])
+            .await
+            .map_err(self.db(failed))?;
         rows(found, tool_row)
     }
 

@@ -129,7 +129,9 @@ impl StoreError {
         Self::Corrupt {
             table,
             key: shorten(key, MAX_ECHO_BYTES).into_owned(),
-            reason: bounded_message(reason.as_ref()),
+            // A decode error quotes the value it choked on, which may be a
+            // `token=…` someone put in a metadata string.
+            reason: bounded_message(&agents_core::redact::redact_text(reason.as_ref())),
         }
     }
 

@@ -220,7 +220,13 @@ pub trait Store: Send + Sync {
         names: &[String],
     ) -> impl Future<Output = Result<Vec<ToolSpec>, StoreError>> + Send;
 
-    /// Tools sorted by name, optionally of one source only.
+    /// Every tool, sorted by name (for export: one row that does not decode
+    /// fails the whole read).
+    fn all_tools(&self) -> impl Future<Output = Result<Vec<ToolSpec>, StoreError>> + Send;
+
+    /// Tools sorted by name, optionally of one source only. A row that does
+    /// not decode is left out with a warning, here and in
+    /// [`Self::get_tools`]: a listing goes on for everyone over one bad row.
     fn list_tools(
         &self,
         source: Option<ToolSource>,
@@ -356,6 +362,9 @@ macro_rules! store_via_engine {
             }
             async fn get_tools(&self, names: &[String]) -> Result<Vec<ToolSpec>, StoreError> {
                 self.$engine().get_tools(names).await
+            }
+            async fn all_tools(&self) -> Result<Vec<ToolSpec>, StoreError> {
+                self.$engine().all_tools().await
             }
             async fn list_tools(
                 &self,

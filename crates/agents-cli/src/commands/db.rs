@@ -47,7 +47,7 @@ pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Fa
         }
         DbCommand::Export { output: target } => {
             let skills = ctx.service.store().all_skills().await?;
-            let tools = ctx.service.store().list_tools(None).await?;
+            let tools = ctx.service.store().all_tools().await?;
             let export = export_to_yaml(&skills, &tools)?;
             if let Some(warning) = ctx.settings.limits.import_warning(&export) {
                 output::warn(ctx.format, &warning);

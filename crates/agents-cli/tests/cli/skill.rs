@@ -905,3 +905,36 @@ fn validate_reports_warnings_on_stdout_with_the_errors() {
         run.stdout
     );
 }
+
+/// One tool row nobody can decode (written by hand, or by a broken writer)
+/// stops nobody else: resolution and listings leave it out with a warning,
+/// `db export`, which copies every row, refuses.
+#[test]
+fn a_tool_row_that_does_not_decode_stops_nobody_else() {
+    let sb = Sandbox::new();
+    sb.run(&[
+        "tool",
+        "add",
+        examples().join("tools/deploy.yaml").to_str().unwrap(),
+    ])
+    .ok();
+    add_examples(&sb);
+    sb.sqlite3("UPDATE tools SET spec_json = '{not json' WHERE name = 'custom/deploy'");
+    let run = sb.run(&["skill", "tools", "local/devops-toolkit"]).ok();
+    assert!(
+        run.stderr.contains("`custom/deploy`") && run.stderr.contains("left out"),
+        "{}",
+        run.stderr
+    );
+    let run = sb.run(&["tool", "list", "--format", "json"]).ok();
+    assert!(!run.stdout.contains("custom/deploy"), "{}", run.stdout);
+    let run = sb.run(&["db", "export"]).fails(1);
+    assert!(run.stderr.contains("custom/deploy"), "{}", run.stderr);
+    sb.sqlite3("UPDATE skills SET name = 'no slash' WHERE name = 'local/git-tools'");
+    let run = sb.run(&["skill", "list", "--format", "json"]).ok();
+    assert!(
+        run.stdout.contains("local/devops-toolkit"),
+        "{}",
+        run.stdout
+    );
+}

@@ -1180,6 +1180,49 @@ pub async fn undecodable_rows_are_reported_as_corrupt(ctx: Ctx) {
     ));
     // Summaries do not decode JSON, so listing still works.
     assert_eq!(store.list_skills(None).await.unwrap().len(), 3);
+    // A tool row that does not decode is left out of listings and of a
+    // look-up of several names (the tool reads as unknown); export reads
+    // strictly.
+    store
+        .put_tools(&[tool("good/tool", ToolSource::Custom)], false)
+        .await
+        .unwrap();
+    let listed: Vec<String> = store
+        .list_tools(None)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(listed, ["good/tool"]);
+    let found = store
+        .get_tools(&["bad/tool".to_owned(), "good/tool".to_owned()])
+        .await
+        .unwrap();
+    assert_eq!(found.len(), 1);
+    assert!(matches!(
+        store.all_tools().await,
+        Err(StoreError::Corrupt { table: "tools", .. })
+    ));
+    // A skill row whose name no skill may have is left out of the summary
+    // listing, not the end of it.
+    ctx.execute("UPDATE skills SET name = 'no slash' WHERE name = 'bad/meta'")
+        .await;
+    let names: Vec<String> = store
+        .list_skills(None)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| s.name.to_string())
+        .collect();
+    assert_eq!(names, ["bad/item", "good/one"]);
+    // A decode error quoting a secret-looking value masks it.
+    ctx.execute(
+        "UPDATE skills SET metadata_json = '{\"metadata\":\"token=hunter2tok\"}' WHERE name = 'good/one'",
+    )
+    .await;
+    let err = store.get_skill(&name("good/one")).await.unwrap_err();
+    assert!(!err.to_string().contains("hunter2tok"), "{err}");
 }
 
 pub async fn bulk_add_ten_thousand_skills(ctx: Ctx) {
