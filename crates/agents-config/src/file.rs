@@ -232,7 +232,7 @@ pub(crate) fn located(path: &Path, text: &str, span: Range<usize>, message: Stri
         column,
         // Messages quote names from the file (a server name may hold any
         // character TOML can escape): shown, never sent raw, and cut.
-        message: agents_core::text::bounded_message(&message),
+        message: agents_core::text::bounded_message(&agents_core::redact::redact_text(&message)),
         snippet,
     }
 }
@@ -267,7 +267,8 @@ fn shown_line(line_text: &str, secret_table: bool) -> String {
     } else {
         line_text.to_owned()
     };
-    agents_core::text::shorten(&text, 400).into_owned()
+    // A value may hold a `password=…` pair whatever its key.
+    agents_core::text::shorten(&agents_core::redact::redact_text(&text), 400).into_owned()
 }
 
 fn floor_char_boundary(text: &str, mut index: usize) -> usize {

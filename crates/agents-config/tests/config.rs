@@ -884,6 +884,9 @@ fn a_syntax_error_in_a_quoted_secret_key_or_an_env_table_does_not_echo_the_value
         "[database]\n\"password\" = \"hunter2\" oops\n",
         "[mcp.servers.gh.env]\nGH_PAT = \"hunter2\" oops\n",
         "[mcp.servers.gh.\"headers\"]\nX-Static = \"hunter2\" oops\n",
+        // A `password=` pair where a number belongs: quoted by the type
+        // error and on the source line.
+        "[mcp]\ntimeout_s = \"password=hunter2\"\n",
     ] {
         let world = World::new();
         world.write_default_config(text);

@@ -20,9 +20,14 @@ pub struct SkillName {
 
 /// Why a string is not a valid [`SkillName`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid skill name `{name}`: {reason}")]
+// Cut so the cut name, count included, stays within `MAX_ECHO_BYTES`: a
+// caller that cuts quoted names again leaves it as it is.
+#[error(
+    "invalid skill name `{}`: {reason}",
+    crate::text::shorten(name, crate::text::MAX_ECHO_BYTES - 40)
+)]
 pub struct InvalidSkillName {
-    /// The rejected input, as given.
+    /// The rejected input, as given (the message shows it cut).
     pub name: String,
     /// Which rule it broke.
     pub reason: String,

@@ -105,8 +105,12 @@ pub fn hex(bytes: &[u8]) -> String {
 /// A path as a message shows it: control characters escaped, so a newline
 /// in a file or folder name cannot start a forged line of output.
 pub fn shown_path(path: &std::path::Path) -> String {
-    escape_control(&path.to_string_lossy()).into_owned()
+    // Both ends kept: the folder it is in and the file's own name.
+    shorten_middle(&path.to_string_lossy(), MAX_SHOWN_PATH).into_owned()
 }
+
+/// The most of a path a message shows, in bytes (see [`shown_path`]).
+const MAX_SHOWN_PATH: usize = 512;
 
 /// The longest message a parser gave about someone else's data that an
 /// error keeps, in bytes (see [`shorten_middle`]).
@@ -216,6 +220,19 @@ pub fn head_tail_by<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_and_paths_in_messages_are_cut() {
+        let long = format!("/{}/file.yaml", "d".repeat(100_000));
+        let shown = shown_path(std::path::Path::new(&long));
+        assert!(shown.len() < 700, "{}", shown.len());
+        assert!(
+            shown.starts_with("/ddd") && shown.ends_with("/file.yaml"),
+            "{shown}"
+        );
+        let err = crate::SkillName::new(&"b".repeat(100_000)).unwrap_err();
+        assert!(err.to_string().len() < 400, "{}", err.to_string().len());
+    }
 
     #[test]
     fn shorten_middle_keeps_both_ends() {

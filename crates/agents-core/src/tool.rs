@@ -289,7 +289,10 @@ pub fn check_schema(schema: &Value) -> Result<(), String> {
             json_kind(schema)
         ));
     }
-    jsonschema::meta::validate(schema).map_err(|err| format!("not a valid JSON Schema: {err}"))
+    // The validator quotes the value it refused, which may be a
+    // `password=…` somebody typed where a type belongs.
+    jsonschema::meta::validate(schema)
+        .map_err(|err| crate::redact::redact_text(&format!("not a valid JSON Schema: {err}")))
 }
 
 /// What kind of JSON value `value` is, for a message (`a string`, `an array`).
@@ -301,6 +304,17 @@ pub(crate) fn json_kind(value: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod schema_tests {
+    #[test]
+    fn a_refused_schema_does_not_echo_a_secret_pair() {
+        let schema = serde_json::json!({"type": "password=hunter2sch"});
+        let message = super::check_schema(&schema).unwrap_err();
+        assert!(!message.contains("hunter2sch"), "{message}");
+        assert!(message.starts_with("not a valid JSON Schema"), "{message}");
     }
 }
 

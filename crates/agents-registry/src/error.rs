@@ -30,7 +30,11 @@ pub enum ServiceError {
         prefix: String,
     },
     /// The tool is not in the catalogue.
-    #[error("tool `{0}` is not registered{1}")]
+    #[error(
+        "tool `{shown}` is not registered{hint}",
+        shown = agents_core::text::shorten(.0, agents_core::text::MAX_ECHO_BYTES),
+        hint = .1
+    )]
     ToolNotFound(String, Hint),
     /// An `mcp_source` names a server that is neither inline nor configured.
     #[error(
