@@ -259,12 +259,13 @@ pub enum ClientFormat {
 
 /// `agents mcp export`: the configured servers as a client's JSON file, plus
 /// one `agents` entry serving `serve` (when not empty) through `agents mcp
-/// serve`. With `mask`, literal `env` and `headers` values (not `${VAR}`
+/// serve`, with `serve_env` ([`crate::Settings::serve_env`]) as its `env`. With `mask`, literal `env` and `headers` values (not `${VAR}`
 /// references) and secret options' values in `args` become `***`, so the
 /// result can be printed.
 pub fn export_mcp_servers(
     servers: &indexmap::IndexMap<String, agents_core::McpSource>,
     serve: &[String],
+    serve_env: &[(&str, String)],
     format: ClientFormat,
     mask: bool,
 ) -> Value {
@@ -336,6 +337,22 @@ pub fn export_mcp_servers(
         }
         entry.insert("command".into(), "agents".into());
         entry.insert("args".into(), Value::Array(args));
+        if !serve_env.is_empty() {
+            // A database URL may hold a password: masked when printed, as
+            // written in a file `-o` makes 0600, like a literal `env` value.
+            let env: serde_json::Map<String, Value> = serve_env
+                .iter()
+                .map(|(var, value)| {
+                    let value = if mask {
+                        agents_core::redact::redact_url(value)
+                    } else {
+                        value.clone()
+                    };
+                    ((*var).to_owned(), Value::String(value))
+                })
+                .collect();
+            entry.insert("env".into(), Value::Object(env));
+        }
         out.insert("agents".into(), Value::Object(entry));
     }
     let key = match format {
@@ -680,7 +697,7 @@ env = { KEY = "***" }
             ..Default::default()
         };
         let servers = indexmap::IndexMap::from([("gh".to_owned(), source)]);
-        let masked = export_mcp_servers(&servers, &[], ClientFormat::Claude, true);
+        let masked = export_mcp_servers(&servers, &[], &[], ClientFormat::Claude, true);
         assert_eq!(
             masked["mcpServers"]["gh"]["env"],
             serde_json::json!({"TOKEN": "***", "HOME_DIR": "${HOME}", "FALLBACK": "***", "TWO": "${A}${B}"})
@@ -698,12 +715,12 @@ env = { KEY = "***" }
             ("gh".to_owned(), servers["gh"].clone()),
             ("api".to_owned(), http),
         ]);
-        let masked = export_mcp_servers(&servers, &[], ClientFormat::Claude, true);
+        let masked = export_mcp_servers(&servers, &[], &[], ClientFormat::Claude, true);
         assert_eq!(
             masked["mcpServers"]["api"]["url"],
             "https://bob:***@api.example/mcp?token=***&v=2"
         );
-        let plain = export_mcp_servers(&servers, &[], ClientFormat::Claude, false);
+        let plain = export_mcp_servers(&servers, &[], &[], ClientFormat::Claude, false);
         assert_eq!(
             plain["mcpServers"]["api"]["url"],
             "https://bob:pw1@api.example/mcp?token=tok1&v=2"
@@ -727,7 +744,7 @@ env = { KEY = "***" }
             ..Default::default()
         };
         let servers = indexmap::IndexMap::from([("gh".to_owned(), source)]);
-        let vscode = export_mcp_servers(&servers, &[], ClientFormat::VsCode, false);
+        let vscode = export_mcp_servers(&servers, &[], &[], ClientFormat::VsCode, false);
         let gh = &vscode["servers"]["gh"];
         assert_eq!(
             gh["args"],
@@ -736,7 +753,7 @@ env = { KEY = "***" }
         assert_eq!(gh["env"]["HOME_DIR"], "${env:HOME}/x");
         // And `mcp import` reads them back as written here.
         assert_eq!(convert_vars("${env:HOME}/x").unwrap(), "${HOME}/x");
-        let claude = export_mcp_servers(&servers, &[], ClientFormat::Claude, false);
+        let claude = export_mcp_servers(&servers, &[], &[], ClientFormat::Claude, false);
         assert_eq!(claude["mcpServers"]["gh"]["env"]["HOME_DIR"], "${HOME}/x");
     }
 }

@@ -213,6 +213,35 @@ pub struct Settings {
     pub home: PathBuf,
 }
 
+impl Settings {
+    /// What an `agents mcp serve` entry written for another program (`mcp
+    /// export --serve`) needs in its environment to see the registry this
+    /// command sees: each setting given by a flag or a variable (a file
+    /// value is read again from the same file), as the variable that sets
+    /// it. Without it a client would start the gateway on the default
+    /// database, where the skill may not exist.
+    pub fn serve_env(&self) -> Vec<(&'static str, String)> {
+        let given = |origin: &Origin| matches!(origin, Origin::Flag | Origin::Env { .. });
+        let mut env = Vec::new();
+        if given(&self.config_file.origin) {
+            env.push((ENV_CONFIG, self.config_file.value.display().to_string()));
+        }
+        if given(&self.database_url.origin) {
+            env.push((ENV_DATABASE_URL, self.database_url.value.clone()));
+        }
+        if given(&self.agent_skills_paths.origin) {
+            let paths: Vec<String> = self
+                .agent_skills_paths
+                .value
+                .iter()
+                .map(|path| path.display().to_string())
+                .collect();
+            env.push((ENV_AGENT_SKILLS_PATHS, paths.join(",")));
+        }
+        env
+    }
+}
+
 /// `[limits]`: size and nesting limits of the files `agents` reads, each
 /// with its origin. The defaults are [`Limits`]'s.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -563,9 +563,11 @@ fn export(
         crate::cli::ClientArg::Vscode => agents_config::ClientFormat::VsCode,
     };
     let servers = &ctx.settings.mcp_servers;
+    let serve_env = ctx.settings.serve_env();
     match target {
         Some(path) => {
-            let value = agents_config::export_mcp_servers(servers, serve, format, false);
+            let value =
+                agents_config::export_mcp_servers(servers, serve, &serve_env, format, false);
             let text = serde_json::to_string_pretty(&value)
                 .map_err(|err| Failure::new("internal", err.to_string()))?;
             agents_config::write_output_file(path, &format!("{text}\n"))?;
@@ -580,7 +582,7 @@ fn export(
             ))?;
         }
         None => output::json(&agents_config::export_mcp_servers(
-            servers, serve, format, true,
+            servers, serve, &serve_env, format, true,
         ))?,
     }
     Ok(ExitCode::SUCCESS)

@@ -90,7 +90,7 @@ pub async fn run(args: Args) -> Result<ExitCode, Failure> {
 /// Largest file we read, whatever its kind (each kind's own limit, in
 /// `[limits]`, is at most this): a mistaken `agents skill add /dev/zero`
 /// cannot eat the machine.
-const MAX_DEFINITION_BYTES: u64 = agents_config::MAX_INPUT_BYTES;
+pub(crate) const MAX_DEFINITION_BYTES: u64 = agents_config::MAX_INPUT_BYTES;
 
 /// Reads a UTF-8 text file, with errors that name it.
 pub fn read_text(path: &Path) -> Result<String, Failure> {

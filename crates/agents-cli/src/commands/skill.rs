@@ -433,8 +433,10 @@ async fn lock(ctx: &Context, names: &[String], file: &Path) -> Result<ExitCode, 
         .collect::<Result<Vec<_>, _>>()?;
     let lock = ctx.service.lock_skills(&names).await?;
     let shown = file.display().to_string();
+    let text = lock.to_text();
+    readable_lock(text.len(), super::MAX_DEFINITION_BYTES)?;
     // A project file, meant to be committed: the usual mode, not the owner's only.
-    agents_fs::write_atomically(file, lock.to_text().as_bytes(), agents_fs::Access::Shared)
+    agents_fs::write_atomically(file, text.as_bytes(), agents_fs::Access::Shared)
         .map_err(|err| Failure::new("io", format!("cannot write `{shown}`: {err}")))?;
     if ctx.format.structured() {
         let skills: serde_json::Map<String, Value> = lock
@@ -755,5 +757,38 @@ pub fn entry_json(entry: &ResolvedToolEntry) -> EntryJson<'_> {
         checkpointable: tool.and_then(|t| t.checkpointable),
         side_effects: tool.and_then(|t| t.side_effects),
         explain: None,
+    }
+}
+
+/// `--locked` and `skill diff` read at most `limit` bytes: a lock of `len`
+/// bytes they would refuse is not written.
+fn readable_lock(len: usize, limit: u64) -> Result<(), Failure> {
+    if len as u64 <= limit {
+        return Ok(());
+    }
+    Err(Failure::new(
+        "lock_too_large",
+        format!(
+            "the lock would be {} MiB, more than the {} MiB `skill tools --locked` and `skill diff` read; nothing was written",
+            len.div_ceil(1 << 20),
+            limit / 1024 / 1024
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lock_its_readers_would_refuse_is_not_written() {
+        assert!(readable_lock(256 << 20, 256 << 20).is_ok());
+        let err = readable_lock((256 << 20) + 1, 256 << 20).unwrap_err();
+        assert_eq!(err.kind, "lock_too_large");
+        assert!(
+            err.message.contains("257 MiB, more than the 256 MiB"),
+            "{}",
+            err.message
+        );
     }
 }

@@ -586,8 +586,44 @@ fn mcp_export_writes_claude_and_vscode_files_with_a_serve_entry() {
                        "env": {"TOKEN": "***", "HOME_DIR": "${HOME}"}},
             "sentry": {"type": "http", "url": "https://mcp.sentry.dev/mcp",
                        "headers": {"Authorization": "Bearer ${SENTRY_TOKEN}"}},
-            "agents": {"command": "agents", "args": ["mcp", "serve", "local/devops-toolkit"]},
+            // The sandbox's database is not the default one (it is set by
+            // `CLEVERAGENTS_DATABASE_URL`): the entry carries it, so the
+            // client's gateway reads the registry this command read.
+            "agents": {"command": "agents", "args": ["mcp", "serve", "local/devops-toolkit"],
+                       "env": {"CLEVERAGENTS_DATABASE_URL": "sqlite://[SANDBOX]/registry.db"}},
         }})
+    );
+    // A flag too, and a config file named by `--config`; a password in a
+    // database URL is masked when printed.
+    let config = sb.home().join(".cleveragents/config.toml");
+    let run = sb
+        .run(&[
+            "--config",
+            config.to_str().unwrap(),
+            "--database-url",
+            "postgres://u:hunter2@127.0.0.1:1/reg",
+            "mcp",
+            "export",
+            "--serve",
+            "local/devops-toolkit",
+        ])
+        .fails(1);
+    // (that database cannot be reached, so the skill cannot be checked)
+    assert!(!run.stderr.contains("hunter2"), "{}", run.stderr);
+    let run = sb
+        .run(&[
+            "--config",
+            config.to_str().unwrap(),
+            "mcp",
+            "export",
+            "--serve",
+            "local/devops-toolkit",
+        ])
+        .ok();
+    assert_eq!(
+        run.json()["mcpServers"]["agents"]["env"],
+        json!({"CLEVERAGENTS_CONFIG": "[SANDBOX]/home/.cleveragents/config.toml",
+               "CLEVERAGENTS_DATABASE_URL": "sqlite://[SANDBOX]/registry.db"})
     );
     let out = sb.path(".vscode/mcp.json");
     std::fs::create_dir_all(sb.path(".vscode")).unwrap();
