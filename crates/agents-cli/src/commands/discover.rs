@@ -120,6 +120,30 @@ fn print_result(ctx: &Context, result: &DiscoveryResult) -> Result<(), Failure> 
     Ok(())
 }
 
+/// Discovers the configured Agent Skills folders when `always`, or when
+/// nothing was ever discovered: before anything resolves skills (`skill
+/// tools`, `skill validate`, `plan validate`, the check of `skill add`), so
+/// on a fresh machine each of them sees the same `agent_skills/…` tools.
+pub async fn discover_unless_done(ctx: &Context, always: bool) -> Result<(), Failure> {
+    if !always && ctx.service.agent_skills_discovered().await? {
+        return Ok(());
+    }
+    let mut dirs = ctx.settings.agent_skills_paths.value.clone();
+    if ctx.settings.agent_skills_paths.origin == agents_config::Origin::Default {
+        // A fresh machine has no `~/.cleveragents/agent_skills`: not worth a warning
+        // on every `skill tools`; `skill discover` and `config show` still say so.
+        dirs.retain(|dir| dir.is_dir());
+    }
+    let result = refresh(ctx, &dirs, false, ConflictStrategy::Skip).await?;
+    for conflict in &result.conflicts {
+        output::warn(ctx.format, &conflict.to_string());
+    }
+    for error in &result.errors {
+        output::warn(ctx.format, &error.to_string());
+    }
+    Ok(())
+}
+
 /// Before `agents skill tools`: refresh when asked, or discover once when
 /// nothing was ever discovered.
 pub async fn prepare_for_tools(
@@ -127,21 +151,7 @@ pub async fn prepare_for_tools(
     name: &SkillName,
     refresh_all: bool,
 ) -> Result<(), Failure> {
-    let mut dirs = ctx.settings.agent_skills_paths.value.clone();
-    if ctx.settings.agent_skills_paths.origin == agents_config::Origin::Default {
-        // A fresh machine has no `~/.cleveragents/agent_skills`: not worth a warning
-        // on every `skill tools`; `skill discover` and `config show` still say so.
-        dirs.retain(|dir| dir.is_dir());
-    }
-    if refresh_all || !ctx.service.agent_skills_discovered().await? {
-        let result = refresh(ctx, &dirs, false, ConflictStrategy::Skip).await?;
-        for conflict in &result.conflicts {
-            output::warn(ctx.format, &conflict.to_string());
-        }
-        for error in &result.errors {
-            output::warn(ctx.format, &error.to_string());
-        }
-    }
+    discover_unless_done(ctx, refresh_all).await?;
     if refresh_all {
         let spinner = output::spinner(ctx.format, "querying MCP servers…");
         let outcomes = ctx

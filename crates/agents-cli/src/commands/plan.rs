@@ -22,6 +22,7 @@ pub async fn run(ctx: &Context, command: PlanCommand) -> Result<ExitCode, Failur
 /// Validates `plan`, printing its errors and warnings (the first
 /// [`agents_core::MAX_SHOWN`] of each, then how many more); exit 1 on any error.
 pub async fn report(ctx: &Context, plan: &Plan, strict: bool) -> Result<ExitCode, Failure> {
+    super::discover::discover_unless_done(ctx, false).await?;
     let mut report = if strict {
         let spinner = output::spinner(ctx.format, "querying MCP servers…");
         let report = ctx

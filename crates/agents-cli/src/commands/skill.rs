@@ -74,6 +74,9 @@ async fn write_files(
     mode: WriteMode,
     strict: bool,
 ) -> Result<ExitCode, Failure> {
+    // The check of what is written resolves it: against the same
+    // `agent_skills/…` tools `skill tools` would see on a fresh machine.
+    super::discover::discover_unless_done(ctx, false).await?;
     let verb = if mode == WriteMode::Add {
         "added"
     } else {
@@ -130,6 +133,7 @@ impl Batch {
 /// `skill apply`: one line per skill (`created local/x`), warnings on
 /// stderr; exit 1 when any file failed.
 async fn apply(ctx: &Context, files: &[PathBuf], strict: bool) -> Result<ExitCode, Failure> {
+    super::discover::discover_unless_done(ctx, false).await?;
     let mut results = Vec::new();
     let mut failed = false;
     let Batch { all, files: parsed } = Batch::parse(ctx, files);

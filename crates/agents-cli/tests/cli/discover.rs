@@ -481,3 +481,43 @@ fn input_limits_are_settings_every_reader_obeys() {
     assert!(run.stderr.contains("config.toml:2"), "{}", run.stderr);
     assert!(run.stderr.contains("export_max_bytes"), "{}", run.stderr);
 }
+
+/// On a fresh registry every command that resolves skills discovers the
+/// configured Agent Skills folders once first, as `skill tools` does, so a
+/// `--strict` write, `skill validate` and `plan validate` agree with it.
+#[test]
+fn a_fresh_registry_discovers_before_any_resolution() {
+    let sb = Sandbox::new();
+    sb.write(
+        "home/.cleveragents/agent_skills/one/SKILL.md",
+        &skill_md("one", "The one"),
+    );
+    let file = sb.write("r.yaml", "name: r/y\ntools: [agent_skills/one]\n");
+    sb.run(&["skill", "add", "--strict", file.to_str().unwrap()])
+        .ok();
+    // A registry that got the skill without any resolution (`db import`):
+    // validation discovers first too.
+    let export = sb.path("export.yaml");
+    sb.run(&["db", "export", "-o", export.to_str().unwrap()])
+        .ok();
+    let export = std::fs::read_to_string(&export).unwrap();
+    let fresh = Sandbox::new();
+    fresh.write(
+        "home/.cleveragents/agent_skills/one/SKILL.md",
+        &skill_md("one", "The one"),
+    );
+    let dump = fresh.write("dump.yaml", &export);
+    fresh.run(&["db", "import", dump.to_str().unwrap()]).ok();
+    fresh.run(&["skill", "validate", "r/y"]).ok();
+    let plan = fresh.write("p.yaml", "skills: [r/y]\n");
+    let again = Sandbox::new();
+    again.write(
+        "home/.cleveragents/agent_skills/one/SKILL.md",
+        &skill_md("one", "The one"),
+    );
+    let dump = again.write("dump.yaml", &export);
+    again.run(&["db", "import", dump.to_str().unwrap()]).ok();
+    again
+        .run(&["plan", "validate", plan.to_str().unwrap()])
+        .ok();
+}
