@@ -1,4 +1,4 @@
-use agents_core::{ToolSource, ToolSpec, ValueMap};
+use agents_core::{Meta, ToolSource, ToolSpec, ValueMap};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -79,6 +79,19 @@ pub fn parse_tools_with(
                 err.message,
             ));
         }
+        // `tool add` records the file a tool came from under this key: a
+        // value of the definition's own would be overwritten unseen.
+        if tool.source_metadata.contains_key(Meta::File.as_str()) {
+            return Err(DefinitionError::at_document(
+                file,
+                number,
+                &tool.name,
+                format!(
+                    "metadata: `{}` is reserved (`tool add` records the file the tool came from under it)",
+                    Meta::File.as_str()
+                ),
+            ));
+        }
         if !seen.insert(tool.name.clone()) {
             return Err(DefinitionError::at_document(
                 file,
@@ -109,7 +122,15 @@ pub fn tools_to_yaml(tools: &[ToolSpec]) -> Result<String, DefinitionError> {
             writes: tool.writes,
             checkpointable: tool.checkpointable,
             side_effects: tool.side_effects,
-            metadata: tool.source_metadata.clone(),
+            metadata: {
+                // What `tool add` recorded is not part of the definition:
+                // written back, the next `tool add` would refuse it.
+                let mut metadata = tool.source_metadata.clone();
+                if tool.source == ToolSource::Custom {
+                    metadata.shift_remove(Meta::File.as_str());
+                }
+                metadata
+            },
         };
         let text = crate::yaml_text(&document).map_err(|err| {
             DefinitionError::at_document("<output>", index + 1, &tool.name, err.to_string())
@@ -161,5 +182,20 @@ mod tests {
         );
         let err = parse_tools("name: ''\n", "t.yaml").unwrap_err();
         assert!(err.message.contains("must not be empty"), "{err}");
+    }
+
+    #[test]
+    fn the_recorded_file_is_reserved_and_not_written_back() {
+        let err = parse_tools("name: custom/x\nmetadata: {file: mine}\n", "t.yaml").unwrap_err();
+        assert!(err.message.contains("`file` is reserved"), "{err}");
+        let mut tools = parse_tools("name: custom/x\nmetadata: {owner: me}\n", "t.yaml").unwrap();
+        tools[0].set_meta(Meta::File, "/abs/t.yaml".to_owned());
+        let yaml = tools_to_yaml(&tools).unwrap();
+        assert!(!yaml.contains("/abs/t.yaml"), "{yaml}");
+        let back = parse_tools(&yaml, "o").unwrap();
+        assert_eq!(
+            back[0].source_metadata.get("owner"),
+            Some(&Value::from("me"))
+        );
     }
 }
