@@ -93,6 +93,7 @@ fn main() -> ExitCode {
     // Do not wait for a blocking stdin read (the MCP stdio transport) forever.
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     agents_mcp::stop_adopted();
+    output::finish(format);
     match outcome {
         Ok(code) => code,
         Err(failure) if failure.kind == output::BROKEN_PIPE => ExitCode::SUCCESS,

@@ -161,19 +161,87 @@ fn quiet() -> bool {
 /// `--format json` result still lists every one.
 pub const MAX_WARNING_LINES: usize = 50;
 
+/// Warning lines one whole command prints at most (a command over 3,200
+/// files printed each file's own 50); [`finish`] counts the rest.
+pub const MAX_COMMAND_WARNING_LINES: usize = 200;
+
+/// Warning lines printed so far, and those left unprinted past
+/// [`MAX_COMMAND_WARNING_LINES`].
+static WARNED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static UNSHOWN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// Prints warnings to stderr with one write: stderr is unbuffered, and
 /// thousands of warnings written one by one cost a syscall per fragment.
-/// Past [`MAX_WARNING_LINES`], one line says how many more there were.
+/// Past [`MAX_WARNING_LINES`], one line says how many more there were; past
+/// the command's [`MAX_COMMAND_WARNING_LINES`], [`finish`] does.
 pub fn warn_all<T: AsRef<str>>(format: Format, messages: impl IntoIterator<Item = T>) {
+    use std::sync::atomic::Ordering::Relaxed;
     if quiet() {
         return;
     }
-    let mut text = String::new();
     let mut messages = messages.into_iter();
-    let shown: Vec<T> = messages.by_ref().take(MAX_WARNING_LINES).collect();
+    let budget = MAX_COMMAND_WARNING_LINES.saturating_sub(WARNED.load(Relaxed));
+    let shown: Vec<T> = messages
+        .by_ref()
+        .take(MAX_WARNING_LINES.min(budget))
+        .collect();
     let more = messages.count();
+    WARNED.fetch_add(shown.len(), Relaxed);
+    if shown.len() < MAX_WARNING_LINES && more > 0 {
+        // Out of the command's budget: counted for `finish`.
+        UNSHOWN.fetch_add(more, Relaxed);
+        return warn_lines(format, shown.iter().map(AsRef::as_ref), None);
+    }
     let summary = (more > 0).then(|| format!("{more} more warnings not shown"));
-    for message in shown.iter().map(AsRef::as_ref).chain(summary.as_deref()) {
+    warn_lines(format, shown.iter().map(AsRef::as_ref), summary.as_deref());
+}
+
+/// Errors of single files one command over many files prints at most; the
+/// JSON result still has every file's.
+pub const MAX_FILE_ERRORS: usize = 50;
+
+/// File errors printed so far, and those left unprinted.
+static FILE_ERRORS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static FILE_ERRORS_UNSHOWN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Reports that one file of several failed, within the command's
+/// [`MAX_FILE_ERRORS`]; [`finish`] counts the rest.
+pub fn report_file_error(format: Format, failure: &Failure) {
+    use std::sync::atomic::Ordering::Relaxed;
+    if FILE_ERRORS.fetch_add(1, Relaxed) < MAX_FILE_ERRORS {
+        report_error(format, failure);
+    } else {
+        FILE_ERRORS_UNSHOWN.fetch_add(1, Relaxed);
+    }
+}
+
+/// Says how many warnings and file errors the command's budgets left
+/// unprinted, if any; run once, as the command ends.
+pub fn finish(format: Format) {
+    let failed = FILE_ERRORS_UNSHOWN.swap(0, std::sync::atomic::Ordering::Relaxed);
+    if failed > 0 {
+        report_error(
+            format,
+            &Failure::new(
+                "more_errors",
+                format!(
+                    "{failed} more files failed (a command prints at most {MAX_FILE_ERRORS} of their errors)"
+                ),
+            ),
+        );
+    }
+    let unshown = UNSHOWN.swap(0, std::sync::atomic::Ordering::Relaxed);
+    if unshown > 0 && !quiet() {
+        let summary = format!(
+            "{unshown} more warnings not shown (a command prints at most {MAX_COMMAND_WARNING_LINES})"
+        );
+        warn_lines(format, std::iter::empty(), Some(&summary));
+    }
+}
+
+fn warn_lines<'a>(format: Format, shown: impl Iterator<Item = &'a str>, summary: Option<&'a str>) {
+    let mut text = String::new();
+    for message in shown.chain(summary) {
         if format == Format::Json {
             text.push_str(&json_text(
                 json!({"warning": {"message": message}}).to_string(),

@@ -228,7 +228,7 @@ where
             }
             Err(failure) => {
                 failed = true;
-                output::report_error(format, &failure);
+                output::report_file_error(format, &failure);
                 results.push(json!({"file": shown, "ok": false, "error": {"kind": failure.kind, "message": failure.message}}));
             }
         }

@@ -166,7 +166,7 @@ async fn apply(ctx: &Context, files: &[PathBuf], strict: bool) -> Result<ExitCod
             }
             Err(failure) => {
                 failed = true;
-                output::report_error(ctx.format, &failure);
+                output::report_file_error(ctx.format, &failure);
                 results.push(json!({"file": shown, "ok": false, "error": {"kind": failure.kind, "message": failure.message}}));
             }
         }

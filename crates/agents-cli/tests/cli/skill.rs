@@ -938,3 +938,40 @@ fn a_tool_row_that_does_not_decode_stops_nobody_else() {
         run.stdout
     );
 }
+
+/// A command over thousands of files prints a bounded stderr: at most 200
+/// warning lines and 50 file errors in all, then a count of the rest; its
+/// JSON result still has every file's.
+#[test]
+fn a_command_over_many_files_prints_a_bounded_stderr() {
+    let sb = Sandbox::new();
+    let files: Vec<String> = (0..300)
+        .map(|i| {
+            sb.write(
+                &format!("many/s{i}.yaml"),
+                &format!("name: m/s{i}\ntools: [custom/nope{i}]\n"),
+            )
+            .display()
+            .to_string()
+        })
+        .collect();
+    let mut add = vec!["skill", "add"];
+    add.extend(files.iter().map(String::as_str));
+    let run = sb.run(&add).ok();
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 201, "{}", run.stderr);
+    assert_eq!(
+        lines[200],
+        "warning: 100 more warnings not shown (a command prints at most 200)"
+    );
+    let run = sb.run(&add).fails(1);
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 51, "{}", run.stderr);
+    assert_eq!(
+        lines[50],
+        "error: 250 more files failed (a command prints at most 50 of their errors)"
+    );
+    add.extend(["--format", "json"]);
+    let run = sb.run(&add).fails(1);
+    assert_eq!(run.json().as_array().unwrap().len(), 300);
+}
