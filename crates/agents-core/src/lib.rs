@@ -40,9 +40,9 @@ pub use plan::{MAX_SHOWN, Plan, PlanReport, validate_plan};
 pub use prompt::{PromptSkill, available_skills_prompt, prompt_skills};
 pub use registry::{RegistryError, ToolRegistry};
 pub use resolve::{
-    Diagnosis, Explanation, IncludePath, MAX_REPLACED, NON_OVERRIDABLE_FIELDS, Occurrence,
-    OverrideLayer, OverrideOrigin, Resolution, ResolveError, ResolveWarning, ResolvedToolEntry,
-    SkillMap, SkillResolver, SkillSource, ToolLookup, entry_names,
+    Diagnosis, Explanation, IncludePath, MAX_OCCURRENCES, MAX_REPLACED, NON_OVERRIDABLE_FIELDS,
+    Occurrence, OverrideLayer, OverrideOrigin, Resolution, ResolveError, ResolveWarning,
+    ResolvedToolEntry, SkillMap, SkillResolver, SkillSource, ToolLookup, entry_names,
 };
 pub use skill::{
     AgentSource, Include, IncludeOverrides, InlineTool, InvalidSkill, ItemKind, McpSource,

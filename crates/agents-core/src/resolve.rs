@@ -370,8 +370,14 @@ pub struct ResolvedToolEntry {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Explanation {
     /// Where the entry appeared, in depth-first order; the first fixed its
-    /// position, the one with `won` its metadata.
+    /// position, the one with `won` its metadata. At most
+    /// [`MAX_OCCURRENCES`]: the first and the last half of that many.
     pub occurrences: Vec<Occurrence>,
+    /// How many occurrences between those were left out (a chain whose every
+    /// skill names the entry has one per skill, each with a path as long as
+    /// the chain: listing them all made `--explain --format json` quadratic
+    /// in the depth, 2 GB for 12,500 skills).
+    pub more_occurrences: usize,
     /// One per key of the entry's final overrides, in their order.
     pub overrides: Vec<OverrideOrigin>,
 }
@@ -405,6 +411,11 @@ pub struct OverrideOrigin {
 
 /// The most replaced values an [`OverrideOrigin`] lists.
 pub const MAX_REPLACED: usize = 10;
+
+/// The most occurrences an [`Explanation`] lists: the first half of them
+/// (the first fixed the entry's position) and the last half (the winner is
+/// last).
+pub const MAX_OCCURRENCES: usize = 10;
 
 /// One value an override key had at one layer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -1228,8 +1239,14 @@ impl<'a> SkillResolver<'a> {
                     }),
                 }
                 let overrides = self.override_origins(entry, &mut layers);
+                let more_occurrences = occurrences.len().saturating_sub(MAX_OCCURRENCES);
+                if more_occurrences > 0 {
+                    let head = MAX_OCCURRENCES / 2;
+                    occurrences.drain(head..head + more_occurrences);
+                }
                 Explanation {
                     occurrences,
+                    more_occurrences,
                     overrides,
                 }
             })

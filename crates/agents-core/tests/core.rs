@@ -1118,10 +1118,41 @@ fn explain_the_forty_layer_lattice_stays_linear() {
     let (r, ex) = explain(&skills, &ToolRegistry::new(), "d/root");
     assert_eq!(r.entries.len(), 1);
     // 80 defining skills, each recorded once, plus the winning path if it
-    // differs from the last recorded one: not 2^40.
-    let n = ex[0].occurrences.len();
+    // differs from the last recorded one: not 2^40. Of those, the first
+    // and the last five are listed and the rest counted.
+    let n = ex[0].occurrences.len() + ex[0].more_occurrences;
     assert!((80..=81).contains(&n), "{n}");
+    assert_eq!(ex[0].occurrences.len(), MAX_OCCURRENCES);
     assert_eq!(ex[0].occurrences.iter().filter(|o| o.won).count(), 1);
+    assert!(ex[0].occurrences.last().unwrap().won);
+}
+
+#[test]
+fn explain_lists_the_first_and_last_occurrences_of_a_long_chain() {
+    // Every skill of a chain names the tool: one occurrence each, with a
+    // path as long as the chain at that point.
+    const DEPTH: usize = 200;
+    let mut skills = Vec::new();
+    for i in 0..DEPTH {
+        let mut b = skill(&format!("c/s{i}")).tools(["builtin/x"]);
+        if i + 1 < DEPTH {
+            b = b.include_with(&format!("c/s{}", i + 1), json!({"timeout_s": i + 1}));
+        }
+        skills.push(b);
+    }
+    let skills = set(skills);
+    let (_, ex) = explain(&skills, &ToolRegistry::new(), "c/s0");
+    let ex = &ex[0];
+    assert_eq!(ex.more_occurrences, DEPTH - MAX_OCCURRENCES);
+    let lengths: Vec<usize> = ex
+        .occurrences
+        .iter()
+        .map(|o| o.include_path.len())
+        .collect();
+    // The deepest five (the first the walk finished, one fixing the
+    // position), then the shallowest five, the root's own winning.
+    assert_eq!(lengths, [200, 199, 198, 197, 196, 5, 4, 3, 2, 1]);
+    assert!(ex.occurrences[MAX_OCCURRENCES - 1].won);
 }
 
 #[test]

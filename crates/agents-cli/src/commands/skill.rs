@@ -630,8 +630,12 @@ impl serde::Serialize for ExplainJson<'_> {
                 map.end()
             }
         }
-        let mut map = serializer.serialize_map(Some(2))?;
+        let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("occurrences", &self.0.occurrences)?;
+        // Like `more_replaced`: only when some were left out.
+        if self.0.more_occurrences > 0 {
+            map.serialize_entry("more_occurrences", &self.0.more_occurrences)?;
+        }
         map.serialize_entry("overrides", &Origins(&self.0.overrides))?;
         map.end()
     }
@@ -651,6 +655,13 @@ fn explain_tree(out: &mut String, entry: &ResolvedToolEntry, explanation: &Expla
     let _ = writeln!(out, "  occurrences:");
     let count = explanation.occurrences.len();
     for (i, o) in explanation.occurrences.iter().enumerate() {
+        if explanation.more_occurrences > 0 && i == agents_core::MAX_OCCURRENCES / 2 {
+            let _ = writeln!(
+                out,
+                "    │  … {} more occurrence(s) between these not shown",
+                explanation.more_occurrences
+            );
+        }
         let branch = if i + 1 == count { "└─" } else { "├─" };
         let mut notes = Vec::new();
         if i == 0 {
