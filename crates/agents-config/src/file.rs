@@ -215,11 +215,21 @@ pub(crate) fn located(path: &Path, text: &str, span: Range<usize>, message: Stri
     let end = floor_char_boundary(text, span.end.clamp(start, line_end));
     let width = text[start..end].chars().count().max(1);
     let gutter = " ".repeat(line.to_string().len());
-    let line_text = shown_line(line_text, in_secret_table(&text[..line_start]));
+    let secret_table = in_secret_table(&text[..line_start]);
+    let original = line_text;
+    let line_text = shown_line(original, secret_table);
     // The echoed line is cut to a few hundred characters: the caret stays
-    // within it (the position is in the message's line:column anyway).
+    // within it (the position is in the message's line:column anyway). A
+    // value masked before the caret shortens the line: the caret moves with
+    // the text when what precedes it masks the same way on its own.
     let shown = line_text.chars().count();
-    let pad = (column - 1).min(shown);
+    let before: String = original.chars().take(column - 1).collect();
+    let before = shown_line(&before, secret_table);
+    let pad = if line_text != original && line_text.starts_with(&before) {
+        before.chars().count().min(shown)
+    } else {
+        (column - 1).min(shown)
+    };
     let width = width.min(shown.saturating_sub(pad)).max(1);
     let snippet = format!(
         "{gutter} |\n{line} | {line_text}\n{gutter} | {}{}",
@@ -268,7 +278,8 @@ fn shown_line(line_text: &str, secret_table: bool) -> String {
         line_text.to_owned()
     };
     // A value may hold a `password=…` pair whatever its key.
-    agents_core::text::shorten(&agents_core::redact::redact_text(&text), 400).into_owned()
+    let text = agents_core::redact::redact_inline_args(&agents_core::redact::redact_text(&text));
+    agents_core::text::shorten(&text, 400).into_owned()
 }
 
 fn floor_char_boundary(text: &str, mut index: usize) -> usize {

@@ -896,6 +896,22 @@ fn a_syntax_error_in_a_quoted_secret_key_or_an_env_table_does_not_echo_the_value
     }
 }
 
+/// An error quoting `args = ["--api-key", "…", 5]` masks the option's
+/// value, and its caret still points at what it is about.
+#[test]
+fn a_secret_option_value_on_the_quoted_line_is_masked() {
+    let world = World::new();
+    world.write_default_config(
+        "[mcp.servers.s]\ncommand = \"x\"\nargs = [\"--api-key\", \"TOMLSECRET\", 5]\n",
+    );
+    let err = world.err(&no_flags());
+    assert!(!err.contains("TOMLSECRET"), "{err}");
+    assert!(
+        err.ends_with("3 | args = [\"--api-key\", \"***\", 5]\n  |                             ^"),
+        "{err}"
+    );
+}
+
 #[test]
 fn an_error_far_along_a_long_line_stays_short() {
     let world = World::new();

@@ -434,6 +434,68 @@ pub fn redact_args<S: AsRef<str>>(args: &[S]) -> Vec<String> {
     out
 }
 
+/// A source line (YAML or TOML) with the value of each secret-named option
+/// in it masked, as [`redact_args`] masks a server's `args`: the word after
+/// `--api-key`, or what follows `--token=`. Words are runs between
+/// whitespace, `[`, `]` and `,`, or quoted strings; a word's quotes stay.
+/// For an error that quotes `args: ["--api-key", "sk-live-…", 5]`.
+pub fn redact_inline_args(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut hide_next = false;
+    let mut rest = line;
+    while let Some(c) = rest.chars().next() {
+        if c.is_whitespace() || matches!(c, '[' | ']' | ',') {
+            out.push(c);
+            rest = rest.get(c.len_utf8()..).unwrap_or_default();
+            continue;
+        }
+        // One word: quoted (to its closing quote) or bare.
+        let (word, inner) = if c == '"' || c == '\'' {
+            let end = rest
+                .get(1..)
+                .and_then(|body| body.find(c))
+                .map_or(rest.len(), |at| at + 2);
+            let word = rest.get(..end).unwrap_or(rest);
+            let inner = word
+                .get(1..word.len().saturating_sub(1).max(1))
+                .unwrap_or_default();
+            (word, inner)
+        } else {
+            let end = rest
+                .find(|c: char| c.is_whitespace() || matches!(c, '[' | ']' | ','))
+                .unwrap_or(rest.len());
+            let word = rest.get(..end).unwrap_or(rest);
+            (word, word)
+        };
+        rest = rest.get(word.len()..).unwrap_or_default();
+        let quote = |content: &str| -> String {
+            if inner.len() == word.len() {
+                content.to_owned()
+            } else {
+                format!("{c}{content}{c}")
+            }
+        };
+        if std::mem::take(&mut hide_next) && !inner.starts_with('-') && !inner.is_empty() {
+            out.push_str(&quote(REDACTED));
+            continue;
+        }
+        let flag = inner.trim_start_matches('-');
+        if flag.len() < inner.len() && !flag.is_empty() {
+            match flag.split_once('=') {
+                Some((name, value)) if is_secret_name(name) && !value.is_empty() => {
+                    let option = inner.get(..inner.len() - value.len()).unwrap_or_default();
+                    out.push_str(&quote(&format!("{option}{REDACTED}")));
+                    continue;
+                }
+                Some(_) => {}
+                None => hide_next = is_secret_name(flag),
+            }
+        }
+        out.push_str(word);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -600,6 +662,23 @@ mod tests {
             &forms,
         );
         assert_eq!(shown, "stderr: *** | *** | ***, ***");
+    }
+
+    #[test]
+    fn option_values_in_a_source_line_are_masked() {
+        assert_eq!(
+            redact_inline_args(
+                r#"args: ["--api-key", "sk-live-X", {a: 1}, '--token=t0k', --password, p4ss, -v]"#
+            ),
+            r#"args: ["--api-key", "***", {a: 1}, '--token=***', --password, ***, -v]"#
+        );
+        assert_eq!(
+            redact_inline_args(r#"args = ["--keyfile", "/etc/key", "--verbose", "x"]"#),
+            r#"args = ["--keyfile", "/etc/key", "--verbose", "x"]"#
+        );
+        // An unclosed quote or a flag at the end does not lose text.
+        assert_eq!(redact_inline_args(r#"x: "--api-key"#), r#"x: "--api-key"#);
+        assert_eq!(redact_inline_args("a é b"), "a é b");
     }
 
     #[test]

@@ -222,17 +222,26 @@ fn bounded_message(message: &str) -> String {
 fn source_line(text: &str, line: usize, column: usize) -> Option<SourceLine> {
     let whole = text.split('\n').nth(line.saturating_sub(1))?;
     let whole = whole.strip_suffix('\r').unwrap_or(whole);
-    let hidden = masked(whole, in_secret_map(text, line));
+    let secret_map = in_secret_map(text, line);
+    let hidden = masked(whole, secret_map);
     let mut column = column.max(1) - 1;
     if hidden != whole {
-        // The caret stays where it was, or at the first hidden character
-        // when it pointed into what is now hidden.
-        let same = whole
-            .chars()
-            .zip(hidden.chars())
-            .take_while(|(a, b)| a == b)
-            .count();
-        column = column.min(same);
+        // What comes before the caret masked the same way as in the whole
+        // line: the caret moves with the text (a value masked before it is
+        // shorter now). Otherwise it stays where it was, or at the first
+        // hidden character when it pointed into what is now hidden.
+        let before: String = whole.chars().take(column).collect();
+        let before = masked(&before, secret_map);
+        if hidden.starts_with(&before) && before.len() < hidden.len() {
+            column = before.chars().count();
+        } else {
+            let same = whole
+                .chars()
+                .zip(hidden.chars())
+                .take_while(|(a, b)| a == b)
+                .count();
+            column = column.min(same);
+        }
     }
     let whole = hidden.as_str();
     let first = column.saturating_sub(SOURCE_CONTEXT);
@@ -260,11 +269,12 @@ fn source_line(text: &str, line: usize, column: usize) -> Option<SourceLine> {
 /// values hidden ([`agents_core::redact::redact_text`]), and everything after
 /// a key that holds secrets (`env`, `headers`, or a secret-named key such as
 /// `token` or `password`), or after any key when the line is inside an
-/// `env` or `headers` map. Skill files may hold an MCP server's credentials,
+/// `env` or `headers` map, and the value of a secret option in a flow list
+/// (`args: ["--api-key", "***"]`). Skill files may hold an MCP server's credentials,
 /// and an error quotes the line it is about.
 fn masked(line: &str, in_secret_map: bool) -> String {
-    use agents_core::redact::{REDACTED, is_secret_name, redact_text};
-    let text = redact_text(line);
+    use agents_core::redact::{REDACTED, is_secret_name, redact_inline_args, redact_text};
+    let text = redact_inline_args(&redact_text(line));
     for (at, _) in text.match_indices(':') {
         let before = text.get(..at).unwrap_or_default();
         let key = before

@@ -699,6 +699,19 @@ agent_sources:
         assert!(!shown.contains('\0'), "{shown}");
     }
 
+    #[test]
+    fn a_secret_option_value_on_the_quoted_line_is_masked_and_the_caret_follows() {
+        let err = error_of(
+            "name: l/a\nmcp_sources:\n  - server: s\n    command: x\n    args: [\"--api-key\", \"sk-live-ARGSECRET\", {a: 1}]\n",
+        );
+        let shown = err.to_string();
+        assert!(!shown.contains("ARGSECRET"), "{shown}");
+        assert!(
+            shown.ends_with("5 |     args: [\"--api-key\", \"***\", {a: 1}]\n  |                                ^"),
+            "{shown}"
+        );
+    }
+
     fn error_of(text: &str) -> DefinitionError {
         parse_skills(text, "s.yaml").unwrap_err()
     }
