@@ -850,7 +850,8 @@ impl<S: Store> SkillRegistryService<S> {
         for outcome in &outcomes {
             let allow = allowed.get(&outcome.digest);
             if let Some(err) = &outcome.error {
-                errors.push(format!("mcp server `{}`: {err}", outcome.server));
+                // The error names the server already.
+                errors.push(err.clone());
                 continue;
             }
             for tool in allow.into_iter().flatten() {

@@ -294,7 +294,12 @@ fn validate_strict_queries_the_servers_and_checks_agent_skill_folders() {
     assert!(
         errors
             .iter()
-            .any(|e| e.starts_with("mcp server `broken`: ")),
+            .any(|e| e.starts_with("mcp server `broken` ")),
+        "{errors:#?}"
+    );
+    // Each error names its server once.
+    assert!(
+        !errors.iter().any(|e| e.matches("mcp server `").count() > 1),
         "{errors:#?}"
     );
     assert!(
