@@ -346,6 +346,17 @@ impl<S: Store> SkillRegistryService<S> {
         {
             return Ok(tool);
         }
+        // An Agent Skill as `skill tools` names an `agent_sources` entry
+        // (`agent_skill:{path}`): the folder's own spec, as resolution reads it.
+        if let Some(path) = name.strip_prefix("agent_skill:") {
+            let folder = expand_home(path, self.home());
+            return agents_discovery::load_folder(&folder).map_err(|err| {
+                ServiceError::ToolNotFound(
+                    name.to_owned(),
+                    crate::error::Hint(Some(agents_core::text::bounded_message(&err.to_string()))),
+                )
+            });
+        }
         // Not a catalogue name: an MCP tool as `skill tools` and lock files
         // name it (`mcp:SERVER/TOOL`, without the definition's digest) is
         // the one cached row of that server's definitions that has it;
@@ -367,14 +378,28 @@ impl<S: Store> SkillRegistryService<S> {
                 {
                     return Ok(tool);
                 }
-                (!cached.is_empty()).then(|| {
+                if cached.is_empty() {
+                    // A near miss among the names `skill tools` shows.
+                    let shown: Vec<String> = self
+                        .list_tools(Some(ToolSource::Mcp))
+                        .await?
+                        .into_iter()
+                        .filter_map(|t| {
+                            let server = t.meta_str(Meta::Server)?;
+                            let tool = t.meta_str(Meta::Tool)?;
+                            Some(format!("mcp:{server}/{tool}"))
+                        })
+                        .collect();
+                    crate::write::did_you_mean(name, &shown)
+                        .map(|close| format!("did you mean `{close}`?"))
+                } else {
                     let names: Vec<&str> = cached.iter().map(|t| t.name.as_str()).take(5).collect();
-                    format!(
+                    Some(format!(
                         "{} definitions of `{server}` list it: `{}`",
                         cached.len(),
                         names.join("`, `")
-                    )
-                })
+                    ))
+                }
             }
             _ => {
                 let names: Vec<String> = tools.into_iter().map(|t| t.name).collect();

@@ -66,6 +66,15 @@ fn skill_tools_refresh_queries_a_real_mcp_server_and_falls_back_to_the_cache() {
         "{}",
         missing.stderr
     );
+    // A near miss gets the name `skill tools` shows.
+    let missing = sb.run(&["tool", "get", "mcp:everything/ecoh"]).fails(1);
+    assert!(
+        missing
+            .stderr
+            .contains("(did you mean `mcp:everything/echo`?)"),
+        "{}",
+        missing.stderr
+    );
     assert!(
         run.stderr
             .contains("MCP server 'everything' has no tool 'no-such-tool'"),
@@ -292,9 +301,7 @@ fn validate_strict_queries_the_servers_and_checks_agent_skill_folders() {
         "{errors:#?}"
     );
     assert!(
-        errors
-            .iter()
-            .any(|e| e.starts_with("mcp server `broken` ")),
+        errors.iter().any(|e| e.starts_with("mcp server `broken` ")),
         "{errors:#?}"
     );
     // Each error names its server once.

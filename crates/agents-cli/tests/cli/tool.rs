@@ -112,6 +112,28 @@ includes: [local/ships]
         "error: tool `custom/deploy` is not registered\n"
     );
     sb.run(&["tool", "remove", "custom/deploy"]).fails(1);
+    // The `agent_skill:{path}` name `skill tools` shows for an
+    // `agent_sources` entry: the folder's own spec.
+    let folder = examples().join("agent_skills/pdf-processing");
+    let got = sb
+        .run(&[
+            "tool",
+            "get",
+            &format!("agent_skill:{}", folder.display()),
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(got["name"], "agent_skills/pdf-processing");
+    let run = sb
+        .run(&["tool", "get", "agent_skill:/no/such/folder"])
+        .fails(1);
+    assert!(
+        run.stderr.contains("cannot resolve folder"),
+        "{}",
+        run.stderr
+    );
     // A close name is suggested.
     let run = sb.run(&["tool", "get", "builtin/read_fil"]).fails(1);
     assert_eq!(
