@@ -29,6 +29,11 @@ pub enum ServiceError {
         /// The reserved prefix it starts with.
         prefix: String,
     },
+    /// `skill list --namespace` with a namespace no skill name can have.
+    #[error(
+        "invalid namespace `{0}`: expected the part of a skill name before `/`, 1-100 of `a-z`, `A-Z`, `0-9`, `_` or `-`"
+    )]
+    InvalidNamespace(String),
     /// The tool is not in the catalogue.
     #[error(
         "tool `{shown}` is not registered{hint}",
@@ -132,6 +137,7 @@ impl ServiceError {
             Self::Tool(err) => err.kind(),
             Self::BuiltinTool(_) => "builtin_tool",
             Self::ToolNotFound(..) => "tool_not_found",
+            Self::InvalidNamespace(_) => "invalid_namespace",
             Self::ReservedToolName { .. } => "reserved_tool_name",
             Self::UnknownMcpServer { .. } => "unknown_mcp_server",
             Self::Discovery(err) => err.kind(),

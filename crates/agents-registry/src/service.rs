@@ -283,6 +283,15 @@ impl<S: Store> SkillRegistryService<S> {
         &self,
         namespace: Option<&str>,
     ) -> Result<Vec<SkillSummary>, ServiceError> {
+        // A namespace no skill name can have is a mistake, not an empty list.
+        if let Some(namespace) = namespace
+            && SkillName::new(&format!("{namespace}/x")).is_err()
+        {
+            return Err(ServiceError::InvalidNamespace(
+                agents_core::text::shorten(namespace, agents_core::text::MAX_ECHO_BYTES)
+                    .into_owned(),
+            ));
+        }
         Ok(self.store.list_skills(namespace).await?)
     }
 

@@ -60,10 +60,10 @@ pub async fn report(ctx: &Context, plan: &Plan, strict: bool) -> Result<ExitCode
             n => format!(", {n} warnings"),
         };
         if ok {
-            output::line(format!(
-                "ok: {} skill(s) resolve{warned}",
-                plan.skills.len()
-            ))?;
+            // Each skill once, however often the plan names it.
+            let named: std::collections::HashSet<&str> =
+                plan.skills.iter().map(String::as_str).collect();
+            output::line(format!("ok: {} skill(s) resolve{warned}", named.len()))?;
         } else {
             output::line(format!("{errors} error(s){warned}"))?;
         }

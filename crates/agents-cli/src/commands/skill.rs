@@ -391,7 +391,7 @@ async fn tools(
     )?;
     let s = set.summary;
     output::line(format!(
-        "{} tools: {} read-only, {} write, {} checkpointable inline; side effects: {}; {} MCP source(s), {} agent skill source(s)",
+        "{} tool(s): {} read-only, {} write, {} checkpointable inline; side effects: {}; {} MCP source(s), {} agent skill source(s)",
         s.total_tools,
         s.read_only_tools,
         s.write_tools,

@@ -945,12 +945,13 @@ fn mcp_import_reports_skipped_servers_briefly() {
 #[test]
 fn sigterm_stops_a_command_busy_computing() {
     let sb = Sandbox::new();
-    // A 10,000-deep chain with an override on every include: its `--explain`
-    // JSON carries every include path whole, quadratic by definition, so
-    // it computes for far longer than the test waits.
+    // A 10,000-deep chain whose every skill names a tool of its own: the
+    // JSON of its tool set carries each entry's include path whole, as the
+    // specification's `include_path` is a list (quadratic in the depth by
+    // definition), so it computes for far longer than the test waits.
     let mut text = String::new();
     for i in 0..10_000 {
-        text.push_str(&format!("---\nname: k/s{i}\ntools: [builtin/grep]\n"));
+        text.push_str(&format!("---\nname: k/s{i}\ntools: [custom/t{i}]\n"));
         if i < 9_999 {
             text.push_str(&format!(
                 "includes:\n  - skill: k/s{}\n    overrides: {{lvl: {i}}}\n",
@@ -962,7 +963,7 @@ fn sigterm_stops_a_command_busy_computing() {
     sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
     let mut child = sb
         .cmd()
-        .args(["skill", "tools", "k/s0", "--explain", "--format", "json"])
+        .args(["skill", "tools", "k/s0", "--format", "json"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()

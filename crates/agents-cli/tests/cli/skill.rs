@@ -889,6 +889,19 @@ fn validate_reports_warnings_on_stdout_with_the_errors() {
             run.stdout
         );
     }
+    // A skill the plan names twice is one skill.
+    let twice = sb.write("twice.yaml", "skills: [v/warned, v/warned]\n");
+    let run = sb.run(&["plan", "validate", twice.to_str().unwrap()]).ok();
+    assert!(
+        run.stdout.ends_with("ok: 1 skill(s) resolve, 1 warning\n"),
+        "{}",
+        run.stdout
+    );
+    // A namespace no skill can have is a mistake, not an empty listing.
+    let run = sb
+        .run(&["skill", "list", "--namespace", "bad ns", "--format", "json"])
+        .fails(1);
+    assert_eq!(run.stderr_json()["error"]["kind"], "invalid_namespace");
     let plan = sb.write("p.yaml", "skills: [v/warned, v/missing]\n");
     let run = sb
         .run(&["plan", "validate", plan.to_str().unwrap()])
