@@ -303,7 +303,8 @@ pub struct LockDiff {
 pub struct ChangedEntry {
     /// Entry name.
     pub name: String,
-    /// The changed fields, e.g. `description`, `input_schema`.
+    /// The changed fields, e.g. `description`, `input_schema`; `digest` alone
+    /// when every field matches but the lock's digest does not.
     pub fields: Vec<String>,
 }
 
@@ -359,6 +360,12 @@ pub fn diff_lock(skill: &str, lock: &Lockfile, current: &LockedSkill) -> LockDif
                     {
                         fields.push(key.clone());
                     }
+                }
+                if fields.is_empty() {
+                    // Every field matches, yet the digests differ: the
+                    // lock's digest itself was edited (or its fields were,
+                    // back to these values). Said, not an empty list.
+                    fields.push("digest".to_owned());
                 }
                 diff.changed.push(ChangedEntry {
                     name: entry.name.clone(),

@@ -1356,6 +1356,19 @@ fn diff_names_changed_fields_added_and_removed_entries_only() {
     let other = diff_lock("l/other", &lock, &locked(&before, &registry, "l/root"));
     assert!(other.not_locked);
     assert_eq!(other.added, ["a", "b"]);
+
+    // Only the lock's digest of an entry edited: said, not an empty list.
+    let mut tampered = locked(&before, &registry, "l/root");
+    tampered.entries[0].digest = format!("sha256:{}", "0".repeat(64));
+    let mut all = std::collections::BTreeMap::new();
+    all.insert("l/root".to_owned(), tampered);
+    let diff = diff_lock(
+        "l/root",
+        &Lockfile::new(all),
+        &locked(&before, &registry, "l/root"),
+    );
+    assert_eq!(diff.changed.len(), 1);
+    assert_eq!(diff.changed[0].fields, ["digest"]);
 }
 
 #[test]
