@@ -258,11 +258,29 @@ impl<S: Store> SkillRegistryService<S> {
         add: &[Skill],
         update: &[Skill],
     ) -> Result<agents_store::WriteStamps, ServiceError> {
-        let keys: Vec<(String, &str)> = match &self.identity {
-            Some(identity) => add
+        self.write_recorded_how(tools, add, update, Written::Directly)
+            .await
+    }
+
+    /// [`Self::write_recorded`], saying how the skills arrived: an imported
+    /// skill was written by whoever made the file, not by the importer, and
+    /// a trust prompt must not say otherwise.
+    pub(crate) async fn write_recorded_how(
+        &self,
+        tools: &[agents_core::ToolSpec],
+        add: &[Skill],
+        update: &[Skill],
+        how: Written,
+    ) -> Result<agents_store::WriteStamps, ServiceError> {
+        let by = self.identity.as_ref().map(|identity| match how {
+            Written::Directly => identity.clone(),
+            Written::Imported => format!("{identity} (db import of a file from anyone)"),
+        });
+        let keys: Vec<(String, &str)> = match &by {
+            Some(by) => add
                 .iter()
                 .chain(update)
-                .map(|skill| (crate::mcp::defined_by_key(&skill.name), identity.as_str()))
+                .map(|skill| (crate::mcp::defined_by_key(&skill.name), by.as_str()))
                 .collect(),
             None => Vec::new(),
         };
@@ -979,4 +997,13 @@ impl ToolLookup for Catalog {
     fn agent_skill(&self, path: &str) -> Option<&ToolSpec> {
         self.agent_by_written.get(path)
     }
+}
+
+/// How written skills arrived, for their `defined_by` record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Written {
+    /// From this user's own definition files.
+    Directly,
+    /// From an export file (`db import`), which anyone may have written.
+    Imported,
 }

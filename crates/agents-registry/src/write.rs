@@ -126,7 +126,9 @@ impl<S: Store> SkillRegistryService<S> {
         }
         let warnings = bounded(warnings);
         if mode == WriteMode::Add {
-            let changes = self.add_as_given(&[], skills).await?;
+            let changes = self
+                .add_as_given(&[], skills, crate::service::Written::Directly)
+                .await?;
             return Ok(WriteOutcome { changes, warnings });
         }
         let mut add = Vec::new();
@@ -167,8 +169,9 @@ impl<S: Store> SkillRegistryService<S> {
         &self,
         tools: &[agents_core::ToolSpec],
         skills: &[Skill],
+        how: crate::service::Written,
     ) -> Result<Vec<(SkillName, Change)>, ServiceError> {
-        self.write_recorded(tools, skills, &[]).await?;
+        self.write_recorded_how(tools, skills, &[], how).await?;
         Ok(skills
             .iter()
             .map(|skill| (skill.name.clone(), Change::Created))
@@ -198,7 +201,9 @@ impl<S: Store> SkillRegistryService<S> {
             crate::service::check_custom_name(&tool.name)?;
         }
         if !replace {
-            return self.add_as_given(&tools, skills).await;
+            return self
+                .add_as_given(&tools, skills, crate::service::Written::Imported)
+                .await;
         }
         let mut add = Vec::new();
         let mut update = Vec::new();
@@ -220,7 +225,8 @@ impl<S: Store> SkillRegistryService<S> {
             };
             changes.push((skill.name.clone(), change));
         }
-        self.write_recorded(&tools, &add, &update).await?;
+        self.write_recorded_how(&tools, &add, &update, crate::service::Written::Imported)
+            .await?;
         Ok(changes)
     }
 

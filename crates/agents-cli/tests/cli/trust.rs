@@ -214,6 +214,12 @@ fn inline_server_runs_only_when_trusted(shared: &Shared) {
         "{}",
         run.stderr
     );
+    // Who defined it is not claimed to be the importer alone.
+    assert!(
+        run.stderr.contains("(db import of a file from anyone)"),
+        "{}",
+        run.stderr
+    );
     assert!(!marker.exists(), "an imported server ran");
 
     // Alice changes the definition: bob's trust was for the old spec only.
