@@ -79,6 +79,7 @@ impl<S: Store> SkillRegistryService<S> {
             origin: Some(scope.id().to_owned()),
         };
         let key = scope.discovered_key();
+        self.forget_hint_names();
         self.store()
             .replace_tool_group(&group, &rows, &[(key.as_str(), now.as_str())])
             .await?;

@@ -445,6 +445,7 @@ impl<S: Store> SkillRegistryService<S> {
         let group = group_of(&digest);
         let key = fetched_key(&digest);
         let list = list_digest(&rows);
+        self.forget_hint_names();
         if changes.is_empty() {
             self.store()
                 .replace_tool_group(&group, &rows, &[(key.as_str(), stamp.as_str())])

@@ -153,7 +153,17 @@ pub struct SkillRegistryService<S> {
     trust: TrustStore,
     identity: Option<String>,
     scope: DiscoveryScope,
+    /// The catalogue names "did you mean" hints are picked from, once read:
+    /// a command writing many files read and decoded the whole catalogue
+    /// once per file.
+    pub(crate) hint_names: std::sync::Mutex<Option<std::sync::Arc<Vec<String>>>>,
+    /// Hints this service may still compute: each costs an edit distance to
+    /// every catalogue name, and a command prints a few hundred lines at most.
+    pub(crate) hints_left: std::sync::atomic::AtomicUsize,
 }
+
+/// "Did you mean" hints one service (one command) computes at most.
+pub(crate) const MAX_HINTS: usize = 200;
 
 impl<S: Store> SkillRegistryService<S> {
     /// A service over `store` with no builtin tools and no configured MCP
@@ -167,7 +177,17 @@ impl<S: Store> SkillRegistryService<S> {
             trust: TrustStore::in_memory(),
             identity: None,
             scope: DiscoveryScope::default(),
+            hint_names: std::sync::Mutex::new(None),
+            hints_left: std::sync::atomic::AtomicUsize::new(MAX_HINTS),
         }
+    }
+
+    /// After this service writes tools: hints read the catalogue again.
+    pub(crate) fn forget_hint_names(&self) {
+        *self
+            .hint_names
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
     }
 
     /// Uses `trust` to decide which MCP definitions not in config may start
@@ -353,6 +373,7 @@ impl<S: Store> SkillRegistryService<S> {
             }
             check_custom_name(&tool.name)?;
         }
+        self.forget_hint_names();
         Ok(self.store.put_tools(tools, replace).await?)
     }
 
@@ -473,6 +494,7 @@ impl<S: Store> SkillRegistryService<S> {
             .scope
             .stored_name(name)
             .unwrap_or_else(|| name.to_owned());
+        self.forget_hint_names();
         self.store.remove_tool(&stored, name).await?.ok_or_else(|| {
             ServiceError::ToolNotFound(name.to_owned(), crate::error::Hint::default())
         })

@@ -74,9 +74,13 @@ fn same_definition(stored: &Skill, new: &Skill) -> bool {
 /// likely typo (edit distance with transpositions, at most a quarter of the
 /// name and never more than 3).
 pub fn did_you_mean<'a>(unknown: &str, candidates: &'a [String]) -> Option<&'a str> {
-    let limit = (unknown.chars().count() / 4).clamp(1, 3);
+    let chars = unknown.chars().count();
+    let limit = (chars / 4).clamp(1, 3);
     candidates
         .iter()
+        // The distance is at least the difference in length: a name that
+        // much longer or shorter is no candidate, and costs no edit matrix.
+        .filter(|name| name.chars().count().abs_diff(chars) <= limit)
         .map(|name| (strsim::damerau_levenshtein(unknown, name), name))
         .filter(|(distance, _)| *distance <= limit)
         .min_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)))
@@ -201,6 +205,7 @@ impl<S: Store> SkillRegistryService<S> {
             crate::service::check_custom_name(&tool.name)?;
         }
         if !replace {
+            self.forget_hint_names();
             return self
                 .add_as_given(&tools, skills, crate::service::Written::Imported)
                 .await;
@@ -225,6 +230,7 @@ impl<S: Store> SkillRegistryService<S> {
             };
             changes.push((skill.name.clone(), change));
         }
+        self.forget_hint_names();
         self.write_recorded_how(&tools, &add, &update, crate::service::Written::Imported)
             .await?;
         Ok(changes)
@@ -295,18 +301,13 @@ impl<S: Store> SkillRegistryService<S> {
             lines.insert(error.to_string());
         }
         if !unknown.is_empty() {
-            let candidates: Vec<String> = self
-                .list_tools(None)
-                .await?
-                .into_iter()
-                .filter(|tool| tool.source != ToolSource::Mcp)
-                .map(|tool| tool.name)
-                .collect();
+            let candidates = self.hint_names().await?;
             for (skill, tool) in unknown {
                 // A hint costs an edit distance to every catalogue name; only
                 // lines that can be shown get one (a file naming thousands of
-                // unknown tools spent most of its `skill add` here).
-                let hint = if lines.len() < MAX_WRITE_WARNINGS {
+                // unknown tools spent most of its `skill add` here), and a
+                // command a few hundred in all.
+                let hint = if lines.len() < MAX_WRITE_WARNINGS && self.take_hint() {
                     did_you_mean(&tool, &candidates)
                         .map(|name| format!(" (did you mean '{name}'?)"))
                         .unwrap_or_default()
@@ -318,6 +319,44 @@ impl<S: Store> SkillRegistryService<S> {
             }
         }
         Ok(lines.into_iter().collect())
+    }
+}
+
+impl<S: Store> SkillRegistryService<S> {
+    /// The catalogue names (MCP tools aside) hints are picked from, read
+    /// once per service (one command) and again after it writes tools: a
+    /// hint only suggests, so another process's tool written meanwhile may
+    /// go unsuggested.
+    async fn hint_names(&self) -> Result<std::sync::Arc<Vec<String>>, ServiceError> {
+        if let Some(names) = self
+            .hint_names
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+        {
+            return Ok(names.clone());
+        }
+        let names: std::sync::Arc<Vec<String>> = std::sync::Arc::new(
+            self.list_tools(None)
+                .await?
+                .into_iter()
+                .filter(|tool| tool.source != ToolSource::Mcp)
+                .map(|tool| tool.name)
+                .collect(),
+        );
+        *self
+            .hint_names
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(names.clone());
+        Ok(names)
+    }
+
+    /// Whether one more hint may be computed ([`crate::service::MAX_HINTS`]).
+    fn take_hint(&self) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.hints_left
+            .fetch_update(Relaxed, Relaxed, |left| left.checked_sub(1))
+            .is_ok()
     }
 }
 

@@ -284,9 +284,65 @@ async fn every_kind_of_skill_write_records_its_writer() {
         .import_with(&[skill("w/imported", vec![]), replaced], &[], true)
         .await
         .unwrap();
-    assert_eq!(by("w/imported").await.as_deref(), Some("carol@three"));
-    assert_eq!(by("w/added").await.as_deref(), Some("carol@three"));
+    // An import says so: the file's author is not the importer.
+    const IMPORTED: &str = "carol@three (db import of a file from anyone)";
+    assert_eq!(by("w/imported").await.as_deref(), Some(IMPORTED));
+    assert_eq!(by("w/added").await.as_deref(), Some(IMPORTED));
     // A refused write records nobody.
     assert!(svc.add_skill(&skill("w/imported", vec![])).await.is_err());
-    assert_eq!(by("w/imported").await.as_deref(), Some("carol@three"));
+    assert_eq!(by("w/imported").await.as_deref(), Some(IMPORTED));
+}
+
+/// "Did you mean" hints come from the catalogue as this service last wrote
+/// it (read once, not once per file written), and a command computes at
+/// most a few hundred of them.
+#[tokio::test]
+async fn write_hints_follow_the_services_own_tool_writes_and_are_bounded() {
+    use agents_core::ToolSpec;
+    use agents_registry::WriteMode;
+    let dir = tempfile::tempdir().unwrap();
+    let svc = service(&dir).await;
+    let warned = |outcome: agents_registry::WriteOutcome| outcome.warnings.join("\n");
+    let first = svc
+        .write_skills(
+            &[skill("h/a", vec![tool_ref("custom/deplyo")])],
+            WriteMode::Add,
+            false,
+        )
+        .await
+        .unwrap();
+    assert!(!warned(first).contains("did you mean"));
+    svc.add_tools(
+        &[ToolSpec::new("custom/deploy", "ships", ToolSource::Custom)],
+        false,
+    )
+    .await
+    .unwrap();
+    let second = svc
+        .write_skills(
+            &[skill("h/b", vec![tool_ref("custom/deplyo")])],
+            WriteMode::Add,
+            false,
+        )
+        .await
+        .unwrap();
+    assert!(
+        warned(second).contains("(did you mean 'custom/deploy'?)"),
+        "the hint names were read before the tool was added"
+    );
+    // 300 files with a near miss each: of the 200 lines a service looks
+    // for a hint, two are spent above.
+    let mut hinted = 0;
+    for i in 0..300 {
+        let outcome = svc
+            .write_skills(
+                &[skill(&format!("h/c{i}"), vec![tool_ref("custom/deplyo")])],
+                WriteMode::Add,
+                false,
+            )
+            .await
+            .unwrap();
+        hinted += usize::from(warned(outcome).contains("did you mean"));
+    }
+    assert_eq!(hinted, 198);
 }
