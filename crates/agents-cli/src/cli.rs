@@ -113,9 +113,15 @@ pub enum Command {
         /// The shell to complete for
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff), generated from the same definitions as `--help`
-    #[command(after_help = "Example:\n  agents man > agents.1 && man ./agents.1")]
-    Man,
+    /// Print a man page (roff), generated from the same definitions as `--help`:
+    /// `agents(1)`, or a subcommand's (`agents man skill tools` is `agents-skill-tools(1)`)
+    #[command(
+        after_help = "Example:\n  agents man > agents.1 && man ./agents.1\n  agents man skill tools > agents-skill-tools.1"
+    )]
+    Man {
+        /// The subcommand whose page to print, e.g. `skill tools`
+        command: Vec<String>,
+    },
     /// Print the JSON Schema of a file format, for editors
     /// (`# yaml-language-server: $schema=…`)
     #[command(after_help = "Example:\n  agents schema skill > schemas/skill.schema.json")]

@@ -66,7 +66,7 @@ pub fn of(command: &Command) -> (&'static str, &'static [Format]) {
             DbCommand::Import { .. } => ("db import", STRUCTURED),
         },
         Command::Completions { .. } => ("completions", TABLE),
-        Command::Man => ("man", TABLE),
+        Command::Man { .. } => ("man", TABLE),
         // It writes JSON whatever is asked, and YAML when asked.
         Command::Schema { .. } => ("schema", STRUCTURED),
     }

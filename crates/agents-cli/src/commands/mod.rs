@@ -76,9 +76,25 @@ pub async fn run(args: Args) -> Result<ExitCode, Failure> {
             output::json(&schema)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Man => {
+        Command::Man { command } => {
+            // The page of `agents skill tools` is `agents-skill-tools(1)`,
+            // the name `agents(1)`'s SUBCOMMANDS section refers to.
+            let mut page = Args::command();
+            let mut name = page.get_name().to_owned();
+            for word in &command {
+                let Some(sub) = page.find_subcommand(word).cloned() else {
+                    return Err(Failure::usage(format!(
+                        "`{name}` has no subcommand `{}`; `{name} --help` lists them",
+                        agents_core::text::shorten(word, agents_core::text::MAX_ECHO_BYTES),
+                        name = name.replace('-', " ")
+                    )));
+                };
+                name = format!("{name}-{word}");
+                page = sub;
+            }
+            let page = page.bin_name(name.replace('-', " ")).display_name(name);
             let mut text = Vec::new();
-            clap_mangen::Man::new(Args::command())
+            clap_mangen::Man::new(page)
                 .render(&mut text)
                 .map_err(|err| Failure::new("io", format!("cannot render the man page: {err}")))?;
             output::raw(&String::from_utf8_lossy(&text))?;

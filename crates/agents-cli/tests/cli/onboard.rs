@@ -387,6 +387,33 @@ fn completions_generate_for_every_shell_and_man_renders() {
     assert!(run.stderr.contains("tcsh"), "{}", run.stderr);
     let run = sb.run(&["man"]).ok();
     assert!(run.stdout.contains(".TH agents"), "{}", run.stdout);
+    // Every page `agents(1)` refers to exists: `agents man skill tools` is
+    // `agents-skill-tools(1)`, with that command's own options.
+    assert!(run.stdout.contains("agents\\-skill(1)"), "{}", run.stdout);
+    let run = sb.run(&["man", "skill"]).ok();
+    assert!(run.stdout.contains(".TH agents-skill 1"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("agents\\-skill\\-tools(1)"),
+        "{}",
+        run.stdout
+    );
+    let run = sb.run(&["man", "skill", "tools"]).ok();
+    assert!(
+        run.stdout.contains(".TH agents-skill-tools 1"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("\\-\\-explain"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("\\fBagents skill tools\\fR"),
+        "{}",
+        run.stdout
+    );
+    let run = sb.run(&["man", "skill", "nope"]).fails(2);
+    assert_eq!(
+        run.stderr,
+        "error: `agents skill` has no subcommand `nope`; `agents skill --help` lists them\n"
+    );
 }
 
 #[test]
