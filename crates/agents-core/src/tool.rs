@@ -281,7 +281,12 @@ pub fn validate_tool_name(name: &str) -> Result<(), InvalidTool> {
 }
 
 /// Checks that `schema` is a JSON Schema object valid against its meta-schema
-/// (the draft named by `$schema`, 2020-12 when absent).
+/// (the draft named by `$schema`, 2020-12 when absent), and that a validator
+/// can be built from it: every `pattern` a regular expression, every `$ref`
+/// resolvable within the schema (nothing is fetched: the crate is built
+/// without remote resolution). A schema that passes the meta-schema but
+/// cannot validate anything would fail only later, in whichever client
+/// tried to use it.
 pub fn check_schema(schema: &Value) -> Result<(), String> {
     if !schema.is_object() {
         return Err(format!(
@@ -291,8 +296,13 @@ pub fn check_schema(schema: &Value) -> Result<(), String> {
     }
     // The validator quotes the value it refused, which may be a
     // `password=…` somebody typed where a type belongs.
-    jsonschema::meta::validate(schema)
-        .map_err(|err| crate::redact::redact_text(&format!("not a valid JSON Schema: {err}")))
+    let refused = |what: &str, err: &dyn std::fmt::Display| {
+        crate::redact::redact_text(&format!("{what}: {err}"))
+    };
+    jsonschema::meta::validate(schema).map_err(|err| refused("not a valid JSON Schema", &err))?;
+    jsonschema::validator_for(schema)
+        .map(|_| ())
+        .map_err(|err| refused("not a usable JSON Schema", &err))
 }
 
 /// What kind of JSON value `value` is, for a message (`a string`, `an array`).
@@ -309,6 +319,34 @@ pub(crate) fn json_kind(value: &Value) -> &'static str {
 
 #[cfg(test)]
 mod schema_tests {
+    #[test]
+    fn a_schema_that_cannot_validate_anything_is_refused() {
+        for (schema, says) in [
+            (
+                serde_json::json!({"type": "string", "pattern": "(unclosed"}),
+                "regex",
+            ),
+            (serde_json::json!({"$ref": "#/$defs/nope"}), "nope"),
+            (
+                serde_json::json!({"$ref": "https://example.com/s.json"}),
+                "example.com",
+            ),
+        ] {
+            let message = super::check_schema(&schema).unwrap_err();
+            assert!(
+                message.starts_with("not a usable JSON Schema: "),
+                "{message}"
+            );
+            assert!(message.contains(says), "{message}");
+        }
+        let local = serde_json::json!({
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/a"}},
+            "$defs": {"a": {"type": "string", "pattern": "^[a-z]+$"}}
+        });
+        assert!(super::check_schema(&local).is_ok());
+    }
+
     #[test]
     fn a_refused_schema_does_not_echo_a_secret_pair() {
         let schema = serde_json::json!({"type": "password=hunter2sch"});
