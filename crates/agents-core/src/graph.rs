@@ -170,14 +170,25 @@ fn dot_quote(text: &str) -> String {
     out
 }
 
+/// Text for a quoted Mermaid label. Mermaid reads HTML and `#…;` entity
+/// codes inside labels, and a label starting with a backquote as Markdown:
+/// each of those characters is written as its entity code, so a skill name
+/// or an override value shows as written and never becomes markup.
 fn mermaid_text(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            '"' => "#quot;".to_owned(),
-            '\n' | '\r' => " ".to_owned(),
-            c => c.to_string(),
-        })
-        .collect()
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("#quot;"),
+            '<' => out.push_str("#lt;"),
+            '>' => out.push_str("#gt;"),
+            '#' => out.push_str("#35;"),
+            '`' => out.push_str("#96;"),
+            '&' => out.push_str("#amp;"),
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 impl IncludeGraph {

@@ -1268,6 +1268,38 @@ fn graph_draws_cycles_missing_includes_and_leaves_in_mermaid() {
     );
 }
 
+#[test]
+fn mermaid_labels_never_become_markup() {
+    let skills = set(vec![
+        skill("g/h")
+            .include_with(
+                "g/b",
+                json!({"`**k**": "<img src=x onerror=alert(1)> #lt;script#gt; &amp;"}),
+            )
+            .agent("x<y>z"),
+        skill("g/b"),
+    ]);
+    let text = include_graph(&name("g/h"), &skills).to_mermaid();
+    assert!(
+        text.contains(
+            r##"-->|"#96;**k**: #lt;img src=x onerror=alert(1)#gt; #35;lt;script#35;gt; #amp;amp;"|"##
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(r##"[["agent_skill:x#lt;y#gt;z"]]"##),
+        "{text}"
+    );
+    // Inside the quotes of every label, none of them is left raw.
+    let labels: Vec<&str> = text
+        .lines()
+        .filter_map(|l| Some(&l[l.find('"')? + 1..l.rfind('"')?]))
+        .collect();
+    for raw in ['<', '>', '`', '&'] {
+        assert!(!labels.iter().any(|l| l.contains(raw)), "{raw}: {text}");
+    }
+}
+
 // ----- lock files --------------------------------------------------------
 
 fn locked(skills: &HashMap<SkillName, Skill>, registry: &ToolRegistry, root: &str) -> LockedSkill {
