@@ -226,16 +226,21 @@ pub fn lock_skill(entries: &[ResolvedToolEntry], agent_files: &AgentFiles) -> Lo
     }
 }
 
+/// The digest over every skill's digest, by name.
+fn top_digest(skills: &BTreeMap<String, LockedSkill>) -> String {
+    let digests: Map<String, Value> = skills
+        .iter()
+        .map(|(name, skill)| (name.clone(), Value::from(skill.digest.as_str())))
+        .collect();
+    digest_of(&Value::Object(digests))
+}
+
 impl Lockfile {
     /// A lock of `skills` (by name).
     pub fn new(skills: BTreeMap<String, LockedSkill>) -> Self {
-        let digests: Map<String, Value> = skills
-            .iter()
-            .map(|(name, skill)| (name.clone(), Value::from(skill.digest.as_str())))
-            .collect();
         Self {
             version: LOCK_VERSION,
-            digest: digest_of(&Value::Object(digests)),
+            digest: top_digest(&skills),
             skills,
         }
     }
@@ -277,7 +282,74 @@ impl Lockfile {
                 });
             }
         }
-        serde_json::from_value(value).map_err(invalid)
+        let lock: Self = serde_json::from_value(value).map_err(invalid)?;
+        lock.check().map_err(|message| LockError::Invalid {
+            file: file.to_owned(),
+            message,
+        })?;
+        Ok(lock)
+    }
+
+    /// That the lock is what `skill lock` wrote: each skill's digest is that
+    /// of its entries, the file's that of its skills, every entry has a digest
+    /// of every field, each a `sha256:` digest, and no entry name comes twice.
+    /// A reviewer compares the digest `skill lock` printed; a lock whose
+    /// entries were edited under it must not pass as the one reviewed.
+    fn check(&self) -> Result<(), String> {
+        let is_digest = |text: &str| {
+            text.strip_prefix("sha256:")
+                .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+        };
+        let shown =
+            |text: &str| crate::text::shorten(text, crate::text::MAX_ECHO_BYTES).into_owned();
+        for (name, skill) in &self.skills {
+            let mut seen = std::collections::HashSet::new();
+            for entry in &skill.entries {
+                if !seen.insert(entry.name.as_str()) {
+                    return Err(format!(
+                        "skill `{}` lists the entry `{}` twice",
+                        shown(name),
+                        shown(&entry.name)
+                    ));
+                }
+                if let Some(field) = LOCK_FIELDS.iter().find(|f| !entry.fields.contains_key(**f)) {
+                    return Err(format!(
+                        "entry `{}` of skill `{}` has no digest of its `{field}`",
+                        shown(&entry.name),
+                        shown(name)
+                    ));
+                }
+                if let Some(bad) = std::iter::once(&entry.digest)
+                    .chain(entry.fields.values())
+                    .find(|digest| !is_digest(digest))
+                {
+                    return Err(format!(
+                        "entry `{}` of skill `{}` has `{}` where a `sha256:` digest belongs",
+                        shown(&entry.name),
+                        shown(name),
+                        shown(bad)
+                    ));
+                }
+            }
+            let listed: Vec<Value> = skill
+                .entries
+                .iter()
+                .map(|e| json!({"name": e.name, "digest": e.digest}))
+                .collect();
+            if digest_of(&Value::Array(listed)) != skill.digest {
+                return Err(format!(
+                    "the digest of skill `{}` is not that of its entries (was the file edited by hand? run `agents skill lock` again)",
+                    shown(name)
+                ));
+            }
+        }
+        if top_digest(&self.skills) != self.digest {
+            return Err(
+                "the file's digest is not that of its skills (was it edited by hand? run `agents skill lock` again)"
+                    .into(),
+            );
+        }
+        Ok(())
     }
 }
 

@@ -1403,6 +1403,68 @@ fn diff_names_changed_fields_added_and_removed_entries_only() {
     assert_eq!(diff.changed[0].fields, ["digest"]);
 }
 
+/// A lock file is refused when its digests are not those of its contents:
+/// the digest `skill lock` printed must not stay the same while the entries
+/// under it change.
+#[test]
+fn a_lock_edited_under_its_digests_is_refused() {
+    let registry = tools(&["a", "b"]);
+    let skills = set(vec![skill("l/root").tools(["a", "b"])]);
+    let mut all = std::collections::BTreeMap::new();
+    all.insert("l/root".to_owned(), locked(&skills, &registry, "l/root"));
+    let text = Lockfile::new(all).to_text();
+    assert!(Lockfile::parse(&text, "l.lock").is_ok());
+    let lock: Value = serde_json::from_str(&text).unwrap();
+    let entry_digest = lock["skills"]["l/root"]["entries"][0]["digest"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let zeros = format!("sha256:{}", "0".repeat(64));
+    type Edit<'a> = Box<dyn Fn(&mut Value) + 'a>;
+    let edits: Vec<(Edit<'_>, &str)> = vec![
+        (
+            Box::new(|l| l["digest"] = json!(zeros)),
+            "the file's digest",
+        ),
+        (
+            Box::new(|l| l["skills"]["l/root"]["digest"] = json!(zeros)),
+            "the digest of skill `l/root`",
+        ),
+        (
+            Box::new(|l| l["skills"]["l/root"]["entries"][0]["digest"] = json!(zeros)),
+            "the digest of skill `l/root`",
+        ),
+        (
+            Box::new(|l| {
+                l["skills"]["l/root"]["entries"][0]["fields"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("description");
+            }),
+            "no digest of its `description`",
+        ),
+        (
+            Box::new(|l| l["skills"]["l/root"]["entries"][0]["fields"]["name"] = json!("md5:abc")),
+            "`md5:abc` where a `sha256:` digest belongs",
+        ),
+        (
+            Box::new(|l| {
+                let first = l["skills"]["l/root"]["entries"][0].clone();
+                l["skills"]["l/root"]["entries"][1] = first;
+            }),
+            "lists the entry `a` twice",
+        ),
+    ];
+    for (edit, says) in edits {
+        let mut edited = lock.clone();
+        edit(&mut edited);
+        let err = Lockfile::parse(&edited.to_string(), "l.lock").unwrap_err();
+        assert_eq!(err.kind(), "invalid_lock");
+        assert!(err.to_string().contains(says), "{says}: {err}");
+    }
+    assert!(entry_digest.starts_with("sha256:"));
+}
+
 #[test]
 fn agent_skill_files_are_part_of_the_entry_digest() {
     let mut registry = ToolRegistry::new();
