@@ -122,6 +122,9 @@ pub struct ExportedTools {
     pub tools: Vec<Value>,
     /// Entries that were not exported.
     pub left_out: Vec<LeftOut>,
+    /// What was changed to fit the provider, or will not fit it (a cut
+    /// description, too many tools), one line each.
+    pub notes: Vec<String>,
 }
 
 /// The capability flags and texts of an entry after its overrides.
@@ -208,12 +211,45 @@ fn object_schema(schema: Option<&Value>) -> Result<Value, String> {
     }
 }
 
+/// The longest function description OpenAI's API takes, in characters: a
+/// longer one fails the whole request (`string_above_max_length`).
+pub const OPENAI_MAX_DESCRIPTION: usize = 1024;
+
+/// The most tools OpenAI's API takes in one request.
+pub const OPENAI_MAX_TOOLS: usize = 128;
+
+/// Why a provider's API refuses `schema` as a tool's parameters: OpenAI and
+/// Anthropic take an object schema and refuse `oneOf`, `anyOf` and `allOf`
+/// at its top level (one such tool fails the whole request; and the
+/// `"type": "object"` added to a schema without `type` would change what a
+/// combination with a non-object branch means).
+fn provider_refuses(schema: &Value, format: ExportFormat) -> Option<String> {
+    if format == ExportFormat::Mcp {
+        return None;
+    }
+    let provider = if format == ExportFormat::OpenAi {
+        "OpenAI"
+    } else {
+        "Anthropic"
+    };
+    ["oneOf", "anyOf", "allOf"]
+        .iter()
+        .find(|key| schema.get(**key).is_some())
+        .map(|key| {
+            format!("its input schema has `{key}` at the top level, which {provider}'s API refuses")
+        })
+}
+
 /// Exports `entries` in `format`. Entries whose tool is unknown, or whose input
-/// schema is not an object schema, are left out; [`ExportFormat::Mcp`] also leaves
-/// out everything the gateway cannot execute (all but MCP tools).
+/// schema is not an object schema (or, for OpenAI and Anthropic, combines
+/// schemas at its top level), are left out; [`ExportFormat::Mcp`] also leaves
+/// out everything the gateway cannot execute (all but MCP tools). For
+/// OpenAI a description over [`OPENAI_MAX_DESCRIPTION`] characters is cut
+/// to it, and more than [`OPENAI_MAX_TOOLS`] tools are said in `notes`.
 pub fn export_tools(entries: &[ResolvedToolEntry], format: ExportFormat) -> ExportedTools {
     let mut tools = Vec::new();
     let mut left_out = Vec::new();
+    let mut notes = Vec::new();
     for entry in entries {
         let mut leave = |reason: String| {
             left_out.push(LeftOut {
@@ -232,6 +268,15 @@ pub fn export_tools(entries: &[ResolvedToolEntry], format: ExportFormat) -> Expo
             ));
             continue;
         }
+        if let Some(reason) = tool
+            .tool
+            .input_schema
+            .as_ref()
+            .and_then(|schema| provider_refuses(schema, format))
+        {
+            leave(reason);
+            continue;
+        }
         let schema = match object_schema(tool.tool.input_schema.as_ref()) {
             Ok(schema) => schema,
             Err(reason) => {
@@ -241,10 +286,28 @@ pub fn export_tools(entries: &[ResolvedToolEntry], format: ExportFormat) -> Expo
         };
         let name = export_name(&entry.name);
         let value = match format {
-            ExportFormat::OpenAi => json!({
-                "type": "function",
-                "function": {"name": name, "description": tool.description, "parameters": schema},
-            }),
+            ExportFormat::OpenAi => {
+                let chars = tool.description.chars().count();
+                let description = if chars > OPENAI_MAX_DESCRIPTION {
+                    notes.push(format!(
+                        "the description of `{}` is cut to the {OPENAI_MAX_DESCRIPTION} characters OpenAI takes (it has {chars})",
+                        crate::text::shorten(&entry.name, crate::text::MAX_ECHO_BYTES)
+                    ));
+                    let mut cut: String = tool
+                        .description
+                        .chars()
+                        .take(OPENAI_MAX_DESCRIPTION - 1)
+                        .collect();
+                    cut.push('…');
+                    std::borrow::Cow::Owned(cut)
+                } else {
+                    std::borrow::Cow::Borrowed(tool.description.as_str())
+                };
+                json!({
+                    "type": "function",
+                    "function": {"name": name, "description": description, "parameters": schema},
+                })
+            }
             ExportFormat::Anthropic => {
                 json!({"name": name, "description": tool.description, "input_schema": schema})
             }
@@ -285,9 +348,16 @@ pub fn export_tools(entries: &[ResolvedToolEntry], format: ExportFormat) -> Expo
             ),
         });
     }
+    if format == ExportFormat::OpenAi && kept.len() > OPENAI_MAX_TOOLS {
+        notes.push(format!(
+            "{} tools, more than the {OPENAI_MAX_TOOLS} OpenAI takes in one request",
+            kept.len()
+        ));
+    }
     ExportedTools {
         tools: kept,
         left_out,
+        notes,
     }
 }
 
@@ -393,6 +463,68 @@ mod tests {
                 exported.left_out[0].reason
             );
         }
+    }
+
+    /// Resolves one skill naming `specs` (all registered) and returns its entries.
+    fn entries_of(specs: Vec<ToolSpec>) -> Vec<ResolvedToolEntry> {
+        use crate::{Skill, SkillItem, SkillMap, SkillName, SkillResolver, ToolRegistry};
+        let mut tools = ToolRegistry::new();
+        let mut skill = Skill::new(SkillName::new("x/root").unwrap());
+        for spec in specs {
+            skill.items.push(SkillItem::ToolRef {
+                name: spec.name.as_str().into(),
+            });
+            tools.register(spec, false).unwrap();
+        }
+        let mut skills = SkillMap::default();
+        skills.insert(skill.name.clone(), skill.clone());
+        SkillResolver::new(&skills, &tools)
+            .resolve(&skill.name)
+            .unwrap()
+            .entries
+    }
+
+    #[test]
+    fn what_a_provider_refuses_is_left_out_cut_or_said() {
+        let mut combined = ToolSpec::new("custom/oneof", "d", ToolSource::Custom);
+        combined.input_schema = Some(json!({"oneOf": [{"type": "object"}, {"type": "string"}]}));
+        let mut wordy = ToolSpec::new("custom/wordy", "w".repeat(5000), ToolSource::Custom);
+        wordy.input_schema = Some(json!({"type": "object"}));
+        let entries = entries_of(vec![combined, wordy]);
+        for format in [ExportFormat::OpenAi, ExportFormat::Anthropic] {
+            let exported = export_tools(&entries, format);
+            assert_eq!(exported.tools.len(), 1);
+            assert_eq!(exported.left_out[0].name, "custom/oneof");
+            assert!(
+                exported.left_out[0]
+                    .reason
+                    .contains("`oneOf` at the top level")
+            );
+        }
+        let openai = export_tools(&entries, ExportFormat::OpenAi);
+        let description = openai.tools[0]["function"]["description"].as_str().unwrap();
+        assert_eq!(description.chars().count(), OPENAI_MAX_DESCRIPTION);
+        assert!(
+            openai.notes[0].contains("cut to the 1024 characters"),
+            "{:?}",
+            openai.notes
+        );
+        // Anthropic takes the whole description; MCP clients the combination.
+        let anthropic = export_tools(&entries, ExportFormat::Anthropic);
+        assert_eq!(
+            anthropic.tools[0]["description"].as_str().unwrap().len(),
+            5000
+        );
+        assert!(anthropic.notes.is_empty());
+        let many: Vec<ToolSpec> = (0..130)
+            .map(|i| ToolSpec::new(format!("custom/t{i}"), "d", ToolSource::Custom))
+            .collect();
+        let openai = export_tools(&entries_of(many), ExportFormat::OpenAi);
+        assert_eq!(openai.tools.len(), 130);
+        assert_eq!(
+            openai.notes,
+            ["130 tools, more than the 128 OpenAI takes in one request"]
+        );
     }
 
     #[test]

@@ -319,6 +319,7 @@ async fn tools(
             .left_out
             .iter()
             .map(|l| format!("`{}` is not exported: {}", l.name, l.reason))
+            .chain(exported.notes.iter().cloned())
             .collect();
         output::warn_all(ctx.format, left_out.iter().map(String::as_str));
         if format == agents_core::ExportFormat::Mcp {
