@@ -146,7 +146,8 @@ pub struct Effective<'a> {
     pub checkpointable: Option<bool>,
 }
 
-/// Applies the `description`, `title` and capability-flag overrides of `entry`;
+/// Applies the `description`, `title` and capability-flag overrides of `entry`
+/// (the title an MCP server gave its tool when no override sets one);
 /// `None` when its tool is unknown.
 pub fn effective(entry: &ResolvedToolEntry) -> Option<Effective<'_>> {
     let tool = entry.tool.as_ref()?;
@@ -157,7 +158,17 @@ pub fn effective(entry: &ResolvedToolEntry) -> Option<Effective<'_>> {
     Some(Effective {
         tool,
         description: text("description").map_or_else(|| tool.description.clone(), str::to_owned),
-        title: text("title").map(str::to_owned),
+        // An override's, else the one the MCP server gave the tool (its
+        // own `title`, or its annotations' `title`).
+        title: text("title").map(str::to_owned).or_else(|| {
+            tool.meta_str(crate::Meta::Title)
+                .or_else(|| {
+                    tool.meta(crate::Meta::Annotations)
+                        .and_then(|a| a.get("title"))
+                        .and_then(Value::as_str)
+                })
+                .map(str::to_owned)
+        }),
         read_only: flag("read_only", tool.read_only),
         writes,
         side_effects: flag("side_effects", tool.side_effects).or(writes),
@@ -525,6 +536,20 @@ mod tests {
             openai.notes,
             ["130 tools, more than the 128 OpenAI takes in one request"]
         );
+    }
+
+    #[test]
+    fn an_mcp_tools_own_title_goes_out_unless_overridden() {
+        let mut titled = ToolSpec::new("mcp:s/a", "d", ToolSource::Mcp);
+        titled.set_meta(crate::Meta::Title, "Server title".to_owned());
+        let mut annotated = ToolSpec::new("mcp:s/b", "d", ToolSource::Mcp);
+        annotated
+            .source_metadata
+            .insert("annotations".into(), json!({"title": "From annotations"}));
+        let exported = export_tools(&entries_of(vec![titled, annotated]), ExportFormat::Mcp);
+        assert_eq!(exported.tools[0]["title"], "Server title");
+        assert_eq!(exported.tools[0]["annotations"]["title"], "Server title");
+        assert_eq!(exported.tools[1]["title"], "From annotations");
     }
 
     #[test]
