@@ -134,7 +134,23 @@ pub async fn discover_unless_done(ctx: &Context, always: bool) -> Result<(), Fai
         // on every `skill tools`; `skill discover` and `config show` still say so.
         dirs.retain(|dir| dir.is_dir());
     }
-    let result = refresh(ctx, &dirs, false, ConflictStrategy::Skip).await?;
+    let result = match refresh(ctx, &dirs, false, ConflictStrategy::Skip).await {
+        Ok(result) => result,
+        // The automatic first discovery is a convenience: a user who may
+        // only read the registry (a read-only role, a file they cannot
+        // write) still gets what they asked for, without Agent Skills.
+        Err(failure) if !always => {
+            output::warn(
+                ctx.format,
+                &format!(
+                    "Agent Skills were not discovered ({}); `agents skill discover` with write access to the registry adds them",
+                    failure.message
+                ),
+            );
+            return Ok(());
+        }
+        Err(failure) => return Err(failure),
+    };
     for conflict in &result.conflicts {
         output::warn(ctx.format, &conflict.to_string());
     }

@@ -301,3 +301,63 @@ fn sigkill_during_a_large_add_on_postgres_leaves_nothing_half_written() {
     }
     assert!(saw_absent, "no kill landed before the commit");
 }
+
+/// A user who may only read a shared registry (a read-only PostgreSQL
+/// role) still gets `skill tools` and `skill validate`: the automatic first
+/// discovery, which writes, is skipped with a warning instead of failing
+/// what was asked.
+#[test]
+fn a_read_only_user_reads_without_the_automatic_discovery() {
+    let Some(pg) = crate::support::PgDatabase::create("read_only") else {
+        return;
+    };
+    let owner = Sandbox::new();
+    let skill = owner.write("r.yaml", "name: r/one\ntools: [builtin/read_file]\n");
+    owner
+        .run(&[
+            "--database-url",
+            &pg.url,
+            "skill",
+            "add",
+            skill.to_str().unwrap(),
+        ])
+        .ok();
+    let role = format!("ro_{}", std::process::id());
+    pg.query(&format!("DROP ROLE IF EXISTS {role}"));
+    pg.query(&format!("CREATE ROLE {role} LOGIN PASSWORD 'ro-pass'"));
+    pg.query(&format!(
+        "GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}"
+    ));
+    // The same server and database, as that role.
+    let at = pg.url.find("://").unwrap() + 3;
+    let host = pg.url[at..].find('@').unwrap() + at + 1;
+    let url = format!("{}{role}:ro-pass@{}", &pg.url[..at], &pg.url[host..]);
+    let reader = Sandbox::new();
+    for args in [
+        vec!["--database-url", url.as_str(), "skill", "tools", "r/one"],
+        vec!["--database-url", url.as_str(), "skill", "validate", "r/one"],
+    ] {
+        let run = reader.run(&args).ok();
+        assert!(
+            run.stderr.contains("Agent Skills were not discovered"),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("ro-pass"), "{}", run.stderr);
+    }
+    // Asked for, discovery is a write like any other, and fails.
+    reader
+        .run(&["--database-url", url.as_str(), "skill", "discover"])
+        .fails(1);
+    drop(pg);
+    let admin = std::env::var("AGENTS_TEST_POSTGRES_URL").unwrap();
+    let _ = std::process::Command::new("psql")
+        .args([
+            "-X",
+            "-q",
+            &admin,
+            "-c",
+            &format!("DROP ROLE IF EXISTS {role}"),
+        ])
+        .output();
+}
