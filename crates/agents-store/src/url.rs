@@ -45,6 +45,14 @@ impl DatabaseUrl {
             if path.contains('\0') {
                 return Err(invalid("the file path contains a NUL byte".into()));
             }
+            // `?mode=ro` and the like are not read: taken as part of the
+            // file name, they made a new, empty registry next to the real one.
+            if let Some((_, query)) = path.split_once('?') {
+                return Err(invalid(format!(
+                    "SQLite URLs take no parameters, got `?{}` (a `?` in the file name would be one)",
+                    agents_core::text::shorten(&agents_core::redact::redact_text(query), 100)
+                )));
+            }
             let absolute = std::path::absolute(path).map_err(|err| {
                 invalid(format!(
                     "cannot resolve `{path}` against the current directory: {err}"
@@ -178,6 +186,18 @@ mod tests {
             );
         }
         assert!(DatabaseUrl::parse("postgres://u@h/db?connect_timeout=5").is_ok());
+    }
+
+    #[test]
+    fn sqlite_urls_take_no_parameters() {
+        let err = DatabaseUrl::parse("sqlite:///tmp/x.db?mode=ro").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("take no parameters, got `?mode=ro`"),
+            "{err}"
+        );
+        let err = DatabaseUrl::parse("sqlite:///tmp/x.db?password=hunter2").unwrap_err();
+        assert!(!err.to_string().contains("hunter2"), "{err}");
     }
 
     #[test]
