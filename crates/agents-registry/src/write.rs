@@ -135,11 +135,46 @@ impl<S: Store> SkillRegistryService<S> {
                 .await?;
             return Ok(WriteOutcome { changes, warnings });
         }
+        // `apply` says what the registry should hold: another writer that
+        // created or changed one of these skills in between (two `skill
+        // apply` of one file at once) is read again and the write made
+        // against what it left. `update`'s conflict stays an error: it is
+        // the optimistic-concurrency check.
+        let changes = if mode == WriteMode::Apply {
+            self.apply_retrying(&[], skills, crate::service::Written::Directly)
+                .await?
+        } else {
+            self.write_against_stored(&[], skills, mode, crate::service::Written::Directly)
+                .await?
+        };
+        Ok(WriteOutcome { changes, warnings })
+    }
+
+    /// One read of the stored versions of `skills`, and the write of what
+    /// differs from them under `mode` (not `Add`), in one transaction.
+    async fn write_against_stored(
+        &self,
+        tools: &[agents_core::ToolSpec],
+        skills: &[Skill],
+        mode: WriteMode,
+        how: crate::service::Written,
+    ) -> Result<Vec<(SkillName, Change)>, ServiceError> {
         let mut add = Vec::new();
         let mut update = Vec::new();
         let mut changes = Vec::with_capacity(skills.len());
+        // The stored versions in one read (the closure query: a bounded
+        // number of statements), not one query per skill: 40,000 skills
+        // had taken 40,000 round trips to PostgreSQL.
+        let names: Vec<SkillName> = skills.iter().map(|skill| skill.name.clone()).collect();
+        let mut stored: std::collections::HashMap<SkillName, Skill> = self
+            .store()
+            .load_closure(&names)
+            .await?
+            .into_iter()
+            .map(|skill| (skill.name.clone(), skill))
+            .collect();
         for skill in skills {
-            let change = match self.store().get_skill(&skill.name).await? {
+            let change = match stored.remove(&skill.name) {
                 None if mode == WriteMode::Update => {
                     return Err(StoreError::SkillNotFound(skill.name.clone()).into());
                 }
@@ -162,8 +197,8 @@ impl<S: Store> SkillRegistryService<S> {
             };
             changes.push((skill.name.clone(), change));
         }
-        self.write_recorded(&[], &add, &update).await?;
-        Ok(WriteOutcome { changes, warnings })
+        self.write_recorded_how(tools, &add, &update, how).await?;
+        Ok(changes)
     }
 
     /// Adds `skills`, every one new, as given: not copied first, as sorting
@@ -210,30 +245,33 @@ impl<S: Store> SkillRegistryService<S> {
                 .add_as_given(&tools, skills, crate::service::Written::Imported)
                 .await;
         }
-        let mut add = Vec::new();
-        let mut update = Vec::new();
-        let mut changes = Vec::with_capacity(skills.len());
-        for skill in skills {
-            let change = match self.store().get_skill(&skill.name).await? {
-                None => {
-                    add.push(skill.clone());
-                    Change::Created
-                }
-                Some(stored) if same_definition(&stored, skill) => Change::Unchanged,
-                Some(stored) => {
-                    update.push(Skill {
-                        updated_at: stored.updated_at,
-                        ..skill.clone()
-                    });
-                    Change::Updated
-                }
-            };
-            changes.push((skill.name.clone(), change));
-        }
         self.forget_hint_names();
-        self.write_recorded_how(&tools, &add, &update, crate::service::Written::Imported)
-            .await?;
-        Ok(changes)
+        self.apply_retrying(&tools, skills, crate::service::Written::Imported)
+            .await
+    }
+
+    /// [`Self::write_against_stored`] in `Apply` mode, read and written
+    /// again while another writer got in between (at most
+    /// [`APPLY_ATTEMPTS`] times): what the registry should hold is written
+    /// against what that writer left.
+    async fn apply_retrying(
+        &self,
+        tools: &[agents_core::ToolSpec],
+        skills: &[Skill],
+        how: crate::service::Written,
+    ) -> Result<Vec<(SkillName, Change)>, ServiceError> {
+        let mut attempt = 1;
+        loop {
+            match self
+                .write_against_stored(tools, skills, WriteMode::Apply, how)
+                .await
+            {
+                Err(ServiceError::Store(
+                    StoreError::DuplicateSkill(_) | StoreError::Conflict { .. },
+                )) if attempt < APPLY_ATTEMPTS => attempt += 1,
+                outcome => return outcome,
+            }
+        }
     }
 
     /// Problems in the closure of `written` as it will be once written:
@@ -395,6 +433,10 @@ fn reached_in<'b>(skills: &[Skill], batch: &'b [Skill]) -> Vec<&'b Skill> {
 /// shows fewer): a file of thousands of broken skills must not print
 /// megabytes.
 const MAX_WRITE_WARNINGS: usize = 20;
+
+/// How often `skill apply` reads and writes again when another writer got
+/// in between (each time it read, someone else wrote).
+const APPLY_ATTEMPTS: usize = 5;
 
 fn bounded(mut warnings: Vec<String>) -> Vec<String> {
     agents_core::text::cap_lines(&mut warnings, MAX_WRITE_WARNINGS, |more| {

@@ -988,3 +988,35 @@ fn a_command_over_many_files_prints_a_bounded_stderr() {
     let run = sb.run(&add).fails(1);
     assert_eq!(run.json().as_array().unwrap().len(), 300);
 }
+
+/// `skill apply` says what the registry should hold, so running it several
+/// times at once succeeds every time: a run that finds another got in
+/// between reads again and writes against what that one left.
+#[test]
+fn concurrent_applies_of_one_file_all_succeed() {
+    let sb = Sandbox::new();
+    let text: String = (0..300)
+        .map(|i| format!("---\nname: c/s{i}\ntools: [builtin/read_file]\n"))
+        .collect();
+    let file = sb.write("all.yaml", &text);
+    sb.run(&["db", "init"]).ok();
+    let children: Vec<std::process::Child> = (0..6)
+        .map(|_| {
+            sb.cmd()
+                .args(["skill", "apply", file.to_str().unwrap()])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(sb.sql_count("skills"), 300);
+}
