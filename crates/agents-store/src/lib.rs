@@ -176,7 +176,9 @@ pub trait Store: Send + Sync {
     /// [`StoreError::SkillIncluded`] and nothing is written; `force` true
     /// deletes it anyway. `Some` holds the skills that include it (sorted,
     /// itself left out), which are broken from then on. The check and the
-    /// delete are one transaction, so no include can slip in between.
+    /// delete are one transaction, so an include committed before is always
+    /// seen (a writer's include committed after the delete is not refused:
+    /// an include of a missing skill is allowed).
     fn remove_skill(
         &self,
         name: &SkillName,
