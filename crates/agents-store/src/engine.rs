@@ -138,11 +138,21 @@ fn rows<T>(
 /// badly. The tool then reads as unknown. `db export` reads strictly
 /// ([`Engine::all_tools`]).
 fn readable_tools(rows: Vec<Vec<Cell>>) -> Vec<ToolSpec> {
+    readable("tool", rows, tool_row)
+}
+
+/// The rows that `decode` reads, each other one left out with a warning (at
+/// most [`CORRUPT_WARNED`] of them named, then a count of `what` rows).
+fn readable<T>(
+    what: &str,
+    rows: Vec<Vec<Cell>>,
+    decode: impl Fn(Vec<Cell>) -> Result<T, StoreError>,
+) -> Vec<T> {
     let mut corrupt = 0usize;
-    let tools = rows
+    let kept = rows
         .into_iter()
-        .filter_map(|row| match tool_row(row) {
-            Ok(tool) => Some(tool),
+        .filter_map(|row| match decode(row) {
+            Ok(value) => Some(value),
             Err(err) => {
                 corrupt += 1;
                 if corrupt <= CORRUPT_WARNED {
@@ -154,11 +164,11 @@ fn readable_tools(rows: Vec<Vec<Cell>>) -> Vec<ToolSpec> {
         .collect();
     if corrupt > CORRUPT_WARNED {
         tracing::warn!(
-            "{} more tool rows do not decode and are left out",
+            "{} more {what} rows do not decode and are left out",
             corrupt - CORRUPT_WARNED
         );
     }
-    tools
+    kept
 }
 
 /// Undecodable tool rows one read names in a warning before counting.
@@ -611,27 +621,7 @@ impl Engine {
         // A row with a name no skill may have (written by hand or by another
         // client) is left out with a warning, as `readable_skills` leaves out
         // a row that does not decode: the listing goes on for everyone.
-        let mut corrupt = 0usize;
-        let listed = found
-            .into_iter()
-            .filter_map(|row| match summary(row) {
-                Ok(listed) => Some(listed),
-                Err(err) => {
-                    corrupt += 1;
-                    if corrupt <= CORRUPT_WARNED {
-                        tracing::warn!("{err}; the row is left out");
-                    }
-                    None
-                }
-            })
-            .collect();
-        if corrupt > CORRUPT_WARNED {
-            tracing::warn!(
-                "{} more skill rows do not decode and are left out",
-                corrupt - CORRUPT_WARNED
-            );
-        }
-        Ok(listed)
+        Ok(readable("skill", found, summary))
     }
 
     pub(crate) async fn remove_skill(
