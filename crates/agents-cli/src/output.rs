@@ -187,7 +187,7 @@ pub fn warn_all<T: AsRef<str>>(format: Format, messages: impl IntoIterator<Item 
         .collect();
     let more = messages.count();
     WARNED.fetch_add(shown.len(), Relaxed);
-    if shown.len() < MAX_WARNING_LINES && more > 0 {
+    if budget < MAX_WARNING_LINES && more > 0 {
         // Out of the command's budget: counted for `finish`.
         UNSHOWN.fetch_add(more, Relaxed);
         return warn_lines(format, shown.iter().map(AsRef::as_ref), None);
@@ -339,18 +339,7 @@ impl serde_json::ser::Formatter for EscapingFormatter<'_> {
         writer: &mut W,
         fragment: &str,
     ) -> std::io::Result<()> {
-        if !may_need_escapes(fragment) {
-            return writer.write_all(fragment.as_bytes());
-        }
-        let mut start = 0;
-        for (at, c) in fragment.char_indices() {
-            if json_escaped(c) {
-                writer.write_all(fragment.get(start..at).unwrap_or_default().as_bytes())?;
-                write!(writer, "\\u{:04x}", u32::from(c))?;
-                start = at + c.len_utf8();
-            }
-        }
-        writer.write_all(fragment.get(start..).unwrap_or_default().as_bytes())
+        write_escaped(writer, fragment)
     }
 
     fn begin_array<W: ?Sized + Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
@@ -444,15 +433,27 @@ fn json_text(text: String) -> String {
     if !may_need_escapes(&text) || !text.chars().any(json_escaped) {
         return text;
     }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
+    let mut out = Vec::with_capacity(text.len() + 16);
+    // Writing to a `Vec` cannot fail.
+    let _ = write_escaped(&mut out, &text);
+    String::from_utf8(out).unwrap_or(text)
+}
+
+/// `text` with every [`json_escaped`] character as a `\uXXXX` escape: what
+/// [`json_text`] and [`EscapingFormatter`] write.
+fn write_escaped<W: ?Sized + Write>(writer: &mut W, text: &str) -> std::io::Result<()> {
+    if !may_need_escapes(text) {
+        return writer.write_all(text.as_bytes());
+    }
+    let mut start = 0;
+    for (at, c) in text.char_indices() {
         if json_escaped(c) {
-            out.push_str(&format!("\\u{:04x}", u32::from(c)));
-        } else {
-            out.push(c);
+            writer.write_all(text.get(start..at).unwrap_or_default().as_bytes())?;
+            write!(writer, "\\u{:04x}", u32::from(c))?;
+            start = at + c.len_utf8();
         }
     }
-    out
+    writer.write_all(text.get(start..).unwrap_or_default().as_bytes())
 }
 
 /// A table with a header row, fitted to the terminal.

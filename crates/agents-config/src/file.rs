@@ -219,17 +219,14 @@ pub(crate) fn located(path: &Path, text: &str, span: Range<usize>, message: Stri
     let original = line_text;
     let line_text = shown_line(original, secret_table);
     // The echoed line is cut to a few hundred characters: the caret stays
-    // within it (the position is in the message's line:column anyway). A
-    // value masked before the caret shortens the line: the caret moves with
-    // the text when what precedes it masks the same way on its own.
+    // within it (the position is in the message's line:column anyway), and
+    // moves with the text where a value before it was masked.
     let shown = line_text.chars().count();
-    let before: String = original.chars().take(column - 1).collect();
-    let before = shown_line(&before, secret_table);
-    let pad = if line_text != original && line_text.starts_with(&before) {
-        before.chars().count().min(shown)
-    } else {
-        (column - 1).min(shown)
-    };
+    let pad = agents_core::text::masked_caret(original, &line_text, column - 1, |text| {
+        shown_line(text, secret_table)
+    })
+    .unwrap_or(column - 1)
+    .min(shown);
     let width = width.min(shown.saturating_sub(pad)).max(1);
     let snippet = format!(
         "{gutter} |\n{line} | {line_text}\n{gutter} | {}{}",

@@ -405,33 +405,51 @@ pub fn redact_setting_value(value: &str) -> String {
 /// reference stays). A value that starts with `-` is taken for the next
 /// option, not hidden.
 pub fn redact_args<S: AsRef<str>>(args: &[S]) -> Vec<String> {
-    let mut out = Vec::with_capacity(args.len());
     let mut hide_next = false;
-    for arg in args {
-        let arg = arg.as_ref();
-        if std::mem::take(&mut hide_next) && !arg.starts_with('-') {
-            out.push(redact_setting_value(arg));
-            continue;
-        }
-        let flag = arg.trim_start_matches('-');
-        if flag.len() < arg.len() && !flag.is_empty() {
-            match flag.split_once('=') {
-                Some((name, value)) if is_secret_name(name) => {
-                    let option = arg.get(..arg.len() - value.len()).unwrap_or_default();
-                    out.push(format!("{option}{}", redact_setting_value(value)));
-                    continue;
+    args.iter()
+        .map(|arg| {
+            let arg = arg.as_ref();
+            match option_word(arg, &mut hide_next) {
+                OptionWord::Value => redact_setting_value(arg),
+                OptionWord::Inline { option, value } => {
+                    format!("{option}{}", redact_setting_value(value))
                 }
-                Some(_) => {}
-                None => hide_next = is_secret_name(flag),
+                OptionWord::Other if arg.contains("://") => redact_url(arg),
+                OptionWord::Other => arg.to_owned(),
             }
-        }
-        out.push(if arg.contains("://") {
-            redact_url(arg)
-        } else {
-            arg.to_owned()
-        });
+        })
+        .collect()
+}
+
+/// What one word of a command line is, read in order (`hide_next` carries
+/// whether the word before was a secret-named option such as `--api-key`):
+/// the shared reading of [`redact_args`] and [`redact_inline_args`].
+enum OptionWord<'a> {
+    /// The value after a secret-named option (a word starting with `-` is
+    /// taken for the next option instead).
+    Value,
+    /// `--token=VALUE`: the option with its `=`, and the value.
+    Inline { option: &'a str, value: &'a str },
+    /// Anything else.
+    Other,
+}
+
+fn option_word<'a>(word: &'a str, hide_next: &mut bool) -> OptionWord<'a> {
+    if std::mem::take(hide_next) && !word.starts_with('-') && !word.is_empty() {
+        return OptionWord::Value;
     }
-    out
+    let flag = word.trim_start_matches('-');
+    if flag.len() < word.len() && !flag.is_empty() {
+        match flag.split_once('=') {
+            Some((name, value)) if is_secret_name(name) && !value.is_empty() => {
+                let option = word.get(..word.len() - value.len()).unwrap_or_default();
+                return OptionWord::Inline { option, value };
+            }
+            Some(_) => {}
+            None => *hide_next = is_secret_name(flag),
+        }
+    }
+    OptionWord::Other
 }
 
 /// A source line (YAML or TOML) with the value of each secret-named option
@@ -475,23 +493,13 @@ pub fn redact_inline_args(line: &str) -> String {
                 format!("{c}{content}{c}")
             }
         };
-        if std::mem::take(&mut hide_next) && !inner.starts_with('-') && !inner.is_empty() {
-            out.push_str(&quote(REDACTED));
-            continue;
-        }
-        let flag = inner.trim_start_matches('-');
-        if flag.len() < inner.len() && !flag.is_empty() {
-            match flag.split_once('=') {
-                Some((name, value)) if is_secret_name(name) && !value.is_empty() => {
-                    let option = inner.get(..inner.len() - value.len()).unwrap_or_default();
-                    out.push_str(&quote(&format!("{option}{REDACTED}")));
-                    continue;
-                }
-                Some(_) => {}
-                None => hide_next = is_secret_name(flag),
+        match option_word(inner, &mut hide_next) {
+            OptionWord::Value => out.push_str(&quote(REDACTED)),
+            OptionWord::Inline { option, .. } => {
+                out.push_str(&quote(&format!("{option}{REDACTED}")));
             }
+            OptionWord::Other => out.push_str(word),
         }
-        out.push_str(word);
     }
     out
 }

@@ -109,6 +109,26 @@ pub fn shown_path(path: &std::path::Path) -> String {
     shorten_middle(&path.to_string_lossy(), MAX_SHOWN_PATH).into_owned()
 }
 
+/// Where a caret at `column` (0-based, in characters) of `original` stands
+/// in `shown`, the line as `mask` shows it (an error's quoted source line
+/// with its secrets masked): moved with the text when what precedes the
+/// caret masks the same way on its own (a value masked before it is shorter
+/// now). `None` when nothing was masked, or when it does not (the caret
+/// pointed into what is now hidden).
+pub fn masked_caret(
+    original: &str,
+    shown: &str,
+    column: usize,
+    mask: impl Fn(&str) -> String,
+) -> Option<usize> {
+    if shown == original {
+        return None;
+    }
+    let before: String = original.chars().take(column).collect();
+    let before = mask(&before);
+    (shown.starts_with(&before) && before.len() < shown.len()).then(|| before.chars().count())
+}
+
 /// The most of a path a message shows, in bytes (see [`shown_path`]).
 const MAX_SHOWN_PATH: usize = 512;
 

@@ -226,22 +226,19 @@ fn source_line(text: &str, line: usize, column: usize) -> Option<SourceLine> {
     let hidden = masked(whole, secret_map);
     let mut column = column.max(1) - 1;
     if hidden != whole {
-        // What comes before the caret masked the same way as in the whole
-        // line: the caret moves with the text (a value masked before it is
-        // shorter now). Otherwise it stays where it was, or at the first
-        // hidden character when it pointed into what is now hidden.
-        let before: String = whole.chars().take(column).collect();
-        let before = masked(&before, secret_map);
-        if hidden.starts_with(&before) && before.len() < hidden.len() {
-            column = before.chars().count();
-        } else {
+        // The caret moves with the text; when it pointed into what is now
+        // hidden, it stands at the first hidden character.
+        column = agents_core::text::masked_caret(whole, &hidden, column, |text| {
+            masked(text, secret_map)
+        })
+        .unwrap_or_else(|| {
             let same = whole
                 .chars()
                 .zip(hidden.chars())
                 .take_while(|(a, b)| a == b)
                 .count();
-            column = column.min(same);
-        }
+            column.min(same)
+        });
     }
     let whole = hidden.as_str();
     let first = column.saturating_sub(SOURCE_CONTEXT);

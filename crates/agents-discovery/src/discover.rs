@@ -34,6 +34,15 @@ impl ConflictStrategy {
             Self::Replace => "replace",
         }
     }
+
+    /// What a conflict becomes under this strategy.
+    fn resolution(self) -> ConflictResolution {
+        match self {
+            Self::Skip => ConflictResolution::Skipped,
+            Self::Error => ConflictResolution::Failed,
+            Self::Replace => ConflictResolution::Replaced,
+        }
+    }
 }
 
 impl fmt::Display for ConflictStrategy {
@@ -278,12 +287,8 @@ pub fn discover(
             new_path: path.clone(),
             resolution,
         };
+        let resolution = strategy.resolution();
         if let Some((first, at)) = first_seen.get(&name) {
-            let resolution = match strategy {
-                ConflictStrategy::Skip => ConflictResolution::Skipped,
-                ConflictStrategy::Error => ConflictResolution::Failed,
-                ConflictStrategy::Replace => ConflictResolution::Replaced,
-            };
             let origin = first.to_string_lossy().into_owned();
             result
                 .conflicts
@@ -298,28 +303,22 @@ pub fn discover(
             }
             continue;
         }
-        first_seen.insert(name.clone(), (path.clone(), None));
-        if let Some(taken) = existing(&name) {
-            let same_folder = taken.source == ToolSource::AgentSkills
-                && Path::new(&taken.origin) == path.as_path();
-            if !same_folder {
-                let resolution = match strategy {
-                    ConflictStrategy::Skip => ConflictResolution::Skipped,
-                    ConflictStrategy::Error => ConflictResolution::Failed,
-                    ConflictStrategy::Replace => ConflictResolution::Replaced,
-                };
+        let kept = match existing(&name) {
+            Some(taken)
+                if !(taken.source == ToolSource::AgentSkills
+                    && Path::new(&taken.origin) == path.as_path()) =>
+            {
                 result
                     .conflicts
                     .push(conflict(taken.source, taken.origin, resolution));
-                if resolution != ConflictResolution::Replaced {
-                    continue;
-                }
+                resolution == ConflictResolution::Replaced
             }
+            _ => true,
+        };
+        first_seen.insert(name, (path, kept.then_some(result.discovered.len())));
+        if kept {
+            result.discovered.push(skill.tool);
         }
-        if let Some((_, at)) = first_seen.get_mut(&name) {
-            *at = Some(result.discovered.len());
-        }
-        result.discovered.push(skill.tool);
     }
     if strategy == ConflictStrategy::Error && !result.conflicts.is_empty() {
         return Err(DiscoveryError::Conflicts(result.conflicts));

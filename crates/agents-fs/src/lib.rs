@@ -139,6 +139,23 @@ pub fn exposure(metadata: &std::fs::Metadata) -> Option<Exposure> {
     }
 }
 
+/// The permission bits of a file that should be its owner's only (a trust
+/// store, a key) when group or others may read or write it; `None` when
+/// they may not, or where there are no Unix modes.
+pub fn not_private(metadata: &std::fs::Metadata) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = metadata.permissions().mode() & 0o777;
+        (mode & 0o077 != 0).then_some(mode)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = metadata;
+        None
+    }
+}
+
 /// Who may read a file [`write_atomically`] writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {

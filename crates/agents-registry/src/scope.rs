@@ -138,18 +138,13 @@ impl DiscoveryScope {
                     Some(key) => {
                         // A key others may read seals nothing (a file from
                         // before seals, an id alone, is rewritten 0600 below).
-                        #[cfg(unix)]
-                        {
-                            use std::os::unix::fs::PermissionsExt;
-                            let mode = metadata.permissions().mode() & 0o777;
-                            if mode & 0o077 != 0 {
-                                return Err(ScopeError {
-                                    path: path.display().to_string(),
-                                    message: format!(
-                                        "it is not used: other users may read its key (mode {mode:04o}; `chmod 600` it)"
-                                    ),
-                                });
-                            }
+                        if let Some(mode) = agents_fs::not_private(&metadata) {
+                            return Err(ScopeError {
+                                path: path.display().to_string(),
+                                message: format!(
+                                    "it is not used: other users may read its key (mode {mode:04o}; `chmod 600` it)"
+                                ),
+                            });
                         }
                         Ok(Self::with_key(id, key))
                     }

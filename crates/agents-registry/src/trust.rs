@@ -402,24 +402,19 @@ fn read_file(path: &Path) -> Result<TrustFile, TrustError> {
     let metadata = file
         .metadata()
         .map_err(|err| io_error(path, "read it", &err))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = metadata.permissions().mode() & 0o777;
-        if mode & 0o077 != 0 {
-            return Err(TrustError::Permissions {
-                path: path.display().to_string(),
-                mode,
-            });
-        }
-        // A file another user owns (made in a folder they can write) says
-        // what they want trusted, whatever its mode.
-        if let Some(exposure @ agents_fs::Exposure::Owner { .. }) = agents_fs::exposure(&metadata) {
-            return Err(TrustError::Invalid {
-                path: path.display().to_string(),
-                message: format!("it is not used: {exposure}"),
-            });
-        }
+    if let Some(mode) = agents_fs::not_private(&metadata) {
+        return Err(TrustError::Permissions {
+            path: path.display().to_string(),
+            mode,
+        });
+    }
+    // A file another user owns (made in a folder they can write) says
+    // what they want trusted, whatever its mode.
+    if let Some(exposure @ agents_fs::Exposure::Owner { .. }) = agents_fs::exposure(&metadata) {
+        return Err(TrustError::Invalid {
+            path: path.display().to_string(),
+            message: format!("it is not used: {exposure}"),
+        });
     }
     if !metadata.is_file() {
         return Err(TrustError::Invalid {
