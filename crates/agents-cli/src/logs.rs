@@ -19,12 +19,6 @@ const OWN_TARGETS: [&str; 10] = [
     "agents_store",
 ];
 
-/// Log lines on stderr. Without `-v` only this tool's own warnings are
-/// shown (dependencies are off); `-v` adds dependencies' warnings and our
-/// info, `-vv` everything at debug. `CLEVERAGENTS_LOG` (an `EnvFilter`
-/// directive such as `debug` or `sqlx=info`) replaces all of that. Colour
-/// only on a terminal; under `--format json` every line is a JSON object.
-/// Every line goes through [`Redacted`] on its way.
 /// Whether stderr gets colour: `--color always`, or `auto` on a terminal
 /// without `NO_COLOR`.
 pub(crate) fn colour(color: cli::ColorArg) -> bool {
@@ -37,6 +31,12 @@ pub(crate) fn colour(color: cli::ColorArg) -> bool {
     }
 }
 
+/// Log lines on stderr. Without `-v` only this tool's own warnings are
+/// shown (dependencies are off); `-v` adds dependencies' warnings and our
+/// info, `-vv` everything at debug. `CLEVERAGENTS_LOG` (an `EnvFilter`
+/// directive such as `debug` or `sqlx=info`) replaces all of that. Colour
+/// as [`colour`] says; under `--format json` every line is a JSON object.
+/// Every line goes through [`Redacted`] on its way.
 pub(crate) fn init(verbose: u8, format: cli::Format, color: cli::ColorArg) {
     let own = |level: &str| {
         OWN_TARGETS

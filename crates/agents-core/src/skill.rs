@@ -507,8 +507,6 @@ impl Skill {
     }
 }
 
-/// MCP server names become part of tool names (`mcp:{server}/{tool}`), so they
-/// are kept to a conservative alphabet.
 /// The fields of `fields` the resolver sets itself
 /// ([`crate::NON_OVERRIDABLE_FIELDS`]), in that list's order.
 pub(crate) fn locked_fields(fields: &ValueMap) -> Vec<String> {
@@ -541,6 +539,8 @@ fn locked_message(fields: &ValueMap) -> Option<String> {
     })
 }
 
+/// MCP server names become part of tool names (`mcp:{server}/{tool}`), so they
+/// are kept to a conservative alphabet.
 pub fn validate_server_name(name: &str) -> Result<(), String> {
     let ok = !name.is_empty()
         && name.len() <= 100

@@ -318,7 +318,10 @@ pub(crate) fn json_kind(value: &Value) -> &'static str {
 }
 
 #[cfg(test)]
-mod schema_tests {
+mod tests {
+    use super::*;
+    use serde_json::json;
+
     #[test]
     fn a_schema_that_cannot_validate_anything_is_refused() {
         for (schema, says) in [
@@ -354,12 +357,6 @@ mod schema_tests {
         assert!(!message.contains("hunter2sch"), "{message}");
         assert!(message.starts_with("not a valid JSON Schema"), "{message}");
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
 
     #[test]
     fn registry_metadata_is_read_by_key_and_type() {

@@ -211,8 +211,9 @@ pub struct Upstream {
     timeout: Duration,
     /// This process's number for the session (see [`Caller::is_of`]).
     session: u64,
-    /// What its errors must not show (see `source::Prepared::secrets`).
-    secrets: Vec<String>,
+    /// What its errors must not show (see `source::Prepared::secrets`),
+    /// shared with every [`Caller`] taken from it.
+    secrets: std::sync::Arc<[String]>,
 }
 
 /// Numbers sessions, so a [`Caller`] can tell whether an [`Upstream`] is
@@ -287,7 +288,7 @@ pub async fn connect(
         options: options.clone(),
         timeout: prepared.timeout,
         session: SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-        secrets: prepared.secrets,
+        secrets: prepared.secrets.into(),
     })
 }
 
@@ -350,7 +351,7 @@ impl Upstream {
             session: self.session,
             report: self.report.clone(),
             max_line: stdio::max_line(&self.options),
-            secrets: self.secrets.clone().into(),
+            secrets: self.secrets.clone(),
         }
     }
 

@@ -417,21 +417,18 @@ impl<S: Store> SkillRegistryService<S> {
             Some((server, tool)) if !server.contains('@') => {
                 let prefix = format!("mcp:{server}@");
                 let suffix = format!("/{tool}");
-                let mut cached: Vec<ToolSpec> = tools
-                    .into_iter()
+                let cached: Vec<&ToolSpec> = tools
+                    .iter()
                     .filter(|t| t.name.starts_with(&prefix) && t.name.ends_with(&suffix))
                     .collect();
-                if cached.len() == 1
-                    && let Some(tool) = cached.pop()
-                {
-                    return Ok(tool);
+                if let [only] = cached.as_slice() {
+                    return Ok((*only).clone());
                 }
                 if cached.is_empty() {
                     // A near miss among the names `skill tools` shows.
-                    let shown: Vec<String> = self
-                        .list_tools(Some(ToolSource::Mcp))
-                        .await?
-                        .into_iter()
+                    let shown: Vec<String> = tools
+                        .iter()
+                        .filter(|t| t.source == ToolSource::Mcp)
                         .filter_map(|t| {
                             let server = t.meta_str(Meta::Server)?;
                             let tool = t.meta_str(Meta::Tool)?;

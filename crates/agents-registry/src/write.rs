@@ -239,13 +239,12 @@ impl<S: Store> SkillRegistryService<S> {
         for tool in tools.iter().filter(|t| t.source == ToolSource::Custom) {
             crate::service::check_custom_name(&tool.name)?;
         }
+        self.forget_hint_names();
         if !replace {
-            self.forget_hint_names();
             return self
                 .add_as_given(&tools, skills, crate::service::Written::Imported)
                 .await;
         }
-        self.forget_hint_names();
         self.apply_retrying(&tools, skills, crate::service::Written::Imported)
             .await
     }
