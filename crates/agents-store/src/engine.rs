@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use agents_core::{Skill, SkillName, ToolSource, ToolSpec};
+use agents_core::{Skill, SkillItem, SkillName, ToolSource, ToolSpec};
 use sqlx::postgres::PgPool;
 
 use crate::Readable;
@@ -453,6 +453,8 @@ impl Engine {
             self.lock_tools(&mut tx).await?;
             self.upsert_tools(&mut tx, &tools, true).await?;
         }
+        self.lock_included(&mut tx, add.iter().chain(update))
+            .await?;
         for batch in add.chunks(self.dialect().rows_per_insert(SKILL_INSERT.len())) {
             let encoded = batch
                 .iter()
@@ -480,6 +482,49 @@ impl Engine {
             added_at: at,
             updated,
         })
+    }
+
+    /// Locks, until `tx` ends, the registered skills that `written` include
+    /// (those it does not write itself), where writers are not serialized
+    /// anyway: a concurrent [`Engine::remove_skill`] of one of them then
+    /// either waits and sees this write's include, or has removed it
+    /// before this write reads it (an include of a missing skill, as when
+    /// the write came later).
+    async fn lock_included<'s>(
+        &self,
+        tx: &mut Conn<'_>,
+        written: impl Iterator<Item = &'s Skill>,
+    ) -> Result<(), StoreError> {
+        let lock = self.dialect().for_key_share;
+        if lock.is_empty() {
+            return Ok(());
+        }
+        let written: Vec<&Skill> = written.collect();
+        let own: HashSet<&str> = written.iter().map(|skill| skill.name.as_str()).collect();
+        let mut targets: Vec<&str> = written
+            .iter()
+            .flat_map(|skill| &skill.items)
+            .filter_map(|item| match item {
+                SkillItem::Include(include) if !own.contains(include.skill.as_str()) => {
+                    Some(include.skill.as_str())
+                }
+                _ => None,
+            })
+            .collect();
+        if targets.is_empty() {
+            return Ok(());
+        }
+        // Each row once, in one order whoever writes.
+        targets.sort_unstable();
+        targets.dedup();
+        let sql = format!(
+            "SELECT name FROM skills WHERE name IN ({}) ORDER BY name{lock}",
+            self.dialect().names
+        );
+        tx.fetch_texts(&sql, &[Arg::Names(&targets)])
+            .await
+            .map_err(self.db("cannot lock the included skills"))?;
+        Ok(())
     }
 
     /// Replaces existing skills inside `tx`.
@@ -631,8 +676,21 @@ impl Engine {
     ) -> Result<Option<Vec<SkillName>>, StoreError> {
         let failed = "cannot remove the skill";
         let mut tx = self.write().await?;
-        // Inside the write transaction: an include added by another writer
-        // either commits before this read or waits for this delete.
+        // The row first, then its includers: a writer that includes it holds
+        // a key-share lock on it until it commits ([`Self::lock_included`]),
+        // so this waits for that include and then reads it (each statement
+        // of a READ COMMITTED transaction sees what committed before it); a
+        // writer coming later waits for this delete. SQLite's writers are
+        // serialized by `BEGIN IMMEDIATE`.
+        if !self.dialect().for_update.is_empty() {
+            let lock = format!(
+                "SELECT name FROM skills WHERE name = ?{}",
+                self.dialect().for_update
+            );
+            tx.fetch_texts(&lock, &[Arg::Text(name.as_str())])
+                .await
+                .map_err(self.db(failed))?;
+        }
         let includers = tx
             .fetch_texts(
                 "SELECT DISTINCT skill_name FROM skill_items \

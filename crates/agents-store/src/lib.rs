@@ -177,8 +177,10 @@ pub trait Store: Send + Sync {
     /// deletes it anyway. `Some` holds the skills that include it (sorted,
     /// itself left out), which are broken from then on. The check and the
     /// delete are one transaction, so an include committed before is always
-    /// seen (a writer's include committed after the delete is not refused:
-    /// an include of a missing skill is allowed).
+    /// seen, and so is one a concurrent [`Store::write_skills`] has written
+    /// but not committed (the removal waits for it: a write locks the
+    /// skills it includes). A write that comes after the delete is not
+    /// refused: an include of a missing skill is allowed.
     fn remove_skill(
         &self,
         name: &SkillName,

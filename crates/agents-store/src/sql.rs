@@ -82,8 +82,12 @@ pub(crate) struct Dialect {
     pub lock_tools: Option<&'static str>,
     /// Run first in a migration transaction, if the backend needs it.
     pub migration_lock: Option<&'static str>,
-    /// Appended to the read of a row about to be updated.
+    /// Appended to the read of a row about to be updated or deleted.
     pub for_update: &'static str,
+    /// Appended to the read of the skills a write includes: held until the
+    /// write commits, it makes a concurrent removal of one of them wait
+    /// (and then see the include). Empty where writers are serialized.
+    pub for_key_share: &'static str,
     /// A subquery yielding the names of one [`Arg::Names`] as `name`.
     pub names: &'static str,
     /// `WITH RECURSIVE closure(name) AS (...)` from one [`Arg::Names`].

@@ -47,6 +47,8 @@ pub(crate) static DIALECT: Dialect = Dialect {
     lock_tools: None,
     migration_lock: None,
     for_update: "",
+    // `BEGIN IMMEDIATE` already serializes every writer.
+    for_key_share: "",
     names: "SELECT value AS name FROM json_each(?)",
     // Each step must look up the new names' items through
     // (skill_name, item_order), never scan all includes: CROSS JOIN fixes

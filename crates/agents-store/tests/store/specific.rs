@@ -6,7 +6,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use agents_store::{DatabaseUrl, PostgresStore, SqliteStore, Store, StoreError};
-use sqlx::Connection;
+use sqlx::{Connection, Executor};
 
 use crate::fixtures::*;
 use crate::harness::{self, postgres_admin_url};
@@ -331,4 +331,148 @@ async fn postgres_restart_is_survived_and_a_stopped_server_is_a_clear_error() {
     );
     let err = PostgresStore::connect(&url).await.unwrap_err();
     assert!(err.to_string().to_lowercase().contains("refused"), "{err}");
+}
+
+/// Waits until `count` sessions of the database at `url` wait on a lock,
+/// or `done` holds (which fails the caller's expectations instead).
+async fn until_waiting_on_locks(url: &str, count: i64, done: impl Fn() -> bool) {
+    let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+    loop {
+        let waiting: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity \
+             WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        )
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+        if waiting >= count || done() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A removal that starts while another writer's include of the skill is
+/// written but not committed waits for that writer and then refuses, as on
+/// SQLite (whose writers are serialized): it never leaves the committed
+/// include pointing at nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_remove_waits_for_an_uncommitted_include_and_refuses() {
+    let name = "specific::postgres_remove_waits_for_an_uncommitted_include_and_refuses";
+    if postgres_admin_url(name).is_none() {
+        return;
+    }
+    harness::postgres(name, |ctx| async move {
+        let url = ctx.postgres_url().unwrap().to_string();
+        let store = std::sync::Arc::new(ctx.open().await);
+        store
+            .add_skills(&[skill("race/base", vec![tool_ref("a/b")])])
+            .await
+            .unwrap();
+        // Holds the `registry_meta` key the add writes last, so the add
+        // stops there: its skill and include rows written, not committed.
+        let mut pause = sqlx::PgConnection::connect(&url).await.unwrap();
+        pause.execute("BEGIN").await.unwrap();
+        pause
+            .execute("INSERT INTO registry_meta (key, value) VALUES ('race.pause', 'held')")
+            .await
+            .unwrap();
+        let adding = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let user = skill("race/user", vec![include("race/base")]);
+                store
+                    .write_skills(&[], &[user], &[], &[("race.pause", "added")])
+                    .await
+            })
+        };
+        until_waiting_on_locks(&url, 1, || adding.is_finished()).await;
+        assert!(
+            !adding.is_finished(),
+            "the add did not stop at the held key"
+        );
+        let removing = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                store
+                    .remove_skill(&agents_core::SkillName::new("race/base").unwrap(), false)
+                    .await
+            })
+        };
+        until_waiting_on_locks(&url, 2, || removing.is_finished()).await;
+        assert!(
+            !removing.is_finished(),
+            "the removal went ahead of an uncommitted include of its skill: {:?}",
+            removing.await
+        );
+        pause.execute("ROLLBACK").await.unwrap();
+        adding.await.unwrap().unwrap();
+        match removing.await.unwrap() {
+            Err(StoreError::SkillIncluded { name, by }) => {
+                assert_eq!(name.as_str(), "race/base");
+                assert_eq!(by.len(), 1);
+                assert_eq!(by[0].as_str(), "race/user");
+            }
+            other => panic!("expected `skill_included`, got {other:?}"),
+        }
+        assert!(
+            store
+                .get_skill(&agents_core::SkillName::new("race/base").unwrap())
+                .await
+                .unwrap()
+                .is_some()
+        );
+    })
+    .await;
+}
+
+/// A write that includes a skill whose removal has started (its row locked,
+/// not yet deleted) waits for the removal: the include is then of a missing
+/// skill, written after the removal, never one the removal could not see.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_include_waits_for_a_removal_in_progress() {
+    let name = "specific::postgres_include_waits_for_a_removal_in_progress";
+    if postgres_admin_url(name).is_none() {
+        return;
+    }
+    harness::postgres(name, |ctx| async move {
+        let url = ctx.postgres_url().unwrap().to_string();
+        let store = std::sync::Arc::new(ctx.open().await);
+        store
+            .add_skills(&[skill("race/base", vec![tool_ref("a/b")])])
+            .await
+            .unwrap();
+        // A removal as the store makes one: the row locked, no includer seen.
+        let mut remover = sqlx::PgConnection::connect(&url).await.unwrap();
+        remover.execute("BEGIN").await.unwrap();
+        remover
+            .execute("SELECT name FROM skills WHERE name = 'race/base' FOR UPDATE")
+            .await
+            .unwrap();
+        let adding = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let user = skill("race/user", vec![include("race/base")]);
+                store.add_skills(&[user]).await
+            })
+        };
+        until_waiting_on_locks(&url, 1, || adding.is_finished()).await;
+        assert!(
+            !adding.is_finished(),
+            "the include was written while the removal of its skill was under way: {:?}",
+            adding.await
+        );
+        remover
+            .execute("DELETE FROM skills WHERE name = 'race/base'")
+            .await
+            .unwrap();
+        remover.execute("COMMIT").await.unwrap();
+        adding.await.unwrap().unwrap();
+        let user = store
+            .get_skill(&agents_core::SkillName::new("race/user").unwrap())
+            .await
+            .unwrap();
+        assert!(user.is_some());
+    })
+    .await;
 }
