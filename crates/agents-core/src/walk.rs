@@ -35,6 +35,11 @@ pub enum Stop {
     Budget,
     /// A map repeats a key.
     RepeatedKey,
+    /// A `.inf` or `.nan`, which JSON cannot hold: the typed parse would
+    /// read it into a JSON value as `null` without a word (a schema's
+    /// `maximum: .inf`, an override's `timeout_s: .inf`). Refused where it
+    /// is written, in a text field too, where quoting keeps the text.
+    NonFinite,
 }
 
 /// A budget and the rules of one walk (one file: documents of a stream
@@ -160,6 +165,9 @@ pub struct Checked;
 
 type KeySet = HashSet<String, foldhash::fast::RandomState>;
 
+/// JSON has no infinity and no NaN.
+const NON_FINITE: &str = "`.nan` and `.inf` are not supported";
+
 impl Built for Checked {
     type Seq = ();
     type Map = KeySet;
@@ -226,7 +234,7 @@ impl Built for Value {
     fn f64<E: de::Error>(v: f64) -> Result<Self, E> {
         Number::from_f64(v)
             .map(Value::Number)
-            .ok_or_else(|| E::custom("`.nan` and `.inf` are not supported"))
+            .ok_or_else(|| E::custom(NON_FINITE))
     }
     fn string(v: &str) -> Self {
         Value::String(v.to_owned())
@@ -329,6 +337,9 @@ impl<'de, B: Built> Visitor<'de> for Seed<'_, B> {
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<B, E> {
         self.walk.charge(0)?;
+        if !v.is_finite() {
+            return Err(self.walk.fail(Stop::NonFinite, NON_FINITE));
+        }
         B::f64(v)
     }
 
