@@ -161,7 +161,18 @@ fn group_of(digest: &str) -> ToolGroup {
 
 /// `registry_meta` key recording who last wrote a skill.
 pub(crate) fn defined_by_key(skill: &SkillName) -> String {
-    format!("defined_by.{skill}")
+    let key = format!("defined_by.{skill}");
+    // A skill name may be 251 characters long and a key at most 255: a
+    // longer key names the skill by its digest (shorter ones keep the form
+    // registries already hold).
+    if key.chars().count() <= agents_store::MAX_META_KEY {
+        key
+    } else {
+        format!(
+            "defined_by#{}",
+            agents_core::sha256_digest(skill.as_str().as_bytes())
+        )
+    }
 }
 
 fn bounded(text: &str, max: usize) -> String {

@@ -293,6 +293,42 @@ async fn every_kind_of_skill_write_records_its_writer() {
     assert_eq!(by("w/imported").await.as_deref(), Some(IMPORTED));
 }
 
+/// The longest name a skill may have (100 + 1 + 150 characters) is stored
+/// with its writer, and a trust prompt reads the writer back: the writer's
+/// key had been 262 characters, over the 255 a `registry_meta` key holds.
+#[tokio::test]
+async fn the_longest_skill_name_records_its_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let svc = service(&dir).await.with_identity("alice@one");
+    let longest = format!("{}/{}", "n".repeat(100), "s".repeat(150));
+    svc.add_skill(&skill(
+        &longest,
+        vec![SkillItem::McpSource(Box::new(agents_core::McpSource {
+            server: "inline".into(),
+            command: Some("true".into()),
+            ..Default::default()
+        }))],
+    ))
+    .await
+    .unwrap();
+    let definitions = svc.mcp_server_definitions().await.unwrap();
+    let inline = definitions
+        .iter()
+        .find(|definition| definition.server == "inline")
+        .unwrap();
+    assert_eq!(inline.defined_by.as_deref(), Some("alice@one"));
+    // A shorter name keeps the key registries already hold.
+    svc.add_skill(&skill("w/short", vec![])).await.unwrap();
+    assert_eq!(
+        svc.store()
+            .get_meta("defined_by.w/short")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("alice@one")
+    );
+}
+
 /// "Did you mean" hints come from the catalogue as this service last wrote
 /// it (read once, not once per file written), and a command computes at
 /// most a few hundred of them.

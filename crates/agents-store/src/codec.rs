@@ -22,7 +22,8 @@ const MAX_VERSION: usize = 50;
 const MAX_ITEM_NAME: usize = 500;
 const MAX_TOOL_NAME: usize = 500;
 const MAX_ORIGIN: usize = 255;
-const MAX_META_KEY: usize = 255;
+/// The longest `registry_meta` key, in characters (both schemas).
+pub const MAX_META_KEY: usize = 255;
 
 /// The current time as stored: ISO-8601 UTC with microseconds.
 pub(crate) fn now() -> OffsetDateTime {
