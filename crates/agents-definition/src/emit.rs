@@ -9,10 +9,18 @@
 //! [`agents_core::text::is_hidden`]; a line break aside) is written as a
 //! YAML escape, `\u202E`, inside a double-quoted scalar.
 //!
+//! The emitter quotes a string a YAML 1.2 reader would take for another
+//! type (`true`, `null`, `1e3`), but writes plain what only YAML 1.1 gives
+//! another type, and most YAML readers in use are 1.1 ones (PyYAML, Ruby's
+//! Psych, Go's yaml.v2): an override `approval: no` read as `false`, an enum
+//! value `yes` as `true`, `2024-01-01` as a date. Such strings are quoted
+//! too (see [`yaml_1_1_typed`]).
+//!
 //! The emitter chooses the style, so the trick is to make it choose double
 //! quotes: each hidden character goes in as a marker of non-printable
 //! characters (which the emitter can only write double-quoted, as `\x01`),
-//! and the markers come out as the character's own escape.
+//! and the markers come out as the character's own escape; a string to
+//! quote starts with an empty marker, which comes out as nothing.
 
 use agents_core::text::is_hidden;
 use serde::Serialize;
@@ -23,17 +31,21 @@ const MARK: char = '\u{1}';
 /// How the emitter writes [`MARK`].
 const MARK_ESCAPED: &str = "\\x01";
 
+/// The empty marker: the string it starts is written double-quoted.
+const QUOTE: &str = "\u{1}------\u{1}";
+/// How the emitter writes [`QUOTE`].
+const QUOTE_ESCAPED: &str = "\\x01------\\x01";
+
 /// `value` as YAML with every hidden character (other than a line break)
-/// escaped in a double-quoted scalar. Text without one is what the emitter
-/// writes anyway.
+/// escaped in a double-quoted scalar, and every string a YAML 1.1 reader
+/// would take for another type quoted. Text without either is what the
+/// emitter writes anyway.
 pub fn yaml_text<T: Serialize + ?Sized>(value: &T) -> Result<String, yaml_serde::Error> {
-    let plain = yaml_serde::to_string(value)?;
-    if !plain.chars().any(needs_escape) {
-        return Ok(plain);
-    }
     let mut tree =
         serde_json::to_value(value).map_err(<yaml_serde::Error as serde::ser::Error>::custom)?;
-    mark(&mut tree);
+    if !mark(&mut tree) {
+        return yaml_serde::to_string(value);
+    }
     let marked = yaml_serde::to_string(&tree)?;
     Ok(unmark(&marked))
 }
@@ -42,35 +54,65 @@ fn needs_escape(c: char) -> bool {
     c != '\n' && is_hidden(c)
 }
 
-/// Every hidden character of every string and key as `MARK hex MARK`.
-fn mark(value: &mut Value) {
+/// Whether a YAML 1.1 reader takes `text`, written plain, for something
+/// other than this string: a 1.1 boolean (`yes`, `off`, `y`), the merge key
+/// `<<` or the value key `=`, or text starting like a number (a date
+/// `2024-01-01`, `1_000`, sexagesimal `1:30`, `.5`, `+1`). Words YAML 1.2
+/// types too (`true`, `null`, `~`) the emitter quotes itself. Quoting all
+/// text that starts with a digit also quotes some that 1.1 would read as
+/// text (`1.0.0`): harmless, and one rule instead of 1.1's regular
+/// expressions.
+fn yaml_1_1_typed(text: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON", "off", "Off",
+        "OFF", "<<", "=",
+    ];
+    if WORDS.contains(&text) {
+        return true;
+    }
+    let unsigned = text.strip_prefix(['-', '+']).unwrap_or(text);
+    let digits = unsigned.strip_prefix('.').unwrap_or(unsigned);
+    digits.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// Marks every hidden character of every string and key as
+/// `MARK hex MARK`, and starts every string or key to quote with
+/// [`QUOTE`]; whether anything was marked.
+fn mark(value: &mut Value) -> bool {
     match value {
-        Value::String(text) => {
-            if let Some(marked) = marked(text) {
+        Value::String(text) => match marked(text) {
+            Some(marked) => {
                 *text = marked;
+                true
             }
-        }
-        Value::Array(items) => items.iter_mut().for_each(mark),
+            None => false,
+        },
+        Value::Array(items) => items.iter_mut().fold(false, |any, item| mark(item) | any),
         Value::Object(map) => {
-            if map.keys().any(|key| key.chars().any(needs_escape)) {
+            if map.keys().any(|key| marked(key).is_some()) {
                 let entries = std::mem::take(map);
                 for (key, mut item) in entries {
                     mark(&mut item);
                     map.insert(marked(&key).unwrap_or(key), item);
                 }
+                true
             } else {
-                map.values_mut().for_each(mark);
+                map.values_mut().fold(false, |any, item| mark(item) | any)
             }
         }
-        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        Value::Null | Value::Bool(_) | Value::Number(_) => false,
     }
 }
 
 fn marked(text: &str) -> Option<String> {
-    if !text.chars().any(needs_escape) {
+    let quote = yaml_1_1_typed(text);
+    if !quote && !text.chars().any(needs_escape) {
         return None;
     }
     let mut out = String::with_capacity(text.len() + 16);
+    if quote {
+        out.push_str(QUOTE);
+    }
     for c in text.chars() {
         if needs_escape(c) {
             out.push(MARK);
@@ -91,6 +133,10 @@ fn unmark(text: &str) -> String {
     while let Some(at) = rest.find(MARK_ESCAPED) {
         let (before, after) = rest.split_at(at);
         out.push_str(before);
+        if let Some(after) = after.strip_prefix(QUOTE_ESCAPED) {
+            rest = after;
+            continue;
+        }
         let after = after.get(MARK_ESCAPED.len()..).unwrap_or_default();
         let hex = after.get(..6).unwrap_or_default();
         let closed = after.get(6..6 + MARK_ESCAPED.len()) == Some(MARK_ESCAPED);
@@ -136,6 +182,47 @@ mod tests {
         assert!(!text.chars().any(needs_escape), "{text}");
         assert!(text.contains("\"evil\\u202Erev\""), "{text}");
         assert!(text.contains("plain: nothing to hide"), "{text}");
+        let back: Value = yaml_serde::from_str(&text).unwrap();
+        assert_eq!(back, value, "{text}");
+    }
+
+    #[test]
+    fn what_yaml_1_1_types_is_quoted_and_reads_back() {
+        let value = json!({
+            "approval": "no",
+            "enum": ["yes", "On", "y", "<<", "="],
+            "date": "2024-01-01",
+            "underscored": "1_000",
+            "sexagesimal": "1:30",
+            "version": "1.10",
+            "dot": ".5",
+            "signed": "-1x",
+            "yes": "text",
+            "plain": "nothing to quote",
+            "number": 3,
+            "flag": false,
+        });
+        let text = yaml_text(&value).unwrap();
+        for line in [
+            "approval: \"no\"",
+            "- \"yes\"",
+            "- \"On\"",
+            "- \"y\"",
+            "- \"<<\"",
+            "- \"=\"",
+            "date: \"2024-01-01\"",
+            "underscored: \"1_000\"",
+            "sexagesimal: \"1:30\"",
+            "version: \"1.10\"",
+            "dot: \".5\"",
+            "signed: \"-1x\"",
+            "\"yes\": text",
+            "plain: nothing to quote",
+            "number: 3",
+            "flag: false",
+        ] {
+            assert!(text.lines().any(|l| l.trim() == line), "{line} in\n{text}");
+        }
         let back: Value = yaml_serde::from_str(&text).unwrap();
         assert_eq!(back, value, "{text}");
     }
