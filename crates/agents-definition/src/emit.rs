@@ -35,6 +35,10 @@ const MARK_ESCAPED: &str = "\\x01";
 const QUOTE: &str = "\u{1}------\u{1}";
 /// How the emitter writes [`QUOTE`].
 const QUOTE_ESCAPED: &str = "\\x01------\\x01";
+/// The marker of a number written as text: its string comes out unquoted.
+const NUMBER: &str = "\u{1}++++++\u{1}";
+/// How the emitter writes [`NUMBER`], after the opening quote.
+const NUMBER_ESCAPED: &str = "\"\\x01++++++\\x01";
 
 /// `value` as YAML with every hidden character (other than a line break)
 /// escaped in a double-quoted scalar, and every string a YAML 1.1 reader
@@ -75,6 +79,25 @@ fn yaml_1_1_typed(text: &str) -> bool {
     digits.starts_with(|c: char| c.is_ascii_digit())
 }
 
+/// A float as text both YAML 1.1 and 1.2 read as that float, where the
+/// emitter's own would be a string to 1.1: its exponent form (`1e300`,
+/// `1.5e-7`) lacks the dot and the exponent sign 1.1 requires
+/// (`1.0e+300`, `1.5e-7`).
+fn yaml_1_1_float(number: &serde_json::Number) -> Option<String> {
+    if !number.is_f64() {
+        return None;
+    }
+    let text = number.to_string();
+    let (mantissa, exponent) = text.split_once(['e', 'E'])?;
+    let dot = if mantissa.contains('.') { "" } else { ".0" };
+    let sign = if exponent.starts_with(['-', '+']) {
+        ""
+    } else {
+        "+"
+    };
+    Some(format!("{mantissa}{dot}e{sign}{exponent}"))
+}
+
 /// Marks every hidden character of every string and key as
 /// `MARK hex MARK`, and starts every string or key to quote with
 /// [`QUOTE`]; whether anything was marked.
@@ -100,7 +123,14 @@ fn mark(value: &mut Value) -> bool {
                 map.values_mut().fold(false, |any, item| mark(item) | any)
             }
         }
-        Value::Null | Value::Bool(_) | Value::Number(_) => false,
+        Value::Number(number) => match yaml_1_1_float(number) {
+            Some(text) => {
+                *value = Value::String(format!("{NUMBER}{text}"));
+                true
+            }
+            None => false,
+        },
+        Value::Null | Value::Bool(_) => false,
     }
 }
 
@@ -132,6 +162,19 @@ fn unmark(text: &str) -> String {
     let mut rest = text;
     while let Some(at) = rest.find(MARK_ESCAPED) {
         let (before, after) = rest.split_at(at);
+        // A number's text: the quotes around it go (it holds neither a
+        // quote nor an escape).
+        if let Some(quoted) = before.strip_suffix('"')
+            && let Some(number) = rest
+                .get(quoted.len()..)
+                .and_then(|r| r.strip_prefix(NUMBER_ESCAPED))
+            && let Some((digits, after)) = number.split_once('"')
+        {
+            out.push_str(quoted);
+            out.push_str(digits);
+            rest = after;
+            continue;
+        }
         out.push_str(before);
         if let Some(after) = after.strip_prefix(QUOTE_ESCAPED) {
             rest = after;
@@ -201,6 +244,7 @@ mod tests {
             "plain": "nothing to quote",
             "number": 3,
             "flag": false,
+            "floats": [1e300, 1.5e-7, 2.5, -1e-300],
         });
         let text = yaml_text(&value).unwrap();
         for line in [
@@ -220,6 +264,10 @@ mod tests {
             "plain: nothing to quote",
             "number: 3",
             "flag: false",
+            "- 1.0e+300",
+            "- 1.5e-7",
+            "- 2.5",
+            "- -1.0e-300",
         ] {
             assert!(text.lines().any(|l| l.trim() == line), "{line} in\n{text}");
         }
