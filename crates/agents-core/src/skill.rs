@@ -365,6 +365,18 @@ impl Skill {
                 message,
             });
         };
+        // Stored in text columns, which PostgreSQL cannot give a NUL.
+        for (field, text) in [
+            ("description", &self.description),
+            ("version", &self.version),
+        ] {
+            if text.as_deref().is_some_and(|text| text.contains('\0')) {
+                fail(
+                    field.into(),
+                    "must not contain a NUL character (`\\0`)".into(),
+                );
+            }
+        }
         if let Some(version) = &self.version
             && version.chars().count() > MAX_VERSION
         {
@@ -491,11 +503,26 @@ impl Skill {
                 }
             }
         }
-        for (position, name) in self.item_names().into_iter().enumerate() {
+        // Named by the list the user wrote it in, not by its place among
+        // all items (which is how it is stored).
+        let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for (item, name) in self.items.iter().zip(self.item_names()) {
+            let list = match item {
+                SkillItem::ToolRef { .. } => "tools",
+                SkillItem::Include(_) => "includes",
+                SkillItem::InlineTool(_) => "inline_tools",
+                SkillItem::McpSource(_) => "mcp_sources",
+                SkillItem::AgentSource(_) => "agent_sources",
+            };
+            let count = counts.entry(list).or_insert(0);
+            let index = *count;
+            *count += 1;
             if name.chars().count() > MAX_ITEM_NAME {
                 fail(
-                    format!("items[{position}]"),
-                    format!("item name is longer than {MAX_ITEM_NAME} characters"),
+                    format!("{list}[{index}]"),
+                    format!(
+                        "the name it is stored under is longer than {MAX_ITEM_NAME} characters"
+                    ),
                 );
             }
         }
@@ -623,6 +650,38 @@ mod tests {
         s.overrides.shift_remove("builtin/grep");
         s.items.pop();
         assert!(s.validate().is_ok());
+    }
+
+    #[test]
+    fn a_nul_in_a_text_column_is_refused_by_its_field() {
+        let mut s = skill(vec![]);
+        s.description = Some("a\0b".into());
+        let problems = s.validate().unwrap_err();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].field, "description");
+        assert_eq!(
+            problems[0].message,
+            "must not contain a NUL character (`\\0`)"
+        );
+    }
+
+    #[test]
+    fn an_overlong_item_is_named_by_the_list_it_is_written_in() {
+        let s = skill(vec![
+            SkillItem::ToolRef {
+                name: "builtin/grep".into(),
+            },
+            SkillItem::AgentSource(AgentSource {
+                path: "p".repeat(600),
+            }),
+        ]);
+        let problems = s.validate().unwrap_err();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].field, "agent_sources[0]");
+        assert_eq!(
+            problems[0].message,
+            "the name it is stored under is longer than 500 characters"
+        );
     }
 
     #[test]
