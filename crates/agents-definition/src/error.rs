@@ -142,6 +142,28 @@ impl DefinitionError {
         }
     }
 
+    /// [`Self::at_document`] pointing at where `field` of the document is
+    /// written in `text` (see [`crate::locate`]), when it can be found.
+    pub(crate) fn at_field(
+        file: &str,
+        text: &str,
+        document: usize,
+        subject: impl AsRef<str>,
+        message: impl AsRef<str>,
+        field: &str,
+    ) -> Self {
+        let mut error = Self::at_document(file, document, subject, message);
+        // As the parse read it (see `documents`).
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        if let Some(index) = crate::locate::locate(text, document, field) {
+            let (line, column) = agents_core::text::yaml_mark_position(text, index);
+            error.line = Some(line);
+            error.column = Some(column);
+            error.source_line = source_line(text, line, column);
+        }
+        error
+    }
+
     /// A problem with document `document` as a whole (shown as `document N`
     /// after the first).
     pub(crate) fn in_document(file: &str, document: usize, message: impl AsRef<str>) -> Self {

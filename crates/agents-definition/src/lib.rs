@@ -19,6 +19,7 @@ mod error;
 mod expansion;
 mod export;
 mod limits;
+mod locate;
 mod plan;
 mod skill;
 mod tool;

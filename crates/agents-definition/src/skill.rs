@@ -197,19 +197,27 @@ pub fn parse_skills_with(
     documents(text, file, limits, |number, document: SkillDocument| {
         let skill = document.into_skill();
         if let Err(problems) = skill.validate() {
-            return Err(DefinitionError::at_document(
+            // The caret under the first problem's field.
+            let field = problems
+                .first()
+                .map_or("", |problem| problem.field.as_str());
+            return Err(DefinitionError::at_field(
                 file,
+                text,
                 number,
                 skill.name.as_str(),
                 describe_problems(&problems),
+                field,
             ));
         }
         if !seen.insert(skill.name.clone()) {
-            return Err(DefinitionError::at_document(
+            return Err(DefinitionError::at_field(
                 file,
+                text,
                 number,
                 skill.name.as_str(),
                 "skill is defined more than once in this file",
+                "name",
             ));
         }
         skills.push(skill);

@@ -72,32 +72,46 @@ pub fn parse_tools_with(
             side_effects: document.side_effects.or(document.writes),
         };
         if let Err(err) = tool.validate() {
-            return Err(DefinitionError::at_document(
+            let field = ["input_schema", "output_schema"]
+                .into_iter()
+                .find(|field| {
+                    err.message
+                        .strip_prefix(field)
+                        .is_some_and(|rest| rest.starts_with(':'))
+                })
+                .unwrap_or("name");
+            return Err(DefinitionError::at_field(
                 file,
+                text,
                 number,
                 &tool.name,
                 err.message,
+                field,
             ));
         }
         // `tool add` records the file a tool came from under this key: a
         // value of the definition's own would be overwritten unseen.
         if tool.source_metadata.contains_key(Meta::File.as_str()) {
-            return Err(DefinitionError::at_document(
+            return Err(DefinitionError::at_field(
                 file,
+                text,
                 number,
                 &tool.name,
                 format!(
                     "metadata: `{}` is reserved (`tool add` records the file the tool came from under it)",
                     Meta::File.as_str()
                 ),
+                &format!("metadata.{}", Meta::File.as_str()),
             ));
         }
         if !seen.insert(tool.name.clone()) {
-            return Err(DefinitionError::at_document(
+            return Err(DefinitionError::at_field(
                 file,
+                text,
                 number,
                 &tool.name,
                 "tool is defined more than once in this file",
+                "name",
             ));
         }
         tools.push(tool);
