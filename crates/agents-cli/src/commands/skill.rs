@@ -3,7 +3,7 @@ use std::process::ExitCode;
 
 use agents_core::{Explanation, LockDiff, Lockfile, OverrideLayer, ResolvedToolEntry, SkillName};
 use agents_definition::{parse_skills_with, skill_to_json, skills_to_yaml};
-use agents_registry::{WriteMode, WriteOutcome};
+use agents_registry::{FileCheck, WriteMode, WriteOutcome};
 use serde_json::{Value, json};
 
 use crate::cli::{Format, GlobalArgs, SkillCommand};
@@ -82,14 +82,15 @@ async fn write_files(
     } else {
         "updated"
     };
-    let Batch { all, files: parsed } = Batch::parse(ctx, files);
+    let Batch { all, files: parsed } = Batch::read(ctx, files).await?;
     let all = &all;
     let mut parsed = parsed.into_iter();
     super::for_each_file(ctx.format, files, verb, "skill", |file| {
-        let parsed = parsed.next().unwrap_or(Ok(0..0));
+        let parsed = parsed.next().unwrap_or(Ok((0..0, FileCheck::default())));
         async move {
-            let skills = all.get(parsed?).unwrap_or_default();
-            let outcome = write_one(ctx, file, skills, all, mode, strict).await?;
+            let (range, check) = parsed?;
+            let skills = all.get(range).unwrap_or_default();
+            let outcome = write_one(ctx, file, skills, check, mode, strict).await?;
             Ok(Written {
                 names: skills.iter().map(|s| s.name.to_string()).collect(),
                 warnings: outcome.warnings,
@@ -99,15 +100,39 @@ async fn write_files(
     .await
 }
 
-/// Every file's skills, parsed before any is written, so that the check of
-/// one file sees the skills the command's other files define.
+/// Every file's skills, parsed and checked before any is written, so that
+/// the check of one file sees the skills the command's other files define.
 struct Batch {
+    all: Vec<agents_core::Skill>,
+    /// Each file's skills in `all` and what the check found, or why the
+    /// file could not be read.
+    files: Vec<Result<(std::ops::Range<usize>, FileCheck), Failure>>,
+}
+
+impl Batch {
+    async fn read(ctx: &Context, files: &[PathBuf]) -> Result<Self, Failure> {
+        let Parsed { all, files } = Parsed::parse(ctx, files);
+        let ranges: Vec<std::ops::Range<usize>> = files
+            .iter()
+            .filter_map(|file| file.as_ref().ok().cloned())
+            .collect();
+        let mut checks = ctx.service.check_files(&all, &ranges).await?.into_iter();
+        let files = files
+            .into_iter()
+            .map(|file| file.map(|range| (range, checks.next().unwrap_or_default())))
+            .collect();
+        Ok(Self { all, files })
+    }
+}
+
+/// Every file's skills, parsed.
+struct Parsed {
     all: Vec<agents_core::Skill>,
     /// Each file's skills in `all`, or why it could not be read.
     files: Vec<Result<std::ops::Range<usize>, Failure>>,
 }
 
-impl Batch {
+impl Parsed {
     fn parse(ctx: &Context, files: &[PathBuf]) -> Self {
         let mut all = Vec::new();
         let files = files
@@ -136,13 +161,13 @@ async fn apply(ctx: &Context, files: &[PathBuf], strict: bool) -> Result<ExitCod
     super::discover::discover_unless_done(ctx, false).await?;
     let mut results = Vec::new();
     let mut failed = false;
-    let Batch { all, files: parsed } = Batch::parse(ctx, files);
+    let Batch { all, files: parsed } = Batch::read(ctx, files).await?;
     for (file, parsed) in files.iter().zip(parsed) {
         let shown = file.display().to_string();
         let written = match parsed {
-            Ok(range) => {
+            Ok((range, check)) => {
                 let skills = all.get(range).unwrap_or_default();
-                write_one(ctx, file, skills, &all, WriteMode::Apply, strict).await
+                write_one(ctx, file, skills, check, WriteMode::Apply, strict).await
             }
             Err(failure) => Err(failure),
         };
@@ -193,14 +218,13 @@ fn read_skills(ctx: &Context, file: &Path) -> Result<Vec<agents_core::Skill>, Fa
     Ok(skills)
 }
 
-/// Writes one file's `skills` under `mode` (checked with the other skills
-/// of the command's `batch` taken as written) and trusts their launch specs
-/// for this user (they chose the file).
+/// Writes one file's `skills` under `mode` (as the command's check found
+/// them) and trusts their launch specs for this user (they chose the file).
 async fn write_one(
     ctx: &Context,
     file: &Path,
     skills: &[agents_core::Skill],
-    batch: &[agents_core::Skill],
+    check: FileCheck,
     mode: WriteMode,
     strict: bool,
 ) -> Result<WriteOutcome, Failure> {
@@ -208,7 +232,7 @@ async fn write_one(
     let in_file = |err: agents_registry::ServiceError| super::in_file(file, err.into());
     let outcome = ctx
         .service
-        .write_skills_among(skills, batch, mode, strict)
+        .write_skills_checked(skills, check, mode, strict)
         .await
         .map_err(in_file)?;
     // The user chose this file: the launch specs in it are trusted for them.

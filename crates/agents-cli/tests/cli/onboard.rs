@@ -237,6 +237,116 @@ fn strict_files_may_include_what_a_later_file_of_the_command_defines() {
     sb.run(&["skill", "get", "local/f"]).fails(1);
 }
 
+/// Files that include one another are checked in one walk: a problem is
+/// listed once, for the file that defines its skill (a stored skill's, for
+/// the first file that reaches it), not again for every file whose closure
+/// holds it; `--strict` still refuses every file that reaches it.
+#[test]
+fn a_problem_reached_by_many_files_is_listed_once() {
+    let sb = Sandbox::new();
+    let stored = sb.write(
+        "s.yaml",
+        "name: local/stored
+tools: [builtin/gone]
+",
+    );
+    sb.run(&["skill", "add", stored.to_str().unwrap()]).ok();
+    let a = sb.write(
+        "a.yaml",
+        "name: local/a
+includes: [local/b]
+",
+    );
+    let b = sb.write(
+        "b.yaml",
+        "name: local/b
+includes: [local/c, local/stored]
+",
+    );
+    let c = sb.write(
+        "c.yaml",
+        "name: local/c
+tools: [builtin/nope]
+",
+    );
+    let ok = sb.write(
+        "ok.yaml",
+        "name: local/ok
+tools: [builtin/grep]
+",
+    );
+    let files: Vec<&str> = [&a, &b, &c, &ok]
+        .iter()
+        .map(|file| file.to_str().unwrap())
+        .collect();
+    let mut args = vec!["skill", "add"];
+    args.extend(&files);
+    let run = sb.run(&args).ok();
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    let nope: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.contains("builtin/nope"))
+        .collect();
+    assert_eq!(nope.len(), 1, "{}", run.stderr);
+    assert!(nope[0].contains("c.yaml: "), "{}", run.stderr);
+    let gone: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.contains("builtin/gone"))
+        .collect();
+    assert_eq!(gone.len(), 1, "{}", run.stderr);
+    assert!(gone[0].contains("a.yaml: "), "{}", run.stderr);
+
+    let sb = Sandbox::new();
+    let mut args = vec!["skill", "apply", "--strict"];
+    let (a, b, c, ok) = (
+        sb.write(
+            "a.yaml",
+            "name: local/a
+includes: [local/b]
+",
+        ),
+        sb.write(
+            "b.yaml",
+            "name: local/b
+includes: [local/c]
+",
+        ),
+        sb.write(
+            "c.yaml",
+            "name: local/c
+tools: [builtin/nope]
+",
+        ),
+        sb.write(
+            "ok.yaml",
+            "name: local/ok
+tools: [builtin/grep]
+",
+        ),
+    );
+    let files: Vec<&str> = [&a, &b, &c, &ok]
+        .iter()
+        .map(|file| file.to_str().unwrap())
+        .collect();
+    args.extend(&files);
+    let run = sb.run(&args).fails(1);
+    for refused in [
+        "a.yaml: nothing written",
+        "b.yaml: nothing written",
+        "c.yaml: nothing written",
+    ] {
+        assert!(run.stderr.contains(refused), "{refused}\n{}", run.stderr);
+    }
+    assert!(
+        run.stderr
+            .contains("`local/a` includes `local/b`, which has problems"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.contains("created local/ok"), "{}", run.stdout);
+    assert_eq!(sb.sql_count("skills"), 1);
+}
+
 #[test]
 fn db_import_replace_loads_into_a_non_empty_registry() {
     let sb = Sandbox::new();
