@@ -155,6 +155,14 @@ pub fn effective(entry: &ResolvedToolEntry) -> Option<Effective<'_>> {
     let flag =
         |key: &str, own: Option<bool>| entry.overrides.get(key).and_then(Value::as_bool).or(own);
     let writes = flag("writes", tool.writes);
+    // `side_effects` defaults to `writes`: a tool an override makes write
+    // has side effects unless an override says otherwise (its own value
+    // was only the default of its own `writes`, which the override beat).
+    let side_effects = match entry.overrides.get("side_effects").and_then(Value::as_bool) {
+        Some(set) => Some(set),
+        None if entry.overrides.get("writes").and_then(Value::as_bool) == Some(true) => Some(true),
+        None => tool.side_effects.or(writes),
+    };
     Some(Effective {
         tool,
         description: text("description").map_or_else(|| tool.description.clone(), str::to_owned),
@@ -171,7 +179,7 @@ pub fn effective(entry: &ResolvedToolEntry) -> Option<Effective<'_>> {
         }),
         read_only: flag("read_only", tool.read_only),
         writes,
-        side_effects: flag("side_effects", tool.side_effects).or(writes),
+        side_effects,
         checkpointable: flag("checkpointable", tool.checkpointable),
     })
 }

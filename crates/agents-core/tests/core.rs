@@ -1196,6 +1196,42 @@ fn effective_capabilities_cover_every_entry_with_known_flags() {
     );
 }
 
+#[test]
+fn capability_overrides_count_where_the_tool_is_unknown_and_writes_bring_side_effects() {
+    // `custom/unknown` is not registered, and `builtin/grep` is read-only
+    // with no side effects of its own: a skill declaring both `writes: true`
+    // has tools with side effects.
+    let mut registry = ToolRegistry::new();
+    let mut grep = ToolSpec::new("builtin/grep", "search", ToolSource::Builtin);
+    grep.read_only = Some(true);
+    grep.writes = Some(false);
+    grep.side_effects = Some(false);
+    registry.register(grep, false).unwrap();
+    let skills = set(vec![
+        skill("l/root").include_with("l/inner", json!({"writes": true, "read_only": false})),
+        skill("l/inner").tools(["builtin/grep", "custom/unknown"]),
+    ]);
+    let r = resolve(&skills, &registry, "l/root").unwrap();
+    assert_eq!(
+        compute_effective_capabilities(&r.entries),
+        EffectiveCapabilities {
+            known_tools: 2,
+            read_only_tools: 0,
+            write_tools: 2,
+            checkpointable_tools: 0,
+            has_side_effects: true,
+            unknown: vec![],
+        }
+    );
+    // An override that says no side effects is taken at its word.
+    let skills = set(vec![
+        skill("l/root").include_with("l/inner", json!({"writes": true, "side_effects": false})),
+        skill("l/inner").tools(["custom/unknown"]),
+    ]);
+    let r = resolve(&skills, &registry, "l/root").unwrap();
+    assert!(!compute_effective_capabilities(&r.entries).has_side_effects);
+}
+
 // ----- include graph ----------------------------------------------------
 
 fn graph_fixture() -> HashMap<SkillName, Skill> {
