@@ -88,6 +88,33 @@ pub(crate) fn timed_out(what: &str, timeout: Duration) -> sqlx::Error {
     ))
 }
 
+/// How long a statement waits for a lock another session holds before it
+/// fails ("canceling statement due to lock timeout"), and how long one of
+/// our sessions may sit idle inside a transaction before the server ends it
+/// (a stopped `agents` process then holds nobody's locks for long). Our
+/// writes hold their locks for a few seconds at most (a 10,000-skill bulk
+/// add); a wait longer than this is a stuck client, which a command should
+/// report rather than wait for without end.
+const SESSION_LIMITS: [(&str, &str); 2] = [
+    ("lock_timeout", "60s"),
+    ("idle_in_transaction_session_timeout", "60s"),
+];
+
+/// `options` with [`SESSION_LIMITS`], each unless the URL's `options`
+/// parameter sets it (`options=-c lock_timeout=5s`).
+fn with_session_limits(options: PgConnectOptions) -> PgConnectOptions {
+    let given = options.get_options().unwrap_or_default().to_owned();
+    let missing: Vec<(&str, &str)> = SESSION_LIMITS
+        .into_iter()
+        .filter(|(name, _)| !given.contains(name))
+        .collect();
+    if missing.is_empty() {
+        options
+    } else {
+        options.options(missing)
+    }
+}
+
 impl PostgresStore {
     /// Connects to the database at `url` (`postgres://` or `postgresql://`,
     /// parameters such as `sslmode=require` passed to the driver, and
@@ -108,6 +135,7 @@ impl PostgresStore {
                 reason: err.to_string(),
             })?
             .application_name("agents");
+        let options = with_session_limits(options);
         let context = format!("cannot connect to postgres `{location}`");
         // One direct connection first: its error says why (refused, auth,
         // TLS), where the pool would retry a refused connection until its
@@ -256,4 +284,31 @@ pub(crate) async fn insert(
         query.execute(&mut *conn).await?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn session_limits_are_set_unless_the_url_sets_them() {
+        let plain = with_session_limits(PgConnectOptions::from_str("postgres://h/db").unwrap());
+        let options = plain.get_options().unwrap();
+        assert!(options.contains("lock_timeout=60s"), "{options}");
+        assert!(
+            options.contains("idle_in_transaction_session_timeout=60s"),
+            "{options}"
+        );
+        let own = with_session_limits(
+            PgConnectOptions::from_str("postgres://h/db?options=-c%20lock_timeout%3D5s").unwrap(),
+        );
+        let options = own.get_options().unwrap();
+        assert!(options.contains("lock_timeout=5s"), "{options}");
+        assert!(!options.contains("lock_timeout=60s"), "{options}");
+        assert!(
+            options.contains("idle_in_transaction_session_timeout=60s"),
+            "{options}"
+        );
+    }
 }

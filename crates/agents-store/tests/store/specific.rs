@@ -476,3 +476,38 @@ async fn postgres_include_waits_for_a_removal_in_progress() {
     })
     .await;
 }
+
+/// A write waits for a lock another session holds at most the lock timeout
+/// (60 s by default, here the URL's own), then fails saying so: a stuck
+/// client cannot hang every other user's command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_a_held_lock_is_waited_for_a_bounded_time() {
+    let name = "specific::postgres_a_held_lock_is_waited_for_a_bounded_time";
+    if postgres_admin_url(name).is_none() {
+        return;
+    }
+    harness::postgres(name, |ctx| async move {
+        let url = ctx.postgres_url().unwrap().to_string();
+        drop(ctx.open().await);
+        let mut holder = sqlx::PgConnection::connect(&url).await.unwrap();
+        holder.execute("BEGIN").await.unwrap();
+        holder
+            .execute("LOCK TABLE skills IN ACCESS EXCLUSIVE MODE")
+            .await
+            .unwrap();
+        let separator = if url.contains('?') { '&' } else { '?' };
+        let short = format!("{url}{separator}options=-c%20lock_timeout%3D300ms");
+        let store = PostgresStore::connect(&short).await.unwrap();
+        let err = store
+            .add_skills(&[skill("lock/waiter", vec![tool_ref("a/b")])])
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("lock timeout"), "{err}");
+        holder.execute("ROLLBACK").await.unwrap();
+        store
+            .add_skills(&[skill("lock/waiter", vec![tool_ref("a/b")])])
+            .await
+            .unwrap();
+    })
+    .await;
+}
