@@ -61,6 +61,20 @@ pub struct Export {
     pub text: String,
     /// The largest skill or tool document (none when there is neither).
     pub largest: Option<LargestDocument>,
+    /// The skills whose documents [`parse_export`] would refuse (a stored
+    /// row no definition file could have made, such as an include override
+    /// of a locked field written by an older client), in export order. The
+    /// stream holds them all the same: a backup refused is worse.
+    pub refused: Vec<RefusedDocument>,
+}
+
+/// A document of an [`Export`] that reading the export back would refuse.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefusedDocument {
+    /// The skill the document defines.
+    pub subject: String,
+    /// Why it is refused, as the reader says it (`field: message; …`).
+    pub reason: String,
 }
 
 /// One document of an [`Export`], by what it defines and its size.
@@ -96,18 +110,30 @@ pub fn export_to_yaml(skills: &[Skill], tools: &[ToolSpec]) -> Result<Export, De
             });
         }
     };
+    let mut refused = Vec::new();
     for skill in skills {
-        let body = crate::yaml_text(&SkillEntry {
+        let entry = SkillEntry {
             skill: SkillDocument::from_skill(skill),
-        })
-        .map_err(failed)?;
+        };
+        let body = crate::yaml_text(&entry).map_err(failed)?;
         document(&mut out, skill.name.as_str(), body);
+        // What the reader checks of the document it reads back.
+        if let Err(problems) = entry.skill.into_skill().validate() {
+            refused.push(RefusedDocument {
+                subject: skill.name.to_string(),
+                reason: crate::skill::describe_problems(&problems),
+            });
+        }
     }
     for tool in tools {
         let body = crate::yaml_text(&ToolEntry { tool }).map_err(failed)?;
         document(&mut out, &tool.name, body);
     }
-    Ok(Export { text: out, largest })
+    Ok(Export {
+        text: out,
+        largest,
+        refused,
+    })
 }
 
 /// Reads what [`export_to_yaml`] wrote (or an [`EXPORT_FORMAT_V1`] file),
@@ -129,6 +155,7 @@ pub fn parse_export_with(
         file,
         version: None,
         seen: HashMap::new(),
+        seen_tools: HashMap::new(),
         skills: Vec::new(),
         tools: Vec::new(),
     };
@@ -168,6 +195,8 @@ struct Reader<'f> {
     version: Option<&'static str>,
     /// The document each skill read so far came in.
     seen: HashMap<SkillName, usize>,
+    /// The document each tool read so far came in.
+    seen_tools: HashMap<String, usize>,
     skills: Vec<Skill>,
     tools: Vec<ToolSpec>,
 }
@@ -267,6 +296,17 @@ impl Reader<'_> {
         tool.validate().map_err(|err| {
             DefinitionError::at_document(self.file, number, &tool.name, err.message)
         })?;
+        // Two rows of one name would be stored last-wins, silently.
+        if let Some(first) = self.seen_tools.insert(tool.name.clone(), number) {
+            return Err(DefinitionError::in_document(
+                self.file,
+                number,
+                format!(
+                    "tool `{}` is defined twice (first in document {first})",
+                    tool.name
+                ),
+            ));
+        }
         self.tools.push(tool);
         Ok(())
     }
@@ -385,6 +425,27 @@ mod tests {
         assert_eq!(err.document, Some(3));
         assert!(
             err.message.contains("defined twice (first in document 2)"),
+            "{err}"
+        );
+        // Tools as skills, whatever their source.
+        let err = parse_export(
+            "format: cleveragents-export/2\n---\ntool: {name: custom/x, source: custom}\n---\nskill: {name: a/b}\n---\ntool: {name: custom/x, source: mcp}\n",
+            "e",
+        )
+        .unwrap_err();
+        assert_eq!(err.document, Some(4));
+        assert!(
+            err.message
+                .contains("tool `custom/x` is defined twice (first in document 2)"),
+            "{err}"
+        );
+        let err = parse_export(
+            "format: cleveragents-export/1\ntools:\n  - {name: custom/x, source: custom}\n  - {name: custom/x, source: custom}\n",
+            "e",
+        )
+        .unwrap_err();
+        assert!(
+            err.message.contains("defined twice (first in document 1)"),
             "{err}"
         );
         let err = parse_export("# nothing\n", "e").unwrap_err();

@@ -27,8 +27,8 @@ mod tool;
 pub use emit::yaml_text;
 pub use error::{DefinitionError, Limit, SourceLine};
 pub use export::{
-    EXPORT_FORMAT, EXPORT_FORMAT_V1, Export, LargestDocument, export_to_yaml, parse_export,
-    parse_export_with,
+    EXPORT_FORMAT, EXPORT_FORMAT_V1, Export, LargestDocument, RefusedDocument, export_to_yaml,
+    parse_export, parse_export_with,
 };
 pub use limits::{DEFAULT_MAX_DEPTH, HARD_MAX_DEPTH, Limits};
 pub use plan::{parse_plan, parse_plan_with};

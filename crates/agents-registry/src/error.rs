@@ -19,6 +19,13 @@ pub enum ServiceError {
     /// Builtin tools live in code, not in the catalogue.
     #[error("tool `{0}` is builtin and cannot be changed or removed")]
     BuiltinTool(String),
+    /// An export's `source: builtin` row names no builtin tool: builtins
+    /// live in code, so the row would be dropped (it is not a custom tool).
+    #[error(
+        "tool `{shown}` is not a builtin tool, but its row says `source: builtin` (builtins live in code: `agents tool list --source builtin`); give it `source: custom` to import it as a custom tool",
+        shown = agents_core::text::shorten(.0, agents_core::text::MAX_ECHO_BYTES)
+    )]
+    NotBuiltin(String),
     /// Custom tools may not use a namespace reserved for another source.
     #[error(
         "tool `{name}`: the `{prefix}` namespace is reserved for tools from its source; pick another name"
@@ -136,7 +143,7 @@ impl ServiceError {
             Self::Resolve(err) => err.kind(),
             Self::Tool(err) => err.kind(),
             Self::BuiltinTool(_) => "builtin_tool",
-            Self::ToolNotFound(..) => "tool_not_found",
+            Self::ToolNotFound(..) | Self::NotBuiltin(_) => "tool_not_found",
             Self::InvalidNamespace(_) => "invalid_namespace",
             Self::ReservedToolName { .. } => "reserved_tool_name",
             Self::UnknownMcpServer { .. } => "unknown_mcp_server",

@@ -28,4 +28,6 @@ pub use mcp::{DEFAULT_MCP_TIMEOUT, McpDefinition, McpRefresh, McpServerState, Mc
 pub use scope::{DiscoveryScope, ScopeError};
 pub use service::{RESERVED_TOOL_PREFIXES, ServeSet, SkillRegistryService, ToolSet};
 pub use trust::{TrustEntry, TrustError, TrustStore, describe_launch};
-pub use write::{Change, FileCheck, WriteMode, WriteOutcome, did_you_mean};
+pub use write::{
+    Change, FileCheck, ImportOutcome, ToolChange, WriteMode, WriteOutcome, did_you_mean,
+};

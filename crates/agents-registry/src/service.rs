@@ -497,9 +497,9 @@ impl<S: Store> SkillRegistryService<S> {
         })
     }
 
-    /// Loads an export: catalogue tools (replacing same-named ones) and
-    /// skills, together in one transaction (all or nothing). Builtin tools in the export are skipped
-    /// because they live in code.
+    /// Loads an export into a registry that holds none of its skills (see
+    /// [`Self::import_with`] without `replace`): catalogue tools and skills,
+    /// together in one transaction (all or nothing).
     pub async fn import(&self, skills: &[Skill], tools: &[ToolSpec]) -> Result<(), ServiceError> {
         self.import_with(skills, tools, false).await.map(|_| ())
     }

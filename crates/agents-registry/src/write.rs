@@ -62,6 +62,50 @@ pub struct WriteOutcome {
     pub warnings: Vec<String>,
 }
 
+/// What [`SkillRegistryService::import_with`] did to one tool row of an
+/// export.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolChange {
+    /// No row of that name was stored; the file's was written.
+    Created,
+    /// Another definition was stored and the file's replaced it (`--replace`).
+    Updated,
+    /// The stored row is the file's; nothing was written.
+    Unchanged,
+    /// An MCP or Agent Skills cache row the registry has its own of (the
+    /// name, or the server definition or discovery scope it was fetched
+    /// for): the stored cache was kept, the file's row not written.
+    Kept,
+}
+
+impl ToolChange {
+    /// Whether the row was written.
+    pub fn written(self) -> bool {
+        matches!(self, Self::Created | Self::Updated)
+    }
+}
+
+/// The outcome of [`SkillRegistryService::import_with`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportOutcome {
+    /// Each skill of the file, in file order, with what happened to it.
+    pub skills: Vec<(SkillName, Change)>,
+    /// Each tool row of the file but the builtins' (skipped: builtins live
+    /// in code), in file order, with what happened to it.
+    pub tools: Vec<(String, ToolChange)>,
+}
+
+impl ImportOutcome {
+    /// How many tool rows were written.
+    pub fn tools_written(&self) -> usize {
+        self.tools
+            .iter()
+            .filter(|(_, change)| change.written())
+            .count()
+    }
+}
+
 /// Same definition, whatever the timestamps.
 fn same_definition(stored: &Skill, new: &Skill) -> bool {
     let strip = |skill: &Skill| Skill {
@@ -263,36 +307,125 @@ impl<S: Store> SkillRegistryService<S> {
             .collect())
     }
 
-    /// Loads an export: catalogue tools (replacing same-named ones) and
-    /// skills, in one transaction (all or nothing). Without `replace` a
-    /// registered skill name fails the import; with it, registered skills
-    /// are replaced (identical ones are left alone). Builtin tools in the
-    /// export are skipped because they live in code.
+    /// Loads an export: catalogue tools and skills, in one transaction (all
+    /// or nothing).
+    ///
+    /// Skills: without `replace` a registered skill name fails the import;
+    /// with it, registered skills are replaced (identical ones are left
+    /// alone). Tools are checked as `tool add` checks them first (see
+    /// [`Self::check_import_tool`]; a `source: builtin` row naming a builtin
+    /// is skipped, since builtins live in code). Then a custom tool already
+    /// stored with another definition fails the import without `replace`
+    /// ([`StoreError::DuplicateTool`]) and is replaced with it; one stored
+    /// as the file has it is left alone. MCP and Agent Skills rows are
+    /// caches of their sources (`mcp refresh` and `skill discover` rebuild
+    /// them): without `replace` the registry's own cache wins, so a file's
+    /// row whose name or group (server definition, discovery scope) is
+    /// stored already is kept out (never a mix of two fetches of one
+    /// server); with `replace` the file's rows replace same-named ones.
     pub async fn import_with(
         &self,
         skills: &[Skill],
         tools: &[agents_core::ToolSpec],
         replace: bool,
-    ) -> Result<Vec<(SkillName, Change)>, ServiceError> {
+    ) -> Result<ImportOutcome, ServiceError> {
         validate_all(skills)?;
-        let tools: Vec<agents_core::ToolSpec> = tools
-            .iter()
-            .filter(|t| t.source != ToolSource::Builtin)
-            .cloned()
-            .collect();
-        // The export's MCP and Agent Skills rows carry their sources' names;
-        // a custom tool may not take one (as `tool add` refuses it).
-        for tool in tools.iter().filter(|t| t.source == ToolSource::Custom) {
-            crate::service::check_custom_name(&tool.name)?;
+        let mut rows: Vec<&agents_core::ToolSpec> = Vec::with_capacity(tools.len());
+        for tool in tools {
+            if self.check_import_tool(tool)? {
+                rows.push(tool);
+            }
         }
+        let (written, tool_changes) = self.sort_import_tools(&rows, replace).await?;
         self.forget_hint_names();
-        if !replace {
-            return self
-                .add_as_given(&tools, skills, crate::service::Written::Imported)
-                .await;
+        let skills = if replace {
+            self.apply_retrying(&written, skills, crate::service::Written::Imported)
+                .await?
+        } else {
+            self.add_as_given(&written, skills, crate::service::Written::Imported)
+                .await?
+        };
+        Ok(ImportOutcome {
+            skills,
+            tools: tool_changes,
+        })
+    }
+
+    /// Whether an export's tool row is one to import (`false`: a builtin's
+    /// row, skipped because builtins live in code), or why the import
+    /// refuses it: a `source: builtin` row that names no builtin, or a row
+    /// `tool add` would refuse by its name (a builtin's, or one in a
+    /// namespace another source owns). `db export` asks it of every row it
+    /// writes, to warn of what its import would refuse.
+    pub fn check_import_tool(&self, tool: &agents_core::ToolSpec) -> Result<bool, ServiceError> {
+        let builtin = self.builtins().get(&tool.name).is_some();
+        match tool.source {
+            ToolSource::Builtin if builtin => Ok(false),
+            ToolSource::Builtin => Err(ServiceError::NotBuiltin(tool.name.clone())),
+            // Stored, it would hide behind the builtin and no command could
+            // remove it (`tool remove` of the name removes nothing stored).
+            _ if builtin => Err(ServiceError::BuiltinTool(tool.name.clone())),
+            // The export's MCP and Agent Skills rows carry their sources'
+            // names; a custom tool may not take one (as `tool add` refuses it).
+            ToolSource::Custom => crate::service::check_custom_name(&tool.name).map(|()| true),
+            ToolSource::Mcp | ToolSource::AgentSkills => Ok(true),
         }
-        self.apply_retrying(&tools, skills, crate::service::Written::Imported)
-            .await
+    }
+
+    /// The rows of `rows` an import writes, and what happens to each row,
+    /// against the stored catalogue (see [`Self::import_with`]).
+    async fn sort_import_tools(
+        &self,
+        rows: &[&agents_core::ToolSpec],
+        replace: bool,
+    ) -> Result<(Vec<agents_core::ToolSpec>, Vec<(String, ToolChange)>), ServiceError> {
+        if rows.is_empty() {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let names: Vec<String> = rows.iter().map(|tool| tool.name.clone()).collect();
+        let stored: std::collections::HashMap<String, agents_core::ToolSpec> = self
+            .store()
+            .get_tools(&names)
+            .await?
+            .into_iter()
+            .map(|tool| (tool.name.clone(), tool))
+            .collect();
+        // The cache groups the registry holds rows of (read only when the
+        // file has cache rows a stored group would keep out).
+        let mut groups: HashSet<agents_store::ToolGroup> = HashSet::new();
+        if !replace {
+            for source in [ToolSource::Mcp, ToolSource::AgentSkills] {
+                if rows.iter().any(|tool| tool.source == source) {
+                    groups.extend(
+                        self.store()
+                            .list_tools(Some(source))
+                            .await?
+                            .iter()
+                            .map(agents_store::ToolGroup::of),
+                    );
+                }
+            }
+        }
+        let mut written = Vec::new();
+        let mut changes = Vec::with_capacity(rows.len());
+        for tool in rows {
+            let cache = matches!(tool.source, ToolSource::Mcp | ToolSource::AgentSkills);
+            let change = match stored.get(&tool.name) {
+                Some(old) if old == *tool => ToolChange::Unchanged,
+                Some(_) if replace => ToolChange::Updated,
+                Some(_) if cache => ToolChange::Kept,
+                Some(_) => return Err(StoreError::DuplicateTool(tool.name.clone()).into()),
+                None if cache && groups.contains(&agents_store::ToolGroup::of(tool)) => {
+                    ToolChange::Kept
+                }
+                None => ToolChange::Created,
+            };
+            if matches!(change, ToolChange::Created | ToolChange::Updated) {
+                written.push((*tool).clone());
+            }
+            changes.push((tool.name.clone(), change));
+        }
+        Ok((written, changes))
     }
 
     /// [`Self::write_against_stored`] in `Apply` mode, read and written

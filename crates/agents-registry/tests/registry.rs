@@ -382,3 +382,121 @@ async fn write_hints_follow_the_services_own_tool_writes_and_are_bounded() {
     }
     assert_eq!(hinted, 198);
 }
+
+/// `db import` checks tools as `tool add` does: a custom tool stored with
+/// another definition is refused without `replace` (nothing written), a
+/// builtin's name is refused, a `source: builtin` row must name a builtin,
+/// and a cache group the registry holds keeps its own rows.
+#[tokio::test]
+async fn an_import_treats_stored_tools_as_tool_add_does() {
+    use agents_core::{Meta, ToolSpec};
+    use agents_registry::ToolChange;
+    let dir = tempfile::tempdir().unwrap();
+    let svc = service(&dir).await;
+    let custom = |description: &str| ToolSpec::new("custom/x", description, ToolSource::Custom);
+    svc.add_tools(&[custom("stored")], false).await.unwrap();
+    let stored = async || svc.get_tool("custom/x").await.unwrap().description;
+
+    // Another definition: refused, and the file's new skill is not written either.
+    let err = svc
+        .import_with(&[skill("new/a", vec![])], &[custom("file")], false)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, ServiceError::Store(StoreError::DuplicateTool(n)) if n == "custom/x"),
+        "{err}"
+    );
+    assert_eq!(err.kind(), "duplicate_tool");
+    assert_eq!(stored().await, "stored");
+    assert!(svc.get_skill(&name("new/a")).await.is_err());
+    // The same definition is left alone; `replace` takes the file's.
+    let outcome = svc
+        .import_with(&[skill("new/a", vec![])], &[custom("stored")], false)
+        .await
+        .unwrap();
+    assert_eq!(
+        outcome.tools,
+        [("custom/x".to_owned(), ToolChange::Unchanged)]
+    );
+    assert_eq!(outcome.tools_written(), 0);
+    let outcome = svc.import_with(&[], &[custom("file")], true).await.unwrap();
+    assert_eq!(
+        outcome.tools,
+        [("custom/x".to_owned(), ToolChange::Updated)]
+    );
+    assert_eq!(stored().await, "file");
+
+    // Names `tool add` refuses, and builtin rows: skipped when they name a
+    // builtin, refused when they do not.
+    let hidden = ToolSpec::new("builtin/read_file", "hidden", ToolSource::Custom);
+    let err = svc.import_with(&[], &[hidden], true).await.unwrap_err();
+    assert_eq!(err.kind(), "builtin_tool", "{err}");
+    let reserved = ToolSpec::new("mcp:srv/x", "impostor", ToolSource::Custom);
+    let err = svc.import_with(&[], &[reserved], true).await.unwrap_err();
+    assert_eq!(err.kind(), "reserved_tool_name", "{err}");
+    let builtin = ToolSpec::new("builtin/read_file", "skipped", ToolSource::Builtin);
+    let no_builtin = ToolSpec::new("custom/src", "dropped", ToolSource::Builtin);
+    let err = svc
+        .import_with(&[], &[builtin.clone(), no_builtin, custom("x")], true)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), "tool_not_found", "{err}");
+    assert!(
+        err.to_string().contains(
+            "tool `custom/src` is not a builtin tool, but its row says `source: builtin`"
+        ),
+        "{err}"
+    );
+    assert_eq!(stored().await, "file");
+    let err = svc
+        .import_with(&[], &[builtin, custom("again")], false)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), "duplicate_tool");
+
+    // Caches: a server definition the registry has rows of keeps them all.
+    let mcp = |tool: &str, digest: &str, description: &str| {
+        let mut spec = ToolSpec::new(
+            format!("mcp:srv@{digest}/{tool}"),
+            description,
+            ToolSource::Mcp,
+        );
+        spec.source_metadata
+            .insert(Meta::SpecDigest.as_str().into(), digest.into());
+        spec
+    };
+    svc.import_with(&[], &[mcp("echo", "d1", "old")], false)
+        .await
+        .unwrap();
+    let file = [
+        mcp("echo", "d1", "new"),
+        mcp("add", "d1", "new"),
+        mcp("echo", "d2", "new"),
+    ];
+    let outcome = svc.import_with(&[], &file, false).await.unwrap();
+    assert_eq!(
+        outcome.tools,
+        [
+            ("mcp:srv@d1/echo".to_owned(), ToolChange::Kept),
+            ("mcp:srv@d1/add".to_owned(), ToolChange::Kept),
+            ("mcp:srv@d2/echo".to_owned(), ToolChange::Created),
+        ]
+    );
+    let names: Vec<String> = svc
+        .list_tools(Some(ToolSource::Mcp))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|tool| format!("{} {}", tool.name, tool.description))
+        .collect();
+    assert_eq!(names, ["mcp:srv@d1/echo old", "mcp:srv@d2/echo new"]);
+    let outcome = svc.import_with(&[], &file, true).await.unwrap();
+    assert_eq!(
+        outcome.tools,
+        [
+            ("mcp:srv@d1/echo".to_owned(), ToolChange::Updated),
+            ("mcp:srv@d1/add".to_owned(), ToolChange::Created),
+            ("mcp:srv@d2/echo".to_owned(), ToolChange::Unchanged),
+        ]
+    );
+}

@@ -70,12 +70,24 @@ pub struct Readable {
 /// Which tools a [`Store::replace_tool_group`] call replaces: all tools of
 /// `source`, narrowed to one `origin` (an MCP launch-spec digest, a discovery
 /// scope) when given.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ToolGroup {
     /// The source whose tools are replaced.
     pub source: ToolSource,
     /// The MCP server (or other origin key) within the source.
     pub origin: Option<String>,
+}
+
+impl ToolGroup {
+    /// The group `tool` is stored in (its source, and the `tools.origin` it
+    /// gets: an MCP tool's launch-spec digest, an Agent Skill's discovery
+    /// scope, none for a custom tool).
+    pub fn of(tool: &ToolSpec) -> Self {
+        Self {
+            source: tool.source,
+            origin: codec::tool_origin(tool),
+        }
+    }
 }
 
 /// What [`Store::status`] reports.

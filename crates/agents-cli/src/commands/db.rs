@@ -1,7 +1,7 @@
 use std::process::ExitCode;
 
 use agents_definition::{export_to_yaml, parse_export_with};
-use agents_registry::{Change, Store};
+use agents_registry::{Change, Store, ToolChange};
 use serde_json::json;
 
 use crate::cli::{DbCommand, GlobalArgs};
@@ -52,6 +52,24 @@ pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Fa
             if let Some(warning) = ctx.settings.limits.import_warning(&export) {
                 output::warn(ctx.format, &warning);
             }
+            // Rows written past the checks (by an older client, or straight
+            // into the database) that `db import` would refuse: the file is
+            // written all the same, and says which.
+            let refused_skills = export.refused.iter().map(|refused| {
+                format!(
+                    "`db import` will refuse the exported file: skill `{}`: {}; fix the skill with `agents skill update` and export again",
+                    refused.subject,
+                    agents_core::text::bounded_message(&refused.reason)
+                )
+            });
+            let refused_tools = tools.iter().filter_map(|tool| {
+                let err = ctx.service.check_import_tool(tool).err()?;
+                Some(format!(
+                    "`db import` will refuse the exported file: {}",
+                    agents_core::text::bounded_message(&err.to_string())
+                ))
+            });
+            output::warn_all(ctx.format, refused_skills.chain(refused_tools));
             let text = export.text;
             match target {
                 Some(path) => {
@@ -76,7 +94,7 @@ pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Fa
         DbCommand::Import { file, replace } => {
             let (skills, tools) =
                 super::parse_definition(&ctx, &file, InputKind::Export, parse_export_with)?;
-            let changes = ctx
+            let outcome = ctx
                 .service
                 .import_with(&skills, &tools, replace)
                 .await
@@ -90,31 +108,50 @@ pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Fa
                     }
                     failure
                 })?;
-            let count = |wanted: Change| changes.iter().filter(|(_, c)| *c == wanted).count();
+            let count =
+                |wanted: Change| outcome.skills.iter().filter(|(_, c)| *c == wanted).count();
             let (created, updated, unchanged) = (
                 count(Change::Created),
                 count(Change::Updated),
                 count(Change::Unchanged),
             );
+            // What was written: the builtins' rows are skipped (builtins
+            // live in code), and rows stored already are left as they are.
+            let written = outcome.tools_written();
+            let tools_count =
+                |wanted: ToolChange| outcome.tools.iter().filter(|(_, c)| *c == wanted).count();
+            let (tools_unchanged, tools_kept) = (
+                tools_count(ToolChange::Unchanged),
+                tools_count(ToolChange::Kept),
+            );
             if ctx.format.structured() {
                 output::json(&json!({
-                    "skills": skills.len(), "tools": tools.len(),
+                    "skills": skills.len(), "tools": written,
                     "created": created, "updated": updated, "unchanged": unchanged,
+                    "tools_unchanged": tools_unchanged, "tools_kept": tools_kept,
                 }))?;
-            } else if replace {
-                output::line(format!(
-                    "imported {} skill(s) ({created} created, {updated} updated, {unchanged} unchanged) and {} tool(s) from {}",
-                    skills.len(),
-                    tools.len(),
-                    file.display()
-                ))?;
             } else {
-                output::line(format!(
-                    "imported {} skill(s) and {} tool(s) from {}",
+                let breakdown = if replace {
+                    format!(" ({created} created, {updated} updated, {unchanged} unchanged)")
+                } else {
+                    String::new()
+                };
+                let mut line = format!(
+                    "imported {} skill(s){breakdown} and {written} tool(s) from {}",
                     skills.len(),
-                    tools.len(),
                     file.display()
-                ))?;
+                );
+                if tools_unchanged > 0 {
+                    line.push_str(&format!(
+                        "; {tools_unchanged} tool(s) were stored as the file has them"
+                    ));
+                }
+                if tools_kept > 0 {
+                    line.push_str(&format!(
+                        "; {tools_kept} cached MCP or Agent Skills tool(s) of servers or scopes the registry has its own cache of were kept as stored (`--replace` takes the file's)"
+                    ));
+                }
+                output::line(line)?;
             }
         }
     }

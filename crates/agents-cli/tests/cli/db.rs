@@ -90,6 +90,125 @@ fn export_then_import_into_a_fresh_database() {
     assert_eq!(status["skills"], json!(3));
 }
 
+/// A tool the registry holds with another definition is refused like a
+/// registered skill (nothing written), one it holds as the file has it is
+/// left alone, and the count is what was written.
+#[test]
+fn import_refuses_a_registered_tool_unless_replace() {
+    let sb = Sandbox::new();
+    let tool = sb.write("t.yaml", "name: custom/t\ndescription: one\n");
+    sb.run(&["tool", "add", tool.to_str().unwrap()]).ok();
+    let export = sb.path("export.yaml");
+    sb.run(&["db", "export", "-o", export.to_str().unwrap()])
+        .ok();
+    let text = std::fs::read_to_string(&export).unwrap();
+    let changed = sb.write("t.yaml", "name: custom/t\ndescription: two\n");
+    sb.run(&["tool", "add", "--replace", changed.to_str().unwrap()])
+        .ok();
+    let file = sb.write(
+        "with-skill.yaml",
+        &format!("{text}---\nskill: {{name: local/new, tools: [custom/t]}}\n"),
+    );
+    let file = file.to_str().unwrap();
+    let description = || {
+        sb.run(&["tool", "get", "custom/t", "--format", "json"])
+            .ok()
+            .json()["description"]
+            .clone()
+    };
+
+    let run = sb.run(&["db", "import", file]).fails(1);
+    assert_eq!(
+        run.stderr,
+        "error: [SANDBOX]/with-skill.yaml: tool `custom/t` is already registered (nothing was imported; `--replace` takes the file's version of what exists)\n"
+    );
+    assert_eq!(description(), json!("two"));
+    sb.run(&["skill", "get", "local/new"]).fails(1);
+
+    let run = sb.run(&["db", "import", "--replace", file]).ok();
+    assert_eq!(
+        run.stdout,
+        "imported 1 skill(s) (1 created, 0 updated, 0 unchanged) and 1 tool(s) from [SANDBOX]/with-skill.yaml\n"
+    );
+    assert_eq!(description(), json!("one"));
+    // The tool as stored is no clash: left alone, and not counted.
+    let run = sb
+        .run(&["db", "import", export.to_str().unwrap(), "--format", "json"])
+        .ok()
+        .json();
+    assert_eq!(
+        run,
+        json!({"skills": 0, "tools": 0, "created": 0, "updated": 0, "unchanged": 0,
+               "tools_unchanged": 1, "tools_kept": 0})
+    );
+    let run = sb.run(&["db", "import", export.to_str().unwrap()]).ok();
+    assert_eq!(
+        run.stdout,
+        "imported 0 skill(s) and 0 tool(s) from [SANDBOX]/export.yaml; 1 tool(s) were stored as the file has them\n"
+    );
+    // A builtin's row is skipped (builtins live in code), and not counted.
+    let rows = sb.write(
+        "rows.yaml",
+        "format: cleveragents-export/2\n---\ntool: {name: builtin/read_file, source: builtin}\n---\ntool: {name: custom/u, source: custom}\n",
+    );
+    let run = sb.run(&["db", "import", rows.to_str().unwrap()]).ok();
+    assert_eq!(
+        run.stdout,
+        "imported 0 skill(s) and 1 tool(s) from [SANDBOX]/rows.yaml\n"
+    );
+    let status = sb.run(&["db", "status", "--format", "json"]).ok().json();
+    assert_eq!(status["tools"], json!(2));
+}
+
+/// A row no definition file could have made (written by an older client,
+/// or straight into the database) is exported with a warning naming it
+/// and why `db import` will refuse the file; the file is written all the
+/// same.
+#[test]
+fn export_warns_of_rows_the_import_would_refuse() {
+    let sb = Sandbox::new();
+    let file = sb.write(
+        "s.yaml",
+        "name: l/inner\ntools: [builtin/grep]\n---\nname: l/outer\nincludes: [l/inner]\n",
+    );
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    let export = sb.path("export.yaml");
+    let run = sb
+        .run(&["db", "export", "-o", export.to_str().unwrap()])
+        .ok();
+    assert_eq!(run.stderr, "");
+    sb.sqlite3(
+        "UPDATE skill_items SET item_config = '{\"overrides\":{\"name\":\"x\"}}' WHERE skill_name = 'l/outer'",
+    );
+    sb.sqlite3(
+        "INSERT INTO tools (name, source, origin, spec_json, created_at, updated_at) VALUES ('builtin/read_file', 'custom', NULL, '{\"name\":\"builtin/read_file\",\"source\":\"custom\"}', '2024-01-01T00:00:00Z', '2024-01-01T00:00:00Z')",
+    );
+    let run = sb
+        .run(&["db", "export", "-o", export.to_str().unwrap()])
+        .ok();
+    insta::assert_snapshot!("export_refused_rows_stderr", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "exported 2 skill(s) and 1 tool(s) to [SANDBOX]/export.yaml\n"
+    );
+    let other = format!("sqlite://{}", sb.path("other.db").display());
+    let run = sb
+        .run(&[
+            "--database-url",
+            &other,
+            "db",
+            "import",
+            export.to_str().unwrap(),
+        ])
+        .fails(1);
+    assert!(
+        run.stderr
+            .contains("includes[0].overrides: `name` cannot be overridden"),
+        "{}",
+        run.stderr
+    );
+}
+
 #[test]
 fn sigkill_during_a_large_add_leaves_the_database_consistent() {
     let sb = Sandbox::new();
