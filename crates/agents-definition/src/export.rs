@@ -153,6 +153,7 @@ pub fn parse_export_with(
 ) -> Result<(Vec<Skill>, Vec<ToolSpec>), DefinitionError> {
     let mut reader = Reader {
         file,
+        text,
         version: None,
         seen: HashMap::new(),
         seen_tools: HashMap::new(),
@@ -191,6 +192,8 @@ pub fn parse_export_with(
 /// What [`parse_export_with`] has read so far.
 struct Reader<'f> {
     file: &'f str,
+    /// The whole stream, to point at a field an error is about.
+    text: &'f str,
     /// The header's version, once read.
     version: Option<&'static str>,
     /// The document each skill read so far came in.
@@ -234,11 +237,11 @@ impl Reader<'_> {
                         "`skills` and `tools` lists belong to `{EXPORT_FORMAT_V1}`; in `{EXPORT_FORMAT}` each skill and tool is a document of its own (`---`)"
                     )));
                 }
-                for skill in document.skills.unwrap_or_default() {
-                    self.skill(number, skill)?;
+                for (index, skill) in document.skills.unwrap_or_default().into_iter().enumerate() {
+                    self.skill(number, &format!("skills[{index}]"), skill)?;
                 }
-                for tool in document.tools.unwrap_or_default() {
-                    self.tool(number, tool)?;
+                for (index, tool) in document.tools.unwrap_or_default().into_iter().enumerate() {
+                    self.tool(number, &format!("tools[{index}]"), tool)?;
                 }
                 Ok(())
             }
@@ -252,14 +255,14 @@ impl Reader<'_> {
                     tools: None,
                     skill: Some(skill),
                     tool: None,
-                } => self.skill(number, skill),
+                } => self.skill(number, "skill", skill),
                 Document {
                     format: None,
                     skills: None,
                     tools: None,
                     skill: None,
                     tool: Some(tool),
-                } => self.tool(number, tool),
+                } => self.tool(number, "tool", tool),
                 _ => Err(wrong(
                     "each document after the header holds exactly one `skill` or one `tool`"
                         .to_owned(),
@@ -268,14 +271,26 @@ impl Reader<'_> {
         }
     }
 
-    fn skill(&mut self, number: usize, document: SkillDocument) -> Result<(), DefinitionError> {
+    /// One skill, written at `at` (`skill`, or `skills[i]` of a version 1
+    /// export) of document `number`.
+    fn skill(
+        &mut self,
+        number: usize,
+        at: &str,
+        document: SkillDocument,
+    ) -> Result<(), DefinitionError> {
         let skill = document.into_skill();
         if let Err(problems) = skill.validate() {
-            return Err(DefinitionError::at_document(
+            let field = problems
+                .first()
+                .map_or("", |problem| problem.field.as_str());
+            return Err(DefinitionError::at_field(
                 self.file,
+                self.text,
                 number,
                 skill.name.as_str(),
                 crate::skill::describe_problems(&problems),
+                &format!("{at}.{field}"),
             ));
         }
         if let Some(first) = self.seen.insert(skill.name.clone(), number) {
@@ -292,9 +307,19 @@ impl Reader<'_> {
         Ok(())
     }
 
-    fn tool(&mut self, number: usize, tool: ToolSpec) -> Result<(), DefinitionError> {
+    /// One tool row, written at `at` (`tool`, or `tools[i]`) of document
+    /// `number`.
+    fn tool(&mut self, number: usize, at: &str, tool: ToolSpec) -> Result<(), DefinitionError> {
         tool.validate().map_err(|err| {
-            DefinitionError::at_document(self.file, number, &tool.name, err.message)
+            let field = crate::tool::field_of(&err.message);
+            DefinitionError::at_field(
+                self.file,
+                self.text,
+                number,
+                &tool.name,
+                err.message,
+                &format!("{at}.{field}"),
+            )
         })?;
         // Two rows of one name would be stored last-wins, silently.
         if let Some(first) = self.seen_tools.insert(tool.name.clone(), number) {

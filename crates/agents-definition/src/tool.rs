@@ -72,14 +72,7 @@ pub fn parse_tools_with(
             side_effects: document.side_effects.or(document.writes),
         };
         if let Err(err) = tool.validate() {
-            let field = ["input_schema", "output_schema"]
-                .into_iter()
-                .find(|field| {
-                    err.message
-                        .strip_prefix(field)
-                        .is_some_and(|rest| rest.starts_with(':'))
-                })
-                .unwrap_or("name");
+            let field = field_of(&err.message);
             return Err(DefinitionError::at_field(
                 file,
                 text,
@@ -118,6 +111,19 @@ pub fn parse_tools_with(
         Ok(())
     })?;
     Ok(tools)
+}
+
+/// The field a [`ToolSpec::validate`] message is about: a schema's, or
+/// else the name's.
+pub(crate) fn field_of(message: &str) -> &'static str {
+    ["input_schema", "output_schema"]
+        .into_iter()
+        .find(|field| {
+            message
+                .strip_prefix(field)
+                .is_some_and(|rest| rest.starts_with(':'))
+        })
+        .unwrap_or("name")
 }
 
 /// Prints tools in the definition format (source metadata as `metadata`).
