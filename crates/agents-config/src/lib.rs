@@ -269,6 +269,16 @@ pub enum InputKind {
     Export,
 }
 
+/// How `what` (reading back `bytes` bytes) can be let through: the setting
+/// to raise, or that none can.
+fn raise_to(what: &str, key: &str, var: &str, bytes: usize) -> String {
+    if bytes as u64 <= MAX_INPUT_BYTES {
+        format!("{what} needs `{key}` (or `{var}`) of at least {bytes}")
+    } else {
+        format!("no setting lets `agents` read more than {MAX_INPUT_BYTES} bytes")
+    }
+}
+
 impl InputLimits {
     /// The limits for `kind`.
     pub fn of(&self, kind: InputKind) -> Limits {
@@ -319,13 +329,7 @@ impl InputLimits {
     /// or its largest document's. `None` when it can be imported as it is.
     pub fn import_warning(&self, export: &Export) -> Option<String> {
         let limits = self.export();
-        let fix = |key: &str, var: &str, bytes: usize| {
-            if bytes as u64 <= MAX_INPUT_BYTES {
-                format!("importing it needs `{key}` (or `{var}`) of at least {bytes}")
-            } else {
-                format!("no setting lets `db import` read more than {MAX_INPUT_BYTES}")
-            }
-        };
+        let fix = |key: &str, var: &str, bytes: usize| raise_to("importing it", key, var, bytes);
         if export.text.len() > limits.max_bytes {
             let bytes = export.text.len();
             return Some(format!(
@@ -350,6 +354,25 @@ impl InputLimits {
                     "limits.definition_max_bytes",
                     ENV_LIMITS_DEFINITION_MAX_BYTES,
                     largest.bytes
+                )
+            )
+        })
+    }
+
+    /// What keeps `skill add` from reading back a skill definition of
+    /// `bytes` bytes (`skill get --format yaml`, where hidden characters
+    /// are written as escapes several times their size), with the setting
+    /// that would let it through. `None` when it fits.
+    pub fn definition_warning(&self, bytes: usize) -> Option<String> {
+        let max = self.skills().max_bytes;
+        (bytes > max).then(|| {
+            format!(
+                "this definition is {bytes} bytes, more than the {max} bytes `skill add` reads: {}",
+                raise_to(
+                    "adding it",
+                    "limits.definition_max_bytes",
+                    ENV_LIMITS_DEFINITION_MAX_BYTES,
+                    bytes
                 )
             )
         })

@@ -252,7 +252,13 @@ async fn get(ctx: &Context, name: &str) -> Result<ExitCode, Failure> {
     let skill = ctx.service.get_skill(&name).await?;
     match ctx.format {
         Format::Json => output::json(&skill_to_json(&skill))?,
-        _ => output::raw(&skills_to_yaml(std::slice::from_ref(&skill))?)?,
+        _ => {
+            let yaml = skills_to_yaml(std::slice::from_ref(&skill))?;
+            if let Some(warning) = ctx.settings.limits.definition_warning(yaml.len()) {
+                output::warn(ctx.format, &warning);
+            }
+            output::raw(&yaml)?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

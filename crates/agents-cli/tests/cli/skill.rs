@@ -66,6 +66,39 @@ fn yaml_output_round_trips_to_an_identical_skill() {
     insta::assert_snapshot!("devops_toolkit_yaml", yaml);
 }
 
+/// Hidden characters come out of `skill get --format yaml` as escapes
+/// several times their size: output `skill add` would refuse is written,
+/// with a warning naming the setting that reads it back.
+#[test]
+fn yaml_output_too_large_to_add_back_is_warned_about() {
+    let sb = Sandbox::new();
+    let file = sb.write(
+        "wide.yaml",
+        &format!(
+            "name: local/wide\ndescription: \"{}\"\n",
+            "\u{202e}".repeat(40)
+        ),
+    );
+    let limit = [("CLEVERAGENTS_LIMITS_DEFINITION_MAX_BYTES", "200")];
+    sb.run_env(&["skill", "add", file.to_str().unwrap()], &limit)
+        .ok();
+    let run = sb
+        .run_env(&["skill", "get", "local/wide", "--format", "yaml"], &limit)
+        .ok();
+    assert!(run.stdout.contains("\\u202E"), "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("more than the 200 bytes `skill add` reads")
+            && run.stderr.contains("limits.definition_max_bytes"),
+        "{}",
+        run.stderr
+    );
+    let small = sb
+        .run(&["skill", "get", "local/wide", "--format", "yaml"])
+        .ok();
+    assert!(!small.stderr.contains("warning"), "{}", small.stderr);
+}
+
 #[test]
 fn item_order_survives_the_database() {
     let sb = Sandbox::new();
