@@ -50,6 +50,10 @@ pub struct Walk {
     value_cost: usize,
     message: &'static str,
     stop: Cell<Option<Stop>>,
+    /// Numbers JSON cannot hold are built as their text (see
+    /// [`Walk::loose_numbers`]) rather than refused.
+    loose: bool,
+    loosened: Cell<bool>,
 }
 
 impl Walk {
@@ -62,7 +66,33 @@ impl Walk {
             value_cost,
             message,
             stop: Cell::new(None),
+            loose: false,
+            loosened: Cell::new(false),
         }
+    }
+
+    /// This walk builds an integer wider than 64 bits, `.inf` and `.nan` as
+    /// a string (the integer's decimal digits, `inf`, `NaN`) instead of
+    /// refusing them: for a reader that reads such scalars again as the text
+    /// they were written as. [`Walk::loosened`] says whether it did.
+    #[must_use]
+    pub fn loose_numbers(mut self) -> Self {
+        self.loose = true;
+        self
+    }
+
+    /// Whether a number was built as text under [`Walk::loose_numbers`].
+    #[must_use]
+    pub fn loosened(&self) -> bool {
+        self.loosened.get()
+    }
+
+    /// A number JSON cannot hold, built as `text` when this walk is loose.
+    fn loosen<B: Built, E: de::Error>(&self, text: &str) -> Option<Result<B, E>> {
+        self.loose.then(|| {
+            self.loosened.set(true);
+            Ok(B::string(text))
+        })
     }
 
     /// A seed that walks one value and builds nothing.
@@ -327,17 +357,22 @@ impl<'de, B: Built> Visitor<'de> for Seed<'_, B> {
 
     fn visit_i128<E: de::Error>(self, v: i128) -> Result<B, E> {
         self.walk.charge(0)?;
-        B::wide(v.to_string())
+        let text = v.to_string();
+        self.walk.loosen(&text).unwrap_or_else(|| B::wide(text))
     }
 
     fn visit_u128<E: de::Error>(self, v: u128) -> Result<B, E> {
         self.walk.charge(0)?;
-        B::wide(v.to_string())
+        let text = v.to_string();
+        self.walk.loosen(&text).unwrap_or_else(|| B::wide(text))
     }
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<B, E> {
         self.walk.charge(0)?;
         if !v.is_finite() {
+            if let Some(built) = self.walk.loosen(&v.to_string()) {
+                return built;
+            }
             return Err(self.walk.fail(Stop::NonFinite, NON_FINITE));
         }
         B::f64(v)

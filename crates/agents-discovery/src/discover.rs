@@ -203,8 +203,12 @@ fn conflicts_message(conflicts: &[DiscoveryConflict]) -> String {
 }
 
 /// Scans each directory of `paths` for immediate subfolders holding a
-/// `SKILL.md` (hidden entries skipped, symlinks followed once), parses them in
-/// parallel and returns the tools in a deterministic order.
+/// `SKILL.md` (or, lacking one, a `skill.md`; hidden entries skipped,
+/// symlinks followed once), parses them in parallel and returns the tools in
+/// a deterministic order. A path that holds a `SKILL.md` itself is one skill
+/// folder. A folder that cannot be read (no permission) is an error, not
+/// skipped. Several links to one folder load it once, under the link whose
+/// name the skill's `name` equals when there is one.
 ///
 /// `existing` is asked about each discovered name (`agent_skills/<name>`). An
 /// existing agent-skill tool whose origin is the same realpath is the same
@@ -249,15 +253,27 @@ pub fn discover(
             }
             scanned.insert(real, dir);
         }
-        folders.extend(scan::subfolders(dir, &mut result.warnings));
+        // A path that is a skill folder itself is that one skill (as `skill
+        // lint` takes it), not a directory of skill folders.
+        if let Ok(Some(_)) = crate::skill_md::find_skill_md(dir) {
+            folders.push(scan::resolve_unnamed(dir.clone()));
+            continue;
+        }
+        match scan::subfolders(dir, &mut result.warnings) {
+            Ok(found) => folders.extend(found),
+            Err(err) => result.warnings.push(format!(
+                "cannot read agent skills path `{}`: {err}",
+                agents_core::text::shown_path(dir)
+            )),
+        }
     }
 
     let probes = scan::probe_all(&folders, progress);
-    let mut dedup = Dedup::default();
+    let dedup = Dedup::new(probes.iter().map(Some));
     // Each name met so far: the folder that holds it, and where its skill
     // is in `result.discovered` (when it was kept).
     let mut first_seen: HashMap<String, (PathBuf, Option<usize>)> = HashMap::new();
-    for (folder, probe) in folders.iter().zip(probes) {
+    for (index, (folder, probe)) in folders.iter().zip(probes).enumerate() {
         let (path, outcome) = match probe {
             Probe::NotASkill => continue,
             Probe::Unresolved(err) => {
@@ -266,7 +282,7 @@ pub fn discover(
             }
             Probe::Skill { realpath, outcome } => (realpath, *outcome),
         };
-        if !dedup.first(folder, &path, &mut result.warnings) {
+        if !dedup.keep(index, folder, &path, &folders, &mut result.warnings) {
             continue;
         }
         let skill = match outcome {

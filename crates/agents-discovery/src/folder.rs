@@ -60,7 +60,8 @@ pub struct LoadedSkill {
     pub warnings: Vec<SkillMdError>,
 }
 
-/// Loads the skill in `folder` (which holds a `SKILL.md`) as a tool named
+/// Loads the skill in `folder` (which holds a `SKILL.md`, or a `skill.md`
+/// and no `SKILL.md`) as a tool named
 /// `agent_skills/<name>`. The folder's name as given (a symlink's own name)
 /// must equal `name`; `source_metadata.path` is the folder's realpath.
 pub fn load_folder(folder: &Path) -> Result<ToolSpec, FolderError> {
@@ -84,13 +85,28 @@ pub fn load_skill(folder: &Path) -> Result<LoadedSkill, FolderError> {
     } else {
         realpath.as_path()
     };
-    load_resolved(named, &realpath)
+    let file = match skill_md::find_skill_md(folder) {
+        Ok(Some(file)) => file,
+        // Reading it says what is wrong.
+        Ok(None) => folder.join(SKILL_MD),
+        Err(err) => return Err(crate::scan::unreadable(folder, &err)),
+    };
+    load_resolved(named, &realpath, file)
 }
 
 /// Loads a folder whose realpath is already known (discovery resolves every
 /// candidate first to drop duplicates).
-pub(crate) fn load_resolved(folder: &Path, realpath: &Path) -> Result<LoadedSkill, FolderError> {
-    let file = folder.join(SKILL_MD);
+/// `file` is the folder's `SKILL.md` (see [`skill_md::find_skill_md`]);
+/// only its name is used, joined to `folder`.
+pub(crate) fn load_resolved(
+    folder: &Path,
+    realpath: &Path,
+    file: PathBuf,
+) -> Result<LoadedSkill, FolderError> {
+    let file_name = file
+        .file_name()
+        .map_or_else(|| SKILL_MD.into(), ToOwned::to_owned);
+    let file = folder.join(&file_name);
     let folder_name = folder
         .file_name()
         .map(|name| name.to_string_lossy().into_owned());
@@ -100,10 +116,10 @@ pub(crate) fn load_resolved(folder: &Path, realpath: &Path) -> Result<LoadedSkil
     };
     let bytes = skill_md::read_capped(&file).map_err(|err| errors(vec![err]))?;
     let doc = skill_md::parse_with_folder(&file, &bytes, folder_name.as_deref()).map_err(errors)?;
-    Ok(to_tool(doc, realpath))
+    Ok(to_tool(doc, realpath, &file_name))
 }
 
-fn to_tool(doc: SkillDoc, realpath: &Path) -> LoadedSkill {
+fn to_tool(doc: SkillDoc, realpath: &Path, file_name: &std::ffi::OsStr) -> LoadedSkill {
     let mut tool = ToolSpec::new(
         format!("{TOOL_NAMESPACE}/{}", doc.name),
         doc.description,
@@ -114,7 +130,7 @@ fn to_tool(doc: SkillDoc, realpath: &Path) -> LoadedSkill {
     tool.set_meta(Meta::Path, realpath.to_string_lossy().into_owned());
     tool.set_meta(
         Meta::SkillMd,
-        realpath.join(SKILL_MD).to_string_lossy().into_owned(),
+        realpath.join(file_name).to_string_lossy().into_owned(),
     );
     if let Some(license) = doc.license {
         tool.set_meta(Meta::License, license);

@@ -42,6 +42,6 @@ pub use lint::{LintReport, LintedFolder, lint};
 pub use scan::ProgressFn;
 pub use skill_md::{
     EXTENSION_FIELDS, MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS,
-    MAX_SKILL_MD_BYTES, Rule, SKILL_MD, STANDARD_FIELDS, SkillDoc, SkillMdError, parse_skill_md,
-    read_skill_md, read_skill_md_body,
+    MAX_SKILL_MD_BYTES, Rule, SKILL_MD, SKILL_MD_LOWERCASE, STANDARD_FIELDS, SkillDoc,
+    SkillMdError, find_skill_md, parse_skill_md, read_skill_md, read_skill_md_body,
 };

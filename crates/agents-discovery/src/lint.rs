@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::scan::{self, Dedup, Probe};
-use crate::skill_md::{Rule, SKILL_MD, SkillMdError};
+use crate::skill_md::{Rule, SKILL_MD, SKILL_MD_LOWERCASE, SkillMdError, find_skill_md};
 
 /// The outcome for one skill folder.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -106,30 +106,47 @@ pub fn lint(paths: &[PathBuf]) -> LintReport {
             continue;
         };
         if meta.is_file() {
-            if path.file_name().is_some_and(|name| name == SKILL_MD) {
+            if path
+                .file_name()
+                .is_some_and(|name| name == SKILL_MD || name == SKILL_MD_LOWERCASE)
+            {
                 let folder = match path.parent() {
                     Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
                     _ => PathBuf::from("."),
                 };
                 planned.push(Planned::Folder(folders.len()));
-                folders.push(resolve_unnamed(folder));
+                folders.push(scan::resolve_unnamed(folder));
             } else {
                 planned.push(path_error(format!(
                     "expected a skill folder, a `{SKILL_MD}` file or a folder of skill folders"
                 )));
             }
-        } else if std::fs::symlink_metadata(path.join(SKILL_MD)).is_ok() {
-            planned.push(Planned::Folder(folders.len()));
-            folders.push(resolve_unnamed(path.clone()));
-        } else if meta.is_dir() {
-            let start = folders.len();
-            folders.extend(scan::subfolders(path, &mut report.warnings));
-            planned.push(Planned::Directory {
-                path,
-                range: start..folders.len(),
-            });
-        } else {
+        } else if !meta.is_dir() {
             planned.push(path_error("not a file or directory".into()));
+        } else {
+            let subfolders = match find_skill_md(path) {
+                Ok(Some(_)) => {
+                    planned.push(Planned::Folder(folders.len()));
+                    folders.push(scan::resolve_unnamed(path.clone()));
+                    continue;
+                }
+                Ok(None) => scan::subfolders(path, &mut report.warnings),
+                Err(err) => Err(err),
+            };
+            match subfolders {
+                Ok(found) => {
+                    let start = folders.len();
+                    folders.extend(found);
+                    planned.push(Planned::Directory {
+                        path,
+                        range: start..folders.len(),
+                    });
+                }
+                Err(err) => {
+                    let err = scan::unreadable(path, &err);
+                    planned.push(Planned::Problem(failed(path, err.problems)));
+                }
+            }
         }
     }
 
@@ -137,15 +154,19 @@ pub fn lint(paths: &[PathBuf]) -> LintReport {
         .into_iter()
         .map(Some)
         .collect();
-    let mut dedup = Dedup::default();
+    let dedup = Dedup::new(probes.iter().map(Option::as_ref));
     for plan in planned {
         match plan {
             Planned::Problem(folder) => report.folders.push(folder),
             Planned::Folder(index) => {
                 // `probes` has one entry per folder.
                 if let (Some(path), Some(probe)) = (folders.get(index), probes.get_mut(index))
-                    && let Some(folder) =
-                        outcome(path, probe.take(), &mut dedup, &mut report.warnings)
+                    && let Some(folder) = outcome(
+                        (index, path),
+                        probe.take(),
+                        (&dedup, &folders),
+                        &mut report.warnings,
+                    )
                 {
                     report.folders.push(folder);
                 }
@@ -161,9 +182,12 @@ pub fn lint(paths: &[PathBuf]) -> LintReport {
                         continue;
                     }
                     skills += 1;
-                    if let Some(folder) =
-                        outcome(path, probe.take(), &mut dedup, &mut report.warnings)
-                    {
+                    if let Some(folder) = outcome(
+                        (index, path),
+                        probe.take(),
+                        (&dedup, &folders),
+                        &mut report.warnings,
+                    ) {
                         report.folders.push(folder);
                     }
                 }
@@ -200,9 +224,9 @@ enum Planned<'a> {
 
 /// The report entry for one probed folder; `None` for a duplicate.
 fn outcome(
-    folder: &Path,
+    (index, folder): (usize, &Path),
     probe: Option<Probe>,
-    dedup: &mut Dedup,
+    (dedup, folders): (&Dedup, &[PathBuf]),
     warnings: &mut Vec<String>,
 ) -> Option<LintedFolder> {
     match probe? {
@@ -217,7 +241,7 @@ fn outcome(
         )),
         Probe::Unresolved(err) => Some(failed(&err.folder, err.problems)),
         Probe::Skill { realpath, outcome } => {
-            if !dedup.first(folder, &realpath, warnings) {
+            if !dedup.keep(index, folder, &realpath, folders, warnings) {
                 return None;
             }
             Some(match *outcome {
@@ -258,12 +282,4 @@ fn failed(folder: &Path, errors: Vec<SkillMdError>) -> LintedFolder {
         warnings: Vec::new(),
         notes: Vec::new(),
     }
-}
-
-/// `.` (or `..`) has no name for the folder-name rule: use the resolved path.
-fn resolve_unnamed(folder: PathBuf) -> PathBuf {
-    if folder.file_name().is_some() {
-        return folder;
-    }
-    std::fs::canonicalize(&folder).unwrap_or(folder)
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rayon::prelude::*;
 
 use crate::folder::{self, FolderError, LoadedSkill};
-use crate::skill_md::{Rule, SKILL_MD, SkillMdError};
+use crate::skill_md::{self, Rule, SkillMdError};
 
 /// Progress callback: (folders done, folders total).
 pub type ProgressFn<'a> = &'a (dyn Fn(usize, usize) + Sync);
@@ -17,17 +17,12 @@ pub type ProgressFn<'a> = &'a (dyn Fn(usize, usize) + Sync);
 /// cannot make this loop. Whether each holds a `SKILL.md` is checked by
 /// [`probe_all`], in parallel: on slow filesystems the `stat` calls cost as
 /// much as the parsing.
-pub(crate) fn subfolders(dir: &Path, warnings: &mut Vec<String>) -> Vec<PathBuf> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(err) => {
-            warnings.push(format!(
-                "cannot read agent skills path `{}`: {err}",
-                agents_core::text::shown_path(dir)
-            ));
-            return Vec::new();
-        }
-    };
+/// `Err` when `dir` itself cannot be read.
+pub(crate) fn subfolders(
+    dir: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<PathBuf>, std::io::Error> {
+    let entries = std::fs::read_dir(dir)?;
     let mut found = Vec::new();
     for entry in entries {
         let entry = match entry {
@@ -71,12 +66,34 @@ pub(crate) fn subfolders(dir: &Path, warnings: &mut Vec<String>) -> Vec<PathBuf>
         }
     }
     found.sort_by(|a, b| a.0.cmp(&b.0));
-    found.into_iter().map(|(_, path)| path).collect()
+    Ok(found.into_iter().map(|(_, path)| path).collect())
+}
+
+/// `.` (or `..`) has no name for the folder-name rule: use the resolved path.
+pub(crate) fn resolve_unnamed(folder: PathBuf) -> PathBuf {
+    if folder.file_name().is_some() {
+        return folder;
+    }
+    std::fs::canonicalize(&folder).unwrap_or(folder)
+}
+
+/// The problem of a folder that cannot be looked into (no permission to
+/// list or enter it): reported like an unreadable `SKILL.md`, not skipped.
+pub(crate) fn unreadable(folder: &Path, err: &std::io::Error) -> FolderError {
+    FolderError {
+        folder: folder.to_path_buf(),
+        problems: vec![SkillMdError::new(
+            folder,
+            None,
+            Rule::Read,
+            format!("cannot read folder: {err}"),
+        )],
+    }
 }
 
 /// What one folder turned out to be.
 pub(crate) enum Probe {
-    /// No entry named `SKILL.md`.
+    /// No entry named `SKILL.md` (or `skill.md`).
     NotASkill,
     /// The folder could not be resolved.
     Unresolved(FolderError),
@@ -109,14 +126,14 @@ pub(crate) fn probe_all(folders: &[PathBuf], progress: Option<ProgressFn<'_>>) -
 }
 
 fn probe(folder: &Path) -> Probe {
-    // `symlink_metadata`: a dangling `SKILL.md` link is reported when
-    // loading, not silently skipped.
-    if std::fs::symlink_metadata(folder.join(SKILL_MD)).is_err() {
-        return Probe::NotASkill;
-    }
+    let file = match skill_md::find_skill_md(folder) {
+        Ok(Some(file)) => file,
+        Ok(None) => return Probe::NotASkill,
+        Err(err) => return Probe::Unresolved(unreadable(folder, &err)),
+    };
     match std::fs::canonicalize(folder) {
         Ok(realpath) => {
-            let outcome = Box::new(folder::load_resolved(folder, &realpath));
+            let outcome = Box::new(folder::load_resolved(folder, &realpath, file));
             Probe::Skill { realpath, outcome }
         }
         Err(err) => Probe::Unresolved(FolderError {
@@ -131,26 +148,83 @@ fn probe(folder: &Path) -> Probe {
     }
 }
 
-/// Keeps the first folder seen for each realpath.
-#[derive(Default)]
+/// One folder kept for each realpath that several found paths reach (links
+/// to one folder): the first whose own name the skill's `name` may equal
+/// (it loaded, or failed for other reasons than the folder-name rule), else
+/// the first.
 pub(crate) struct Dedup {
-    seen: HashMap<PathBuf, PathBuf>,
+    /// Realpath → index of the kept folder, and whether it was not the
+    /// first (then the warning says why it was kept).
+    kept: HashMap<PathBuf, (usize, bool)>,
+}
+
+/// Whether the skill's `name` may equal this folder's own name.
+fn named_alike(outcome: &Result<LoadedSkill, FolderError>) -> bool {
+    match outcome {
+        Ok(_) => true,
+        Err(err) => !err
+            .problems
+            .iter()
+            .any(|problem| problem.rule == Rule::NameFolder),
+    }
 }
 
 impl Dedup {
-    /// True the first time `realpath` is seen; later ones add a warning.
-    pub fn first(&mut self, folder: &Path, realpath: &Path, warnings: &mut Vec<String>) -> bool {
-        if let Some(first) = self.seen.get(realpath) {
-            warnings.push(format!(
-                "`{}` is the same folder as `{}` (`{}`): loaded once",
-                agents_core::text::shown_path(folder),
-                agents_core::text::shown_path(first),
-                agents_core::text::shown_path(realpath)
-            ));
-            return false;
+    /// Chooses among the probes of `folders` (one each, same order).
+    pub fn new<'a>(probes: impl IntoIterator<Item = Option<&'a Probe>>) -> Self {
+        let mut kept: HashMap<PathBuf, (usize, bool)> = HashMap::new();
+        let mut fits: HashMap<PathBuf, bool> = HashMap::new();
+        for (index, probe) in probes.into_iter().enumerate() {
+            let Some(Probe::Skill { realpath, outcome }) = probe else {
+                continue;
+            };
+            let alike = named_alike(outcome);
+            match kept.get_mut(realpath) {
+                None => {
+                    kept.insert(realpath.clone(), (index, false));
+                    fits.insert(realpath.clone(), alike);
+                }
+                Some(slot) => {
+                    if alike && fits.get(realpath) == Some(&false) {
+                        *slot = (index, true);
+                        fits.insert(realpath.clone(), true);
+                    }
+                }
+            }
         }
-        self.seen
-            .insert(realpath.to_path_buf(), folder.to_path_buf());
-        true
+        Self { kept }
+    }
+
+    /// Whether the folder at `index` is the one kept for `realpath`; the
+    /// others add a warning naming the kept one.
+    pub fn keep(
+        &self,
+        index: usize,
+        folder: &Path,
+        realpath: &Path,
+        folders: &[PathBuf],
+        warnings: &mut Vec<String>,
+    ) -> bool {
+        let Some(&(kept, not_first)) = self.kept.get(realpath) else {
+            return true;
+        };
+        if kept == index {
+            return true;
+        }
+        let kept_folder = folders.get(kept).map_or(realpath, PathBuf::as_path);
+        let mut warning = format!(
+            "`{}` is the same folder as `{}` (`{}`): loaded once",
+            agents_core::text::shown_path(folder),
+            agents_core::text::shown_path(kept_folder),
+            agents_core::text::shown_path(realpath),
+        );
+        if not_first {
+            warning.push_str(&format!(
+                ", as `{}`, whose folder name matches the skill's `name`",
+                agents_core::text::shown_path(kept_folder)
+            ));
+        }
+        warnings.push(warning);
+        false
     }
 }

@@ -15,6 +15,28 @@ use crate::yaml;
 
 /// The file that makes a folder an Agent Skill.
 pub const SKILL_MD: &str = "SKILL.md";
+/// The lowercase name the Agent Skills reference also accepts, when a
+/// folder has no `SKILL.md`.
+pub const SKILL_MD_LOWERCASE: &str = "skill.md";
+
+/// The `SKILL.md` of `folder`: `SKILL.md`, else `skill.md` (as the Agent
+/// Skills reference looks for it), `None` when neither is there. An entry
+/// counts even when it is a dangling link or a directory: loading it reports
+/// why it is no file. On a file system that ignores case the two names are
+/// one file, found as `SKILL.md`. `Err` when the folder cannot be looked
+/// into (no permission to enter it).
+pub fn find_skill_md(folder: &Path) -> std::io::Result<Option<PathBuf>> {
+    for name in [SKILL_MD, SKILL_MD_LOWERCASE] {
+        let file = folder.join(name);
+        match std::fs::symlink_metadata(&file) {
+            Ok(_) => return Ok(Some(file)),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(None)
+}
+
 /// Larger `SKILL.md` files are refused without being read further.
 pub const MAX_SKILL_MD_BYTES: u64 = 1 << 20;
 /// `name`: at most this many characters.
@@ -293,7 +315,7 @@ pub(crate) fn parse_with_folder(
             ..SkillMdError::new(file, Some(line), Rule::Yaml, yaml::DEPTH_MESSAGE)
         }]);
     }
-    let value = yaml::parse(&front.yaml).map_err(|problem| {
+    let parsed = yaml::parse(&front.yaml).map_err(|problem| {
         vec![SkillMdError {
             file: file.to_path_buf(),
             line: problem.line.or(Some(1)),
@@ -302,8 +324,11 @@ pub(crate) fn parse_with_folder(
             message: bounded_message(format!("invalid YAML: {}", problem.message)),
         }]
     })?;
-    let fields = match value {
-        Value::Object(fields) if !fields.is_empty() => fields,
+    let fields = match parsed.value {
+        Value::Object(mut fields) if !fields.is_empty() => {
+            keep_scalar_text(&front.yaml, &mut fields, parsed.loosened);
+            fields
+        }
         Value::Null | Value::Object(_) => {
             return Err(one(
                 Some(1),
@@ -345,6 +370,49 @@ pub(crate) fn parse_with_folder(
             errors.sort_by_key(|err| (err.line, err.column));
             cap(&mut errors, file, "errors");
             Err(errors)
+        }
+    }
+}
+
+/// The fields whose value is a string: a plain scalar in one of them is
+/// read as the text it was written as.
+const STRING_FIELDS: [&str; 5] = [
+    "name",
+    "description",
+    "license",
+    "compatibility",
+    "allowed-tools",
+];
+
+/// Puts back the text of plain scalars YAML read as numbers or booleans in
+/// the string fields and the `metadata` values (`version: 1.10` is
+/// `"1.10"`, `0x1F` stays `"0x1F"`), as the standard's reference reader
+/// does: every front-matter scalar is text. The second read of the front
+/// matter this needs is skipped when no such scalar is there, as in almost
+/// every file.
+fn keep_scalar_text(yaml: &str, fields: &mut Map<String, Value>, loosened: bool) {
+    let typed = |value: &Value| matches!(value, Value::Number(_) | Value::Bool(_));
+    let needed = loosened
+        || STRING_FIELDS
+            .iter()
+            .any(|key| fields.get(*key).is_some_and(typed))
+        || matches!(fields.get("metadata"), Some(Value::Object(entries)) if entries.values().any(typed));
+    if !needed {
+        return;
+    }
+    let wanted = yaml::Wanted {
+        fields: &STRING_FIELDS,
+        map: "metadata",
+    };
+    let Some(texts) = yaml::scalar_texts(yaml, fields, &wanted) else {
+        return;
+    };
+    for (key, text) in texts.fields {
+        fields.insert(key, Value::String(text));
+    }
+    if let Some(Value::Object(entries)) = fields.get_mut("metadata") {
+        for (key, text) in texts.map {
+            entries.insert(key, Value::String(text));
         }
     }
 }
@@ -646,7 +714,7 @@ impl Checker<'_> {
                 "name",
                 Rule::NameFormat,
                 format!(
-                    "name {} must be lowercase letters, digits and hyphens",
+                    "name {} must be lowercase ASCII letters, digits and hyphens",
                     shown(&name)
                 ),
             );
@@ -751,8 +819,22 @@ impl Checker<'_> {
                 .or_else(|| self.line_of("metadata"));
             let text = match value {
                 Value::String(text) => text,
-                // The standard's reference parser reads every scalar as text;
-                // YAML has already turned these into numbers, so say so.
+                // `key:`, `key: ~`, `key: null`: no value, but the key was
+                // written; a map of strings keeps it, empty.
+                Value::Null => {
+                    self.warnings.push(SkillMdError::new(
+                        self.file,
+                        line,
+                        Rule::Metadata,
+                        format!(
+                            "metadata {} is null, stored as the empty string: quote its value to keep a text",
+                            shown(&key)
+                        ),
+                    ));
+                    String::new()
+                }
+                // Plain scalars are read back as written (`keep_scalar_text`);
+                // this is only reached if that second read failed.
                 Value::Number(_) | Value::Bool(_) => {
                     let text = value.to_string();
                     self.warnings.push(SkillMdError::new(

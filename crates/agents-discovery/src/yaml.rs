@@ -7,9 +7,13 @@
 //! one file stay bounded whatever the aliases expand to; a key repeated in a
 //! map is refused, pointing at it.
 
+use std::collections::HashMap;
+use std::fmt;
+
 use agents_core::walk::Walk;
-use serde::de::DeserializeSeed;
-use serde_json::Value;
+use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::{Map, Value};
 
 /// Cost units one file may spend: a value costs [`VALUE_COST`] plus the bytes
 /// of its string.
@@ -25,12 +29,19 @@ pub(crate) struct YamlProblem {
     pub column: Option<usize>,
 }
 
-/// Parses one YAML document into JSON. A document with no content is
-/// `Value::Null`.
-pub(crate) fn parse(text: &str) -> Result<Value, YamlProblem> {
-    let walk = Walk::new(BUDGET, VALUE_COST, BUDGET_MESSAGE);
+/// One YAML document as JSON. A document with no content is `Value::Null`.
+pub(crate) struct Parsed {
+    pub value: Value,
+    /// An integer wider than 64 bits, `.inf` or `.nan` was built as a
+    /// placeholder string (their text is read by [`scalar_texts`]).
+    pub loosened: bool,
+}
+
+/// Parses one YAML document into JSON.
+pub(crate) fn parse(text: &str) -> Result<Parsed, YamlProblem> {
+    let walk = Walk::new(BUDGET, VALUE_COST, BUDGET_MESSAGE).loose_numbers();
     let deserializer = yaml_serde::Deserializer::from_str(text);
-    walk.json().deserialize(deserializer).map_err(|err| {
+    let value = walk.json().deserialize(deserializer).map_err(|err| {
         let location = err.location();
         // From the byte index: libyaml's own line also counts lone CRs.
         let (line, column) = match &location {
@@ -78,7 +89,123 @@ pub(crate) fn parse(text: &str) -> Result<Value, YamlProblem> {
             line,
             column,
         }
+    })?;
+    Ok(Parsed {
+        value,
+        loosened: walk.loosened(),
     })
+}
+
+/// Which scalars [`scalar_texts`] reads as written: the top-level `fields`
+/// and the values of the top-level mapping `map`.
+pub(crate) struct Wanted<'a> {
+    pub fields: &'a [&'a str],
+    pub map: &'a str,
+}
+
+/// The source text of scalars [`parse`] read as something else.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct ScalarTexts {
+    /// Top-level field → its scalar as written.
+    pub fields: HashMap<String, String>,
+    /// Key of the [`Wanted::map`] mapping → its scalar as written.
+    pub map: HashMap<String, String>,
+}
+
+/// Reads `text` a second time, taking each wanted scalar as its text (a
+/// plain `1.10` is `"1.10"`, `0x1F` is `"0x1F"`, `true` is `"true"`):
+/// YAML's typed reading of plain scalars loses what was written. `shape` is
+/// what [`parse`] built of the same text (a mapping), so the reader knows
+/// which values are scalars before it reads them; null scalars are left out
+/// (their text is no value). Only run on text [`parse`] accepted, so its
+/// budget already bounds this walk.
+pub(crate) fn scalar_texts(
+    text: &str,
+    shape: &Map<String, Value>,
+    wanted: &Wanted<'_>,
+) -> Option<ScalarTexts> {
+    let deserializer = yaml_serde::Deserializer::from_str(text);
+    deserializer.deserialize_map(Top { shape, wanted }).ok()
+}
+
+fn is_text(value: Option<&Value>) -> bool {
+    matches!(
+        value,
+        Some(Value::Bool(_) | Value::Number(_) | Value::String(_))
+    )
+}
+
+struct Top<'a> {
+    shape: &'a Map<String, Value>,
+    wanted: &'a Wanted<'a>,
+}
+
+impl<'de> Visitor<'de> for Top<'_> {
+    type Value = ScalarTexts;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a mapping")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ScalarTexts, A::Error> {
+        let mut texts = ScalarTexts::default();
+        while let Some(key) = map.next_key::<String>()? {
+            let shape = self.shape.get(&key);
+            if self.wanted.fields.contains(&key.as_str()) && is_text(shape) {
+                let text = map.next_value_seed(AsText)?;
+                texts.fields.insert(key, text);
+            } else if key == self.wanted.map
+                && let Some(Value::Object(entries)) = shape
+            {
+                texts.map = map.next_value_seed(Entries { shape: entries })?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(texts)
+    }
+}
+
+struct Entries<'a> {
+    shape: &'a Map<String, Value>,
+}
+
+impl<'de> DeserializeSeed<'de> for Entries<'_> {
+    type Value = HashMap<String, String>;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Entries<'_> {
+    type Value = HashMap<String, String>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a mapping")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut texts = HashMap::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if is_text(self.shape.get(&key)) {
+                let text = map.next_value_seed(AsText)?;
+                texts.insert(key, text);
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(texts)
+    }
+}
+
+/// A scalar as written (`deserialize_str` hands over any scalar's text).
+struct AsText;
+
+impl<'de> DeserializeSeed<'de> for AsText {
+    type Value = String;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<String, D::Error> {
+        String::deserialize(deserializer)
+    }
 }
 
 /// yaml_serde's own nesting limit; [`too_deep`] applies it before libyaml
@@ -137,14 +264,20 @@ mod tests {
     #[test]
     fn plain_documents_parse() {
         let value = match parse("a: 1\nb: [x, true, 1.5]\nc:\n") {
-            Ok(v) => v,
+            Ok(v) => v.value,
             Err(p) => panic!("{}", p.message),
         };
         assert_eq!(
             value,
             serde_json::json!({"a": 1, "b": ["x", true, 1.5], "c": null})
         );
-        assert!(matches!(parse("\n# only a comment\n"), Ok(Value::Null)));
+        assert!(matches!(
+            parse("\n# only a comment\n"),
+            Ok(Parsed {
+                value: Value::Null,
+                ..
+            })
+        ));
     }
 
     #[test]

@@ -117,19 +117,19 @@ fn name_rules_each_have_their_own_error() {
     let cases: &[(&str, &[&str])] = &[
         (
             "Foo",
-            &["SKILL.md:2: name `Foo` must be lowercase letters, digits and hyphens"],
+            &["SKILL.md:2: name `Foo` must be lowercase ASCII letters, digits and hyphens"],
         ),
         (
             "foo_bar",
-            &["SKILL.md:2: name `foo_bar` must be lowercase letters, digits and hyphens"],
+            &["SKILL.md:2: name `foo_bar` must be lowercase ASCII letters, digits and hyphens"],
         ),
         (
             "\"foo bar\"",
-            &["SKILL.md:2: name `foo bar` must be lowercase letters, digits and hyphens"],
+            &["SKILL.md:2: name `foo bar` must be lowercase ASCII letters, digits and hyphens"],
         ),
         (
             "ünïcode",
-            &["SKILL.md:2: name `ünïcode` must be lowercase letters, digits and hyphens"],
+            &["SKILL.md:2: name `ünïcode` must be lowercase ASCII letters, digits and hyphens"],
         ),
         (
             "-foo",
@@ -149,11 +149,16 @@ fn name_rules_each_have_their_own_error() {
             "[a]",
             &["SKILL.md:2: `name` must be a string, got a sequence"],
         ),
-        ("12", &["SKILL.md:2: `name` must be a string, got a number"]),
+        // A plain scalar is its text, as the reference reads it: `12` is
+        // the name "12", which must then equal its folder's name.
+        (
+            "{a: b}",
+            &["SKILL.md:2: `name` must be a string, got a mapping"],
+        ),
         (
             "-Bad--",
             &[
-                "SKILL.md:2: name `-Bad--` must be lowercase letters, digits and hyphens",
+                "SKILL.md:2: name `-Bad--` must be lowercase ASCII letters, digits and hyphens",
                 "SKILL.md:2: name `-Bad--` must not start or end with a hyphen",
                 "SKILL.md:2: name `-Bad--` must not contain consecutive hyphens",
             ],
@@ -191,7 +196,9 @@ fn very_long_values_are_cut_in_messages() {
         errors(front(&format!("name: {long}\ndescription: d\n"))),
         [
             format!("SKILL.md:2: name `{shown}…` is 201 characters, at most 64 are allowed"),
-            format!("SKILL.md:2: name `{shown}…` must be lowercase letters, digits and hyphens"),
+            format!(
+                "SKILL.md:2: name `{shown}…` must be lowercase ASCII letters, digits and hyphens"
+            ),
         ]
     );
 }
@@ -284,12 +291,64 @@ fn compatibility_and_license_rules() {
     );
     assert_eq!(
         errors(front(
-            "name: a\ndescription: d\nlicense: [MIT]\ncompatibility: 3\n"
+            "name: a\ndescription: d\nlicense: [MIT]\ncompatibility: {a: 3}\n"
         )),
         [
             "SKILL.md:4: `license` must be a string, got a sequence",
-            "SKILL.md:5: `compatibility` must be a string, got a number"
+            "SKILL.md:5: `compatibility` must be a string, got a mapping"
         ]
+    );
+}
+
+/// A plain scalar in a string field is the text written, as the Agent
+/// Skills reference reads it: YAML's numbers, booleans, `.inf` and `.nan`
+/// are not types a string field can refuse.
+#[test]
+fn plain_scalars_in_string_fields_are_their_text() {
+    let doc = parse_skill_md(
+        Path::new("123/SKILL.md"),
+        front(
+            "name: 123\ndescription: 1.10\nlicense: 2.0\ncompatibility: 3.10\nallowed-tools: 1\n",
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(doc.name, "123");
+    assert_eq!(doc.description, "1.10");
+    assert_eq!(doc.license.as_deref(), Some("2.0"));
+    assert_eq!(doc.compatibility.as_deref(), Some("3.10"));
+    assert_eq!(doc.allowed_tools.as_deref(), Some("1"));
+    assert!(doc.warnings.is_empty(), "{:?}", doc.warnings);
+    for (written, text) in [
+        (".inf", ".inf"),
+        ("-.Inf", "-.Inf"),
+        (".nan", ".nan"),
+        ("true", "true"),
+        ("0x1F", "0x1F"),
+        (
+            "123456789012345678901234567890",
+            "123456789012345678901234567890",
+        ),
+        ("1e3", "1e3"),
+    ] {
+        let doc = parse_skill_md(
+            Path::new("SKILL.md"),
+            front(&format!("name: a\ndescription: {written}\n")).as_bytes(),
+        )
+        .unwrap_or_else(|e| panic!("{written}: {e:?}"));
+        assert_eq!(doc.description, text);
+    }
+    // An alias to a plain scalar is the anchor's text.
+    let doc = parse_skill_md(
+        Path::new("SKILL.md"),
+        front("name: a\nlicense: &v 1.10\ndescription: *v\n").as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(doc.description, "1.10");
+    // Names keep their rules: a number is a name only if it is a valid one.
+    assert_eq!(
+        errors(front("name: 1.5\ndescription: d\n")),
+        ["SKILL.md:2: name `1.5` must be lowercase ASCII letters, digits and hyphens"]
     );
 }
 
@@ -308,23 +367,54 @@ fn metadata_is_a_map_of_strings() {
             "SKILL.md:7: metadata `owner` must be a string, got a mapping"
         ]
     );
-    // Numbers and booleans are kept as text, as the standard's reference
-    // parser does, with a warning that YAML already changed `1.10`.
+    // Plain scalars keep the text written, as the standard's reference
+    // parser reads them (YAML alone would make `1.10` the number 1.1).
     let doc = parse_skill_md(
         Path::new("SKILL.md"),
-        front("name: a\ndescription: d\nmetadata:\n  version: 1.10\n  internal: true\n").as_bytes(),
+        front(concat!(
+            "name: a\ndescription: d\nmetadata:\n  version: 1.10\n  internal: true\n",
+            "  h: 0x1F\n  o2: 0o17\n  e: 1e3\n  neg: -0\n  wide: 123456789012345678901234567890\n",
+            "  inf: .inf\n  quoted: \"1.10\"\n",
+        ))
+        .as_bytes(),
     )
     .unwrap();
-    assert_eq!(doc.metadata["version"], "1.1");
-    assert_eq!(doc.metadata["internal"], "true");
-    let warnings: Vec<_> = doc.warnings.iter().map(ToString::to_string).collect();
+    let texts: Vec<(&str, &str)> = doc
+        .metadata
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
     assert_eq!(
-        warnings,
+        texts,
         [
-            "SKILL.md:5: metadata `version` is a number, stored as the string `1.1`: quote it to keep it exactly as written",
-            "SKILL.md:6: metadata `internal` is a boolean, stored as the string `true`: quote it to keep it exactly as written"
+            ("version", "1.10"),
+            ("internal", "true"),
+            ("h", "0x1F"),
+            ("o2", "0o17"),
+            ("e", "1e3"),
+            ("neg", "-0"),
+            ("wide", "123456789012345678901234567890"),
+            ("inf", ".inf"),
+            ("quoted", "1.10"),
         ]
     );
+    assert!(doc.warnings.is_empty(), "{:?}", doc.warnings);
+    // A null value keeps its key, empty, with a warning.
+    let doc = parse_skill_md(
+        Path::new("SKILL.md"),
+        front("name: a\ndescription: d\nmetadata:\n  n: null\n  t: ~\n  e:\n  k: v\n").as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(doc.metadata["n"], "");
+    assert_eq!(doc.metadata["t"], "");
+    assert_eq!(doc.metadata["e"], "");
+    assert_eq!(doc.metadata["k"], "v");
+    let warnings: Vec<_> = doc.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        warnings[0],
+        "SKILL.md:5: metadata `n` is null, stored as the empty string: quote its value to keep a text"
+    );
+    assert_eq!(warnings.len(), 3);
 }
 
 #[test]
@@ -476,7 +566,8 @@ const MALFORMED: &[(&str, &[&str])] = &[
     ),
     (
         "infinite-number.md",
-        &["SKILL.md:4:7: invalid YAML: huge: `.nan` and `.inf` are not supported"],
+        // `.inf` is text in a string field; a schema cannot hold it.
+        &["SKILL.md:4: `input_schema`: not a valid JSON Schema: \"inf\" is not of type \"number\""],
     ),
     (
         "missing-required-fields.md",
@@ -519,13 +610,13 @@ const MALFORMED: &[(&str, &[&str])] = &[
     ),
     (
         "uppercase-name.md",
-        &["SKILL.md:2: name `PDF_Tools` must be lowercase letters, digits and hyphens"],
+        &["SKILL.md:2: name `PDF_Tools` must be lowercase ASCII letters, digits and hyphens"],
     ),
     (
         "wrong-types.md",
         &[
             "SKILL.md:2: `name` must be a string, got a sequence",
-            "SKILL.md:3: `description` must be a string, got a number",
+            "SKILL.md:3: `description` must be a string, got a mapping",
         ],
     ),
 ];
@@ -588,7 +679,7 @@ fn crlf_line_ends_are_accepted() {
     .unwrap_err();
     assert_eq!(
         err[0].to_string(),
-        "SKILL.md:2: name `A` must be lowercase letters, digits and hyphens"
+        "SKILL.md:2: name `A` must be lowercase ASCII letters, digits and hyphens"
     );
 }
 
@@ -891,7 +982,7 @@ fn a_folder_with_many_problems_lists_them_all() {
     assert_eq!(
         err.to_string(),
         format!(
-            "skill folder `{}` has 6 problems:\n  {f}:2: name `Broken--` must be lowercase letters, digits and hyphens\n  {f}:2: name `Broken--` must not start or end with a hyphen\n  {f}:2: name `Broken--` must not contain consecutive hyphens\n  {f}:2: name `Broken--` must equal its folder's name `broken`\n  {f}:3: `description` must not be empty\n  {f}:4: `compatibility` must not be empty when given",
+            "skill folder `{}` has 6 problems:\n  {f}:2: name `Broken--` must be lowercase ASCII letters, digits and hyphens\n  {f}:2: name `Broken--` must not start or end with a hyphen\n  {f}:2: name `Broken--` must not contain consecutive hyphens\n  {f}:2: name `Broken--` must equal its folder's name `broken`\n  {f}:3: `description` must not be empty\n  {f}:4: `compatibility` must not be empty when given",
             folder.display()
         )
     );
@@ -956,10 +1047,67 @@ fn only_immediate_non_hidden_subfolders_with_skill_md_count() {
     good_skill(&dir.path().join("group"), "nested");
     std::fs::create_dir_all(dir.path().join("no-skill-md")).unwrap();
     std::fs::write(dir.path().join("README.md"), "not a folder").unwrap();
-    std::fs::write(dir.path().join("SKILL.md"), skill_text("top", "d")).unwrap();
     let result = run(&[dir.path().to_path_buf()], ConflictStrategy::Skip);
     assert_eq!(names(&result), ["agent_skills/visible"]);
     assert!(result.errors.is_empty() && result.warnings.is_empty());
+}
+
+/// A path that holds a `SKILL.md` itself is that one skill folder, as `skill
+/// lint` takes it: scanning its subfolders found nothing, and the re-scan
+/// then dropped every skill found before.
+#[test]
+fn a_path_that_is_a_skill_folder_is_that_skill() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = good_skill(dir.path(), "valid-basic");
+    // Its subfolders are the skill's own files, not skills.
+    good_skill(&one, "inner");
+    let result = run(std::slice::from_ref(&one), ConflictStrategy::Skip);
+    assert_eq!(names(&result), ["agent_skills/valid-basic"]);
+    assert_eq!(path_of(&result.discovered[0]), real(&one).to_str().unwrap());
+    assert!(result.errors.is_empty() && result.warnings.is_empty());
+    // With a directory of skill folders beside it, both count.
+    let other = tempfile::tempdir().unwrap();
+    good_skill(other.path(), "second");
+    let result = run(
+        &[one.clone(), other.path().to_path_buf()],
+        ConflictStrategy::Skip,
+    );
+    assert_eq!(
+        names(&result),
+        ["agent_skills/valid-basic", "agent_skills/second"]
+    );
+}
+
+/// The Agent Skills reference accepts `skill.md` when a folder has no
+/// `SKILL.md`; when both are there, `SKILL.md` is the one read.
+#[test]
+fn a_lowercase_skill_md_is_read_when_there_is_no_skill_md() {
+    let dir = tempfile::tempdir().unwrap();
+    let lower = dir.path().join("lower");
+    std::fs::create_dir_all(&lower).unwrap();
+    std::fs::write(lower.join("skill.md"), skill_text("lower", "Lowercase")).unwrap();
+    let both = dir.path().join("both");
+    std::fs::create_dir_all(&both).unwrap();
+    std::fs::write(both.join("skill.md"), skill_text("both", "lowercase one")).unwrap();
+    std::fs::write(both.join("SKILL.md"), skill_text("both", "uppercase one")).unwrap();
+    let result = run(&[dir.path().to_path_buf()], ConflictStrategy::Skip);
+    assert_eq!(names(&result), ["agent_skills/both", "agent_skills/lower"]);
+    assert_eq!(result.discovered[0].description, "uppercase one");
+    assert_eq!(result.discovered[1].description, "Lowercase");
+    assert_eq!(
+        result.discovered[1].source_metadata["skill_md"],
+        real(&lower).join("skill.md").to_str().unwrap()
+    );
+    assert!(result.errors.is_empty(), "{:?}", result.errors);
+    // Lint takes the folder, and the file itself.
+    let report = lint(&[lower.clone(), lower.join("skill.md")]);
+    assert!(report.is_ok(), "{report}");
+    assert_eq!(report.folders.len(), 1, "{report}");
+    assert!(
+        report.warnings[0].contains("is the same folder"),
+        "{report}"
+    );
+    assert!(agents_discovery::load_folder(&lower).is_ok());
 }
 
 #[test]
@@ -1237,6 +1385,111 @@ fn symlinked_folders_record_the_realpath_and_load_once() {
     );
 }
 
+/// Two links to one folder: the one whose name the skill's `name` equals is
+/// kept, whichever sorts first (the first one alone failed the name rule,
+/// and the matching one was dropped as its duplicate).
+#[test]
+fn of_two_links_to_one_folder_the_one_named_like_the_skill_is_kept() {
+    let store = tempfile::tempdir().unwrap();
+    let skills = tempfile::tempdir().unwrap();
+    let target = good_skill(store.path(), "my-skill");
+    symlink(&target, skills.path().join("my-skill")).unwrap();
+    symlink(&target, skills.path().join("a-old-name")).unwrap();
+    let result = run(&[skills.path().to_path_buf()], ConflictStrategy::Skip);
+    assert_eq!(names(&result), ["agent_skills/my-skill"]);
+    assert!(result.errors.is_empty(), "{:?}", result.errors);
+    assert_eq!(
+        result.warnings,
+        [format!(
+            "`{0}/a-old-name` is the same folder as `{0}/my-skill` (`{1}`): loaded once, as `{0}/my-skill`, whose folder name matches the skill's `name`",
+            skills.path().display(),
+            real(&target).display()
+        )]
+    );
+    let report = lint(&[skills.path().to_path_buf()]);
+    assert!(report.is_ok(), "{report}");
+    assert_eq!(report.folders.len(), 1);
+    assert_eq!(report.folders[0].name.as_deref(), Some("my-skill"));
+    // No link named like the skill: the first is kept, and its error shown.
+    let skills = tempfile::tempdir().unwrap();
+    symlink(&target, skills.path().join("b-name")).unwrap();
+    symlink(&target, skills.path().join("c-name")).unwrap();
+    let result = run(&[skills.path().to_path_buf()], ConflictStrategy::Skip);
+    assert_eq!(result.errors.len(), 1);
+    assert!(result.errors[0].folder.ends_with("b-name"));
+    assert!(
+        result.warnings[0].ends_with("loaded once"),
+        "{:?}",
+        result.warnings
+    );
+}
+
+/// A folder discovery cannot look into is reported (rule `read`), as an
+/// unreadable `SKILL.md` is, instead of vanishing from the catalogue; lint
+/// says so rather than "no skill folders found". Root may enter any folder
+/// whatever its mode, so the read error every run provokes is a path too
+/// long to look into (`folder/SKILL.md` past `PATH_MAX`, the folder itself
+/// not); a run as another user also checks a folder of mode 000 and one
+/// without its `x` bit.
+#[test]
+fn a_folder_that_cannot_be_read_is_an_error_not_skipped() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let mut scanned = dir.path().to_path_buf();
+    const TARGET: usize = 4088;
+    while TARGET - scanned.as_os_str().len() > 201 {
+        scanned.push("d".repeat(200));
+    }
+    let last = TARGET - scanned.as_os_str().len() - 1;
+    scanned.push("e".repeat(last));
+    assert_eq!(scanned.as_os_str().len(), TARGET);
+    std::fs::create_dir_all(scanned.join("x")).unwrap();
+    let result = run(std::slice::from_ref(&scanned), ConflictStrategy::Skip);
+    assert!(result.discovered.is_empty());
+    assert_eq!(result.errors.len(), 1, "{:?}", result.warnings);
+    let problem = &result.errors[0].problems[0];
+    assert_eq!(result.errors[0].folder, scanned.join("x"));
+    assert_eq!(problem.rule, Rule::Read);
+    assert!(
+        problem.message.starts_with("cannot read folder: "),
+        "{}",
+        problem.message
+    );
+    let report = lint(&[scanned.join("x")]);
+    let error = &report.folders[0].errors[0];
+    assert_eq!(error.rule, Rule::Read);
+    assert!(
+        error.message.starts_with("cannot read folder: "),
+        "{report}"
+    );
+
+    if std::fs::metadata(dir.path()).unwrap().uid() == 0 {
+        return;
+    }
+    let skills = tempfile::tempdir().unwrap();
+    good_skill(skills.path(), "fine");
+    let closed = good_skill(skills.path(), "closed");
+    let no_x = good_skill(skills.path(), "no-x");
+    std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o000)).unwrap();
+    std::fs::set_permissions(&no_x, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let result = run(&[skills.path().to_path_buf()], ConflictStrategy::Skip);
+    let report = lint(std::slice::from_ref(&closed));
+    std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::set_permissions(&no_x, std::fs::Permissions::from_mode(0o700)).unwrap();
+    assert_eq!(names(&result), ["agent_skills/fine"]);
+    let folders: Vec<&Path> = result.errors.iter().map(|e| e.folder.as_path()).collect();
+    assert_eq!(folders, [closed.as_path(), no_x.as_path()]);
+    assert!(
+        result
+            .errors
+            .iter()
+            .all(|e| e.problems[0].rule == Rule::Read),
+        "{:?}",
+        result.errors
+    );
+    assert_eq!(report.folders[0].errors[0].rule, Rule::Read, "{report}");
+}
+
 #[test]
 fn a_link_whose_name_differs_from_the_skill_is_reported() {
     let store = tempfile::tempdir().unwrap();
@@ -1440,7 +1693,7 @@ fn lint_reports_errors_and_bad_paths() {
     assert_eq!(
         text,
         format!(
-            "error {}\n  error: {}:2: name `Bad` must be lowercase letters, digits and hyphens\n  error: {}:2: name `Bad` must equal its folder's name `bad`\nerror {}\n  error: {}: does not exist\nerror {}\n  error: {}: no skill folders found: expected subfolders holding a `SKILL.md`\nerror {}\n  error: {}: expected a skill folder, a `SKILL.md` file or a folder of skill folders\n4 skill folder(s) checked, 4 with errors",
+            "error {}\n  error: {}:2: name `Bad` must be lowercase ASCII letters, digits and hyphens\n  error: {}:2: name `Bad` must equal its folder's name `bad`\nerror {}\n  error: {}: does not exist\nerror {}\n  error: {}: no skill folders found: expected subfolders holding a `SKILL.md`\nerror {}\n  error: {}: expected a skill folder, a `SKILL.md` file or a folder of skill folders\n4 skill folder(s) checked, 4 with errors",
             bad.display(),
             skill_md.display(),
             skill_md.display(),
