@@ -10,13 +10,18 @@
 //!
 //! Decisions where the standard leaves room:
 //! - `name` is ASCII: `a-z`, `0-9` and `-`, because it becomes part of a tool
-//!   name and a folder name on every platform.
+//!   name (provider tool names are `^[a-zA-Z0-9_-]{1,64}$`) and a folder name
+//!   on every platform.
+//! - A folder with no `SKILL.md` but a `skill.md` is read from that file, as
+//!   the reference does; a scanned path holding a `SKILL.md` is one skill.
 //! - Unknown top-level fields (`version`, `user-invocable`, ... that some
 //!   agents add) are warnings, not errors: the skill still loads.
 //! - A UTF-8 byte order mark is accepted with a warning; CRLF line ends are
 //!   accepted; non-UTF-8 is an error.
 //! - `allowed-tools` may be a string or a list of strings (joined with
-//!   spaces); `metadata` numbers and booleans are kept as text, with a warning.
+//!   spaces); a plain scalar in a string field or a `metadata` value is the
+//!   text written (`1.10` stays `"1.10"`), as the reference reads every
+//!   scalar; a null `metadata` value is the empty string, with a warning.
 //! - YAML anchors and aliases work, but the expanded front-matter is charged
 //!   against a fixed budget, so alias bombs fail fast; nesting is limited to
 //!   128 levels; files over 1 MiB are refused unread.

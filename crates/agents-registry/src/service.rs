@@ -755,27 +755,40 @@ impl<S: Store> SkillRegistryService<S> {
     }
 
     /// The `<available_skills>` block (the Agent Skills reference's
-    /// `to-prompt` layout) for the Agent Skills in `name`'s flattened set.
+    /// `to-prompt` layout) for the Agent Skills in `name`'s flattened set,
+    /// and one line per Agent Skill left out of it.
     ///
     /// Only Agent Skills in folders this user's discovery found are listed
     /// (see [`ServeSet::own_folders`]): the block tells an agent where to
-    /// read, and a path in a shared database is anyone's.
-    pub async fn skill_prompt(&self, name: &SkillName) -> Result<String, ServiceError> {
+    /// read, and a path in a shared database is anyone's. Each other one is
+    /// named in the lines returned, with what would list it.
+    pub async fn skill_prompt(
+        &self,
+        name: &SkillName,
+    ) -> Result<(String, Vec<String>), ServiceError> {
         let set = self.serve_set(std::slice::from_ref(name)).await?;
-        let own: Vec<ResolvedToolEntry> = set
-            .entries
-            .iter()
-            .filter(|entry| {
-                entry
-                    .tool
-                    .as_ref()
-                    .is_some_and(|spec| set.is_own_folder(spec))
-            })
-            .cloned()
-            .collect();
-        Ok(agents_core::available_skills_prompt(
-            &agents_core::prompt_skills(&own),
-        ))
+        let mut own: Vec<ResolvedToolEntry> = Vec::new();
+        let mut left_out = Vec::new();
+        for entry in &set.entries {
+            let Some(spec) = entry.tool.as_ref() else {
+                continue;
+            };
+            if set.is_own_folder(spec) {
+                own.push(entry.clone());
+            } else if spec.source == ToolSource::AgentSkills
+                && let Some(folder) = spec.meta_str(Meta::Path)
+            {
+                let folder = Path::new(folder);
+                left_out.push(format!(
+                    "`{}` is left out of the prompt: its folder `{}` was not found by your discovery (a path in a skill is anyone's to write): run `agents skill discover --paths {}` to list it",
+                    agents_core::text::escape_control(&entry.name),
+                    agents_core::text::shown_path(folder),
+                    agents_core::text::shown_path(folder.parent().unwrap_or(folder)),
+                ));
+            }
+        }
+        let text = agents_core::available_skills_prompt(&agents_core::prompt_skills(&own));
+        Ok((text, left_out))
     }
 
     /// The Markdown body of the Agent Skill `name`'s `SKILL.md`, read from

@@ -43,7 +43,11 @@ pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode,
         SkillCommand::Prompt { name } => {
             let name = SkillName::new(&name)?;
             super::discover::prepare_for_tools(&ctx, &name, false).await?;
-            output::raw(&ctx.service.skill_prompt(&name).await?)?;
+            let (prompt, left_out) = ctx.service.skill_prompt(&name).await?;
+            // As `mcp serve` says what it leaves out: an Agent Skill of the
+            // set missing from the prompt is named, with what would add it.
+            output::warn_all(ctx.format, &left_out);
+            output::raw(&prompt)?;
             Ok(ExitCode::SUCCESS)
         }
         SkillCommand::List { namespace } => list(&ctx, namespace.as_deref()).await,

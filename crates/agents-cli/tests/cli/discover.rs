@@ -222,6 +222,43 @@ fn conflicts_follow_the_strategy() {
     assert!(run.stderr.contains("reserved"), "{}", run.stderr);
 }
 
+/// `--paths` naming a skill folder (one holding a `SKILL.md`) discovers
+/// that skill, as `skill lint` takes it; it found none before, and the
+/// re-scan silently dropped every skill found earlier.
+#[test]
+fn discover_of_a_skill_folder_discovers_that_skill() {
+    let sb = Sandbox::new();
+    sb.write("skills/one/SKILL.md", &skill_md("one", "First"));
+    sb.write("skills/two/SKILL.md", &skill_md("two", "Second"));
+    let one = sb.path("skills/one");
+    let out = sb
+        .run(&[
+            "skill",
+            "discover",
+            "--paths",
+            one.to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
+    let names: Vec<&str> = out["discovered"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["agent_skills/one"]);
+    let run = sb
+        .run(&["skill", "discover", "--paths", one.to_str().unwrap()])
+        .ok();
+    assert_eq!(
+        run.stdout,
+        "discovered 1 agent skill(s), 0 conflict(s), 0 folder(s) with errors\n  agent_skills/one  [SANDBOX]/skills/one\n"
+    );
+    sb.run(&["skill", "lint", one.to_str().unwrap()]).ok();
+}
+
 #[test]
 fn lint_validates_without_a_database() {
     let sb = Sandbox::new();

@@ -1129,6 +1129,11 @@ fn only_folders_the_users_discovery_found_are_served_or_prompted() {
     );
     let prompt = sb.run(&["skill", "prompt", "team/docs"]).ok();
     assert!(!prompt.stdout.contains("secret-skill"), "{}", prompt.stdout);
+    // ...and says so, as `mcp serve` does, instead of dropping it silently.
+    assert_eq!(
+        prompt.stderr,
+        "warning: `agent_skill:~/private/secret-skill` is left out of the prompt: its folder `[SANDBOX]/home/private/secret-skill` was not found by your discovery (a path in a skill is anyone's to write): run `agents skill discover --paths [SANDBOX]/home/private` to list it\n"
+    );
     // Once the user's own discovery has found it, it is theirs to serve.
     let private = sb.home().join("private");
     sb.run(&["skill", "discover", "--paths", private.to_str().unwrap()])
@@ -1144,6 +1149,7 @@ fn only_folders_the_users_discovery_found_are_served_or_prompted() {
         "{}",
         prompt.stdout
     );
+    assert_eq!(prompt.stderr, "");
 }
 
 /// Any loopback address can be served, its own Host header accepted; a
