@@ -470,18 +470,7 @@ impl<S: Store> SkillRegistryService<S> {
         checked: impl Fn(&SkillName) -> bool,
     ) -> Result<Vec<String>, ServiceError> {
         let names: HashSet<&SkillName> = written.iter().map(|skill| &skill.name).collect();
-        let mut roots: Vec<SkillName> = written
-            .iter()
-            .flat_map(|skill| &skill.items)
-            .filter_map(|item| match item {
-                SkillItem::Include(include) if !names.contains(&include.skill) => {
-                    Some(include.skill.clone())
-                }
-                _ => None,
-            })
-            .collect();
-        roots.sort();
-        roots.dedup();
+        let roots = included_elsewhere(written, |name| names.contains(name));
         let (skills, catalog) = self.load_with(&roots, written).await?;
         let resolver = SkillResolver::new(&skills, &catalog);
         // One walk over all written skills: diagnosing each alone would cost
@@ -606,18 +595,7 @@ impl<S: Store> SkillRegistryService<S> {
             }
             return Ok(checks);
         }
-        let mut roots: Vec<SkillName> = all
-            .iter()
-            .flat_map(|skill| &skill.items)
-            .filter_map(|item| match item {
-                SkillItem::Include(include) if !file_of.contains_key(&include.skill) => {
-                    Some(include.skill.clone())
-                }
-                _ => None,
-            })
-            .collect();
-        roots.sort();
-        roots.dedup();
+        let roots = included_elsewhere(all, |name| file_of.contains_key(name));
         let (skills, catalog) = self.load_with(&roots, all).await?;
         let resolver = SkillResolver::new(&skills, &catalog);
         let (errors, warnings) = resolver.diagnose_all(all.iter().map(|skill| &skill.name));
@@ -699,6 +677,27 @@ impl<S: Store> SkillRegistryService<S> {
         }
         Ok(checks)
     }
+}
+
+/// The skills `written` include that are not `written` themselves (whose
+/// stored closure a check reads), sorted, each once.
+fn included_elsewhere(
+    written: &[Skill],
+    is_written: impl Fn(&SkillName) -> bool,
+) -> Vec<SkillName> {
+    let mut roots: Vec<SkillName> = written
+        .iter()
+        .flat_map(|skill| &skill.items)
+        .filter_map(|item| match item {
+            SkillItem::Include(include) if !is_written(&include.skill) => {
+                Some(include.skill.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    roots.sort();
+    roots.dedup();
+    roots
 }
 
 /// One file's problems, as the check found them.

@@ -352,6 +352,17 @@ async fn until_waiting_on_locks(url: &str, count: i64, done: impl Fn() -> bool) 
     }
 }
 
+/// The database's URL and a store holding `race/base`.
+async fn with_base(ctx: &harness::Ctx) -> (String, std::sync::Arc<agents_store::AnyStore>) {
+    let url = ctx.postgres_url().unwrap().to_string();
+    let store = std::sync::Arc::new(ctx.open().await);
+    store
+        .add_skills(&[skill("race/base", vec![tool_ref("a/b")])])
+        .await
+        .unwrap();
+    (url, store)
+}
+
 /// A removal that starts while another writer's include of the skill is
 /// written but not committed waits for that writer and then refuses, as on
 /// SQLite (whose writers are serialized): it never leaves the committed
@@ -363,12 +374,7 @@ async fn postgres_remove_waits_for_an_uncommitted_include_and_refuses() {
         return;
     }
     harness::postgres(name, |ctx| async move {
-        let url = ctx.postgres_url().unwrap().to_string();
-        let store = std::sync::Arc::new(ctx.open().await);
-        store
-            .add_skills(&[skill("race/base", vec![tool_ref("a/b")])])
-            .await
-            .unwrap();
+        let (url, store) = with_base(&ctx).await;
         // Holds the `registry_meta` key the add writes last, so the add
         // stops there: its skill and include rows written, not committed.
         let mut pause = sqlx::PgConnection::connect(&url).await.unwrap();
@@ -436,12 +442,7 @@ async fn postgres_include_waits_for_a_removal_in_progress() {
         return;
     }
     harness::postgres(name, |ctx| async move {
-        let url = ctx.postgres_url().unwrap().to_string();
-        let store = std::sync::Arc::new(ctx.open().await);
-        store
-            .add_skills(&[skill("race/base", vec![tool_ref("a/b")])])
-            .await
-            .unwrap();
+        let (url, store) = with_base(&ctx).await;
         // A removal as the store makes one: the row locked, no includer seen.
         let mut remover = sqlx::PgConnection::connect(&url).await.unwrap();
         remover.execute("BEGIN").await.unwrap();
