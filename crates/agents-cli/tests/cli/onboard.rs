@@ -243,92 +243,53 @@ fn strict_files_may_include_what_a_later_file_of_the_command_defines() {
 /// holds it; `--strict` still refuses every file that reaches it.
 #[test]
 fn a_problem_reached_by_many_files_is_listed_once() {
+    // Files a -> b -> c in a chain; c names an unknown tool, b also
+    // includes a stored skill that names one; `ok` stands alone.
+    let chain = |sb: &Sandbox, b_includes: &str| -> Vec<String> {
+        [
+            ("a.yaml", "name: local/a\nincludes: [local/b]\n".to_owned()),
+            (
+                "b.yaml",
+                format!("name: local/b\nincludes: [{b_includes}]\n"),
+            ),
+            (
+                "c.yaml",
+                "name: local/c\ntools: [builtin/nope]\n".to_owned(),
+            ),
+            (
+                "ok.yaml",
+                "name: local/ok\ntools: [builtin/grep]\n".to_owned(),
+            ),
+        ]
+        .iter()
+        .map(|(file, text)| sb.write(file, text).to_str().unwrap().to_owned())
+        .collect()
+    };
     let sb = Sandbox::new();
-    let stored = sb.write(
-        "s.yaml",
-        "name: local/stored
-tools: [builtin/gone]
-",
-    );
+    let stored = sb.write("s.yaml", "name: local/stored\ntools: [builtin/gone]\n");
     sb.run(&["skill", "add", stored.to_str().unwrap()]).ok();
-    let a = sb.write(
-        "a.yaml",
-        "name: local/a
-includes: [local/b]
-",
-    );
-    let b = sb.write(
-        "b.yaml",
-        "name: local/b
-includes: [local/c, local/stored]
-",
-    );
-    let c = sb.write(
-        "c.yaml",
-        "name: local/c
-tools: [builtin/nope]
-",
-    );
-    let ok = sb.write(
-        "ok.yaml",
-        "name: local/ok
-tools: [builtin/grep]
-",
-    );
-    let files: Vec<&str> = [&a, &b, &c, &ok]
-        .iter()
-        .map(|file| file.to_str().unwrap())
-        .collect();
+    let files = chain(&sb, "local/c, local/stored");
     let mut args = vec!["skill", "add"];
-    args.extend(&files);
+    args.extend(files.iter().map(String::as_str));
     let run = sb.run(&args).ok();
-    let lines: Vec<&str> = run.stderr.lines().collect();
-    let nope: Vec<&&str> = lines
-        .iter()
-        .filter(|l| l.contains("builtin/nope"))
-        .collect();
+    let lines_naming = |tool: &str| -> Vec<String> {
+        run.stderr
+            .lines()
+            .filter(|line| line.contains(tool))
+            .map(str::to_owned)
+            .collect()
+    };
+    let nope = lines_naming("builtin/nope");
     assert_eq!(nope.len(), 1, "{}", run.stderr);
     assert!(nope[0].contains("c.yaml: "), "{}", run.stderr);
-    let gone: Vec<&&str> = lines
-        .iter()
-        .filter(|l| l.contains("builtin/gone"))
-        .collect();
+    let gone = lines_naming("builtin/gone");
     assert_eq!(gone.len(), 1, "{}", run.stderr);
     assert!(gone[0].contains("a.yaml: "), "{}", run.stderr);
 
     let sb = Sandbox::new();
+    let files = chain(&sb, "local/c");
     let mut args = vec!["skill", "apply", "--strict"];
-    let (a, b, c, ok) = (
-        sb.write(
-            "a.yaml",
-            "name: local/a
-includes: [local/b]
-",
-        ),
-        sb.write(
-            "b.yaml",
-            "name: local/b
-includes: [local/c]
-",
-        ),
-        sb.write(
-            "c.yaml",
-            "name: local/c
-tools: [builtin/nope]
-",
-        ),
-        sb.write(
-            "ok.yaml",
-            "name: local/ok
-tools: [builtin/grep]
-",
-        ),
-    );
-    let files: Vec<&str> = [&a, &b, &c, &ok]
-        .iter()
-        .map(|file| file.to_str().unwrap())
-        .collect();
-    args.extend(&files);
+    args.extend(files.iter().map(String::as_str));
     let run = sb.run(&args).fails(1);
     for refused in [
         "a.yaml: nothing written",
