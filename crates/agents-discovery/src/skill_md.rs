@@ -456,6 +456,13 @@ fn split_front_matter(text: &str) -> Result<FrontMatter, (usize, String)> {
         ));
     };
     if !is_fence(first) {
+        // Classic Mac line endings: the whole file is one "line".
+        if first.starts_with("---\r") && !first.contains('\n') {
+            return Err((
+                1,
+                "lines end in a lone carriage return (`\\r`, classic Mac line endings): save the file with `\\n` or `\\r\\n` line endings".into(),
+            ));
+        }
         return Err((
             1,
             "expected `---` on the first line to open the front-matter".into(),

@@ -545,6 +545,12 @@ const MALFORMED: &[(&str, &[&str])] = &[
         &["SKILL.md:1: front-matter is empty, expected at least `name` and `description`"],
     ),
     (
+        "cr-line-endings.md",
+        &[
+            "SKILL.md:1: lines end in a lone carriage return (`\\r`, classic Mac line endings): save the file with `\\n` or `\\r\\n` line endings",
+        ],
+    ),
+    (
         "custom-tag.md",
         &["SKILL.md:2:7: invalid YAML: name: YAML tags such as `!name` are not supported"],
     ),
