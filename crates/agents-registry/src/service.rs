@@ -53,8 +53,9 @@ impl SkillSource for Overlay<'_> {
 }
 
 /// Name prefixes that belong to a tool source other than custom tools:
+/// `builtin/` (the tools in code: a custom `builtin/x` would pass for one),
 /// `agent_skills/` (discovered Agent Skills) and `mcp:` (MCP servers).
-pub const RESERVED_TOOL_PREFIXES: [&str; 2] = ["agent_skills/", "mcp:"];
+pub const RESERVED_TOOL_PREFIXES: [&str; 3] = ["builtin/", "agent_skills/", "mcp:"];
 
 /// The name segment inline tools' entries end with (`{skill}/_anon_{i}`).
 const INLINE_SEGMENT: &str = "_anon_";
