@@ -111,11 +111,7 @@ pub fn plan(set: &ServeSet, default_timeout: Duration) -> Plan {
         if !set.is_own_folder(spec) {
             not_own.push(LeftOut {
                 name: entry.name.clone(),
-                reason: format!(
-                    "its folder `{}` was not found by your discovery (a path in a skill is anyone's to write): run `agents skill discover --paths {}` to serve it",
-                    agents_core::text::shown_path(&skill.folder),
-                    agents_core::text::shown_path(skill.folder.parent().unwrap_or(&skill.folder)),
-                ),
+                reason: agents_registry::not_discovered(&skill.folder),
             });
             continue;
         }

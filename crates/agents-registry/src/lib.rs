@@ -26,7 +26,9 @@ pub use discovery::Progress;
 pub use error::{Hint, ServiceError};
 pub use mcp::{DEFAULT_MCP_TIMEOUT, McpDefinition, McpRefresh, McpServerState, McpToolDiff};
 pub use scope::{DiscoveryScope, ScopeError};
-pub use service::{RESERVED_TOOL_PREFIXES, ServeSet, SkillRegistryService, ToolSet};
+pub use service::{
+    RESERVED_TOOL_PREFIXES, ServeSet, SkillRegistryService, ToolSet, not_discovered,
+};
 pub use trust::{TrustEntry, TrustError, TrustStore, describe_launch};
 pub use write::{
     Change, FileCheck, ImportOutcome, ToolChange, WriteMode, WriteOutcome, did_you_mean,

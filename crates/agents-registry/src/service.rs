@@ -52,6 +52,20 @@ impl SkillSource for Overlay<'_> {
     }
 }
 
+/// Why an Agent Skills folder a skill names is not served or listed, and
+/// how the user makes it so: a path in a skill is anyone's to write, so
+/// only folders this user's own discovery scans count. `skill discover
+/// --paths` re-scans exactly what it is given, so the advice is to add the
+/// folder's parent to what is scanned, not to scan it alone (which would
+/// drop every other discovered skill).
+pub fn not_discovered(folder: &Path) -> String {
+    format!(
+        "its folder `{}` was not found by your discovery (a path in a skill is anyone's to write): add `{}` to the folders you scan (`[skills] agent_skills_paths` in `config.toml`, or every folder you scan given to `agents skill discover --paths`)",
+        agents_core::text::shown_path(folder),
+        agents_core::text::shown_path(folder.parent().unwrap_or(folder)),
+    )
+}
+
 /// Name prefixes that belong to a tool source other than custom tools:
 /// `builtin/` (the tools in code: a custom `builtin/x` would pass for one),
 /// `agent_skills/` (discovered Agent Skills) and `mcp:` (MCP servers).
@@ -779,12 +793,10 @@ impl<S: Store> SkillRegistryService<S> {
             } else if spec.source == ToolSource::AgentSkills
                 && let Some(folder) = spec.meta_str(Meta::Path)
             {
-                let folder = Path::new(folder);
                 left_out.push(format!(
-                    "`{}` is left out of the prompt: its folder `{}` was not found by your discovery (a path in a skill is anyone's to write): run `agents skill discover --paths {}` to list it",
+                    "`{}` is left out of the prompt: {}",
                     agents_core::text::escape_control(&entry.name),
-                    agents_core::text::shown_path(folder),
-                    agents_core::text::shown_path(folder.parent().unwrap_or(folder)),
+                    not_discovered(Path::new(folder)),
                 ));
             }
         }

@@ -1132,7 +1132,7 @@ fn only_folders_the_users_discovery_found_are_served_or_prompted() {
     // ...and says so, as `mcp serve` does, instead of dropping it silently.
     assert_eq!(
         prompt.stderr,
-        "warning: `agent_skill:~/private/secret-skill` is left out of the prompt: its folder `[SANDBOX]/home/private/secret-skill` was not found by your discovery (a path in a skill is anyone's to write): run `agents skill discover --paths [SANDBOX]/home/private` to list it\n"
+        "warning: `agent_skill:~/private/secret-skill` is left out of the prompt: its folder `[SANDBOX]/home/private/secret-skill` was not found by your discovery (a path in a skill is anyone's to write): add `[SANDBOX]/home/private` to the folders you scan (`[skills] agent_skills_paths` in `config.toml`, or every folder you scan given to `agents skill discover --paths`)\n"
     );
     // Once the user's own discovery has found it, it is theirs to serve.
     let private = sb.home().join("private");
