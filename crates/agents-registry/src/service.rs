@@ -846,8 +846,48 @@ impl<S: Store> SkillRegistryService<S> {
             summary,
             effective,
             explanations,
-            warnings: agents_core::summarize_warnings(&resolution.warnings),
+            warnings: self.warning_lines(&skills, &resolution.warnings),
         })
+    }
+
+    /// `warnings` as lines ([`agents_core::summarize_warnings`]), except
+    /// that an MCP server with no cached list whose definition is not
+    /// trusted here says so: refreshing it (what the plain warning advises)
+    /// would refuse to start it.
+    fn warning_lines(
+        &self,
+        skills: &SkillMap,
+        warnings: &[agents_core::ResolveWarning],
+    ) -> Vec<String> {
+        let untrusted = |skill: &SkillName, server: &str| {
+            skills.get(skill).is_some_and(|skill| {
+                skill.items.iter().any(|item| {
+                    matches!(item, SkillItem::McpSource(source)
+                        if source.server == server
+                            && !source.is_reference()
+                            && !self.trust().is_trusted(&agents_mcp::spec_digest(source)))
+                })
+            })
+        };
+        let mut lines = Vec::new();
+        let mut plain = Vec::with_capacity(warnings.len());
+        for warning in warnings {
+            match warning {
+                agents_core::ResolveWarning::McpNotCached { skill, server }
+                    if untrusted(skill, server) =>
+                {
+                    let line = format!(
+                        "Skill '{skill}': MCP server '{server}' has no cached tool list, and its definition is not trusted here, so it is not started: check its launch line (`agents mcp list`), then `agents mcp trust {server}`"
+                    );
+                    if !lines.contains(&line) {
+                        lines.push(line);
+                    }
+                }
+                other => plain.push(other.clone()),
+            }
+        }
+        lines.extend(agents_core::summarize_warnings(&plain));
+        lines
     }
 
     /// A cheap fingerprint of the whole registry (see
@@ -878,13 +918,14 @@ impl<S: Store> SkillRegistryService<S> {
             }
         }
         let entries: Vec<ResolvedToolEntry> = entries.into_values().collect();
+        let warnings = self.warning_lines(&skills, &warnings);
         let mut closure: Vec<Skill> = skills.into_values().collect();
         closure.sort_by(|a, b| a.name.cmp(&b.name));
         let servers = self.definitions_of(&closure).await?;
         Ok(ServeSet {
             entries,
             servers,
-            warnings: agents_core::summarize_warnings(&warnings),
+            warnings,
             own_folders: catalog.agent_by_folder.into_keys().collect(),
         })
     }

@@ -147,6 +147,21 @@ fn inline_server_runs_only_when_trusted(shared: &Shared) {
         "{}",
         run.stderr
     );
+    // The missing tool list is put down to the trust, not to a refresh
+    // nobody made (which would refuse to start it).
+    for args in [
+        &["skill", "tools", "team/app"][..],
+        &["mcp", "serve", "team/app", "--dry-run"][..],
+    ] {
+        let run = shared.run_with("bob", &bob_env, args).ok();
+        let said = format!("{}{}", run.stdout, run.stderr);
+        assert!(
+            said.contains("MCP server 'linter' has no cached tool list, and its definition is not trusted here")
+                && said.contains("`agents mcp trust linter`")
+                && !said.contains("agents mcp refresh linter"),
+            "{args:?}: {said}"
+        );
+    }
     assert!(!marker.exists(), "an untrusted server ran for bob");
 
     // Alice wrote the file herself: it runs for her, with the least environment.
