@@ -37,7 +37,7 @@ pub(crate) fn colour(color: cli::ColorArg) -> bool {
 /// directive such as `debug` or `sqlx=info`) replaces all of that. Colour
 /// as [`colour`] says; under `--format json` every line is a JSON object.
 /// Every line goes through [`Redacted`] on its way.
-pub(crate) fn init(verbose: u8, format: cli::Format, color: cli::ColorArg) {
+pub(crate) fn init(verbose: u8, quiet: bool, format: cli::Format, color: cli::ColorArg) {
     let own = |level: &str| {
         OWN_TARGETS
             .iter()
@@ -46,14 +46,20 @@ pub(crate) fn init(verbose: u8, format: cli::Format, color: cli::ColorArg) {
             .join(",")
     };
     let default = match verbose {
+        // `--quiet` drops warnings, log lines too (`mcp serve`'s notes).
+        0 if quiet => format!("off,{}", own("error")),
         0 => format!("off,{}", own("warn")),
         1 => format!("warn,{}", own("info")),
         // Not the HTTP stack's debug lines: they name each request's URL,
         // whose query may hold a token (`CLEVERAGENTS_LOG` can still ask).
         _ => "debug,reqwest=info,hyper=info,hyper_util=info,h2=info".to_owned(),
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("CLEVERAGENTS_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let asked = std::env::var("CLEVERAGENTS_LOG").ok();
+    let (filter, refused) = match asked.as_deref().map(tracing_subscriber::EnvFilter::try_new) {
+        Some(Ok(filter)) => (filter, None),
+        Some(Err(err)) => (tracing_subscriber::EnvFilter::new(&default), Some(err)),
+        None => (tracing_subscriber::EnvFilter::new(&default), None),
+    };
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(Redacted {
@@ -71,6 +77,11 @@ pub(crate) fn init(verbose: u8, format: cli::Format, color: cli::ColorArg) {
     } else {
         builder.event_format(Plain).try_init()
     };
+    if let Some(err) = refused {
+        tracing::warn!(
+            "`CLEVERAGENTS_LOG` is not a log filter ({err}); the default is used (`warn`, `info` with `-v`, `debug` with `-vv`)"
+        );
+    }
 }
 
 /// A log line as the CLI's own messages look: `warning: …`, `error: …`

@@ -59,6 +59,7 @@ fn main() -> ExitCode {
     };
     logs::init(
         args.global.verbose,
+        args.global.quiet,
         args.global.format_or_table(),
         args.global.color,
     );

@@ -98,6 +98,23 @@ fn quiet_commands_print_nothing_on_stderr() {
     assert_eq!(run.stderr, "");
 }
 
+/// A log filter that does not parse is said (and the default used), and
+/// `--quiet` drops log lines at warning level as it drops other warnings.
+#[test]
+fn a_bad_log_filter_is_warned_about_unless_quiet() {
+    let sb = Sandbox::new();
+    let bad = [("CLEVERAGENTS_LOG", "???bad[")];
+    let run = sb.run_env(&["skill", "list"], &bad).ok();
+    assert!(
+        run.stderr
+            .starts_with("warning: `CLEVERAGENTS_LOG` is not a log filter"),
+        "{}",
+        run.stderr
+    );
+    let run = sb.run_env(&["-q", "skill", "list"], &bad).ok();
+    assert_eq!(run.stderr, "");
+}
+
 #[test]
 fn a_command_line_that_does_not_parse_is_a_json_error_under_format_json() {
     let sb = Sandbox::new();
