@@ -58,8 +58,16 @@ pub struct WriteOutcome {
     /// Each input skill, in input order, with what happened to it.
     pub changes: Vec<(SkillName, Change)>,
     /// Problems found in the closure of the written skills (unknown tools,
-    /// missing includes, cycles, ...), one line each.
+    /// missing includes, cycles, ...), one line each, every one.
     pub warnings: Vec<String>,
+}
+
+impl WriteOutcome {
+    /// [`Self::warnings`] as a terminal shows them: the first
+    /// [`MAX_WRITE_WARNINGS`], then how many more.
+    pub fn shown_warnings(&self) -> Vec<String> {
+        bounded(self.warnings.clone())
+    }
 }
 
 /// What [`SkillRegistryService::import_with`] did to one tool row of an
@@ -218,7 +226,6 @@ impl<S: Store> SkillRegistryService<S> {
                 return Err(ServiceError::Strict(warnings));
             }
         }
-        let warnings = bounded(warnings);
         if mode == WriteMode::Add {
             let changes = self
                 .add_as_given(&[], skills, crate::service::Written::Directly)

@@ -208,7 +208,10 @@ fn read_capped(
 /// What one file's write registered, and the warnings it raised.
 pub struct Written {
     pub names: Vec<String>,
+    /// Every warning (the JSON result's).
     pub warnings: Vec<String>,
+    /// The warnings stderr shows (a long list cut).
+    pub shown: Vec<String>,
 }
 
 /// Runs `write` once per file (each file is its own transaction), reporting
@@ -230,8 +233,12 @@ where
     for file in files {
         let shown = file.display().to_string();
         match write(file).await {
-            Ok(Written { names, warnings }) => {
-                output::warn_all(format, warnings.iter().map(|w| format!("{shown}: {w}")));
+            Ok(Written {
+                names,
+                warnings,
+                shown: cut,
+            }) => {
+                output::warn_all(format, cut.iter().map(|w| format!("{shown}: {w}")));
                 if format == Format::Table {
                     let plural = if names.len() == 1 { "" } else { "s" };
                     output::line(format!(

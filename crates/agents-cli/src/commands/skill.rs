@@ -97,6 +97,7 @@ async fn write_files(
             let outcome = write_one(ctx, file, skills, check, mode, strict).await?;
             Ok(Written {
                 names: skills.iter().map(|s| s.name.to_string()).collect(),
+                shown: outcome.shown_warnings(),
                 warnings: outcome.warnings,
             })
         }
@@ -179,7 +180,10 @@ async fn apply(ctx: &Context, files: &[PathBuf], strict: bool) -> Result<ExitCod
             Ok(outcome) => {
                 output::warn_all(
                     ctx.format,
-                    outcome.warnings.iter().map(|w| format!("{shown}: {w}")),
+                    outcome
+                        .shown_warnings()
+                        .iter()
+                        .map(|w| format!("{shown}: {w}")),
                 );
                 if ctx.format == Format::Table {
                     for (name, change) in &outcome.changes {

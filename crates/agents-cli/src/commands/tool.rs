@@ -91,6 +91,7 @@ async fn add_file(
     Ok(super::Written {
         names: tools.into_iter().map(|t| t.name).collect(),
         warnings: Vec::new(),
+        shown: Vec::new(),
     })
 }
 

@@ -550,6 +550,35 @@ fn resolution_errors_exit_1_with_the_spec_messages() {
     );
 }
 
+/// stderr shows a file's first 20 write warnings and how many more; the
+/// `--format json` result has every one.
+#[test]
+fn json_write_results_keep_every_warning() {
+    let sb = Sandbox::new();
+    let tools: Vec<String> = (0..30).map(|i| format!("nowhere/t{i}")).collect();
+    let file = sb.write(
+        "many.yaml",
+        &format!("name: l/many\ntools: [{}]\n", tools.join(", ")),
+    );
+    let run = sb
+        .run(&["skill", "add", file.to_str().unwrap(), "--format", "json"])
+        .ok();
+    let warnings = run.json()[0]["warnings"].as_array().unwrap().clone();
+    assert_eq!(warnings.len(), 30, "{warnings:?}");
+    let sb = Sandbox::new();
+    let file = sb.write(
+        "many.yaml",
+        &format!("name: l/many\ntools: [{}]\n", tools.join(", ")),
+    );
+    let run = sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    assert_eq!(run.stderr.lines().count(), 21, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("… and 10 more problems"),
+        "{}",
+        run.stderr
+    );
+}
+
 #[test]
 fn a_cycle_per_skill_costs_little_and_shows_a_bounded_report() {
     // Every skill of a 5,000-deep chain also includes the first: a cycle
