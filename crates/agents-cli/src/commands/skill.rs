@@ -287,14 +287,15 @@ async fn list(ctx: &Context, namespace: Option<&str>) -> Result<ExitCode, Failur
         return output::json(&rows).map(|()| ExitCode::SUCCESS);
     }
     if skills.is_empty() {
-        output::line(match namespace {
+        // Said on stderr: stdout stays a table (a header only), as a script
+        // reading it expects.
+        output::note(&match namespace {
             Some(namespace) => format!(
                 "no skills in namespace `{}`",
                 agents_core::text::shorten(namespace, agents_core::text::MAX_ECHO_BYTES)
             ),
             None => "no skills registered".to_owned(),
-        })?;
-        return Ok(ExitCode::SUCCESS);
+        });
     }
     let rows = skills
         .iter()

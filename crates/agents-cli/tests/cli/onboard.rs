@@ -394,7 +394,8 @@ fn a_database_in_a_missing_directory_is_an_error_until_db_init_creates_it() {
     );
     assert!(sb.path("nonexistent/dir/x.db").is_file());
     let run = sb.run(&["--database-url", &url, "skill", "list"]).ok();
-    assert_eq!(run.stdout, "no skills registered\n");
+    assert_eq!(run.stdout, "NAME\tVERSION\tITEMS\tDESCRIPTION\n");
+    assert_eq!(run.stderr, "no skills registered\n");
     // The default location is still created on first use.
     let run = sb
         .cmd()

@@ -281,9 +281,11 @@ fn namespace_filter_and_sorting() {
         .ok()
         .stdout;
     insta::assert_snapshot!("list_table", table);
-    // An empty namespace says which, not that nothing is registered.
+    // An empty namespace says which (on stderr: stdout is still a table,
+    // the header only, for a script), not that nothing is registered.
     let run = sb.run(&["skill", "list", "--namespace", "nope"]).ok();
-    assert_eq!(run.stdout, "no skills in namespace `nope`\n");
+    assert_eq!(run.stdout, "NAME\tVERSION\tITEMS\tDESCRIPTION\n");
+    assert_eq!(run.stderr, "no skills in namespace `nope`\n");
 }
 
 #[test]
