@@ -31,7 +31,13 @@ const SECRET_WORDS: &[&str] = &[
     "session",
     "signature",
     "sig",
+    "connectionstring",
+    "connstr",
 ];
+
+/// Words (between `-`, `_`, `.` or spaces, any case) that make a name a
+/// secret's wherever they stand in it ([`is_secret_name`]).
+const SECRET_WHOLE_WORDS: &[&str] = &["pat", "bearer", "dsn", "webhook"];
 
 /// Name endings (folded as in [`is_secret_name`]) that say the value points
 /// at something to run or read rather than being a secret itself:
@@ -58,6 +64,19 @@ const POINTER_ENDINGS: &[&str] = &[
 /// not one whose value names a program, file or folder ([`POINTER_ENDINGS`]).
 pub fn is_secret_name(name: &str) -> bool {
     let decoded = percent_decode(name);
+    // Whole words that name a secret but are too short, or too common
+    // inside other words, to match as parts of the folded name:
+    // `GITHUB_PAT`, `X-Pat`, `BEARER`, `SENTRY_DSN`, `SLACK_WEBHOOK`.
+    if decoded
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|word| {
+            SECRET_WHOLE_WORDS
+                .iter()
+                .any(|w| word.eq_ignore_ascii_case(w))
+        })
+    {
+        return true;
+    }
     let folded: String = decoded
         .chars()
         .filter(|c| !matches!(c, '-' | '_' | '.' | ' '))
@@ -599,6 +618,22 @@ mod tests {
         assert!(is_secret_name("X-Api-Key"));
         assert!(is_secret_name("GITHUB_TOKEN"));
         assert!(!is_secret_name("sslmode"));
+        // Short secret words count as whole words only.
+        for secret in [
+            "GITHUB_PAT",
+            "PAT",
+            "X-Pat",
+            "BEARER",
+            "SENTRY_DSN",
+            "SLACK_WEBHOOK",
+            "WEBHOOK_URL",
+            "CONN_STR",
+            "ConnectionString",
+        ] {
+            assert!(is_secret_name(secret), "{secret}");
+        }
+        assert!(!is_secret_name("COMPAT"));
+        assert!(!is_secret_name("PATTERN"));
         // What names a program, file or folder is shown: a trust prompt must
         // not hide what a definition makes run.
         for pointer in [

@@ -298,7 +298,13 @@ fn tool_error(text: String) -> CallToolResult {
 /// out for older peers). The upstream session is an older protocol, whose
 /// results have no type; one that sends another type (`input_required`)
 /// cannot be passed on, and is a tool error.
-fn proxied_result(result: Value, server: &str) -> CallToolResult {
+fn proxied_result(mut result: Value, server: &str) -> CallToolResult {
+    // An error result is a tool error too (a failed command echoing its
+    // environment): masked like the gateway's own. A successful result is
+    // the tool's output, passed on as it is.
+    if result.get("isError") == Some(&Value::Bool(true)) {
+        scrub_strings(&mut result);
+    }
     let mut result: CallToolResult = match serde_json::from_value(result) {
         Ok(result) => result,
         Err(err) => {
@@ -318,6 +324,21 @@ fn proxied_result(result: Value, server: &str) -> CallToolResult {
         }
     }
     result
+}
+
+/// Every string in `value` with the secrets this process gave an upstream
+/// masked ([`agents_core::redact::scrub_remembered`]).
+fn scrub_strings(value: &mut Value) {
+    match value {
+        Value::String(text) => {
+            if let std::borrow::Cow::Owned(scrubbed) = agents_core::redact::scrub_remembered(text) {
+                *text = scrubbed;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(scrub_strings),
+        Value::Object(map) => map.values_mut().for_each(scrub_strings),
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
 }
 
 impl Gateway {
@@ -1103,6 +1124,21 @@ mod tests {
         assert_eq!(other.result_type, Some(rmcp::model::ResultType::COMPLETE));
         let broken = proxied_result(json!({"content": 5}), "up");
         assert_eq!(broken.is_error, Some(true));
+    }
+
+    #[test]
+    fn an_error_result_has_the_secrets_given_upstream_masked() {
+        agents_core::redact::remember(&["error-result-SECRET-41".to_owned()]);
+        let echoed =
+            json!({"content": [{"type": "text", "text": "env: TOKEN=error-result-SECRET-41"}]});
+        let mut failed = echoed.clone();
+        failed["isError"] = json!(true);
+        let failed = serde_json::to_string(&proxied_result(failed, "up")).unwrap();
+        assert!(!failed.contains("error-result-SECRET-41"), "{failed}");
+        assert!(failed.contains("env: TOKEN="), "{failed}");
+        // A successful result is the tool's output, passed on as it is.
+        let passed = serde_json::to_string(&proxied_result(echoed, "up")).unwrap();
+        assert!(passed.contains("error-result-SECRET-41"), "{passed}");
     }
 
     #[test]

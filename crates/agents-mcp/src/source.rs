@@ -161,6 +161,11 @@ fn expand(
         },
     })?;
     secrets.extend(looked_up.into_inner());
+    // Credentials in a URL-valued entry (`DATABASE_URL=postgres://u:pw@h`,
+    // a token query parameter), whatever the entry is called.
+    if expanded.contains("://") {
+        secrets.extend(agents_core::redact::url_secrets(&expanded));
+    }
     if agents_core::redact::is_secret_name(key) {
         // The whole value first, so it is masked whole where it appears.
         secrets.push(expanded.clone());
@@ -203,5 +208,16 @@ mod tests {
         )
         .unwrap();
         assert_eq!(secrets, ["Bearer lit3ral", "lit3ral"]);
+        // A URL's credentials, whatever the entry is called.
+        let mut secrets = Vec::new();
+        expand(
+            "srv",
+            ("env", "DATABASE_URL"),
+            "postgres://u:dbpass-V15@h/db",
+            &env,
+            &mut secrets,
+        )
+        .unwrap();
+        assert_eq!(secrets, ["dbpass-V15"]);
     }
 }
