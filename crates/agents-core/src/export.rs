@@ -144,6 +144,10 @@ pub struct Effective<'a> {
     pub side_effects: Option<bool>,
     /// `checkpointable`.
     pub checkpointable: Option<bool>,
+    /// Whether an override sets `read_only`, `writes` or `side_effects`
+    /// (else the flags are the tool's own, for an MCP tool those its
+    /// server's annotations gave).
+    pub flags_overridden: bool,
 }
 
 /// Applies the `description`, `title` and capability-flag overrides of `entry`
@@ -152,9 +156,16 @@ pub struct Effective<'a> {
 pub fn effective(entry: &ResolvedToolEntry) -> Option<Effective<'_>> {
     let tool = entry.tool.as_ref()?;
     let text = |key: &str| entry.overrides.get(key).and_then(Value::as_str);
-    let flag =
-        |key: &str, own: Option<bool>| entry.overrides.get(key).and_then(Value::as_bool).or(own);
+    let set = |key: &str| entry.overrides.get(key).and_then(Value::as_bool);
+    let flag = |key: &str, own: Option<bool>| set(key).or(own);
     let writes = flag("writes", tool.writes);
+    // A tool an override makes write (or have side effects) is not
+    // read-only, unless an override says that too.
+    let read_only = match set("read_only") {
+        Some(read_only) => Some(read_only),
+        None if set("writes") == Some(true) || set("side_effects") == Some(true) => Some(false),
+        None => tool.read_only,
+    };
     // `side_effects` defaults to `writes`: a tool an override makes write
     // has side effects unless an override says otherwise (its own value
     // was only the default of its own `writes`, which the override beat).
@@ -177,16 +188,22 @@ pub fn effective(entry: &ResolvedToolEntry) -> Option<Effective<'_>> {
                 })
                 .map(str::to_owned)
         }),
-        read_only: flag("read_only", tool.read_only),
+        read_only,
         writes,
         side_effects,
         checkpointable: flag("checkpointable", tool.checkpointable),
+        flags_overridden: ["read_only", "writes", "side_effects"]
+            .iter()
+            .any(|key| set(key).is_some()),
     })
 }
 
 /// MCP `annotations` from the capability flags:
 /// `read_only` → `readOnlyHint`; `writes` or `side_effects` → `destructiveHint`
 /// (`false` only when both are `false`); `title` → `title`. `None` when nothing is set.
+/// An MCP server's own `destructiveHint` is kept while no override sets a
+/// flag: the registry's flags cannot tell an additive update from a
+/// destructive one, and would turn the server's `false` into `true`.
 pub fn mcp_annotations(tool: &Effective<'_>) -> Option<Value> {
     let mut annotations = Map::new();
     if let Some(title) = &tool.title {
@@ -195,11 +212,19 @@ pub fn mcp_annotations(tool: &Effective<'_>) -> Option<Value> {
     if let Some(read_only) = tool.read_only {
         annotations.insert("readOnlyHint".into(), json!(read_only));
     }
-    let destructive = match (tool.writes, tool.side_effects) {
+    let own = (!tool.flags_overridden)
+        .then(|| {
+            tool.tool
+                .meta(crate::Meta::Annotations)
+                .and_then(|a| a.get("destructiveHint"))
+                .and_then(Value::as_bool)
+        })
+        .flatten();
+    let destructive = own.or(match (tool.writes, tool.side_effects) {
         (Some(true), _) | (_, Some(true)) => Some(true),
         (Some(false), Some(false)) | (None, Some(false)) | (Some(false), None) => Some(false),
         (None, None) => None,
-    };
+    });
     if let Some(destructive) = destructive
         && tool.read_only != Some(true)
     {

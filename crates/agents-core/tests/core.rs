@@ -1232,6 +1232,53 @@ fn capability_overrides_count_where_the_tool_is_unknown_and_writes_bring_side_ef
     assert!(!compute_effective_capabilities(&r.entries).has_side_effects);
 }
 
+#[test]
+fn served_annotations_keep_a_servers_destructive_hint_until_an_override_sets_a_flag() {
+    // An MCP server's additive tool: not read-only, not destructive. The
+    // registry's flags (writes, side effects) cannot say "additive".
+    let mut registry = ToolRegistry::new();
+    let mut additive = ToolSpec::new("mcp:srv/add_note", "adds", ToolSource::Mcp);
+    additive.read_only = Some(false);
+    additive.writes = Some(true);
+    additive.side_effects = Some(true);
+    additive.set_meta(
+        Meta::Annotations,
+        json!({"readOnlyHint": false, "destructiveHint": false}),
+    );
+    let mut reader = ToolSpec::new("mcp:srv/get_sum", "sums", ToolSource::Mcp);
+    reader.read_only = Some(true);
+    reader.writes = Some(false);
+    reader.side_effects = Some(false);
+    registry.register(additive, false).unwrap();
+    registry.register(reader, false).unwrap();
+    let skills = set(vec![
+        skill("l/plain").tools(["mcp:srv/add_note"]),
+        skill("l/strict")
+            .tools(["mcp:srv/add_note", "mcp:srv/get_sum"])
+            .override_("mcp:srv/add_note", json!({"side_effects": true}))
+            .override_("mcp:srv/get_sum", json!({"writes": true})),
+    ]);
+    let annotations = |root: &str, tool: &str| {
+        let r = resolve(&skills, &registry, root).unwrap();
+        let entry = r.entries.iter().find(|e| e.name == tool).unwrap();
+        mcp_annotations(&effective(entry).unwrap()).unwrap()
+    };
+    assert_eq!(
+        annotations("l/plain", "mcp:srv/add_note"),
+        json!({"readOnlyHint": false, "destructiveHint": false})
+    );
+    // An override of a flag is the skill's word over the server's.
+    assert_eq!(
+        annotations("l/strict", "mcp:srv/add_note"),
+        json!({"readOnlyHint": false, "destructiveHint": true})
+    );
+    // A read-only tool an override makes write is no longer read-only.
+    assert_eq!(
+        annotations("l/strict", "mcp:srv/get_sum"),
+        json!({"readOnlyHint": false, "destructiveHint": true})
+    );
+}
+
 // ----- include graph ----------------------------------------------------
 
 fn graph_fixture() -> HashMap<SkillName, Skill> {
