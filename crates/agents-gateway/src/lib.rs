@@ -526,8 +526,13 @@ impl Gateway {
         {
             Ok(result) => Some(proxied_result(result, &served.definition.server)),
             Err(err) => {
-                self.after_failed_call(&slot, &served, &err).await;
-                Some(tool_error(err.without_server_output().to_string()))
+                // The client has its answer now; whether the server is
+                // still alive (a ping, which a server busy with the call
+                // that timed out answers late) is found out meanwhile.
+                let message = err.clone().without_server_output().to_string();
+                let gateway = self.clone();
+                tokio::spawn(async move { gateway.after_failed_call(&slot, &served, &err).await });
+                Some(tool_error(message))
             }
         }
     }

@@ -537,7 +537,7 @@ impl Engine {
     ) -> Result<Vec<(String, String)>, StoreError> {
         let read = format!(
             "SELECT created_at, updated_at FROM skills WHERE name = ?{}",
-            self.dialect().for_update
+            self.dialect().for_no_key_update
         );
         let mut updated = Vec::with_capacity(skills.len());
         for (skill, columns) in skills.iter().zip(encoded) {

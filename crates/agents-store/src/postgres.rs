@@ -4,8 +4,9 @@
 //!
 //! Concurrency model (READ COMMITTED): a racing `add` of the same name blocks
 //! on the unique index and then fails with a unique violation, reported as
-//! [`StoreError::DuplicateSkill`]; `update` locks the row (`FOR UPDATE`)
-//! before comparing `updated_at`; `remove` locks its row before it looks for
+//! [`StoreError::DuplicateSkill`]; `update` locks the row (`FOR NO KEY
+//! UPDATE`, which a writer including the skill does not block) before
+//! comparing `updated_at`; `remove` locks its row before it looks for
 //! includers, and a write locks the skills it includes (`FOR KEY SHARE`), so
 //! a removal and a new include of the same skill are one after the other,
 //! as on SQLite; tool writes lock the `tools` table against
@@ -43,8 +44,10 @@ pub(crate) static DIALECT: Dialect = Dialect {
     // (the key spells "agents").
     migration_lock: Some("SELECT pg_advisory_xact_lock(107096711263347)"),
     for_update: " FOR UPDATE",
-    // The weakest row lock a DELETE waits for: updates of the included
-    // skill's other columns (`skill update`) go on.
+    for_no_key_update: " FOR NO KEY UPDATE",
+    // The weakest row lock a DELETE waits for: an update of the included
+    // skill (`FOR NO KEY UPDATE`, then an UPDATE that keeps its name) goes
+    // on beside it.
     for_key_share: " FOR KEY SHARE",
     names: "SELECT UNNEST(CAST(? AS TEXT[])) AS name",
     // Both terms are cast to one type and collation: PostgreSQL requires

@@ -82,8 +82,13 @@ pub(crate) struct Dialect {
     pub lock_tools: Option<&'static str>,
     /// Run first in a migration transaction, if the backend needs it.
     pub migration_lock: Option<&'static str>,
-    /// Appended to the read of a row about to be updated or deleted.
+    /// Appended to the read of a row about to be deleted.
     pub for_update: &'static str,
+    /// Appended to the read of a row about to be updated (its key kept):
+    /// weaker than [`Self::for_update`], so it does not wait for (or
+    /// deadlock with) a writer that holds the row key-shared because it
+    /// includes the skill.
+    pub for_no_key_update: &'static str,
     /// Appended to the read of the skills a write includes: held until the
     /// write commits, it makes a concurrent removal of one of them wait
     /// (and then see the include). Empty where writers are serialized.

@@ -47,6 +47,7 @@ pub(crate) static DIALECT: Dialect = Dialect {
     lock_tools: None,
     migration_lock: None,
     for_update: "",
+    for_no_key_update: "",
     // `BEGIN IMMEDIATE` already serializes every writer.
     for_key_share: "",
     names: "SELECT value AS name FROM json_each(?)",

@@ -512,3 +512,40 @@ async fn postgres_a_held_lock_is_waited_for_a_bounded_time() {
     })
     .await;
 }
+
+/// An update of a skill another writer includes (holding its row
+/// key-shared until it commits) does not wait for that writer: two writes
+/// that each include what the other updates would otherwise deadlock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_an_update_does_not_wait_for_a_writer_including_the_skill() {
+    let name = "specific::postgres_an_update_does_not_wait_for_a_writer_including_the_skill";
+    if postgres_admin_url(name).is_none() {
+        return;
+    }
+    harness::postgres(name, |ctx| async move {
+        let (url, store) = with_base(&ctx).await;
+        // A writer whose skill includes `race/base`, not committed yet.
+        let mut includer = sqlx::PgConnection::connect(&url).await.unwrap();
+        includer.execute("BEGIN").await.unwrap();
+        includer
+            .execute("SELECT name FROM skills WHERE name = 'race/base' FOR KEY SHARE")
+            .await
+            .unwrap();
+        let updating = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let mut changed = skill("race/base", vec![tool_ref("a/c")]);
+                changed.description = Some("changed".into());
+                store.update_skills(&[changed]).await
+            })
+        };
+        until_waiting_on_locks(&url, 1, || updating.is_finished()).await;
+        assert!(
+            updating.is_finished(),
+            "the update waited for a writer that only includes the skill"
+        );
+        updating.await.unwrap().unwrap();
+        includer.execute("COMMIT").await.unwrap();
+    })
+    .await;
+}
