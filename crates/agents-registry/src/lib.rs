@@ -32,4 +32,5 @@ pub use service::{
 pub use trust::{TrustEntry, TrustError, TrustStore, describe_launch};
 pub use write::{
     Change, FileCheck, ImportOutcome, ToolChange, WriteMode, WriteOutcome, did_you_mean,
+    shown_warnings,
 };

@@ -66,7 +66,7 @@ impl WriteOutcome {
     /// [`Self::warnings`] as a terminal shows them: the first
     /// [`MAX_WRITE_WARNINGS`], then how many more.
     pub fn shown_warnings(&self) -> Vec<String> {
-        bounded(self.warnings.clone())
+        shown_warnings(self.warnings.clone())
     }
 }
 
@@ -174,7 +174,7 @@ impl<S: Store> SkillRegistryService<S> {
             skills,
             FileCheck {
                 warnings,
-                reaches: None,
+                ..FileCheck::default()
             },
             mode,
             strict,
@@ -213,6 +213,7 @@ impl<S: Store> SkillRegistryService<S> {
         let FileCheck {
             mut warnings,
             reaches,
+            ..
         } = check;
         if strict {
             if warnings.is_empty()
@@ -554,6 +555,10 @@ pub struct FileCheck {
     /// The file's problems: those of its own skills, and those of stored
     /// skills it is the first file of the command to reach.
     pub warnings: Vec<String>,
+    /// The lines of [`Self::warnings`] about stored skills this file is the
+    /// first of the command to reach: shown even when the file's write
+    /// fails, since no later file lists them.
+    pub from_stored: Vec<String>,
     /// A skill of the file and a skill it includes whose closure has
     /// problems listed for another file (`--strict` refuses the file then).
     pub reaches: Option<(SkillName, SkillName)>,
@@ -578,7 +583,7 @@ impl<S: Store> SkillRegistryService<S> {
         &self,
         all: &[Skill],
         files: &[std::ops::Range<usize>],
-    ) -> Result<Vec<FileCheck>, ServiceError> {
+    ) -> Vec<Result<FileCheck, ServiceError>> {
         let mut file_of: HashMap<&SkillName, usize> = HashMap::with_capacity(all.len());
         let mut repeated = false;
         for (index, range) in files.iter().enumerate() {
@@ -591,17 +596,37 @@ impl<S: Store> SkillRegistryService<S> {
                 }
             }
         }
-        if repeated {
-            let mut checks = Vec::with_capacity(files.len());
-            for range in files {
-                let skills = all.get(range.clone()).unwrap_or_default();
-                checks.push(FileCheck {
-                    warnings: self.check_among(skills, all).await?,
-                    reaches: None,
-                });
+        if !repeated {
+            // A stored row the closure reaches that does not decode fails
+            // the one walk: then each file is checked on its own, and only
+            // the files that reach the row fail ("one bad row stops nobody
+            // else").
+            if let Ok(checks) = self.check_together(all, files, &file_of).await {
+                return checks.into_iter().map(Ok).collect();
             }
-            return Ok(checks);
         }
+        let mut checks = Vec::with_capacity(files.len());
+        for range in files {
+            let skills = all.get(range.clone()).unwrap_or_default();
+            checks.push(
+                self.check_among(skills, all)
+                    .await
+                    .map(|warnings| FileCheck {
+                        warnings,
+                        ..FileCheck::default()
+                    }),
+            );
+        }
+        checks
+    }
+
+    /// [`Self::check_files`] in one walk, every name defined once.
+    async fn check_together(
+        &self,
+        all: &[Skill],
+        files: &[std::ops::Range<usize>],
+        file_of: &HashMap<&SkillName, usize>,
+    ) -> Result<Vec<FileCheck>, ServiceError> {
         let roots = included_elsewhere(all, |name| file_of.contains_key(name));
         let (skills, catalog) = self.load_with(&roots, all).await?;
         let resolver = SkillResolver::new(&skills, &catalog);
@@ -621,17 +646,20 @@ impl<S: Store> SkillRegistryService<S> {
                 .copied()
                 .unwrap_or(0)
         };
-        let mut found: Vec<Found> = std::iter::repeat_with(Found::default)
+        // Each file's problems: of its own skills, and of stored ones.
+        let mut found: Vec<[Found; 2]> = std::iter::repeat_with(Default::default)
             .take(files.len())
             .collect();
+        let place =
+            |skill: &SkillName| (file_for(skill), usize::from(!file_of.contains_key(skill)));
         let mut troubled: HashSet<SkillName> = HashSet::new();
         for error in errors {
             let Some(at) = located_error(&error) else {
                 continue;
             };
             let at = at.clone();
-            if let Some(file) = found.get_mut(file_for(&at)) {
-                file.errors.push(error);
+            if let Some(found) = slot(&mut found, place(&at)) {
+                found.errors.push(error);
             }
             troubled.insert(at);
         }
@@ -643,33 +671,29 @@ impl<S: Store> SkillRegistryService<S> {
                 continue;
             }
             let at = located_warning(&warning).clone();
-            if let Some(file) = found.get_mut(file_for(&at)) {
-                file.warnings.push(warning);
+            if let Some(found) = slot(&mut found, place(&at)) {
+                found.warnings.push(warning);
             }
             troubled.insert(at);
         }
-        let mut by_file: Vec<Vec<&Skill>> = vec![Vec::new(); files.len()];
-        for skill in skills.skills() {
-            if let Some(file) = by_file.get_mut(file_for(&skill.name)) {
-                file.push(skill);
-            }
-        }
-        for (file, owned) in found.iter_mut().zip(&by_file) {
-            for error in self.check_mcp_references(owned.iter().copied()) {
-                if let ServiceError::UnknownMcpServer { skill, .. } = &error
-                    && let Ok(name) = SkillName::new(skill)
-                {
-                    troubled.insert(name);
+        for error in self.check_mcp_references(skills.skills()) {
+            if let ServiceError::UnknownMcpServer { skill, .. } = &error
+                && let Ok(name) = SkillName::new(skill)
+            {
+                if let Some(found) = slot(&mut found, place(&name)) {
+                    found.references.push(error);
                 }
-                file.references.push(error);
+                troubled.insert(name);
             }
         }
         let bad = graph.reaching(all.iter().map(|skill| &skill.name), &troubled);
         let mut checks = Vec::with_capacity(files.len());
-        for (range, found) in files.iter().zip(found) {
-            let warnings = self
-                .lines(found.errors, found.warnings, found.references)
+        for (range, [own, stored]) in files.iter().zip(found) {
+            let mut warnings = self.lines(own.errors, own.warnings, own.references).await?;
+            let from_stored = self
+                .lines(stored.errors, stored.warnings, stored.references)
                 .await?;
+            warnings.extend(from_stored.iter().cloned());
             let reaches = all
                 .get(range.clone())
                 .unwrap_or_default()
@@ -680,7 +704,11 @@ impl<S: Store> SkillRegistryService<S> {
                         .find(|included| bad.contains(included))
                         .map(|included| (skill.name.clone(), included.clone()))
                 });
-            checks.push(FileCheck { warnings, reaches });
+            checks.push(FileCheck {
+                warnings,
+                from_stored,
+                reaches,
+            });
         }
         Ok(checks)
     }
@@ -705,6 +733,12 @@ fn included_elsewhere(
     roots.sort();
     roots.dedup();
     roots
+}
+
+/// The problems of file `file`, of its own skills (`stored` 0) or of stored
+/// ones (1).
+fn slot(found: &mut [[Found; 2]], (file, stored): (usize, usize)) -> Option<&mut Found> {
+    found.get_mut(file)?.get_mut(stored)
 }
 
 /// One file's problems, as the check found them.
@@ -934,7 +968,9 @@ const MAX_WRITE_WARNINGS: usize = 20;
 /// in between (each time it read, someone else wrote).
 const APPLY_ATTEMPTS: usize = 5;
 
-fn bounded(mut warnings: Vec<String>) -> Vec<String> {
+/// Write warnings as a terminal shows them: the first
+/// [`MAX_WRITE_WARNINGS`], then how many more.
+pub fn shown_warnings(mut warnings: Vec<String>) -> Vec<String> {
     agents_core::text::cap_lines(&mut warnings, MAX_WRITE_WARNINGS, |more| {
         format!("… and {more} more problems (`agents skill validate` lists them per skill)")
     });
@@ -943,18 +979,18 @@ fn bounded(mut warnings: Vec<String>) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{bounded, did_you_mean};
+    use super::{did_you_mean, shown_warnings};
 
     #[test]
     fn write_warnings_are_bounded() {
         let many: Vec<String> = (0..1000).map(|i| format!("w{i}")).collect();
-        let shown = bounded(many);
+        let shown = shown_warnings(many);
         assert_eq!(shown.len(), 21);
         assert_eq!(
             shown[20],
             "… and 980 more problems (`agents skill validate` lists them per skill)"
         );
-        assert_eq!(bounded(vec!["one".into()]), ["one"]);
+        assert_eq!(shown_warnings(vec!["one".into()]), ["one"]);
     }
 
     #[test]

@@ -86,7 +86,7 @@ async fn write_files(
     } else {
         "updated"
     };
-    let Batch { all, files: parsed } = Batch::read(ctx, files).await?;
+    let Batch { all, files: parsed } = Batch::read(ctx, files).await;
     let all = &all;
     let mut parsed = parsed.into_iter();
     super::for_each_file(ctx.format, files, verb, "skill", |file| {
@@ -115,18 +115,26 @@ struct Batch {
 }
 
 impl Batch {
-    async fn read(ctx: &Context, files: &[PathBuf]) -> Result<Self, Failure> {
-        let Parsed { all, files } = Parsed::parse(ctx, files);
+    async fn read(ctx: &Context, paths: &[PathBuf]) -> Self {
+        let Parsed { all, files } = Parsed::parse(ctx, paths);
         let ranges: Vec<std::ops::Range<usize>> = files
             .iter()
             .filter_map(|file| file.as_ref().ok().cloned())
             .collect();
-        let mut checks = ctx.service.check_files(&all, &ranges).await?.into_iter();
+        let mut checks = ctx.service.check_files(&all, &ranges).await.into_iter();
         let files = files
             .into_iter()
-            .map(|file| file.map(|range| (range, checks.next().unwrap_or_default())))
+            .zip(paths)
+            .map(|(file, path)| {
+                let range = file?;
+                let check = checks
+                    .next()
+                    .unwrap_or_else(|| Ok(FileCheck::default()))
+                    .map_err(|err| super::in_file(path, err.into()))?;
+                Ok((range, check))
+            })
             .collect();
-        Ok(Self { all, files })
+        Self { all, files }
     }
 }
 
@@ -166,7 +174,7 @@ async fn apply(ctx: &Context, files: &[PathBuf], strict: bool) -> Result<ExitCod
     super::discover::discover_unless_done(ctx, false).await?;
     let mut results = Vec::new();
     let mut failed = false;
-    let Batch { all, files: parsed } = Batch::read(ctx, files).await?;
+    let Batch { all, files: parsed } = Batch::read(ctx, files).await;
     for (file, parsed) in files.iter().zip(parsed) {
         let shown = file.display().to_string();
         let written = match parsed {
@@ -238,11 +246,28 @@ async fn write_one(
 ) -> Result<WriteOutcome, Failure> {
     let shown = file.display().to_string();
     let in_file = |err: agents_registry::ServiceError| super::in_file(file, err.into());
-    let outcome = ctx
+    // A file that fails still shows the problems of stored skills its
+    // check found: each is listed for the first file that reaches it, and
+    // the files after it do not list it again.
+    let found = check.from_stored.clone();
+    let outcome = match ctx
         .service
         .write_skills_checked(skills, check, mode, strict)
         .await
-        .map_err(in_file)?;
+    {
+        Ok(outcome) => outcome,
+        Err(err) => {
+            if !matches!(err, agents_registry::ServiceError::Strict(_)) {
+                output::warn_all(
+                    ctx.format,
+                    agents_registry::shown_warnings(found)
+                        .iter()
+                        .map(|w| format!("{shown}: {w}")),
+                );
+            }
+            return Err(in_file(err));
+        }
+    };
     // The user chose this file: the launch specs in it are trusted for them.
     let verb = match mode {
         WriteMode::Add => "add",

@@ -308,6 +308,56 @@ fn a_problem_reached_by_many_files_is_listed_once() {
     assert_eq!(sb.sql_count("skills"), 1);
 }
 
+/// A stored row that does not decode fails only the files that reach it;
+/// and a file that fails still shows what its check found (a stored
+/// skill's problem is listed for the first file reaching it, not again).
+#[test]
+fn one_file_failing_costs_the_others_nothing() {
+    let sb = Sandbox::new();
+    let stored = sb.write(
+        "stored.yaml",
+        "name: t/z\ntools: [builtin/grep]\n---\nname: t/s\ntools: [nosuch/tool]\n---\nname: t/a\n",
+    );
+    sb.run(&["skill", "add", stored.to_str().unwrap()]).ok();
+    sb.sqlite3("UPDATE skills SET metadata_json = '{bad' WHERE name = 't/z'");
+    let fine = sb.write("fine.yaml", "name: t/fine\ntools: [builtin/grep]\n");
+    let bad = sb.write("bad.yaml", "name: t/bad\nincludes: [t/z]\n");
+    let run = sb
+        .run(&[
+            "skill",
+            "add",
+            fine.to_str().unwrap(),
+            bad.to_str().unwrap(),
+        ])
+        .fails(1);
+    assert!(
+        run.stdout
+            .contains("added 1 skill from [SANDBOX]/fine.yaml"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stderr.contains("bad.yaml: "), "{}", run.stderr);
+
+    // `a.yaml` fails (already registered) but still says what `t/s` lacks.
+    let a = sb.write("a.yaml", "name: t/a\nincludes: [t/s]\n");
+    let b = sb.write("b.yaml", "name: t/b\nincludes: [t/s]\n");
+    let run = sb
+        .run(&["skill", "add", a.to_str().unwrap(), b.to_str().unwrap()])
+        .fails(1);
+    assert!(
+        run.stderr
+            .contains("a.yaml: Skill 't/s': Tool 'nosuch/tool' is not registered"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("already registered"), "{}", run.stderr);
+    assert!(
+        run.stdout.contains("added 1 skill from [SANDBOX]/b.yaml"),
+        "{}",
+        run.stdout
+    );
+}
+
 #[test]
 fn db_import_replace_loads_into_a_non_empty_registry() {
     let sb = Sandbox::new();
