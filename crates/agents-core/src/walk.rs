@@ -72,7 +72,8 @@ impl Walk {
     }
 
     /// This walk builds an integer wider than 64 bits, `.inf` and `.nan` as
-    /// a string (the integer's decimal digits, `inf`, `NaN`) instead of
+    /// a string ([`LOOSE_MARK`], then the integer's decimal digits, `inf`,
+    /// `NaN`) instead of
     /// refusing them: for a reader that reads such scalars again as the text
     /// they were written as. [`Walk::loosened`] says whether it did.
     #[must_use]
@@ -87,11 +88,12 @@ impl Walk {
         self.loosened.get()
     }
 
-    /// A number JSON cannot hold, built as `text` when this walk is loose.
+    /// A number JSON cannot hold, built as [`LOOSE_MARK`] and `text` when
+    /// this walk is loose.
     fn loosen<B: Built, E: de::Error>(&self, text: &str) -> Option<Result<B, E>> {
         self.loose.then(|| {
             self.loosened.set(true);
-            Ok(B::string(text))
+            Ok(B::string(&format!("{LOOSE_MARK}{text}")))
         })
     }
 
@@ -194,6 +196,11 @@ mod sealed {
 pub struct Checked;
 
 type KeySet = HashSet<String, foldhash::fast::RandomState>;
+
+/// Starts the string a loose walk ([`Walk::loose_numbers`]) builds for a
+/// number JSON cannot hold: no YAML text holds it (a NUL must be escaped),
+/// so a reader can tell such a placeholder from any string written.
+pub const LOOSE_MARK: char = '\0';
 
 /// JSON has no infinity and no NaN.
 const NON_FINITE: &str = "`.nan` and `.inf` are not supported";

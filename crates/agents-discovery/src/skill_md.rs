@@ -327,6 +327,24 @@ pub(crate) fn parse_with_folder(
     let fields = match parsed.value {
         Value::Object(mut fields) if !fields.is_empty() => {
             keep_scalar_text(&front.yaml, &mut fields, parsed.loosened);
+            // A `.inf`, `.nan` or over-wide integer outside the fields read
+            // as text (in a schema): refused where it stands, as JSON cannot
+            // hold it.
+            if parsed.loosened
+                && let Some(path) = fields
+                    .iter()
+                    .find_map(|(key, value)| yaml::placeholder_at(value, key))
+            {
+                let top = path.split(['.', '[']).next().unwrap_or_default();
+                return Err(one(
+                    front.top_keys.get(top).copied().or(Some(1)),
+                    Rule::Yaml,
+                    format!(
+                        "invalid YAML: {}: `.nan`, `.inf` and integers wider than 64 bits are not supported (JSON cannot hold them; quote them for the text)",
+                        agents_core::text::shorten(&path, agents_core::text::MAX_ECHO_BYTES)
+                    ),
+                ));
+            }
             fields
         }
         Value::Null | Value::Object(_) => {

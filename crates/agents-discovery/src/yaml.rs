@@ -37,7 +37,33 @@ pub(crate) struct Parsed {
     pub loosened: bool,
 }
 
-/// Parses one YAML document into JSON.
+/// The path (`input_schema.properties.n.default`, `enum[2]`) of the first
+/// placeholder of [`parse`] left in `value`, below `path`.
+pub(crate) fn placeholder_at(value: &Value, path: &str) -> Option<String> {
+    match value {
+        Value::String(text) => text
+            .starts_with(agents_core::walk::LOOSE_MARK)
+            .then(|| path.to_owned()),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(index, item)| placeholder_at(item, &format!("{path}[{index}]"))),
+        Value::Object(map) => map.iter().find_map(|(key, item)| {
+            let below = if path.is_empty() {
+                key.clone()
+            } else {
+                format!("{path}.{key}")
+            };
+            placeholder_at(item, &below)
+        }),
+        Value::Null | Value::Bool(_) | Value::Number(_) => None,
+    }
+}
+
+/// Parses one YAML document into JSON, numbers JSON cannot hold as
+/// placeholders ([`agents_core::walk::LOOSE_MARK`]: a reader takes the
+/// text of those in text fields, and refuses the others,
+/// [`placeholder_at`]).
 pub(crate) fn parse(text: &str) -> Result<Parsed, YamlProblem> {
     let walk = Walk::new(BUDGET, VALUE_COST, BUDGET_MESSAGE).loose_numbers();
     let deserializer = yaml_serde::Deserializer::from_str(text);

@@ -573,7 +573,9 @@ const MALFORMED: &[(&str, &[&str])] = &[
     (
         "infinite-number.md",
         // `.inf` is text in a string field; a schema cannot hold it.
-        &["SKILL.md:4: `input_schema`: not a valid JSON Schema: \"inf\" is not of type \"number\""],
+        &[
+            "SKILL.md:4: invalid YAML: input_schema.maximum: `.nan`, `.inf` and integers wider than 64 bits are not supported (JSON cannot hold them; quote them for the text)",
+        ],
     ),
     (
         "missing-required-fields.md",
@@ -617,6 +619,14 @@ const MALFORMED: &[(&str, &[&str])] = &[
     (
         "uppercase-name.md",
         &["SKILL.md:2: name `PDF_Tools` must be lowercase ASCII letters, digits and hyphens"],
+    ),
+    (
+        "wide-number-in-schema.md",
+        // Text fields keep `1.10` and `.inf` as written; a schema cannot
+        // hold an integer wider than 64 bits.
+        &[
+            "SKILL.md:6: invalid YAML: input_schema.properties.n.default: `.nan`, `.inf` and integers wider than 64 bits are not supported (JSON cannot hold them; quote them for the text)",
+        ],
     ),
     (
         "wrong-types.md",
