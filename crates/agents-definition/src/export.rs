@@ -61,9 +61,10 @@ pub struct Export {
     pub text: String,
     /// The largest skill or tool document (none when there is neither).
     pub largest: Option<LargestDocument>,
-    /// The skills whose documents [`parse_export`] would refuse (a stored
-    /// row no definition file could have made, such as an include override
-    /// of a locked field written by an older client), in export order. The
+    /// The skills and tools whose documents [`parse_export`] would refuse (a
+    /// stored row no definition file could have made, such as an include
+    /// override of a locked field written by an older client, or a tool
+    /// schema written straight into the database), in export order. The
     /// stream holds them all the same: a backup refused is worse.
     pub refused: Vec<RefusedDocument>,
 }
@@ -71,7 +72,9 @@ pub struct Export {
 /// A document of an [`Export`] that reading the export back would refuse.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RefusedDocument {
-    /// The skill the document defines.
+    /// What the document defines: `skill` or `tool`.
+    pub kind: &'static str,
+    /// The skill or tool the document defines.
     pub subject: String,
     /// Why it is refused, as the reader says it (`field: message; …`).
     pub reason: String,
@@ -120,6 +123,7 @@ pub fn export_to_yaml(skills: &[Skill], tools: &[ToolSpec]) -> Result<Export, De
         // What the reader checks of the document it reads back.
         if let Err(problems) = entry.skill.into_skill().validate() {
             refused.push(RefusedDocument {
+                kind: "skill",
                 subject: skill.name.to_string(),
                 reason: crate::skill::describe_problems(&problems),
             });
@@ -128,6 +132,15 @@ pub fn export_to_yaml(skills: &[Skill], tools: &[ToolSpec]) -> Result<Export, De
     for tool in tools {
         let body = crate::yaml_text(&ToolEntry { tool }).map_err(failed)?;
         document(&mut out, &tool.name, body);
+        // What the reader checks of a tool row (a schema a client wrote
+        // into the database past the checks).
+        if let Err(err) = tool.validate() {
+            refused.push(RefusedDocument {
+                kind: "tool",
+                subject: tool.name.clone(),
+                reason: err.message,
+            });
+        }
     }
     Ok(Export {
         text: out,

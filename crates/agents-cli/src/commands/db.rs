@@ -56,8 +56,14 @@ pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Fa
             // into the database) that `db import` would refuse: the file is
             // written all the same, and says which.
             let refused_skills = export.refused.iter().map(|refused| {
+                let fix = if refused.kind == "skill" {
+                    "agents skill update"
+                } else {
+                    "agents tool add --replace"
+                };
                 format!(
-                    "`db import` will refuse the exported file: skill `{}`: {}; fix the skill with `agents skill update` and export again",
+                    "`db import` will refuse the exported file: {} `{}`: {}; fix it with `{fix}` and export again",
+                    refused.kind,
                     refused.subject,
                     agents_core::text::bounded_message(&refused.reason)
                 )
