@@ -103,19 +103,29 @@ const SESSION_LIMITS: [(&str, &str); 2] = [
     ("idle_in_transaction_session_timeout", "60s"),
 ];
 
-/// `options` with [`SESSION_LIMITS`], each unless the URL's `options`
-/// parameter sets it (`options=-c lock_timeout=5s`).
-fn with_session_limits(options: PgConnectOptions) -> PgConnectOptions {
-    let given = options.get_options().unwrap_or_default().to_owned();
-    let missing: Vec<(&str, &str)> = SESSION_LIMITS
+/// The `SET` statements of [`SESSION_LIMITS`] a new session runs, each
+/// unless the URL's `options` parameter sets it (`options=-c
+/// lock_timeout=5s`). Set after connecting, not as an `options` startup
+/// parameter: a connection pooler (PgBouncer) refuses a startup parameter
+/// it does not know.
+fn session_limits(options: &PgConnectOptions) -> String {
+    let given = options.get_options().unwrap_or_default();
+    SESSION_LIMITS
         .into_iter()
         .filter(|(name, _)| !given.contains(name))
-        .collect();
-    if missing.is_empty() {
-        options
-    } else {
-        options.options(missing)
+        .map(|(name, value)| format!("SET {name} = '{value}';"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Runs `limits` ([`session_limits`]) on a new session.
+async fn limit_session(conn: &mut PgConnection, limits: &str) -> Result<(), sqlx::Error> {
+    if !limits.is_empty() {
+        sqlx::raw_sql(AssertSqlSafe(limits.to_owned()))
+            .execute(conn)
+            .await?;
     }
+    Ok(())
 }
 
 impl PostgresStore {
@@ -138,7 +148,7 @@ impl PostgresStore {
                 reason: err.to_string(),
             })?
             .application_name("agents");
-        let options = with_session_limits(options);
+        let limits = session_limits(&options);
         let context = format!("cannot connect to postgres `{location}`");
         // One direct connection first: its error says why (refused, auth,
         // TLS), where the pool would retry a refused connection until its
@@ -150,6 +160,12 @@ impl PostgresStore {
                 source: timed_out("no answer from the server", timeout).into(),
             })?
             .map_err(|source| StoreError::Database {
+                context: context.clone(),
+                source: source.into(),
+            })?;
+        limit_session(&mut direct, &limits)
+            .await
+            .map_err(|source| StoreError::Database {
                 context,
                 source: source.into(),
             })?;
@@ -160,6 +176,10 @@ impl PostgresStore {
             // A pooled connection may have died with a server restart: ping
             // it before use and reconnect if needed.
             .test_before_acquire(true)
+            .after_connect(move |conn, _| {
+                let limits = limits.clone();
+                Box::pin(async move { limit_session(conn, &limits).await })
+            })
             .connect_lazy_with(options);
         let engine = Engine::new(Pool::Postgres(pool), location);
         let mut conn = Conn::Postgres(Handle::Direct(&mut direct));
@@ -296,22 +316,18 @@ mod tests {
 
     #[test]
     fn session_limits_are_set_unless_the_url_sets_them() {
-        let plain = with_session_limits(PgConnectOptions::from_str("postgres://h/db").unwrap());
-        let options = plain.get_options().unwrap();
-        assert!(options.contains("lock_timeout=60s"), "{options}");
-        assert!(
-            options.contains("idle_in_transaction_session_timeout=60s"),
-            "{options}"
+        let plain = PgConnectOptions::from_str("postgres://h/db").unwrap();
+        assert_eq!(
+            session_limits(&plain),
+            "SET lock_timeout = '60s'; SET idle_in_transaction_session_timeout = '60s';"
         );
-        let own = with_session_limits(
-            PgConnectOptions::from_str("postgres://h/db?options=-c%20lock_timeout%3D5s").unwrap(),
-        );
-        let options = own.get_options().unwrap();
-        assert!(options.contains("lock_timeout=5s"), "{options}");
-        assert!(!options.contains("lock_timeout=60s"), "{options}");
-        assert!(
-            options.contains("idle_in_transaction_session_timeout=60s"),
-            "{options}"
+        // No startup parameter of ours: a pooler may refuse one.
+        assert_eq!(plain.get_options(), None);
+        let own =
+            PgConnectOptions::from_str("postgres://h/db?options=-c%20lock_timeout%3D5s").unwrap();
+        assert_eq!(
+            session_limits(&own),
+            "SET idle_in_transaction_session_timeout = '60s';"
         );
     }
 }
