@@ -135,7 +135,10 @@ fn mark(value: &mut Value) -> bool {
 }
 
 fn marked(text: &str) -> Option<String> {
-    let quote = yaml_1_1_typed(text);
+    // Text that spells a marker's escape (`\x01`) is double-quoted too, so
+    // the emitter writes its backslash escaped (`\\x01`), which `unmark`
+    // tells from a marker.
+    let quote = yaml_1_1_typed(text) || text.contains(MARK_ESCAPED);
     if !quote && !text.chars().any(needs_escape) {
         return None;
     }
@@ -162,6 +165,14 @@ fn unmark(text: &str) -> String {
     let mut rest = text;
     while let Some(at) = rest.find(MARK_ESCAPED) {
         let (before, after) = rest.split_at(at);
+        // Text that holds a backslash and `x01` itself is written `\\x01`:
+        // a backslash escaped by another one starts no marker.
+        if before.bytes().rev().take_while(|b| *b == b'\\').count() % 2 == 1 {
+            out.push_str(before);
+            out.push_str(MARK_ESCAPED);
+            rest = after.get(MARK_ESCAPED.len()..).unwrap_or_default();
+            continue;
+        }
         // A number's text: the quotes around it go (it holds neither a
         // quote nor an escape).
         if let Some(quoted) = before.strip_suffix('"')
@@ -271,6 +282,20 @@ mod tests {
         ] {
             assert!(text.lines().any(|l| l.trim() == line), "{line} in\n{text}");
         }
+        let back: Value = yaml_serde::from_str(&text).unwrap();
+        assert_eq!(back, value, "{text}");
+    }
+
+    #[test]
+    fn text_that_spells_a_marker_reads_back() {
+        let value = json!({
+            "spelled": "a\\x01------\\x01b",
+            "hex": "c\\x01000041\\x01d",
+            "number": "\\x01++++++\\x011",
+            "with": "yes",
+            "hidden": "e\u{202e}f\\x01------\\x01",
+        });
+        let text = yaml_text(&value).unwrap();
         let back: Value = yaml_serde::from_str(&text).unwrap();
         assert_eq!(back, value, "{text}");
     }
