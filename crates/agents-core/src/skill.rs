@@ -525,6 +525,12 @@ impl Skill {
                     ),
                 );
             }
+            if name.contains('\0') {
+                fail(
+                    format!("{list}[{index}]"),
+                    "must not contain a NUL character (`\\0`)".into(),
+                );
+            }
         }
         if problems.is_empty() {
             Ok(())

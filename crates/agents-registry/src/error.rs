@@ -26,6 +26,20 @@ pub enum ServiceError {
         shown = agents_core::text::shorten(.0, agents_core::text::MAX_ECHO_BYTES)
     )]
     NotBuiltin(String),
+    /// An export's MCP or Agent Skills row not named in its source's
+    /// namespace.
+    #[error(
+        "tool `{shown}` says `source: {from}` but is not named `{prefix}…`, as every {from} tool is; an export names each row so",
+        shown = agents_core::text::shorten(.name, agents_core::text::MAX_ECHO_BYTES)
+    )]
+    MisnamedCacheRow {
+        /// The row's name.
+        name: String,
+        /// Its source.
+        from: agents_core::ToolSource,
+        /// The prefix that source's names have.
+        prefix: &'static str,
+    },
     /// Custom tools may not use a namespace reserved for another source.
     #[error(
         "tool `{name}`: the `{prefix}` namespace is reserved for tools from its source; pick another name"
@@ -144,6 +158,7 @@ impl ServiceError {
             Self::Tool(err) => err.kind(),
             Self::BuiltinTool(_) => "builtin_tool",
             Self::ToolNotFound(..) | Self::NotBuiltin(_) => "tool_not_found",
+            Self::MisnamedCacheRow { .. } => "invalid_tool",
             Self::InvalidNamespace(_) => "invalid_namespace",
             Self::ReservedToolName { .. } => "reserved_tool_name",
             Self::UnknownMcpServer { .. } => "unknown_mcp_server",

@@ -376,7 +376,24 @@ impl<S: Store> SkillRegistryService<S> {
             // The export's MCP and Agent Skills rows carry their sources'
             // names; a custom tool may not take one (as `tool add` refuses it).
             ToolSource::Custom => crate::service::check_custom_name(&tool.name).map(|()| true),
-            ToolSource::Mcp | ToolSource::AgentSkills => Ok(true),
+            // A cache row is named in its own source's namespace: an MCP row
+            // called `agent_skills/x` would pass for a discovered skill.
+            ToolSource::Mcp | ToolSource::AgentSkills => {
+                let prefix = if tool.source == ToolSource::Mcp {
+                    "mcp:"
+                } else {
+                    "agent_skills/"
+                };
+                if tool.name.starts_with(prefix) {
+                    Ok(true)
+                } else {
+                    Err(ServiceError::MisnamedCacheRow {
+                        name: tool.name.clone(),
+                        from: tool.source,
+                        prefix,
+                    })
+                }
+            }
         }
     }
 
