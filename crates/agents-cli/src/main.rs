@@ -84,6 +84,12 @@ fn main() -> ExitCode {
         }
     };
     let format = args.global.format_or_table();
+    // A gateway runs until it is stopped: a signal is its normal end (exit 0,
+    // as a service manager expects), not a failure.
+    let serving = matches!(
+        args.command,
+        cli::Command::Mcp(cli::McpCommand::Serve { .. })
+    );
     // Grandchildren of MCP servers that left their process group come back to
     // us when their parent dies, and are killed before we exit.
     agents_mcp::adopt_orphans();
@@ -98,6 +104,10 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(failure) if failure.kind == output::BROKEN_PIPE => ExitCode::SUCCESS,
+        Err(failure) if serving && failure.kind == INTERRUPTED => {
+            output::note(&format!("mcp serve: stopped ({})", failure.message));
+            ExitCode::SUCCESS
+        }
         Err(failure) => {
             output::report_error(format, &failure);
             ExitCode::from(failure.exit_code())
@@ -154,6 +164,9 @@ async fn exit_when_stuck(format: cli::Format) {
     std::process::exit(i32::from(failure.exit_code()));
 }
 
+/// The kind of the failure a stopping signal ends a command with.
+const INTERRUPTED: &str = "interrupted";
+
 /// The signals that stop a command.
 struct Signals {
     #[cfg(unix)]
@@ -183,14 +196,14 @@ impl Signals {
     async fn next(&mut self) -> Failure {
         #[cfg(unix)]
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => Failure::new("interrupted", "interrupted"),
-            _ = self.term.recv() => Failure::new("interrupted", "terminated (SIGTERM)"),
-            _ = self.hup.recv() => Failure::new("interrupted", "hung up (SIGHUP)"),
+            _ = tokio::signal::ctrl_c() => Failure::new(INTERRUPTED, "interrupted"),
+            _ = self.term.recv() => Failure::new(INTERRUPTED, "terminated (SIGTERM)"),
+            _ = self.hup.recv() => Failure::new(INTERRUPTED, "hung up (SIGHUP)"),
         }
         #[cfg(not(unix))]
         {
             let _ = tokio::signal::ctrl_c().await;
-            Failure::new("interrupted", "interrupted")
+            Failure::new(INTERRUPTED, "interrupted")
         }
     }
 }
