@@ -505,6 +505,11 @@ pub fn supported(format: Format, allowed: &[Format], command: &str) -> Result<()
     // YAML is JSON's structure in another syntax: offered wherever JSON is.
     if allowed.contains(&format) || (format == Format::Yaml && allowed.contains(&Format::Json)) {
         Ok(())
+    } else if allowed == [Format::Table] {
+        Err(Failure::usage(format!(
+            "`{command}` writes its own text and takes no `--format` (`--format {}` was given)",
+            format_name(format),
+        )))
     } else {
         let mut names: Vec<String> = allowed
             .iter()

@@ -384,7 +384,15 @@ impl<S: Store> SkillRegistryService<S> {
                 } else {
                     "agent_skills/"
                 };
-                if tool.name.starts_with(prefix) {
+                // Stored cache rows carry their scope or digest
+                // (`agent_skills@SCOPE/x`, `mcp:server@DIGEST/x`).
+                let stem = prefix.trim_end_matches('/');
+                let named = tool.name.starts_with(prefix)
+                    || tool
+                        .name
+                        .strip_prefix(stem)
+                        .is_some_and(|rest| rest.starts_with('@'));
+                if named {
                     Ok(true)
                 } else {
                     Err(ServiceError::MisnamedCacheRow {

@@ -39,6 +39,19 @@ pub async fn run(args: Args) -> Result<ExitCode, Failure> {
             output::format_name(format)
         )));
     }
+    if let Some(format) = global
+        .format
+        .filter(|f| matches!(f, Format::Dot | Format::Mermaid))
+        && !matches!(
+            command,
+            Command::Skill(crate::cli::SkillCommand::Graph { .. })
+        )
+    {
+        return Err(Failure::usage(format!(
+            "`--format {}` is only for `agents skill graph`",
+            output::format_name(format)
+        )));
+    }
     // Every command's formats are checked here, before anything runs.
     let (name, allowed) = formats::of(&command);
     match global.format {

@@ -332,7 +332,7 @@ fn usage_errors_exit_2() {
     let run = sb.run(&["skill", "list", "--format", "dot"]).fails(2);
     assert_eq!(
         run.stderr,
-        "error: `skill list` does not support `--format dot`; use `table`, `json` or `yaml`\n"
+        "error: `--format dot` is only for `agents skill graph`\n"
     );
     sb.run(&["--version"]).ok();
     // Every command refuses a format it cannot write, by its own name,
@@ -360,9 +360,16 @@ fn usage_errors_exit_2() {
         ),
     ] {
         let run = sb.run(args).fails(2);
+        // A graph format names the one command that draws it; a command
+        // that writes its own text says it takes no format.
+        let graph = args.contains(&"dot") || args.contains(&"mermaid");
         assert!(
             run.stderr
-                .contains(&format!("`{name}` does not support `--format ")),
+                .contains(&format!("`{name}` does not support `--format "))
+                || run.stderr.contains(&format!(
+                    "`{name}` writes its own text and takes no `--format`"
+                ))
+                || (graph && run.stderr.contains("is only for `agents skill graph`")),
             "{args:?}: {}",
             run.stderr
         );
