@@ -438,6 +438,15 @@ fn mcp_tool(entry: &ResolvedToolEntry, tool: &Effective<'_>, name: String, schem
             json!(checkpointable),
         );
     }
+    // What the skill says of the tool beyond MCP's hints (`approval:
+    // required`, `timeout_s`, `audit`): the gateway cannot ask a person, so
+    // a client that can is told.
+    if !entry.overrides.is_empty() {
+        meta.insert(
+            "io.cleveragents/overrides".into(),
+            Value::Object(entry.overrides.clone()),
+        );
+    }
     object.insert("_meta".into(), Value::Object(meta));
     Value::Object(object)
 }

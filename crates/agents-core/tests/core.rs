@@ -1277,6 +1277,17 @@ fn served_annotations_keep_a_servers_destructive_hint_until_an_override_sets_a_f
         annotations("l/strict", "mcp:srv/get_sum"),
         json!({"readOnlyHint": false, "destructiveHint": true})
     );
+    // What MCP has no hint for reaches the client in `_meta`.
+    let skills = set(vec![skill("l/ask").tools(["mcp:srv/add_note"]).override_(
+        "mcp:srv/add_note",
+        json!({"approval": "required", "timeout_s": 5}),
+    )]);
+    let r = resolve(&skills, &registry, "l/ask").unwrap();
+    let served = export_tools(&r.entries, ExportFormat::Mcp);
+    assert_eq!(
+        served.tools[0]["_meta"]["io.cleveragents/overrides"],
+        json!({"approval": "required", "timeout_s": 5})
+    );
 }
 
 // ----- include graph ----------------------------------------------------
