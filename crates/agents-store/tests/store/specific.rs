@@ -352,6 +352,15 @@ async fn until_waiting_on_locks(url: &str, count: i64, done: impl Fn() -> bool) 
     }
 }
 
+/// A connection of its own inside a transaction that has run `sql` (a
+/// lock it holds until the test ends the transaction).
+async fn holding(url: &str, sql: &'static str) -> sqlx::PgConnection {
+    let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+    conn.execute("BEGIN").await.unwrap();
+    conn.execute(sql).await.unwrap();
+    conn
+}
+
 /// The database's URL and a store holding `race/base`.
 async fn with_base(ctx: &harness::Ctx) -> (String, std::sync::Arc<agents_store::AnyStore>) {
     let url = ctx.postgres_url().unwrap().to_string();
@@ -377,12 +386,11 @@ async fn postgres_remove_waits_for_an_uncommitted_include_and_refuses() {
         let (url, store) = with_base(&ctx).await;
         // Holds the `registry_meta` key the add writes last, so the add
         // stops there: its skill and include rows written, not committed.
-        let mut pause = sqlx::PgConnection::connect(&url).await.unwrap();
-        pause.execute("BEGIN").await.unwrap();
-        pause
-            .execute("INSERT INTO registry_meta (key, value) VALUES ('race.pause', 'held')")
-            .await
-            .unwrap();
+        let mut pause = holding(
+            &url,
+            "INSERT INTO registry_meta (key, value) VALUES ('race.pause', 'held')",
+        )
+        .await;
         let adding = {
             let store = store.clone();
             tokio::spawn(async move {
@@ -444,12 +452,11 @@ async fn postgres_include_waits_for_a_removal_in_progress() {
     harness::postgres(name, |ctx| async move {
         let (url, store) = with_base(&ctx).await;
         // A removal as the store makes one: the row locked, no includer seen.
-        let mut remover = sqlx::PgConnection::connect(&url).await.unwrap();
-        remover.execute("BEGIN").await.unwrap();
-        remover
-            .execute("SELECT name FROM skills WHERE name = 'race/base' FOR UPDATE")
-            .await
-            .unwrap();
+        let mut remover = holding(
+            &url,
+            "SELECT name FROM skills WHERE name = 'race/base' FOR UPDATE",
+        )
+        .await;
         let adding = {
             let store = store.clone();
             tokio::spawn(async move {
@@ -490,12 +497,7 @@ async fn postgres_a_held_lock_is_waited_for_a_bounded_time() {
     harness::postgres(name, |ctx| async move {
         let url = ctx.postgres_url().unwrap().to_string();
         drop(ctx.open().await);
-        let mut holder = sqlx::PgConnection::connect(&url).await.unwrap();
-        holder.execute("BEGIN").await.unwrap();
-        holder
-            .execute("LOCK TABLE skills IN ACCESS EXCLUSIVE MODE")
-            .await
-            .unwrap();
+        let mut holder = holding(&url, "LOCK TABLE skills IN ACCESS EXCLUSIVE MODE").await;
         let separator = if url.contains('?') { '&' } else { '?' };
         let short = format!("{url}{separator}options=-c%20lock_timeout%3D300ms");
         let store = PostgresStore::connect(&short).await.unwrap();
@@ -525,12 +527,11 @@ async fn postgres_an_update_does_not_wait_for_a_writer_including_the_skill() {
     harness::postgres(name, |ctx| async move {
         let (url, store) = with_base(&ctx).await;
         // A writer whose skill includes `race/base`, not committed yet.
-        let mut includer = sqlx::PgConnection::connect(&url).await.unwrap();
-        includer.execute("BEGIN").await.unwrap();
-        includer
-            .execute("SELECT name FROM skills WHERE name = 'race/base' FOR KEY SHARE")
-            .await
-            .unwrap();
+        let mut includer = holding(
+            &url,
+            "SELECT name FROM skills WHERE name = 'race/base' FOR KEY SHARE",
+        )
+        .await;
         let updating = {
             let store = store.clone();
             tokio::spawn(async move {
