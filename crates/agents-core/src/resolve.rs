@@ -496,8 +496,8 @@ pub enum ResolveWarning {
         place: String,
         /// The field.
         field: String,
-        /// The JSON type given.
-        found: &'static str,
+        /// What was given: the JSON type, or a number as written (`0`).
+        found: String,
         /// What the field takes.
         expected: &'static str,
     },
@@ -1728,7 +1728,7 @@ const TYPED_FIELDS: [(&str, &str); 7] = [
 
 /// Each field of `fields` the registry reads whose value it cannot use:
 /// (field, the type given, what it takes).
-fn mistyped_fields(fields: &ValueMap) -> Vec<(String, &'static str, &'static str)> {
+fn mistyped_fields(fields: &ValueMap) -> Vec<(String, String, &'static str)> {
     if fields.is_empty() {
         return Vec::new();
     }
@@ -1742,11 +1742,15 @@ fn mistyped_fields(fields: &ValueMap) -> Vec<(String, &'static str, &'static str
                 _ => value.is_boolean(),
             };
             (!fits).then(|| {
-                (
-                    (*field).to_owned(),
-                    crate::tool::json_kind(value),
-                    *expected,
-                )
+                // A number of the wrong kind (`0`, `-1`, `2.5`) is shown:
+                // "is a number" would not say what is wrong with it.
+                let found = match value {
+                    serde_json::Value::Number(number) if *field == "timeout_s" => {
+                        format!("`{number}`")
+                    }
+                    other => crate::tool::json_kind(other).to_owned(),
+                };
+                ((*field).to_owned(), found, *expected)
             })
         })
         .collect()

@@ -240,7 +240,7 @@ fn overrides_of_a_type_the_registry_cannot_use_warn() {
             "Skill 'l/root': override `read_only` for 't' is a string, expected `true` or `false`; it counts as unset and hides any weaker value of `read_only`",
             "Skill 'l/root': override `description` for 't' is a number, expected a string; it counts as unset and hides any weaker value of `description`",
             "Skill 'l/root': override `writes` on its include of 'l/sub' is a string, expected `true` or `false`; it counts as unset and hides any weaker value of `writes`",
-            "Skill 'l/root': override `timeout_s` on its include of 'l/sub' is a number, expected a whole number of seconds from 1; it counts as unset and hides any weaker value of `timeout_s`",
+            "Skill 'l/root': override `timeout_s` on its include of 'l/sub' is `0`, expected a whole number of seconds from 1; it counts as unset and hides any weaker value of `timeout_s`",
         ]
     );
 }
