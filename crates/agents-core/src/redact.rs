@@ -64,29 +64,35 @@ const POINTER_ENDINGS: &[&str] = &[
 /// not one whose value names a program, file or folder ([`POINTER_ENDINGS`]).
 pub fn is_secret_name(name: &str) -> bool {
     let decoded = percent_decode(name);
-    // Whole words that name a secret but are too short, or too common
-    // inside other words, to match as parts of the folded name:
-    // `GITHUB_PAT`, `X-Pat`, `BEARER`, `SENTRY_DSN`, `SLACK_WEBHOOK`.
-    if decoded
+    let words: Vec<&str> = decoded
         .split(|c: char| !c.is_ascii_alphanumeric())
-        .any(|word| {
-            SECRET_WHOLE_WORDS
-                .iter()
-                .any(|w| word.eq_ignore_ascii_case(w))
-        })
-    {
-        return true;
-    }
+        .filter(|word| !word.is_empty())
+        .collect();
+    let whole_word = |word: &str| {
+        SECRET_WHOLE_WORDS
+            .iter()
+            .any(|w| word.eq_ignore_ascii_case(w))
+    };
     let folded: String = decoded
         .chars()
         .filter(|c| !matches!(c, '-' | '_' | '.' | ' '))
         .flat_map(char::to_lowercase)
         .collect();
+    // A name for what runs or is read is shown first of all (a trust prompt
+    // must show `GITHUB_PAT_COMMAND`), unless its last word is itself a
+    // secret's (`SLACK_WEBHOOK` ends in `hook`).
     if POINTER_ENDINGS
         .iter()
         .any(|ending| folded.ends_with(ending))
+        && !words.last().is_some_and(|last| whole_word(last))
     {
         return false;
+    }
+    // Whole words that name a secret but are too short, or too common
+    // inside other words, to match as parts of the folded name:
+    // `GITHUB_PAT`, `X-Pat`, `BEARER`, `SENTRY_DSN`, `SLACK_WEBHOOK`.
+    if words.iter().any(|word| whole_word(word)) {
+        return true;
     }
     SECRET_WORDS
         .iter()
@@ -637,6 +643,10 @@ mod tests {
         // What names a program, file or folder is shown: a trust prompt must
         // not hide what a definition makes run.
         for pointer in [
+            "GITHUB_PAT_COMMAND",
+            "SENTRY_DSN_FILE",
+            "SLACK_WEBHOOK_SCRIPT",
+            "PAT_HELPER",
             "GIT_ASKPASS",
             "SSH_ASKPASS",
             "AUTH_COMMAND",

@@ -109,13 +109,31 @@ const SESSION_LIMITS: [(&str, &str); 2] = [
 /// parameter: a connection pooler (PgBouncer) refuses a startup parameter
 /// it does not know.
 fn session_limits(options: &PgConnectOptions) -> String {
-    let given = options.get_options().unwrap_or_default();
+    let given = given_settings(options.get_options().unwrap_or_default());
     SESSION_LIMITS
         .into_iter()
-        .filter(|(name, _)| !given.contains(name))
+        .filter(|(name, _)| !given.iter().any(|given| given == name))
         .map(|(name, value)| format!("SET {name} = '{value}';"))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// The names of the settings an `options` value sets: `-c name=value`,
+/// `-cname=value` and `--name=value`, compared whole (`deadlock_timeout`
+/// is not `lock_timeout`).
+fn given_settings(options: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut words = options.split_whitespace();
+    while let Some(word) = words.next() {
+        let setting = match word {
+            "-c" => words.next(),
+            _ => word.strip_prefix("-c").or_else(|| word.strip_prefix("--")),
+        };
+        if let Some((name, _)) = setting.and_then(|setting| setting.split_once('=')) {
+            names.push(name.replace('-', "_"));
+        }
+    }
+    names
 }
 
 /// Runs `limits` ([`session_limits`]) on a new session.
@@ -328,6 +346,24 @@ mod tests {
         assert_eq!(
             session_limits(&own),
             "SET idle_in_transaction_session_timeout = '60s';"
+        );
+        // Names are compared whole.
+        let other =
+            PgConnectOptions::from_str("postgres://h/db?options=-c%20deadlock_timeout%3D5s")
+                .unwrap();
+        assert_eq!(
+            session_limits(&other),
+            "SET lock_timeout = '60s'; SET idle_in_transaction_session_timeout = '60s';"
+        );
+        assert_eq!(
+            given_settings(
+                "-c lock_timeout=1s -cstatement_timeout=2s --idle-in-transaction-session-timeout=3s"
+            ),
+            [
+                "lock_timeout",
+                "statement_timeout",
+                "idle_in_transaction_session_timeout"
+            ]
         );
     }
 }

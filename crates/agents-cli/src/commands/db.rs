@@ -55,11 +55,21 @@ pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Fa
             // Rows written past the checks (by an older client, or straight
             // into the database) that `db import` would refuse: the file is
             // written all the same, and says which.
+            let sources: std::collections::HashMap<&str, agents_core::ToolSource> = tools
+                .iter()
+                .map(|tool| (tool.name.as_str(), tool.source))
+                .collect();
             let refused_skills = export.refused.iter().map(|refused| {
+                // The command that rewrites such a row: a cache row comes
+                // back from its source, not from `tool add`.
                 let fix = if refused.kind == "skill" {
                     "agents skill update"
                 } else {
-                    "agents tool add --replace"
+                    match sources.get(refused.subject.as_str()) {
+                        Some(agents_core::ToolSource::Mcp) => "agents mcp refresh",
+                        Some(agents_core::ToolSource::AgentSkills) => "agents skill discover",
+                        _ => "agents tool add --replace",
+                    }
                 };
                 format!(
                     "`db import` will refuse the exported file: {} `{}`: {}; fix it with `{fix}` and export again",

@@ -183,7 +183,11 @@ fn export_warns_of_rows_the_import_would_refuse() {
     sb.sqlite3(
         "INSERT INTO tools (name, source, origin, spec_json, created_at, updated_at) VALUES ('builtin/read_file', 'custom', NULL, '{\"name\":\"builtin/read_file\",\"source\":\"custom\"}', '2024-01-01T00:00:00Z', '2024-01-01T00:00:00Z')",
     );
-    // A schema no reader of the file accepts.
+    // A schema no reader of the file accepts (a custom tool's, and an MCP
+    // cache row's, which comes back from its server, not from `tool add`).
+    sb.sqlite3(
+        "INSERT INTO tools (name, source, origin, spec_json, created_at, updated_at) VALUES ('mcp:srv@0123456789ab/t', 'mcp', '0123456789ab', '{\"name\":\"mcp:srv@0123456789ab/t\",\"source\":\"mcp\",\"input_schema\":{\"type\":\"objekt\"}}', '2024-01-01T00:00:00Z', '2024-01-01T00:00:00Z')",
+    );
     sb.sqlite3(
         "INSERT INTO tools (name, source, origin, spec_json, created_at, updated_at) VALUES ('custom/bogus', 'custom', NULL, '{\"name\":\"custom/bogus\",\"source\":\"custom\",\"input_schema\":{\"type\":\"bogus\"}}', '2024-01-01T00:00:00Z', '2024-01-01T00:00:00Z')",
     );
@@ -193,7 +197,7 @@ fn export_warns_of_rows_the_import_would_refuse() {
     insta::assert_snapshot!("export_refused_rows_stderr", run.stderr);
     assert_eq!(
         run.stdout,
-        "exported 2 skill(s) and 2 tool(s) to [SANDBOX]/export.yaml\n"
+        "exported 2 skill(s) and 3 tool(s) to [SANDBOX]/export.yaml\n"
     );
     let other = format!("sqlite://{}", sb.path("other.db").display());
     let run = sb
