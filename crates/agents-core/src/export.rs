@@ -136,6 +136,15 @@ pub struct Effective<'a> {
     pub description: String,
     /// Title override.
     pub title: Option<String>,
+    /// The capability flags after overrides.
+    pub flags: CapabilityFlags,
+}
+
+/// An entry's capability flags after its overrides: an override's value,
+/// else its tool's own (none for a tool the registry does not know, whose
+/// flags are then what its overrides say).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CapabilityFlags {
     /// `read_only`.
     pub read_only: Option<bool>,
     /// `writes`.
@@ -147,7 +156,49 @@ pub struct Effective<'a> {
     /// Whether an override sets `read_only`, `writes` or `side_effects`
     /// (else the flags are the tool's own, for an MCP tool those its
     /// server's annotations gave).
-    pub flags_overridden: bool,
+    pub overridden: bool,
+}
+
+impl CapabilityFlags {
+    /// The flags of `entry` ([`CapabilityFlags`]).
+    pub fn of(entry: &ResolvedToolEntry) -> Self {
+        let tool = entry.tool.as_ref();
+        let set = |key: &str| entry.overrides.get(key).and_then(Value::as_bool);
+        let own = |flag: fn(&crate::ToolSpec) -> Option<bool>| tool.and_then(flag);
+        let writes = set("writes").or(own(|t| t.writes));
+        let makes_write = set("writes") == Some(true) || set("side_effects") == Some(true);
+        Self {
+            // A tool an override makes write (or have side effects) is not
+            // read-only, unless an override says that too.
+            read_only: match set("read_only") {
+                Some(read_only) => Some(read_only),
+                None if makes_write => Some(false),
+                None => own(|t| t.read_only),
+            },
+            writes,
+            // `side_effects` defaults to `writes`: a tool an override makes
+            // write has side effects unless an override says otherwise (its
+            // own value was only the default of its own `writes`, which the
+            // override beat).
+            side_effects: match set("side_effects") {
+                Some(side_effects) => Some(side_effects),
+                None if set("writes") == Some(true) => Some(true),
+                None => own(|t| t.side_effects).or(writes),
+            },
+            checkpointable: set("checkpointable").or(own(|t| t.checkpointable)),
+            overridden: ["read_only", "writes", "side_effects"]
+                .iter()
+                .any(|key| set(key).is_some()),
+        }
+    }
+
+    /// Whether any capability flag is known.
+    pub fn any_known(&self) -> bool {
+        self.read_only.is_some()
+            || self.writes.is_some()
+            || self.side_effects.is_some()
+            || self.checkpointable.is_some()
+    }
 }
 
 /// Applies the `description`, `title` and capability-flag overrides of `entry`
@@ -156,24 +207,6 @@ pub struct Effective<'a> {
 pub fn effective(entry: &ResolvedToolEntry) -> Option<Effective<'_>> {
     let tool = entry.tool.as_ref()?;
     let text = |key: &str| entry.overrides.get(key).and_then(Value::as_str);
-    let set = |key: &str| entry.overrides.get(key).and_then(Value::as_bool);
-    let flag = |key: &str, own: Option<bool>| set(key).or(own);
-    let writes = flag("writes", tool.writes);
-    // A tool an override makes write (or have side effects) is not
-    // read-only, unless an override says that too.
-    let read_only = match set("read_only") {
-        Some(read_only) => Some(read_only),
-        None if set("writes") == Some(true) || set("side_effects") == Some(true) => Some(false),
-        None => tool.read_only,
-    };
-    // `side_effects` defaults to `writes`: a tool an override makes write
-    // has side effects unless an override says otherwise (its own value
-    // was only the default of its own `writes`, which the override beat).
-    let side_effects = match entry.overrides.get("side_effects").and_then(Value::as_bool) {
-        Some(set) => Some(set),
-        None if entry.overrides.get("writes").and_then(Value::as_bool) == Some(true) => Some(true),
-        None => tool.side_effects.or(writes),
-    };
     Some(Effective {
         tool,
         description: text("description").map_or_else(|| tool.description.clone(), str::to_owned),
@@ -188,13 +221,7 @@ pub fn effective(entry: &ResolvedToolEntry) -> Option<Effective<'_>> {
                 })
                 .map(str::to_owned)
         }),
-        read_only,
-        writes,
-        side_effects,
-        checkpointable: flag("checkpointable", tool.checkpointable),
-        flags_overridden: ["read_only", "writes", "side_effects"]
-            .iter()
-            .any(|key| set(key).is_some()),
+        flags: CapabilityFlags::of(entry),
     })
 }
 
@@ -209,10 +236,11 @@ pub fn mcp_annotations(tool: &Effective<'_>) -> Option<Value> {
     if let Some(title) = &tool.title {
         annotations.insert("title".into(), json!(title));
     }
-    if let Some(read_only) = tool.read_only {
+    let flags = &tool.flags;
+    if let Some(read_only) = flags.read_only {
         annotations.insert("readOnlyHint".into(), json!(read_only));
     }
-    let own = (!tool.flags_overridden)
+    let own = (!flags.overridden)
         .then(|| {
             tool.tool
                 .meta(crate::Meta::Annotations)
@@ -220,13 +248,13 @@ pub fn mcp_annotations(tool: &Effective<'_>) -> Option<Value> {
                 .and_then(Value::as_bool)
         })
         .flatten();
-    let destructive = own.or(match (tool.writes, tool.side_effects) {
+    let destructive = own.or(match (flags.writes, flags.side_effects) {
         (Some(true), _) | (_, Some(true)) => Some(true),
         (Some(false), Some(false)) | (None, Some(false)) | (Some(false), None) => Some(false),
         (None, None) => None,
     });
     if let Some(destructive) = destructive
-        && tool.read_only != Some(true)
+        && flags.read_only != Some(true)
     {
         annotations.insert("destructiveHint".into(), json!(destructive));
     }
@@ -432,7 +460,7 @@ fn mcp_tool(entry: &ResolvedToolEntry, tool: &Effective<'_>, name: String, schem
         "io.cleveragents/include_path".into(),
         json!(entry.include_path),
     );
-    if let Some(checkpointable) = tool.checkpointable {
+    if let Some(checkpointable) = tool.flags.checkpointable {
         meta.insert(
             "io.cleveragents/checkpointable".into(),
             json!(checkpointable),

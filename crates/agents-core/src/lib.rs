@@ -26,8 +26,8 @@ pub mod walk;
 mod warnings;
 
 pub use export::{
-    EXPORT_NAME_MAX, Effective, ExportFormat, ExportedTools, LeftOut, META_NAME, effective,
-    export_name, export_tools, is_valid_export_name, mcp_annotations,
+    CapabilityFlags, EXPORT_NAME_MAX, Effective, ExportFormat, ExportedTools, LeftOut, META_NAME,
+    effective, export_name, export_tools, is_valid_export_name, mcp_annotations,
 };
 pub use graph::{GraphEdge, GraphNode, IncludeGraph, NodeKind, include_graph};
 pub use lock::{

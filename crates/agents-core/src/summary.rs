@@ -71,8 +71,10 @@ pub struct EffectiveCapabilities {
 pub fn compute_effective_capabilities(entries: &[ResolvedToolEntry]) -> EffectiveCapabilities {
     let mut out = EffectiveCapabilities::default();
     for entry in entries {
-        let flags = Flags::of(entry);
-        if flags == Flags::default() {
+        // Also for a tool the registry does not know: a skill that declares
+        // it `writes: true` has a tool with side effects.
+        let flags = crate::export::CapabilityFlags::of(entry);
+        if !flags.any_known() {
             out.unknown.push(entry.name.clone());
             continue;
         }
@@ -83,42 +85,4 @@ pub fn compute_effective_capabilities(entries: &[ResolvedToolEntry]) -> Effectiv
         out.has_side_effects |= flags.side_effects == Some(true);
     }
     out
-}
-
-/// An entry's capability flags after its overrides.
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Flags {
-    read_only: Option<bool>,
-    writes: Option<bool>,
-    side_effects: Option<bool>,
-    checkpointable: Option<bool>,
-}
-
-impl Flags {
-    fn of(entry: &ResolvedToolEntry) -> Self {
-        if let Some(flags) = crate::export::effective(entry) {
-            return Self {
-                read_only: flags.read_only,
-                writes: flags.writes,
-                side_effects: flags.side_effects,
-                checkpointable: flags.checkpointable,
-            };
-        }
-        // A tool the registry does not know (not registered, an MCP server
-        // not listed yet) still has what its overrides say: a skill that
-        // declares it `writes: true` has a tool with side effects.
-        let flag = |key: &str| {
-            entry
-                .overrides
-                .get(key)
-                .and_then(serde_json::Value::as_bool)
-        };
-        let writes = flag("writes");
-        Self {
-            read_only: flag("read_only"),
-            writes,
-            side_effects: flag("side_effects").or(writes),
-            checkpointable: flag("checkpointable"),
-        }
-    }
 }
