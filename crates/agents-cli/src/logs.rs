@@ -189,17 +189,11 @@ impl Drop for RedactedLine {
 /// A JSON log line with each string value redacted; a line that is not
 /// JSON is redacted as text.
 fn redact_json_line(line: &str) -> String {
-    fn walk(value: &mut serde_json::Value) {
-        match value {
-            serde_json::Value::String(text) => *text = agents_core::redact::redact_text(text),
-            serde_json::Value::Array(items) => items.iter_mut().for_each(walk),
-            serde_json::Value::Object(map) => map.values_mut().for_each(walk),
-            _ => {}
-        }
-    }
     match serde_json::from_str::<serde_json::Value>(line.trim_end()) {
         Ok(mut value) => {
-            walk(&mut value);
+            agents_core::redact::mask_strings(&mut value, &|text| {
+                Some(agents_core::redact::redact_text(text))
+            });
             format!("{value}\n")
         }
         Err(_) => agents_core::redact::redact_text(line),

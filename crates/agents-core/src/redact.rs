@@ -307,6 +307,25 @@ pub fn scrub_remembered(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(scrub(text, &known))
 }
 
+/// Every string in `value` (keys aside) replaced by what `mask` makes of
+/// it, where it changes it: a JSON log line, an upstream's error result.
+pub fn mask_strings(value: &mut serde_json::Value, mask: &dyn Fn(&str) -> Option<String>) {
+    match value {
+        serde_json::Value::String(text) => {
+            if let Some(masked) = mask(text) {
+                *text = masked;
+            }
+        }
+        serde_json::Value::Array(items) => {
+            items.iter_mut().for_each(|item| mask_strings(item, mask))
+        }
+        serde_json::Value::Object(map) => {
+            map.values_mut().for_each(|item| mask_strings(item, mask))
+        }
+        serde_json::Value::Null | serde_json::Value::Bool(_) | serde_json::Value::Number(_) => {}
+    }
+}
+
 /// The secrets inside a URL: its password (raw and decoded) and the values of
 /// password-like query parameters, for [`scrub`].
 pub fn url_secrets(url: &str) -> Vec<String> {

@@ -303,7 +303,12 @@ fn proxied_result(mut result: Value, server: &str) -> CallToolResult {
     // environment): masked like the gateway's own. A successful result is
     // the tool's output, passed on as it is.
     if result.get("isError") == Some(&Value::Bool(true)) {
-        scrub_strings(&mut result);
+        agents_core::redact::mask_strings(&mut result, &|text| {
+            match agents_core::redact::scrub_remembered(text) {
+                std::borrow::Cow::Owned(scrubbed) => Some(scrubbed),
+                std::borrow::Cow::Borrowed(_) => None,
+            }
+        });
     }
     let mut result: CallToolResult = match serde_json::from_value(result) {
         Ok(result) => result,
@@ -324,21 +329,6 @@ fn proxied_result(mut result: Value, server: &str) -> CallToolResult {
         }
     }
     result
-}
-
-/// Every string in `value` with the secrets this process gave an upstream
-/// masked ([`agents_core::redact::scrub_remembered`]).
-fn scrub_strings(value: &mut Value) {
-    match value {
-        Value::String(text) => {
-            if let std::borrow::Cow::Owned(scrubbed) = agents_core::redact::scrub_remembered(text) {
-                *text = scrubbed;
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(scrub_strings),
-        Value::Object(map) => map.values_mut().for_each(scrub_strings),
-        Value::Null | Value::Bool(_) | Value::Number(_) => {}
-    }
 }
 
 impl Gateway {

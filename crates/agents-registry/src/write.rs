@@ -170,7 +170,7 @@ impl<S: Store> SkillRegistryService<S> {
     ) -> Result<WriteOutcome, ServiceError> {
         validate_all(skills)?;
         let warnings = self.check_among(skills, batch).await?;
-        self.write_skills_checked(
+        self.write_valid(
             skills,
             FileCheck {
                 warnings,
@@ -210,6 +210,17 @@ impl<S: Store> SkillRegistryService<S> {
         strict: bool,
     ) -> Result<WriteOutcome, ServiceError> {
         validate_all(skills)?;
+        self.write_valid(skills, check, mode, strict).await
+    }
+
+    /// [`Self::write_skills_checked`] of skills already validated.
+    async fn write_valid(
+        &self,
+        skills: &[Skill],
+        check: FileCheck,
+        mode: WriteMode,
+        strict: bool,
+    ) -> Result<WriteOutcome, ServiceError> {
         let FileCheck {
             mut warnings,
             reaches,
@@ -453,7 +464,7 @@ impl<S: Store> SkillRegistryService<S> {
                 }
                 None => ToolChange::Created,
             };
-            if matches!(change, ToolChange::Created | ToolChange::Updated) {
+            if change.written() {
                 written.push((*tool).clone());
             }
             changes.push((tool.name.clone(), change));
@@ -747,13 +758,9 @@ fn included_elsewhere(
 ) -> Vec<SkillName> {
     let mut roots: Vec<SkillName> = written
         .iter()
-        .flat_map(|skill| &skill.items)
-        .filter_map(|item| match item {
-            SkillItem::Include(include) if !is_written(&include.skill) => {
-                Some(include.skill.clone())
-            }
-            _ => None,
-        })
+        .flat_map(Skill::includes)
+        .filter(|include| !is_written(&include.skill))
+        .map(|include| include.skill.clone())
         .collect();
     roots.sort();
     roots.dedup();
@@ -810,11 +817,8 @@ impl<'g> Graph<'g, '_> {
         self.skills
             .skill(name)
             .into_iter()
-            .flat_map(|skill| &skill.items)
-            .filter_map(|item| match item {
-                SkillItem::Include(include) => Some(&include.skill),
-                _ => None,
-            })
+            .flat_map(Skill::includes)
+            .map(|include| &include.skill)
     }
 
     /// For each skill reached, the index of the first of `roots`' groups

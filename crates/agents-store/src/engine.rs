@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use agents_core::{Skill, SkillItem, SkillName, ToolSource, ToolSpec};
+use agents_core::{Skill, SkillName, ToolSource, ToolSpec};
 use sqlx::postgres::PgPool;
 
 use crate::Readable;
@@ -503,13 +503,9 @@ impl Engine {
         let own: HashSet<&str> = written.iter().map(|skill| skill.name.as_str()).collect();
         let mut targets: Vec<&str> = written
             .iter()
-            .flat_map(|skill| &skill.items)
-            .filter_map(|item| match item {
-                SkillItem::Include(include) if !own.contains(include.skill.as_str()) => {
-                    Some(include.skill.as_str())
-                }
-                _ => None,
-            })
+            .flat_map(|skill| skill.includes())
+            .map(|include| include.skill.as_str())
+            .filter(|target| !own.contains(target))
             .collect();
         if targets.is_empty() {
             return Ok(());
