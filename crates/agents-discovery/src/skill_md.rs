@@ -331,11 +331,11 @@ pub(crate) fn parse_with_folder(
             // as text (in a schema): refused where it stands, as JSON cannot
             // hold it.
             if parsed.loosened
-                && let Some(path) = fields
+                && let Some((top, below)) = fields
                     .iter()
-                    .find_map(|(key, value)| yaml::placeholder_at(value, key))
+                    .find_map(|(key, value)| Some((key, yaml::placeholder_at(value)?)))
             {
-                let top = path.split(['.', '[']).next().unwrap_or_default();
+                let path = format!("{top}{below}");
                 return Err(one(
                     front.top_keys.get(top).copied().or(Some(1)),
                     Rule::Yaml,

@@ -37,27 +37,45 @@ pub(crate) struct Parsed {
     pub loosened: bool,
 }
 
-/// The path (`input_schema.properties.n.default`, `enum[2]`) of the first
-/// placeholder of [`parse`] left in `value`, below `path`.
-pub(crate) fn placeholder_at(value: &Value, path: &str) -> Option<String> {
-    match value {
-        Value::String(text) => text
-            .starts_with(agents_core::walk::LOOSE_MARK)
-            .then(|| path.to_owned()),
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .find_map(|(index, item)| placeholder_at(item, &format!("{path}[{index}]"))),
-        Value::Object(map) => map.iter().find_map(|(key, item)| {
-            let below = if path.is_empty() {
-                key.clone()
-            } else {
-                format!("{path}.{key}")
-            };
-            placeholder_at(item, &below)
-        }),
-        Value::Null | Value::Bool(_) | Value::Number(_) => None,
+/// Where in `value` the first placeholder of [`parse`] is left, as the
+/// path below it (`.properties.n.default`, `[2]`; empty for `value`
+/// itself). The path is built only for the one found: built at every level
+/// of a deep document with long keys, it would cost the square.
+pub(crate) fn placeholder_at(value: &Value) -> Option<String> {
+    enum Step<'v> {
+        Key(&'v str),
+        Index(usize),
     }
+    fn find(value: &Value) -> Option<Vec<Step<'_>>> {
+        match value {
+            Value::String(text) => text
+                .starts_with(agents_core::walk::LOOSE_MARK)
+                .then(Vec::new),
+            Value::Array(items) => items.iter().enumerate().find_map(|(index, item)| {
+                let mut steps = find(item)?;
+                steps.push(Step::Index(index));
+                Some(steps)
+            }),
+            Value::Object(map) => map.iter().find_map(|(key, item)| {
+                let mut steps = find(item)?;
+                steps.push(Step::Key(key));
+                Some(steps)
+            }),
+            Value::Null | Value::Bool(_) | Value::Number(_) => None,
+        }
+    }
+    let steps = find(value)?;
+    let mut path = String::new();
+    for step in steps.iter().rev() {
+        match step {
+            Step::Key(key) => {
+                path.push('.');
+                path.push_str(key);
+            }
+            Step::Index(index) => path.push_str(&format!("[{index}]")),
+        }
+    }
+    Some(path)
 }
 
 /// Parses one YAML document into JSON, numbers JSON cannot hold as
