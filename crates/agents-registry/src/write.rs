@@ -152,24 +152,8 @@ impl<S: Store> SkillRegistryService<S> {
         mode: WriteMode,
         strict: bool,
     ) -> Result<WriteOutcome, ServiceError> {
-        self.write_skills_among(skills, &[], mode, strict).await
-    }
-
-    /// [`Self::write_skills`] for one file of several a command writes:
-    /// `batch` is every skill of the command's files (this file's too), and
-    /// the check takes those of them that `skills` reach as written, so a
-    /// file may include a skill a later file of the same command defines
-    /// (`skill apply skills/*.yaml --strict`). Each file is still its own
-    /// transaction: a later file that fails leaves that include missing.
-    pub async fn write_skills_among(
-        &self,
-        skills: &[Skill],
-        batch: &[Skill],
-        mode: WriteMode,
-        strict: bool,
-    ) -> Result<WriteOutcome, ServiceError> {
         validate_all(skills)?;
-        let warnings = self.check_among(skills, batch).await?;
+        let warnings = self.write_warnings(skills).await?;
         self.write_valid(
             skills,
             FileCheck {
@@ -182,7 +166,11 @@ impl<S: Store> SkillRegistryService<S> {
         .await
     }
 
-    /// The check of [`Self::write_skills_among`] alone.
+    /// The check of one file of several a command writes, on its own:
+    /// `batch` is every skill of the command's files (this file's too), and
+    /// the check takes those of them that `skills` reach as written (a file
+    /// may include a skill a later file defines), this file's own
+    /// definition winning a name both hold.
     async fn check_among(
         &self,
         skills: &[Skill],
