@@ -107,7 +107,10 @@ pub async fn run(args: Args) -> Result<ExitCode, Failure> {
             }
             let page = page.bin_name(name.replace('-', " ")).display_name(name);
             let mut text = Vec::new();
+            // Every page's footer names the program and its version, as
+            // `agents(1)`'s does (a subcommand's own would be `tools `).
             clap_mangen::Man::new(page)
+                .source(format!("agents {}", env!("CARGO_PKG_VERSION")))
                 .render(&mut text)
                 .map_err(|err| Failure::new("io", format!("cannot render the man page: {err}")))?;
             output::raw(&String::from_utf8_lossy(&text))?;

@@ -94,7 +94,9 @@ async fn write_files(
         async move {
             let (range, check) = parsed?;
             let skills = all.get(range).unwrap_or_default();
-            let outcome = write_one(ctx, file, skills, check, mode, strict).await?;
+            let outcome = write_one(ctx, file, skills, check, mode, strict)
+                .await
+                .map_err(|failure| advise(failure, mode))?;
             Ok(Written {
                 names: skills.iter().map(|s| s.name.to_string()).collect(),
                 shown: outcome.shown_warnings(),
@@ -103,6 +105,20 @@ async fn write_files(
         }
     })
     .await
+}
+
+/// `failure` of a `skill add` or `skill update` that the other command (or
+/// `skill apply`, which does both) would have written, with that advice.
+fn advise(mut failure: Failure, mode: WriteMode) -> Failure {
+    if matches!(
+        (mode, failure.kind.as_str()),
+        (WriteMode::Add, "duplicate_skill") | (WriteMode::Update, "skill_not_found")
+    ) {
+        failure
+            .message
+            .push_str(" (`agents skill apply` adds new skills and updates registered ones)");
+    }
+    failure
 }
 
 /// Every file's skills, parsed and checked before any is written, so that

@@ -87,7 +87,15 @@ async fn add_file(
     ctx.service
         .add_tools(&tools, replace)
         .await
-        .map_err(|err| super::in_file(file, err.into()))?;
+        .map_err(|err| {
+            let mut failure = super::in_file(file, err.into());
+            if failure.kind == "duplicate_tool" {
+                failure
+                    .message
+                    .push_str(" (`--replace` overwrites it)");
+            }
+            failure
+        })?;
     Ok(super::Written {
         names: tools.into_iter().map(|t| t.name).collect(),
         warnings: Vec::new(),

@@ -122,7 +122,14 @@ fn duplicate_add_fails_and_names_the_skill() {
     let run = sb.run(&["skill", "add", file.to_str().unwrap()]).fails(1);
     assert_eq!(
         run.stderr,
-        "error: [SANDBOX]/base.yaml: skill `local/base` is already registered\n"
+        "error: [SANDBOX]/base.yaml: skill `local/base` is already registered (`agents skill apply` adds new skills and updates registered ones)\n"
+    );
+    // `skill update` of a skill not registered says the same.
+    let other = sb.write("other.yaml", "name: local/other\ntools: [builtin/grep]\n");
+    let run = sb.run(&["skill", "update", other.to_str().unwrap()]).fails(1);
+    assert_eq!(
+        run.stderr,
+        "error: [SANDBOX]/other.yaml: skill `local/other` is not registered (`agents skill apply` adds new skills and updates registered ones)\n"
     );
     let run = sb
         .run(&["skill", "add", file.to_str().unwrap(), "--format", "json"])

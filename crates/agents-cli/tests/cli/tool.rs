@@ -63,7 +63,7 @@ fn custom_tools_add_get_list_remove() {
     let run = sb.run(&["tool", "add", file.to_str().unwrap()]).fails(1);
     assert!(
         run.stderr
-            .contains("tool `custom/deploy` is already registered"),
+            .contains("tool `custom/deploy` is already registered (`--replace` overwrites it)"),
         "{}",
         run.stderr
     );
