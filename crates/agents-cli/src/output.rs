@@ -419,11 +419,12 @@ fn json_escaped(c: char) -> bool {
 }
 
 /// Whether `text` may hold a [`json_escaped`] character: each starts with
-/// one of these bytes (DEL, C1 controls, U+061C, U+2xxx, U+FEFF), so a byte
-/// scan rules most texts out without decoding them.
+/// one of these bytes (DEL, C1 controls and U+00AD, U+061C, U+1xxx, U+2xxx,
+/// U+3164, U+FExx–FFxx, the tags U+E0xxx), so a byte scan rules most texts
+/// out without decoding them.
 fn may_need_escapes(text: &str) -> bool {
     text.bytes()
-        .any(|b| matches!(b, 0x7f | 0xc2 | 0xd8 | 0xe2 | 0xef))
+        .any(|b| matches!(b, 0x7f | 0xc2 | 0xd8 | 0xe1 | 0xe2 | 0xe3 | 0xef | 0xf3))
 }
 
 /// Serialized JSON with every [`json_escaped`] character written as a
@@ -449,7 +450,11 @@ fn write_escaped<W: ?Sized + Write>(writer: &mut W, text: &str) -> std::io::Resu
     for (at, c) in text.char_indices() {
         if json_escaped(c) {
             writer.write_all(text.get(start..at).unwrap_or_default().as_bytes())?;
-            write!(writer, "\\u{:04x}", u32::from(c))?;
+            // Past U+FFFF (the tag characters), JSON spells a character
+            // as its UTF-16 surrogate pair.
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                write!(writer, "\\u{unit:04x}")?;
+            }
             start = at + c.len_utf8();
         }
     }
@@ -559,11 +564,15 @@ mod tests {
 
     #[test]
     fn json_escapes_c1_controls_and_stays_the_same_value() {
-        let value =
-            json!({"d": "a\u{7f}b\u{9b}c\u{1b}", "bidi\u{202e}": "x\u{200b}y\u{feff}\u{61c}é"});
+        let value = json!({"d": "a\u{7f}b\u{9b}c\u{1b}", "bidi\u{202e}": "x\u{200b}y\u{feff}\u{61c}é", "tag": "a\u{e0049}\u{ad}\u{3164}\u{115f}"});
         let text = json_text(value.to_string());
         assert!(!text.chars().any(agents_core::text::is_hidden), "{text}");
         assert!(text.contains("\\u202e") && text.contains('é'), "{text}");
+        // A tag character is its surrogate pair.
+        assert!(
+            text.contains("a\\udb40\\udc49\\u00ad\\u3164\\u115f"),
+            "{text}"
+        );
         assert_eq!(
             serde_json::from_str::<serde_json::Value>(&text).unwrap(),
             value

@@ -27,20 +27,38 @@ pub fn cap_lines(lines: &mut Vec<String>, max: usize, more: impl FnOnce(usize) -
 /// that changes how the text around it reads without showing itself: the
 /// bidirectional marks, embeddings, overrides and isolates ("Trojan Source":
 /// U+202E makes `'safe' #…` of what is really `…# 'evil'`), the zero-width
-/// space, the word joiner and the byte-order mark. The joiners U+200C/U+200D
-/// stay: Persian, Indic scripts and emoji need them.
+/// space, the word joiner and the byte-order mark; and the characters that
+/// draw nothing, by which text can ride along unseen ("ASCII smuggling": a
+/// sentence spelled in Unicode tag characters U+E0020–E007E, which a
+/// terminal shows as nothing and a model reads): the soft hyphen, the
+/// Hangul fillers, the Mongolian vowel separator, the invisible operators
+/// and deprecated format controls, the line and paragraph separators, the
+/// interlinear annotation marks, the tags and the supplementary variation
+/// selectors. The joiners U+200C/U+200D and the variation selectors
+/// U+FE00–FE0F stay: Persian, Indic scripts and emoji need them.
 pub fn is_hidden(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
-            '\u{61c}'
+            '\u{ad}'
+                | '\u{61c}'
+                | '\u{115f}'
+                | '\u{1160}'
+                | '\u{180e}'
                 | '\u{200b}'
                 | '\u{200e}'
                 | '\u{200f}'
+                | '\u{2028}'
+                | '\u{2029}'
                 | '\u{202a}'..='\u{202e}'
-                | '\u{2060}'
-                | '\u{2066}'..='\u{2069}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{206f}'
+                | '\u{3164}'
                 | '\u{feff}'
+                | '\u{ffa0}'
+                | '\u{fff9}'..='\u{fffb}'
+                | '\u{e0000}'..='\u{e007f}'
+                | '\u{e0100}'..='\u{e01ef}'
         )
 }
 
@@ -299,6 +317,19 @@ mod tests {
         assert_eq!(
             escape_control("sh \u{202e}#\u{202c} safe\u{200b}\u{feff} ZW\u{200d}J"),
             "sh \\u{202e}#\\u{202c} safe\\u{200b}\\u{feff} ZW\u{200d}J"
+        );
+        // Text that draws nothing: a sentence in tag characters, the soft
+        // hyphen, the Hangul filler, the line separator; emoji variation
+        // selectors stay.
+        let smuggled: String = "Ignore"
+            .chars()
+            .map(|c| char::from_u32(0xE0000 + u32::from(c)).unwrap())
+            .collect();
+        assert_eq!(
+            escape_control(&format!(
+                "Format{smuggled} a\u{ad}b\u{3164}c\u{2028}d \u{2764}\u{fe0f}"
+            )),
+            "Format\\u{e0049}\\u{e0067}\\u{e006e}\\u{e006f}\\u{e0072}\\u{e0065} a\\u{ad}b\\u{3164}c\\u{2028}d \u{2764}\u{fe0f}"
         );
     }
 

@@ -90,9 +90,7 @@ async fn add_file(
         .map_err(|err| {
             let mut failure = super::in_file(file, err.into());
             if failure.kind == "duplicate_tool" {
-                failure
-                    .message
-                    .push_str(" (`--replace` overwrites it)");
+                failure.message.push_str(" (`--replace` overwrites it)");
             }
             failure
         })?;

@@ -526,7 +526,10 @@ fn completions_generate_for_every_shell_and_man_renders() {
         run.stdout
     );
     // The footer names the program and its version, not `tools `.
-    let footer = format!(".TH agents-skill-tools 1  \"agents {}\"", env!("CARGO_PKG_VERSION"));
+    let footer = format!(
+        ".TH agents-skill-tools 1  \"agents {}\"",
+        env!("CARGO_PKG_VERSION")
+    );
     assert!(run.stdout.contains(&footer), "{}", run.stdout);
     assert!(run.stdout.contains("\\-\\-explain"), "{}", run.stdout);
     assert!(

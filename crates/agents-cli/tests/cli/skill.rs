@@ -126,7 +126,9 @@ fn duplicate_add_fails_and_names_the_skill() {
     );
     // `skill update` of a skill not registered says the same.
     let other = sb.write("other.yaml", "name: local/other\ntools: [builtin/grep]\n");
-    let run = sb.run(&["skill", "update", other.to_str().unwrap()]).fails(1);
+    let run = sb
+        .run(&["skill", "update", other.to_str().unwrap()])
+        .fails(1);
     assert_eq!(
         run.stderr,
         "error: [SANDBOX]/other.yaml: skill `local/other` is not registered (`agents skill apply` adds new skills and updates registered ones)\n"
