@@ -1614,16 +1614,42 @@ fn lock_files_of_another_version_or_shape_are_refused() {
     // A skill locked twice would show a reviewer one digest and hand serde
     // the other; so would a repeated `digest`.
     for text in [
-        r#"{"version": 1, "skills": {"a/b": {"digest": "x"}, "a/b": {"digest": "y"}}}"#,
+        r#"{"version": 1, "digest": "d", "skills": {"a/b": {"digest": "x", "entries": []}, "a/b": {"digest": "y", "entries": []}}}"#,
         r#"{"version": 1, "version": 1, "skills": {}}"#,
     ] {
         let err = Lockfile::parse(text, "x.lock").unwrap_err();
         assert_eq!(err.kind(), "invalid_lock");
-        assert!(err.to_string().contains("duplicate key"), "{err}");
+        assert!(err.to_string().contains("duplicate"), "{err}");
     }
     // Text after the value is still refused.
     let err = Lockfile::parse(r#"{"version": 1} {}"#, "x.lock").unwrap_err();
     assert_eq!(err.kind(), "invalid_lock");
+    // An entry's field digest given twice, likewise.
+    let err = Lockfile::parse(
+        r#"{"version": 1, "digest": "d", "skills": {"a/b": {"digest": "x", "entries": [{"name": "n", "digest": "d", "fields": {"name": "a", "name": "b"}}]}}}"#,
+        "x.lock",
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("duplicate key `name`"), "{err}");
+}
+
+/// A lock file is read into the lock itself, not into a JSON value first:
+/// keys it does not know are skipped unread, so a project's lock of a
+/// hundred thousand unknown values holds none of them, and one nested a
+/// hundred thousand deep is skipped without recursing.
+#[test]
+fn lock_files_are_read_without_a_json_value() {
+    let unknown = format!(
+        r#"{{"version": 1, "x": [{}0], "digest": "d", "skills": {{}}}}"#,
+        "{}, ".repeat(100_000)
+    );
+    let err = Lockfile::parse(&unknown, "x.lock").unwrap_err();
+    // The shape is wrong (the digest), and the unknown key was no trouble.
+    assert!(err.to_string().contains("digest"), "{err}");
+    let deep = format!(r#"{{"version": 1, "x": {}{}}}"#, "[".repeat(100_000), "]".repeat(100_000));
+    // Skipped without recursion: no stack to overflow.
+    let err = Lockfile::parse(&deep, "x.lock").unwrap_err();
+    assert!(err.to_string().contains("missing field `digest`"), "{err}");
 }
 
 /// Counts lookups: the cost of a walk without timing it.
