@@ -292,19 +292,21 @@ pub const OPENAI_MAX_TOOLS: usize = 128;
 
 /// Why a provider's API refuses `schema` as a tool's parameters: OpenAI and
 /// Anthropic take an object schema and refuse `oneOf`, `anyOf` and `allOf`
-/// at its top level (one such tool fails the whole request; and the
-/// `"type": "object"` added to a schema without `type` would change what a
-/// combination with a non-object branch means).
+/// at its top level, and OpenAI also `enum`, `const` and `not` ("schema
+/// must have type 'object' and not have 'oneOf'/'anyOf'/'allOf'/'enum'/
+/// 'const'/'not' at the top level"): one such tool fails the whole request;
+/// and the `"type": "object"` added to a schema without `type` would change
+/// what a combination with a non-object branch means.
 fn provider_refuses(schema: &Value, format: ExportFormat) -> Option<String> {
-    if format == ExportFormat::Mcp {
-        return None;
-    }
-    let provider = if format == ExportFormat::OpenAi {
-        "OpenAI"
-    } else {
-        "Anthropic"
+    let (provider, refused): (&str, &[&str]) = match format {
+        ExportFormat::Mcp => return None,
+        ExportFormat::OpenAi => (
+            "OpenAI",
+            &["oneOf", "anyOf", "allOf", "enum", "const", "not"],
+        ),
+        ExportFormat::Anthropic => ("Anthropic", &["oneOf", "anyOf", "allOf"]),
     };
-    ["oneOf", "anyOf", "allOf"]
+    refused
         .iter()
         .find(|key| schema.get(**key).is_some())
         .map(|key| {
@@ -581,6 +583,23 @@ mod tests {
                     .reason
                     .contains("`oneOf` at the top level")
             );
+        }
+        // OpenAI also refuses `enum`, `const` and `not` at the top level;
+        // Anthropic takes them.
+        for key in ["enum", "const", "not"] {
+            let mut tool = ToolSpec::new(format!("custom/{key}"), "d", ToolSource::Custom);
+            tool.input_schema = Some(json!({"type": "object", key: {"required": ["a"]}}));
+            let entries = entries_of(vec![tool]);
+            let openai = export_tools(&entries, ExportFormat::OpenAi);
+            assert!(openai.tools.is_empty(), "{key}");
+            assert!(
+                openai.left_out[0]
+                    .reason
+                    .contains(&format!("`{key}` at the top level, which OpenAI's API refuses")),
+                "{:?}",
+                openai.left_out
+            );
+            assert_eq!(export_tools(&entries, ExportFormat::Anthropic).tools.len(), 1);
         }
         let openai = export_tools(&entries, ExportFormat::OpenAi);
         let description = openai.tools[0]["function"]["description"].as_str().unwrap();

@@ -318,6 +318,9 @@ fn gateway_failure(err: &agents_gateway::GatewayError) -> Failure {
     Failure::new(err.kind(), err.to_string())
 }
 
+/// How many left-out entries the start-up line of `agents mcp serve` names.
+const LEFT_OUT_SHOWN: usize = 10;
+
 /// `agents mcp serve`: resolve, say what is left out, serve over stdio or HTTP.
 async fn serve(
     ctx: &Context,
@@ -412,11 +415,20 @@ async fn serve(
         skills.join(", ")
     );
     if !left_out.is_empty() {
+        // One line in a client's log at every start: the first few reasons,
+        // then how many more (`--dry-run` lists them all).
+        let shown = left_out.len().min(LEFT_OUT_SHOWN);
         note.push_str(&format!(
             "; left out {}: {}",
             left_out.len(),
-            left_out.join("; ")
+            left_out.get(..shown).unwrap_or_default().join("; ")
         ));
+        if left_out.len() > shown {
+            note.push_str(&format!(
+                "; and {} more (`agents mcp serve --dry-run` lists them all)",
+                left_out.len() - shown
+            ));
+        }
     }
     output::note(&note);
     let gateway = agents_gateway::Gateway::new(plan, options);

@@ -395,11 +395,18 @@ async fn tools(
     output::warn_all(ctx.format, set.warnings.iter().map(String::as_str));
     if let Some(format) = export_format(ctx.format) {
         let exported = agents_core::export_tools(&set.entries, format);
+        // The notes first (more tools than OpenAI takes), so the cap on
+        // warnings never hides them behind a long list of left-out entries.
         let left_out: Vec<String> = exported
-            .left_out
+            .notes
             .iter()
-            .map(|l| format!("`{}` is not exported: {}", l.name, l.reason))
-            .chain(exported.notes.iter().cloned())
+            .cloned()
+            .chain(
+                exported
+                    .left_out
+                    .iter()
+                    .map(|l| format!("`{}` is not exported: {}", l.name, l.reason)),
+            )
             .collect();
         output::warn_all(ctx.format, left_out.iter().map(String::as_str));
         if format == agents_core::ExportFormat::Mcp {

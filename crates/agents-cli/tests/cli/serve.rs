@@ -1446,3 +1446,29 @@ fn a_burst_of_progress_reaches_the_client_in_order_and_before_the_answer() {
     drop(stdin);
     child.wait().unwrap();
 }
+
+#[test]
+fn the_start_up_line_names_a_few_left_out_entries_then_counts() {
+    // Every inline tool is left out (the gateway runs MCP tools only): the
+    // line a client logs at every start stays short however many there are.
+    let sb = Sandbox::new();
+    let mut yaml = String::from("name: l/inline\ninline_tools:\n");
+    for i in 0..300 {
+        yaml.push_str(&format!("  - description: inline tool {i}\n"));
+    }
+    let file = sb.write("inline.yaml", &yaml);
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    // Stdin is closed: the gateway starts, finds no client, and stops.
+    let run = sb.run(&["mcp", "serve", "l/inline"]);
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("agents mcp serve: serving"))
+        .unwrap_or_else(|| panic!("{}", run.stderr));
+    assert!(line.contains("left out 300: "), "{line}");
+    assert!(
+        line.ends_with("; and 290 more (`agents mcp serve --dry-run` lists them all)"),
+        "{line}"
+    );
+    assert!(line.len() < 4096, "{}", line.len());
+}

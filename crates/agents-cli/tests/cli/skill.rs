@@ -772,6 +772,33 @@ fn overrides_change_what_is_exported() {
 }
 
 #[test]
+fn too_many_tools_for_openai_is_said_before_the_capped_list() {
+    // 60 unknown refs (each left out with a warning) and 200 inline tools:
+    // the cap on warning lines must not hide that 200 is over OpenAI's 128.
+    let sb = Sandbox::new();
+    let mut yaml = String::from("name: l/many\ntools:\n");
+    for i in 0..60 {
+        yaml.push_str(&format!("  - nope/t{i}\n"));
+    }
+    yaml.push_str("inline_tools:\n");
+    for i in 0..200 {
+        yaml.push_str(&format!("  - description: inline {i}\n"));
+    }
+    let file = sb.write("many.yaml", &yaml);
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    let run = sb
+        .run(&["skill", "tools", "l/many", "--format", "openai"])
+        .ok();
+    assert!(
+        run.stderr
+            .contains("200 tools, more than the 128 OpenAI takes in one request"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("more warnings not shown"), "{}", run.stderr);
+}
+
+#[test]
 fn explain_shows_every_occurrence_and_the_origin_of_each_override() {
     let sb = Sandbox::new();
     add_examples(&sb);
