@@ -32,8 +32,12 @@ pub fn settings(
         agent_skills_paths,
         mcp_timeout_s: None,
     };
-    let env = |name: &str| std::env::var(name).ok();
-    Ok(agents_config::resolve(&overrides, &env, &home_dir()?)?)
+    agents_config::check_process_env()?;
+    Ok(agents_config::resolve(
+        &overrides,
+        &agents_config::process_env,
+        &home_dir()?,
+    )?)
 }
 
 impl Context {
@@ -80,8 +84,11 @@ impl Context {
 
 /// The directories of a `--paths` flag, expanded like the configured ones.
 pub fn settings_with_paths(ctx: &Context, raw: String) -> Result<Vec<PathBuf>, Failure> {
-    let env = |name: &str| std::env::var(name).ok();
-    Ok(agents_config::parse_paths(&raw, &ctx.settings.home, &env)?)
+    Ok(agents_config::parse_paths(
+        &raw,
+        &ctx.settings.home,
+        &agents_config::process_env,
+    )?)
 }
 
 /// `user@host` of whoever runs this command, recorded with the skills they write.

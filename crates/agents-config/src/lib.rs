@@ -557,6 +557,23 @@ pub fn process_env(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
+/// Refuses a variable of [`ENV_VARS`] set to bytes that are not UTF-8: read
+/// as unset, it would silently give way to the file or the default (a
+/// `CLEVERAGENTS_DATABASE_URL` naming another registry, and the write going
+/// to the default one).
+pub fn check_process_env() -> Result<(), ConfigError> {
+    for var in ENV_VARS {
+        if std::env::var_os(var.name).is_some_and(|value| value.to_str().is_none()) {
+            return Err(ConfigError::Invalid {
+                key: var.key,
+                origin: Origin::Env { var: var.name },
+                message: "not valid UTF-8".into(),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Splits a comma-separated list of directories, drops empty entries and
 /// expands each with [`expand_path`].
 pub fn parse_paths(

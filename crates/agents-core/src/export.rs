@@ -586,9 +586,13 @@ mod tests {
         }
         // OpenAI also refuses `enum`, `const` and `not` at the top level;
         // Anthropic takes them.
-        for key in ["enum", "const", "not"] {
+        for (key, value) in [
+            ("enum", json!([{"a": "x"}])),
+            ("const", json!({"a": "x"})),
+            ("not", json!({"required": ["a"]})),
+        ] {
             let mut tool = ToolSpec::new(format!("custom/{key}"), "d", ToolSource::Custom);
-            tool.input_schema = Some(json!({"type": "object", key: {"required": ["a"]}}));
+            tool.input_schema = Some(json!({"type": "object", key: value}));
             let entries = entries_of(vec![tool]);
             let openai = export_tools(&entries, ExportFormat::OpenAi);
             assert!(openai.tools.is_empty(), "{key}");

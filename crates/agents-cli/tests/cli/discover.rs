@@ -1,6 +1,6 @@
 use serde_json::json;
 
-use crate::support::{Sandbox, examples};
+use crate::support::{Run, Sandbox, examples};
 
 fn skill_md(name: &str, description: &str) -> String {
     format!("---\nname: {name}\ndescription: {description}\n---\n\n# {name}\n")
@@ -356,6 +356,22 @@ fn input_limits_are_settings_every_reader_obeys() {
         &[("CLEVERAGENTS_LIMITS_MAX_DEPTH", "64")],
     )
     .ok();
+    // A variable set to bytes that are not UTF-8 is refused, not read as
+    // unset (the limit, or the database, silently falling back).
+    {
+        use std::os::unix::ffi::OsStrExt;
+        for var in ["CLEVERAGENTS_LIMITS_MAX_DEPTH", "CLEVERAGENTS_DATABASE_URL"] {
+            let mut cmd = sb.cmd();
+            cmd.args(["skill", "add", nested])
+                .env(var, std::ffi::OsStr::from_bytes(b"sqlite:///tmp/\xff.db"));
+            let run = Run::from(cmd.output().unwrap(), &sb).fails(1);
+            assert!(
+                run.stderr.contains(&format!("from environment variable `{var}`: not valid UTF-8")),
+                "{var}: {}",
+                run.stderr
+            );
+        }
+    }
 
     // Each kind of file has its own size limit.
     let plan = sb.write("plan.yaml", "skill: l/nested\nsteps: []\n");
