@@ -123,7 +123,12 @@ pub fn redact_url(url: &str) -> String {
                     out.push(':');
                     out.push_str(REDACTED);
                 }
-                None if !userinfo.contains(['/', '?', '#', '&', '=']) => out.push_str(userinfo),
+                // An encoded `:` (`u%3Apw`) decodes to `user:password`.
+                None if !userinfo.contains(['/', '?', '#', '&', '='])
+                    && !userinfo.to_ascii_lowercase().contains("%3a") =>
+                {
+                    out.push_str(userinfo);
+                }
                 _ => out.push_str(REDACTED),
             }
             out.push('@');
@@ -190,10 +195,12 @@ fn redact_pairs(text: &str) -> String {
     let mut rest = text;
     while let Some(eq) = rest.find('=') {
         let (before, after) = rest.split_at(eq);
-        let name_start = before
+        // Blanks before the `=` (`password =x`) still leave the name its own.
+        let named = before.trim_end_matches([' ', '\t']);
+        let name_start = named
             .rfind(['?', '&', ';', '#', ' ', '\t', '\n', ',', '`', '\'', '"'])
             .map_or(0, |at| at + 1);
-        let name = before.get(name_start..).unwrap_or_default();
+        let name = named.get(name_start..).unwrap_or_default();
         out.push_str(before);
         out.push('=');
         let value = after.get(1..).unwrap_or_default();
@@ -342,7 +349,7 @@ pub fn url_secrets(url: &str) -> Vec<String> {
     }
     for pair in url.split(['?', '&', ';']) {
         if let Some((name, value)) = pair.split_once('=')
-            && is_secret_name(name)
+            && is_secret_name(name.trim())
         {
             secrets.push(value.to_owned());
             if let Some((head, _)) = value.split_once('#') {
@@ -599,6 +606,7 @@ mod tests {
             ("postgres://u:se/cr?et#x@h/db", "postgres://u:***@h/db"),
             ("postgres://u:p%40ss@h/db", "postgres://u:***@h/db"),
             ("postgres://tokenonly@h/db", "postgres://tokenonly@h/db"),
+            ("postgres://u%3AS3CR3T@h/db", "postgres://***@h/db"),
             ("postgres://a/b:c@h/db", "postgres://***@h/db"),
             ("sqlite:///tmp/x.db", "sqlite:///tmp/x.db"),
             ("sqlite:///tmp/a:b@c.db", "sqlite:///tmp/a:b@c.db"),
@@ -635,6 +643,15 @@ mod tests {
             (
                 "postgres://h/db?application_name=x",
                 "postgres://h/db?application_name=x",
+            ),
+            // Blanks before the `=` leave the name a secret's.
+            (
+                "postgres://u@h/db?password =S3CR3T",
+                "postgres://u@h/db?password =***",
+            ),
+            (
+                "http://h/mcp?token =S3&api_key\t=S4",
+                "http://h/mcp?token =***&api_key\t=***",
             ),
         ] {
             assert_eq!(redact_url(url), shown, "{url}");
