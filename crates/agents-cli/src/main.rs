@@ -52,7 +52,14 @@ fn main() -> ExitCode {
                 let message = message.strip_prefix("error: ").unwrap_or(message);
                 output::report_error(cli::Format::Json, &Failure::usage(message));
             } else {
-                let _ = err.print();
+                // clap echoes the argument it could not take, however long.
+                let text = err.to_string();
+                match output::bounded_lines(&text) {
+                    std::borrow::Cow::Borrowed(_) => {
+                        let _ = err.print();
+                    }
+                    std::borrow::Cow::Owned(cut) => eprint!("{cut}"),
+                }
             }
             return ExitCode::from(2);
         }

@@ -93,12 +93,37 @@ impl From<agents_config::ConfigError> for Failure {
 /// Prints `failure` to stderr: `error: …` for people, one JSON object for
 /// scripts.
 pub fn report_error(format: Format, failure: &Failure) {
+    let message = bounded_lines(&failure.message);
     let text = if format == Format::Json {
-        json_text(json!({"error": {"kind": failure.kind, "message": failure.message}}).to_string())
+        json_text(json!({"error": {"kind": failure.kind, "message": message}}).to_string())
     } else {
-        format!("{}{}", prefix("error"), plain(&failure.message))
+        format!("{}{}", prefix("error"), plain(&message))
     };
     to_stderr(&text);
+}
+
+/// The longest line of an error printed whole; a longer one keeps its
+/// head and tail around how much was cut.
+pub const MAX_ERROR_LINE_BYTES: usize = 2048;
+
+/// `text` with each line over [`MAX_ERROR_LINE_BYTES`] cut in its middle:
+/// an error echoes what it was given (a path, a URL, an argument), and stays
+/// a few KiB whatever that was. Errors list at most a few dozen lines.
+pub fn bounded_lines(text: &str) -> Cow<'_, str> {
+    if text.split('\n').all(|line| line.len() <= MAX_ERROR_LINE_BYTES) {
+        return Cow::Borrowed(text);
+    }
+    let lines: Vec<Cow<'_, str>> = text
+        .split('\n')
+        .map(|line| {
+            if line.len() <= MAX_ERROR_LINE_BYTES {
+                Cow::Borrowed(line)
+            } else {
+                agents_core::text::shorten_middle(line, MAX_ERROR_LINE_BYTES)
+            }
+        })
+        .collect();
+    Cow::Owned(lines.join("\n"))
 }
 
 /// Writes `text` and a line break to stderr in one write, with every secret

@@ -216,3 +216,32 @@ fn color_always_colours_the_prefixes() {
         run.stderr
     );
 }
+
+#[test]
+fn an_error_echoing_a_huge_argument_stays_a_few_kib() {
+    // A URL, a path, a name or an argument of 100 KB, each echoed by the
+    // error it causes: cut in the middle, with how much was cut.
+    let sb = Sandbox::new();
+    let long = "x".repeat(100_000);
+    let url = format!("postgres://u:pw@127.0.0.1:1/{long}");
+    let path = format!("/tmp/{long}/x.yaml");
+    let cases: Vec<(Vec<&str>, Vec<(&str, &str)>)> = vec![
+        (vec!["db", "status"], vec![("CLEVERAGENTS_DATABASE_URL", &url)]),
+        (vec!["skill", "add", &path], vec![]),
+        (vec!["mcp", "tools", &long], vec![]),
+        (vec![&long], vec![]),
+        (vec!["skill", "list", "--format", &long], vec![]),
+        (vec!["--format", "json", "skill", &long], vec![]),
+    ];
+    for (args, env) in cases {
+        let run = sb.run_env(&args, &env);
+        assert_ne!(run.code, 0, "{:?}", &args[..args.len().min(2)]);
+        assert!(
+            run.stderr.len() < 8192,
+            "{:?}: {} bytes",
+            &args[..args.len().min(2)],
+            run.stderr.len()
+        );
+        assert!(!run.stderr.contains(":pw@"), "{}", run.stderr);
+    }
+}
