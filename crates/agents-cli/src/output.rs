@@ -110,7 +110,10 @@ pub const MAX_ERROR_LINE_BYTES: usize = 2048;
 /// an error echoes what it was given (a path, a URL, an argument), and stays
 /// a few KiB whatever that was. Errors list at most a few dozen lines.
 pub fn bounded_lines(text: &str) -> Cow<'_, str> {
-    if text.split('\n').all(|line| line.len() <= MAX_ERROR_LINE_BYTES) {
+    if text
+        .split('\n')
+        .all(|line| line.len() <= MAX_ERROR_LINE_BYTES)
+    {
         return Cow::Borrowed(text);
     }
     let lines: Vec<Cow<'_, str>> = text

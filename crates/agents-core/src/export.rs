@@ -597,13 +597,16 @@ mod tests {
             let openai = export_tools(&entries, ExportFormat::OpenAi);
             assert!(openai.tools.is_empty(), "{key}");
             assert!(
-                openai.left_out[0]
-                    .reason
-                    .contains(&format!("`{key}` at the top level, which OpenAI's API refuses")),
+                openai.left_out[0].reason.contains(&format!(
+                    "`{key}` at the top level, which OpenAI's API refuses"
+                )),
                 "{:?}",
                 openai.left_out
             );
-            assert_eq!(export_tools(&entries, ExportFormat::Anthropic).tools.len(), 1);
+            assert_eq!(
+                export_tools(&entries, ExportFormat::Anthropic).tools.len(),
+                1
+            );
         }
         let openai = export_tools(&entries, ExportFormat::OpenAi);
         let description = openai.tools[0]["function"]["description"].as_str().unwrap();

@@ -1646,7 +1646,11 @@ fn lock_files_are_read_without_a_json_value() {
     let err = Lockfile::parse(&unknown, "x.lock").unwrap_err();
     // The shape is wrong (the digest), and the unknown key was no trouble.
     assert!(err.to_string().contains("digest"), "{err}");
-    let deep = format!(r#"{{"version": 1, "x": {}{}}}"#, "[".repeat(100_000), "]".repeat(100_000));
+    let deep = format!(
+        r#"{{"version": 1, "x": {}{}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
     // Skipped without recursion: no stack to overflow.
     let err = Lockfile::parse(&deep, "x.lock").unwrap_err();
     assert!(err.to_string().contains("missing field `digest`"), "{err}");

@@ -15,7 +15,7 @@ pub fn run(global: &GlobalArgs, command: ConfigCommand) -> Result<ExitCode, Fail
             if format.structured() {
                 output::json(&settings)?;
             } else {
-                output::raw(&settings.to_string())?;
+                output::line(settings.to_string())?;
             }
             Ok(ExitCode::SUCCESS)
         }

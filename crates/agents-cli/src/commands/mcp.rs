@@ -62,9 +62,8 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
                         ))?,
                         Some(_) => report_failure(ctx, outcome),
                     }
-                    for rejected in &outcome.rejected {
-                        output::warn(ctx.format, rejected);
-                    }
+                    // One list per server: at most 50 lines, then a count.
+                    output::warn_all(ctx.format, outcome.rejected.iter().map(String::as_str));
                 }
             }
             if failed {

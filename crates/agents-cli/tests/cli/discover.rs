@@ -366,7 +366,9 @@ fn input_limits_are_settings_every_reader_obeys() {
                 .env(var, std::ffi::OsStr::from_bytes(b"sqlite:///tmp/\xff.db"));
             let run = Run::from(cmd.output().unwrap(), &sb).fails(1);
             assert!(
-                run.stderr.contains(&format!("from environment variable `{var}`: not valid UTF-8")),
+                run.stderr.contains(&format!(
+                    "from environment variable `{var}`: not valid UTF-8"
+                )),
                 "{var}: {}",
                 run.stderr
             );

@@ -394,3 +394,33 @@ fn each_left_out_tool_is_one_warning() {
     );
     assert!(run.stderr.contains("`broken`"), "{}", run.stderr);
 }
+
+#[test]
+fn a_server_s_left_out_tools_are_one_capped_list() {
+    let Some(python) = python("left_out_capped") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    // 120 tools whose input schema is not a JSON Schema: 50 lines, then how
+    // many more (the README's cap on one list), not 120 or the command's 200.
+    let tools: Vec<serde_json::Value> = (0..120)
+        .map(|i| json!({"name": format!("broken{i}"), "inputSchema": {"type": "objekt"}}))
+        .collect();
+    let tools = sb.write("tools.json", &serde_json::to_string(&tools).unwrap());
+    sb.write(
+        "home/.cleveragents/config.toml",
+        &format!(
+            "[mcp.servers.odd]\ncommand = \"{python}\"\nargs = [\"{}\", \"{}\"]\n",
+            crate::support::py_script("listing_server.py").display(),
+            tools.display()
+        ),
+    );
+    let run = sb.run(&["mcp", "refresh", "odd"]).ok();
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 51, "{}", run.stderr);
+    assert_eq!(
+        lines[50], "warning: 70 more warnings not shown",
+        "{}",
+        run.stderr
+    );
+}

@@ -209,6 +209,9 @@ fn color_always_colours_the_prefixes() {
         let run = sb.run(args).fails(1);
         assert!(run.stderr.starts_with("error: "), "{:?}", run.stderr);
     }
+    // Every command's text output ends its last line.
+    let run = sb.run(&["config", "show"]).ok();
+    assert!(run.stdout.ends_with('\n'), "{:?}", run.stdout);
     let run = sb.run(&["--color", "always", "config", "show"]).ok();
     assert!(
         run.stderr.contains("\u{1b}[1;33mwarning\u{1b}[0m: "),
@@ -226,7 +229,10 @@ fn an_error_echoing_a_huge_argument_stays_a_few_kib() {
     let url = format!("postgres://u:pw@127.0.0.1:1/{long}");
     let path = format!("/tmp/{long}/x.yaml");
     let cases: Vec<(Vec<&str>, Vec<(&str, &str)>)> = vec![
-        (vec!["db", "status"], vec![("CLEVERAGENTS_DATABASE_URL", &url)]),
+        (
+            vec!["db", "status"],
+            vec![("CLEVERAGENTS_DATABASE_URL", &url)],
+        ),
         (vec!["skill", "add", &path], vec![]),
         (vec!["mcp", "tools", &long], vec![]),
         (vec![&long], vec![]),

@@ -795,7 +795,11 @@ fn too_many_tools_for_openai_is_said_before_the_capped_list() {
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains("more warnings not shown"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("more warnings not shown"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
