@@ -41,6 +41,8 @@ pub enum Limit {
     Bytes,
     /// One YAML document's size (`max_document_bytes`).
     DocumentBytes,
+    /// The number of values in one document ([`crate::MAX_VALUES`]).
+    Values,
     /// The nesting depth (`max_depth`).
     Depth,
 }

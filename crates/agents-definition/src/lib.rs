@@ -30,9 +30,11 @@ pub use export::{
     EXPORT_FORMAT, EXPORT_FORMAT_V1, Export, LargestDocument, RefusedDocument, export_to_yaml,
     parse_export, parse_export_with,
 };
-pub use limits::{DEFAULT_MAX_DEPTH, HARD_MAX_DEPTH, Limits};
+pub use limits::{DEFAULT_MAX_DEPTH, HARD_MAX_DEPTH, Limits, MAX_VALUES};
 pub use plan::{parse_plan, parse_plan_with};
-pub use skill::{parse_skills, parse_skills_with, skill_schema, skill_to_json, skills_to_yaml};
+pub use skill::{
+    MAX_ITEMS, parse_skills, parse_skills_with, skill_schema, skill_to_json, skills_to_yaml,
+};
 pub use tool::{parse_tools, parse_tools_with, tool_schema, tools_to_yaml};
 
 /// Checks `text` against `limits` and walks it once (see [`expansion`]),

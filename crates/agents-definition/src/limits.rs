@@ -11,6 +11,16 @@ use crate::error::Limit;
 /// yaml_serde refuses anything nested deeper than this anyway.
 pub const HARD_MAX_DEPTH: usize = 128;
 
+/// The most values one YAML document may hold, as [`too_many_values`]
+/// counts them before the parser runs. The parser holds the events of the
+/// document it reads, and a document costs about 250 bytes a value parsed
+/// whatever its text: `[],` is three bytes, so a 16 MiB file of them cost
+/// gigabytes where its size promised megabytes. A quarter of a million
+/// values is far past any skill or tool (or a `cleveragents-export/2`
+/// document, which holds one); it keeps a document's parse under about
+/// 100 MB.
+pub const MAX_VALUES: usize = 250_000;
+
 /// How large and how deeply nested one input may be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -20,9 +30,9 @@ pub struct Limits {
     /// at most [`HARD_MAX_DEPTH`].
     pub max_depth: usize,
     /// Largest single YAML document, in bytes. The parser holds every event
-    /// of the document it is reading, about 12 bytes per byte of dense
-    /// YAML, so this, not `max_bytes`, bounds what a stream of documents
-    /// costs to parse.
+    /// of the document it is reading, about 12 bytes per byte of ordinary
+    /// YAML (and at most [`MAX_VALUES`] values' worth), so this, not
+    /// `max_bytes`, bounds what a stream of documents costs to parse.
     pub max_document_bytes: usize,
 }
 
@@ -126,6 +136,18 @@ pub(crate) fn check(text: &str, file: &str, limits: &Limits) -> Result<(), Defin
         )
         .breaking(Limit::DocumentBytes));
     }
+    if let Some(offset) = too_many_values(text, MAX_VALUES) {
+        return Err(DefinitionError::at_offset(
+            file,
+            text,
+            offset,
+            format!(
+                "the document holding this line has more than {MAX_VALUES} values, the most one \
+                 document may hold (each costs the parser about as much memory whatever its size)"
+            ),
+        )
+        .breaking(Limit::Values));
+    }
     if let Some(offset) = too_deep(text, limits.max_depth.min(HARD_MAX_DEPTH)) {
         return Err(DefinitionError::at_offset(
             file,
@@ -208,6 +230,45 @@ pub(crate) fn too_deep(text: &str, max_depth: usize) -> Option<usize> {
     None
 }
 
+/// Byte offset of the line where one document's values, as counted here,
+/// pass `max`, or `None`. Each line holding something counts one (a block
+/// value, key or item), and so does every `[`, `{` and `,` before a comment
+/// (a flow collection, or one more of its items): at least as many as the
+/// values the line opens, short of a `- - - x` line or the keys of a flow
+/// map, so about the document's number of values. Quoted text counts too,
+/// as in [`too_deep`]: a document would need a quarter of a million commas
+/// in its text to be refused for them.
+pub(crate) fn too_many_values(text: &str, max: usize) -> Option<usize> {
+    let mut count = 0usize;
+    let mut offset = 0usize;
+    for line in text.split_inclusive('\n') {
+        let bytes = line.as_bytes();
+        let start = offset;
+        offset += bytes.len();
+        if is_document_marker(bytes) {
+            count = 0;
+            continue;
+        }
+        let content = bytes.trim_ascii_start();
+        if !matches!(content.first(), None | Some(b'#')) {
+            count += 1;
+        }
+        let mut previous = b' ';
+        for byte in bytes {
+            match byte {
+                b'#' if matches!(previous, b' ' | b'\t') => break,
+                b'[' | b'{' | b',' => count += 1,
+                _ => {}
+            }
+            previous = *byte;
+        }
+        if count > max {
+            return Some(start);
+        }
+    }
+    None
+}
+
 /// The first document of `text` longer than `max` bytes: its start and
 /// length. Documents are cut at every `---` or `...` line: YAML lets no
 /// scalar, quoted or not, hold such a line, so no document spans one.
@@ -238,7 +299,7 @@ fn is_document_marker(line: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{oversized_document, too_deep};
+    use super::{oversized_document, too_deep, too_many_values};
 
     #[test]
     fn finds_the_first_document_over_the_limit() {
@@ -249,6 +310,18 @@ mod tests {
         assert_eq!(oversized_document("x: 123456\n", 4), Some((0, 10)));
         // A marker-like text inside a line does not cut.
         assert_eq!(oversized_document("a: '---'\nb: 1\n", 10), Some((0, 14)));
+    }
+
+    #[test]
+    fn counts_about_one_value_per_line_and_flow_item() {
+        assert_eq!(too_many_values("a: 1\nb: [1, 2, 3]\n", 6), None);
+        // 2 lines, `[` and two commas: 5.
+        assert_eq!(too_many_values("a: 1\nb: [1, 2, 3]\n", 4), Some(5));
+        // Comments and blank lines count nothing; each document starts at 0.
+        assert_eq!(too_many_values("# [,,,,]\n\na: 1 # ,,,,\n", 1), None);
+        assert_eq!(too_many_values("a: [1]\n---\nb: [2]\n", 2), None);
+        let dense = format!("k: [{}0]\n", "[],".repeat(1000));
+        assert_eq!(too_many_values(&dense, 1000), Some(0));
     }
 
     #[test]

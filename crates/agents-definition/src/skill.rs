@@ -29,21 +29,75 @@ pub(crate) struct SkillDocument {
     #[serde(default, skip_serializing_if = "Overrides::is_empty")]
     overrides: Overrides,
     /// Tool references: `builtin/...`, custom tools, `agent_skills/...`, `mcp:server/tool`
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "capped"
+    )]
     #[schemars(with = "Vec<String>")]
     tools: Vec<agents_core::ToolName>,
     /// Skills whose tools this one includes, depth-first
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "capped"
+    )]
     includes: Vec<IncludeDocument>,
     /// Anonymous tools defined here
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "capped"
+    )]
     inline_tools: Vec<InlineTool>,
     /// MCP servers whose tools this skill offers
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "capped"
+    )]
     mcp_sources: Vec<McpSource>,
     /// Agent Skills folders (each holding a `SKILL.md`)
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "capped"
+    )]
     agent_sources: Vec<AgentSource>,
+}
+
+/// The most entries one list of a skill (`tools`, `includes`,
+/// `inline_tools`, `mcp_sources`, `agent_sources`) may hold. Far past any
+/// real skill, it keeps what a file costs near its size: an inline tool
+/// written `{}` is three bytes of YAML and over a kilobyte parsed.
+pub const MAX_ITEMS: usize = 10_000;
+
+/// A list of at most [`MAX_ITEMS`] entries, refused at the first one past.
+fn capped<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct Capped<T>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for Capped<T> {
+        type Value = Vec<T>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a list")
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            let mut items = Vec::new();
+            while let Some(item) = seq.next_element()? {
+                if items.len() == MAX_ITEMS {
+                    return Err(de::Error::custom(format_args!(
+                        "more than {MAX_ITEMS} entries, the most one list of a skill may hold"
+                    )));
+                }
+                items.push(item);
+            }
+            Ok(items)
+        }
+    }
+    deserializer.deserialize_seq(Capped(std::marker::PhantomData))
 }
 
 /// `- local/base` (short form) or `- skill: local/base` with `overrides`.
@@ -670,6 +724,51 @@ agent_sources:
         assert!(parse_skills(&shallow, "s.yaml").is_ok());
         let limits = Limits::SKILLS.with_max_depth(10);
         assert!(parse_skills_with(&shallow, "s.yaml", &limits).is_err());
+    }
+
+    #[test]
+    fn a_list_of_a_skill_holds_at_most_max_items_entries() {
+        // `{}` is three bytes and an inline tool parsed: refused past the cap,
+        // at the entry past it, before the rest is built.
+        for (field, entry) in [
+            ("inline_tools", "{}"),
+            ("tools", "a/b"),
+            ("includes", "a/c"),
+        ] {
+            let at_cap = format!(
+                "name: a/b\n{field}: [{}]\n",
+                vec![entry; MAX_ITEMS].join(",")
+            );
+            assert!(parse_skills(&at_cap, "s.yaml").is_ok(), "{field}");
+            let past = format!(
+                "name: a/b\n{field}:\n{}",
+                format!("  - {entry}\n").repeat(MAX_ITEMS + 100)
+            );
+            let err = error(&past);
+            assert!(
+                err.message
+                    .contains("more than 10000 entries, the most one list of a skill may hold"),
+                "{err}"
+            );
+            assert!(err.message.starts_with(field), "{err}");
+            // At the list, which the error names.
+            assert_eq!(err.line, Some(3), "{field}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_document_of_more_than_max_values_values_is_refused_before_parsing() {
+        // Three bytes a value: 375 KB, over 60 MB of parser events had it
+        // been parsed.
+        let dense = format!(
+            "name: a/b\nmetadata: {{k: [{}0]}}\n",
+            "[],".repeat(crate::MAX_VALUES / 2 + 1)
+        );
+        let err = error(&dense);
+        assert_eq!(err.limit, Some(crate::Limit::Values));
+        assert!(err.message.contains("more than 250000 values"), "{err}");
+        assert_eq!(err.line, Some(2));
+        assert!(err.to_string().len() < 4096);
     }
 
     #[test]
