@@ -82,7 +82,7 @@ where
     impl<'de, T: Deserialize<'de>> Visitor<'de> for Capped<T> {
         type Value = Vec<T>;
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("a list")
+            f.write_str("a sequence")
         }
         fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
             let mut items = Vec::new();
