@@ -662,6 +662,62 @@ env = { KEY = "***" }
         );
     }
 
+    /// Found by an audit: a header or an environment entry given in `args`
+    /// was printed whole by `--dry-run` and by `mcp export`.
+    #[test]
+    fn secret_headers_and_env_entries_in_args_are_shown_masked() {
+        let client = r#"{"mcpServers": {
+            "remote": {"command": "npx", "args": ["-y", "mcp-remote", "https://h.example/mcp",
+                       "--header", "Authorization: Bearer sk-LEAK1"]},
+            "gh": {"command": "docker", "args": ["run", "-i", "-e",
+                   "GITHUB_PERSONAL_ACCESS_TOKEN=ghp_LEAK2", "--env", "LOG_LEVEL=debug", "img"]}
+        }}"#;
+        let report =
+            import_mcp_servers(Path::new(".mcp.json"), client, Path::new("c.toml"), "").unwrap();
+        assert_eq!(report.added, ["remote", "gh"]);
+        for secret in ["sk-LEAK1", "ghp_LEAK2"] {
+            assert!(!report.shown.contains(secret), "{}", report.shown);
+            assert!(report.config.contains(secret), "{}", report.config);
+        }
+        assert!(
+            report
+                .shown
+                .contains(r#""--header", "Authorization: Bearer ***"]"#),
+            "{}",
+            report.shown
+        );
+        assert!(
+            report.shown.contains(
+                r#"["run", "-i", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN=***", "--env", "LOG_LEVEL=debug", "img"]"#
+            ),
+            "{}",
+            report.shown
+        );
+        // `mcp export` prints them as masked.
+        let source = agents_core::McpSource {
+            server: "gh".into(),
+            command: Some("docker".into()),
+            args: ["-e", "GITHUB_PERSONAL_ACCESS_TOKEN=ghp_LEAK2", "--header"]
+                .into_iter()
+                .chain(["Authorization: Bearer sk-LEAK1", "LOG_LEVEL=debug"])
+                .map(String::from)
+                .collect(),
+            ..Default::default()
+        };
+        let servers = indexmap::IndexMap::from([("gh".to_owned(), source)]);
+        let masked = export_mcp_servers(&servers, &[], &[], ClientFormat::VsCode, true);
+        assert_eq!(
+            masked["servers"]["gh"]["args"],
+            serde_json::json!([
+                "-e",
+                "GITHUB_PERSONAL_ACCESS_TOKEN=***",
+                "--header",
+                "Authorization: Bearer ***",
+                "LOG_LEVEL=debug"
+            ])
+        );
+    }
+
     #[test]
     fn a_server_named_twice_is_refused_not_picked() {
         // A reader of a cloned project's `.mcp.json` sees the first; serde

@@ -398,6 +398,10 @@ where
         .collect()
 }
 
+/// Authorization schemes: the word before the credentials of a header
+/// value (`Bearer TOKEN`), shown as it is not secret.
+const AUTH_SCHEMES: &[&str] = &["bearer", "basic", "token"];
+
 /// An `env`/`headers` value: its `${VAR}` references are kept (they are not
 /// the secret itself, and they say which of your variables it receives),
 /// and so is literal text that cannot be one (an auth scheme such as
@@ -408,7 +412,7 @@ pub fn redact_setting_value(value: &str) -> String {
         let word = literal.trim_end();
         !literal.chars().any(char::is_alphanumeric)
             || (literal.len() > word.len()
-                && ["bearer", "basic", "token"]
+                && AUTH_SCHEMES
                     .iter()
                     .any(|scheme| word.eq_ignore_ascii_case(scheme)))
     }
@@ -451,9 +455,13 @@ pub fn redact_setting_value(value: &str) -> String {
 }
 
 /// A command's arguments fit to print: each URL through [`redact_url`], and
-/// the value of a secret-named option (`--api-key VALUE`, `--token=VALUE`,
-/// `-password VALUE`) through [`redact_setting_value`] (a bare `${VAR}`
-/// reference stays). A value that starts with `-` is taken for the next
+/// through [`redact_setting_value`] (a bare `${VAR}` reference stays) the
+/// value of a secret-named option (`--api-key VALUE`, `--token=VALUE`,
+/// `-password VALUE`), of an environment entry given as an argument whose
+/// name is a secret's (`GITHUB_TOKEN=VALUE`, as after docker's `-e` or
+/// `--env`), and of a header given as an argument whose name is a secret's
+/// (`Authorization: Bearer VALUE`, as mcp-remote's `--header` takes it; the
+/// auth scheme stays). A value that starts with `-` is taken for the next
 /// option, not hidden.
 pub fn redact_args<S: AsRef<str>>(args: &[S]) -> Vec<String> {
     let mut hide_next = false;
@@ -479,7 +487,10 @@ enum OptionWord<'a> {
     /// The value after a secret-named option (a word starting with `-` is
     /// taken for the next option instead).
     Value,
-    /// `--token=VALUE`: the option with its `=`, and the value.
+    /// A secret inside the word: `--token=VALUE`, `GITHUB_TOKEN=VALUE`,
+    /// `Authorization: Bearer VALUE`, `--env=GITHUB_TOKEN=VALUE`. `option`
+    /// is what is shown as written (up to and with the `=`, or the header's
+    /// name and auth scheme), `value` the rest.
     Inline { option: &'a str, value: &'a str },
     /// Anything else.
     Other,
@@ -489,18 +500,65 @@ fn option_word<'a>(word: &'a str, hide_next: &mut bool) -> OptionWord<'a> {
     if std::mem::take(hide_next) && !word.starts_with('-') && !word.is_empty() {
         return OptionWord::Value;
     }
+    let inline = |value_at: usize| OptionWord::Inline {
+        option: word.get(..value_at).unwrap_or_default(),
+        value: word.get(value_at..).unwrap_or_default(),
+    };
     let flag = word.trim_start_matches('-');
     if flag.len() < word.len() && !flag.is_empty() {
+        let dashes = word.len() - flag.len();
         match flag.split_once('=') {
             Some((name, value)) if is_secret_name(name) && !value.is_empty() => {
-                let option = word.get(..word.len() - value.len()).unwrap_or_default();
-                return OptionWord::Inline { option, value };
+                return inline(word.len() - value.len());
             }
-            Some(_) => {}
+            // `--env=GITHUB_TOKEN=VALUE`, `--header=Authorization: …`.
+            Some((name, value)) => {
+                if let Some(at) = assigned_secret(value) {
+                    return inline(dashes + name.len() + 1 + at);
+                }
+            }
             None => *hide_next = is_secret_name(flag),
         }
+        return OptionWord::Other;
     }
-    OptionWord::Other
+    match assigned_secret(word) {
+        Some(at) => inline(at),
+        None => OptionWord::Other,
+    }
+}
+
+/// Where the secret in `word` starts when the word assigns one: `NAME=VALUE`
+/// whose `NAME` is a secret's by [`is_secret_name`], as an `env` entry's name
+/// is read (`GITHUB_TOKEN=ghp_…`), or a header line `Name: VALUE` whose name
+/// is (`Authorization: Bearer …`: the secret starts after the auth scheme).
+/// `None` for anything else, and for an empty value.
+fn assigned_secret(word: &str) -> Option<usize> {
+    let name_end = word.find(['=', ':'])?;
+    let name = word.get(..name_end)?;
+    let mut chars = name.chars();
+    let named = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if !named || !is_secret_name(name) {
+        return None;
+    }
+    let mut at = name_end + 1;
+    if word.get(name_end..=name_end) == Some(":") {
+        // A header: optional spaces, then perhaps a scheme and its spaces.
+        let rest = word.get(at..)?;
+        at += rest.len() - rest.trim_start().len();
+        let rest = word.get(at..)?;
+        let scheme_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let scheme = rest.get(..scheme_end)?;
+        let after = rest.get(scheme_end..)?;
+        if AUTH_SCHEMES.iter().any(|s| scheme.eq_ignore_ascii_case(s))
+            && !after.trim_start().is_empty()
+        {
+            at += scheme_end + after.len() - after.trim_start().len();
+        }
+    }
+    (at < word.len()).then_some(at)
 }
 
 /// A source line (YAML or TOML) with the value of each secret-named option
@@ -593,6 +651,84 @@ mod tests {
                 "--next",
                 "--level=debug",
             ]
+        );
+    }
+
+    /// Found by an audit: `mcp import --dry-run` and `mcp export` printed
+    /// these whole.
+    #[test]
+    fn hides_secret_env_entries_and_headers_given_as_arguments() {
+        let args = [
+            "-y",
+            "mcp-remote",
+            "https://mcp.example/sse",
+            "--header",
+            "Authorization: Bearer sk-LEAK1",
+            "--header",
+            "X-Api-Key:sk-LEAK2",
+            "--header",
+            "Authorization: Bearer ${AUTH_TOKEN}",
+            "--header",
+            "Authorization:${AUTH_HEADER}",
+            "--header",
+            "Accept: text/plain",
+            "run",
+            "-e",
+            "GITHUB_PERSONAL_ACCESS_TOKEN=ghp_LEAK3",
+            "--env",
+            "API_KEY=k-LEAK4",
+            "--env=SLACK_BOT_TOKEN=xoxb-LEAK5",
+            "--header=Authorization: token LEAK6",
+            "SENTRY_DSN=https://LEAK7@o1.ingest.sentry.io/1",
+            "LOG_LEVEL=debug",
+            "-e",
+            "GITHUB_TOKEN",
+            "TOKEN=${GITHUB_TOKEN}",
+            "DATABASE_URL=postgres://u:LEAK8@h/db",
+            "token:",
+            "C:\\tools",
+        ];
+        let shown = redact_args(&args);
+        assert_eq!(
+            shown,
+            [
+                "-y",
+                "mcp-remote",
+                "https://mcp.example/sse",
+                "--header",
+                "Authorization: Bearer ***",
+                "--header",
+                "X-Api-Key:***",
+                "--header",
+                "Authorization: Bearer ${AUTH_TOKEN}",
+                "--header",
+                "Authorization:${AUTH_HEADER}",
+                "--header",
+                "Accept: text/plain",
+                "run",
+                "-e",
+                "GITHUB_PERSONAL_ACCESS_TOKEN=***",
+                "--env",
+                "API_KEY=***",
+                "--env=SLACK_BOT_TOKEN=***",
+                "--header=Authorization: token ***",
+                "SENTRY_DSN=***",
+                "LOG_LEVEL=debug",
+                "-e",
+                "GITHUB_TOKEN",
+                "TOKEN=${GITHUB_TOKEN}",
+                "DATABASE_URL=postgres://u:***@h/db",
+                "token:",
+                "C:\\tools",
+            ]
+        );
+        assert!(!shown.concat().contains("LEAK"), "{shown:?}");
+        // The same words in a source line an error quotes.
+        assert_eq!(
+            redact_inline_args(
+                r#"args = ["--header", "Authorization: Bearer sk-LEAK1", "-e", 'GITHUB_TOKEN=ghp_x', LOG_LEVEL=debug]"#
+            ),
+            r#"args = ["--header", "Authorization: Bearer ***", "-e", 'GITHUB_TOKEN=***', LOG_LEVEL=debug]"#
         );
     }
 

@@ -494,6 +494,41 @@ mod tests {
         );
     }
 
+    /// The trust prompt masks what `mcp import` and `mcp export` mask of
+    /// `args` (one `redact_args`): a secret env entry or header given as an
+    /// argument, not a harmless `NAME=VALUE`.
+    #[test]
+    fn a_launch_line_masks_secret_env_entries_and_headers_in_args() {
+        let mut docker = source("gh", "docker");
+        docker.args = [
+            "run",
+            "-e",
+            "GITHUB_PERSONAL_ACCESS_TOKEN=ghp_LEAK2",
+            "-e",
+            "LOG_LEVEL=debug",
+            "img",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            describe_launch(&docker),
+            "docker run -e 'GITHUB_PERSONAL_ACCESS_TOKEN=***' -e LOG_LEVEL=debug img"
+        );
+        let mut remote = source("remote", "npx");
+        remote.args = [
+            "mcp-remote",
+            "https://h/mcp",
+            "--header",
+            "Authorization: Bearer sk-LEAK1",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            describe_launch(&remote),
+            "npx mcp-remote https://h/mcp --header 'Authorization: Bearer ***'"
+        );
+    }
+
     #[test]
     fn no_one_word_hides_the_rest_of_a_launch_line() {
         let mut long = source("x", "/bin/sh");

@@ -1093,6 +1093,72 @@ fn mcp_import_reports_skipped_servers_briefly() {
     assert!(skipped[30]["reason"].as_str().unwrap().len() < 2_048);
 }
 
+/// Found by an audit of the release binary: a secret header given to
+/// `mcp-remote` and a secret environment entry given to docker in `args`
+/// were printed whole by `mcp import --dry-run` (text and JSON) and `mcp
+/// export`; a harmless `NAME=VALUE` stays readable.
+#[test]
+fn mcp_import_and_export_mask_secrets_given_in_args() {
+    let sb = Sandbox::new();
+    let file = sb.write(
+        "client.json",
+        &json!({"mcpServers": {
+            "remote": {"command": "npx", "args": ["-y", "mcp-remote", "https://h.example/mcp",
+                       "--header", "Authorization: Bearer sk-LEAK1"]},
+            "gh": {"command": "docker", "args": ["run", "-i", "--rm", "-e",
+                   "GITHUB_PERSONAL_ACCESS_TOKEN=ghp_LEAK2", "-e", "LOG_LEVEL=debug", "img"]},
+        }})
+        .to_string(),
+    );
+    let dry = sb
+        .run(&["mcp", "import", file.to_str().unwrap(), "--dry-run"])
+        .ok();
+    let json = sb
+        .run(&[
+            "mcp",
+            "import",
+            file.to_str().unwrap(),
+            "--dry-run",
+            "--format",
+            "json",
+        ])
+        .ok();
+    for shown in [&dry.stdout, &json.json()["config"].to_string()] {
+        assert!(!shown.contains("LEAK"), "{shown}");
+        assert!(shown.contains("Authorization: Bearer ***"), "{shown}");
+        assert!(
+            shown.contains("GITHUB_PERSONAL_ACCESS_TOKEN=***"),
+            "{shown}"
+        );
+        assert!(shown.contains("LOG_LEVEL=debug"), "{shown}");
+    }
+    sb.run(&["mcp", "import", file.to_str().unwrap()]).ok();
+    let config = std::fs::read_to_string(sb.home().join(".cleveragents/config.toml")).unwrap();
+    assert!(
+        config.contains("sk-LEAK1") && config.contains("ghp_LEAK2"),
+        "{config}"
+    );
+    let export = sb.run(&["mcp", "export"]).ok();
+    assert!(!export.stdout.contains("LEAK"), "{}", export.stdout);
+    assert_eq!(
+        export.json()["mcpServers"]["gh"]["args"],
+        json!([
+            "run",
+            "-i",
+            "--rm",
+            "-e",
+            "GITHUB_PERSONAL_ACCESS_TOKEN=***",
+            "-e",
+            "LOG_LEVEL=debug",
+            "img"
+        ])
+    );
+    assert_eq!(
+        export.json()["mcpServers"]["remote"]["args"][4],
+        "Authorization: Bearer ***"
+    );
+}
+
 /// SIGTERM stops a command that is computing (it never reaches an `await`
 /// where it could be dropped): within a few seconds, with the same error as
 /// a command stopped while it waits. Bounded: the child is SIGKILLed after
