@@ -1,4 +1,5 @@
-//! `${VAR}` expansion for MCP server `env` values and HTTP headers.
+//! `${VAR}` (and `${VAR:-default}`) expansion for MCP server `env` values
+//! and HTTP headers.
 
 /// Why a `${VAR}` reference could not be expanded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -30,11 +31,16 @@ impl VarError {
     }
 }
 
-/// Replaces every `${NAME}` in `text` with `lookup(NAME)`.
+/// Replaces every `${NAME}` in `text` with `lookup(NAME)`, and every
+/// `${NAME:-DEFAULT}` with `lookup(NAME)` when that is set and not empty,
+/// else with `DEFAULT` as written (the shell's rule, which Claude Code's
+/// `.mcp.json` follows).
 ///
-/// `NAME` is `[A-Za-z_][A-Za-z0-9_]*`. `$${` stands for a literal `${`; any other
-/// `$` is kept as is. An unset variable or a malformed reference is an error: a
-/// secret silently replaced by nothing would fail later and far less clearly.
+/// `NAME` is `[A-Za-z_][A-Za-z0-9_]*`; `DEFAULT` runs to the first `}` and
+/// holds no `${`. `$${` stands for a literal `${`; any other `$` is kept as
+/// is. An unset variable without a default or a malformed reference is an
+/// error: a secret silently replaced by nothing would fail later and far less
+/// clearly.
 pub fn expand_vars(
     text: &str,
     lookup: &dyn Fn(&str) -> Option<String>,
@@ -64,18 +70,35 @@ pub fn expand_vars(
                 message: "`${` without a closing `}`".into(),
             });
         };
-        let name = &body[..close];
+        let inner = &body[..close];
+        let (name, default) = match inner.split_once(":-") {
+            Some((name, default)) => (name, Some(default)),
+            None => (inner, None),
+        };
         if !is_var_name(name) {
             return Err(VarError::Malformed {
                 offset: here,
                 message: format!(
-                    "`${{{name}}}`: expected a name made of letters, digits and `_`, not starting with a digit"
+                    "`${{{inner}}}`: expected a name made of letters, digits and `_`, not starting with a digit (or `NAME:-DEFAULT`)"
                 ),
             });
         }
-        let value = lookup(name).ok_or_else(|| VarError::Missing {
-            name: name.to_owned(),
-        })?;
+        if default.is_some_and(|default| default.contains("${")) {
+            return Err(VarError::Malformed {
+                offset: here,
+                message: format!("`${{{inner}}}`: a default may not hold another `${{`"),
+            });
+        }
+        let value = match (lookup(name), default) {
+            (Some(value), Some(default)) if value.is_empty() => default.to_owned(),
+            (Some(value), _) => value,
+            (None, Some(default)) => default.to_owned(),
+            (None, None) => {
+                return Err(VarError::Missing {
+                    name: name.to_owned(),
+                });
+            }
+        };
         out.push_str(&value);
         offset = here + 2 + close + 1;
         rest = &body[close + 1..];
@@ -148,6 +171,43 @@ mod tests {
         ));
         assert!(matches!(
             expand_vars("${A-B}", &env),
+            Err(VarError::Malformed { .. })
+        ));
+    }
+
+    /// Claude Code's `${VAR:-default}`: it was refused when the server
+    /// started ("malformed variable reference"), after `mcp import` had
+    /// added it.
+    #[test]
+    fn a_default_is_used_when_the_variable_is_unset_or_empty() {
+        assert_eq!(expand_vars("${TOKEN:-fallback}", &env).unwrap(), "s3cr3t");
+        assert_eq!(
+            expand_vars("${NOPE:-fall back}", &env).unwrap(),
+            "fall back"
+        );
+        assert_eq!(expand_vars("${EMPTY:-x}", &env).unwrap(), "x");
+        assert_eq!(expand_vars("${A_B:-}/y", &env).unwrap(), "/y");
+        assert_eq!(
+            expand_vars("a ${NOPE:-b:c-d$e} f", &env).unwrap(),
+            "a b:c-d$e f"
+        );
+        assert_eq!(expand_vars("$${NOPE:-x}", &env).unwrap(), "${NOPE:-x}");
+        for malformed in ["${:-x}", "${1A:-x}", "${A-B:-x}", "${NOPE:-${TOKEN}}"] {
+            assert!(
+                matches!(
+                    expand_vars(malformed, &env),
+                    Err(VarError::Malformed { .. })
+                ),
+                "{malformed}"
+            );
+        }
+        // `:` alone or `-` alone is no default.
+        assert!(matches!(
+            expand_vars("${NOPE:x}", &env),
+            Err(VarError::Malformed { .. })
+        ));
+        assert!(matches!(
+            expand_vars("${NOPE-x}", &env),
             Err(VarError::Malformed { .. })
         ));
     }
