@@ -2,7 +2,8 @@
 //! into `config.toml` as `[mcp.servers.NAME]` tables.
 //!
 //! Read formats: `mcpServers` (Claude Desktop's `claude_desktop_config.json`,
-//! Claude Code's `.mcp.json`) and `servers` (VS Code's `.vscode/mcp.json`).
+//! Claude Code's `.mcp.json`) and `servers` (VS Code's `.vscode/mcp.json`),
+//! as JSON with comments and trailing commas (JSONC).
 //! The config file is edited with `toml_edit`, so its comments, order and
 //! formatting stay as they were; a server already in it is skipped, never
 //! overwritten. The result is parsed and checked like any config file before
@@ -54,7 +55,8 @@ pub fn import_mcp_servers(
             "file is larger than {MAX_CLIENT_BYTES} bytes"
         )));
     }
-    let json = agents_core::walk::json_from_str(source_text).map_err(|err| {
+    let text = without_comments(source_text);
+    let json = agents_core::walk::json_from_str(&text).map_err(|err| {
         let text = err.to_string();
         let shown = agents_core::text::shorten_middle(&text, MAX_MESSAGE_BYTES);
         fail(match err.classify() {
@@ -458,6 +460,26 @@ fn server_tables(entry: &Value) -> Result<(Table, Table), String> {
     Ok((table, masked))
 }
 
+/// The client file's text with its comments (`//`, `/* */`) and trailing
+/// commas replaced by spaces, byte for byte and with every line break kept,
+/// so the JSON parser's line and column are the file's. VS Code's `mcp.json`
+/// is JSONC, where both are routine. A `/` that starts no comment is left
+/// to the parser, which says where it is.
+fn without_comments(text: &str) -> std::borrow::Cow<'_, str> {
+    let mut bytes = text.as_bytes().to_vec();
+    if json_strip_comments::strip_slice(&mut bytes).is_err() {
+        return text.into();
+    }
+    // The crate blanks a block comment's line breaks too.
+    for (byte, original) in bytes.iter_mut().zip(text.as_bytes()) {
+        if *original == b'\n' {
+            *byte = b'\n';
+        }
+    }
+    // Only whole comments (ASCII bounds) became spaces, so it stays UTF-8.
+    String::from_utf8(bytes).map_or(text.into(), Into::into)
+}
+
 /// `env` or `headers`: string to string, as an inline table.
 fn map_field(
     object: &serde_json::Map<String, Value>,
@@ -568,6 +590,64 @@ mod tests {
         assert_eq!(convert_vars("${HOME}/x").unwrap(), "${HOME}/x");
         assert!(convert_vars("${input:key}").unwrap_err().contains("input"));
         assert_eq!(convert_vars("a ${b").unwrap(), "a ${b");
+    }
+
+    fn import(client: &str, config: &str) -> Result<ImportReport, ConfigError> {
+        import_mcp_servers(Path::new("mcp.json"), client, Path::new("c.toml"), config)
+    }
+
+    /// Found by an audit: VS Code's `mcp.json` is JSONC and was refused.
+    #[test]
+    fn comments_and_trailing_commas_are_read_and_positions_stay() {
+        let client = "{\n  // my servers\n  \"servers\": {\n    /* a\n       b */ \"fetch\": {\n      \
+                      \"command\": \"uvx\", // the runner\n      \"args\": [\"mcp-server-fetch\",],\n    },\n  },\n}\n";
+        let report = import(client, "").unwrap();
+        assert_eq!(report.added, ["fetch"]);
+        assert!(
+            report.config.contains("args = [\"mcp-server-fetch\"]"),
+            "{}",
+            report.config
+        );
+        // Text inside strings is not a comment.
+        let report = import(
+            r#"{"mcpServers": {"u": {"url": "https://h.example/a//b/*c*/", /* x */}}}"#,
+            "",
+        )
+        .unwrap();
+        assert!(
+            report.config.contains("https://h.example/a//b/*c*/"),
+            "{}",
+            report.config
+        );
+        // Errors that remain keep the file's own line and column, after a
+        // block comment over several lines too.
+        let err = import(
+            "{\"servers\": {\n/* one\ntwo\nthree */\n\"a\": {\"command\": \"x\"},\n\"a\": {}}}",
+            "",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("duplicate key `a` at line 6 column 3"),
+            "{err}"
+        );
+        let err = import(
+            "{\"servers\": {\n// c\n\"a\": {\"command\": \"x\"} \"b\": 1}}",
+            "",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("not JSON: expected `,` or `}` at line 3 column 23"),
+            "{err}"
+        );
+        let err = import("{\"servers\": {}}\n/ x", "")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("not JSON") && err.contains("line 2 column 1"),
+            "{err}"
+        );
     }
 
     #[test]

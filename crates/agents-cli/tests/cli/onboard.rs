@@ -1159,6 +1159,49 @@ fn mcp_import_and_export_mask_secrets_given_in_args() {
     );
 }
 
+/// Found by an audit: VS Code's `.vscode/mcp.json` is JSONC, and its
+/// comments and trailing commas were refused ("not JSON: key must be a
+/// string"); an error that remains still names the file's line and column.
+#[test]
+fn mcp_import_reads_comments_and_trailing_commas() {
+    let sb = Sandbox::new();
+    let vscode = sb.write(
+        ".vscode/mcp.json",
+        r#"{
+  // Servers for this workspace.
+  "servers": {
+    /* The fetch server,
+       from PyPI. */
+    "fetch": {
+      "type": "stdio",
+      "command": "uvx", // via uv
+      "args": ["mcp-server-fetch",],
+    },
+  },
+}
+"#,
+    );
+    let run = sb.run(&["mcp", "import", vscode.to_str().unwrap()]).ok();
+    assert!(
+        run.stdout.contains("added mcp server `fetch`"),
+        "{}",
+        run.stdout
+    );
+    let config = std::fs::read_to_string(sb.home().join(".cleveragents/config.toml")).unwrap();
+    assert!(config.contains("args = [\"mcp-server-fetch\"]"), "{config}");
+    let broken = sb.write(
+        "broken.json",
+        "{\n  // one\n  \"servers\": {\n    /* two\n    */ \"a\": {\"command\": \"x\"}\n    \"b\": {}\n  }\n}\n",
+    );
+    let run = sb
+        .run(&["mcp", "import", broken.to_str().unwrap()])
+        .fails(1);
+    assert_eq!(
+        run.stderr,
+        "error: cannot import `[SANDBOX]/broken.json`: not JSON: expected `,` or `}` at line 6 column 5\n"
+    );
+}
+
 /// SIGTERM stops a command that is computing (it never reaches an `await`
 /// where it could be dropped): within a few seconds, with the same error as
 /// a command stopped while it waits. Bounded: the child is SIGKILLed after
