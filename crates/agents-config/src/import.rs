@@ -6,8 +6,11 @@
 //! as JSON with comments and trailing commas (JSONC).
 //! The config file is edited with `toml_edit`, so its comments, order and
 //! formatting stay as they were; a server already in it is skipped, never
-//! overwritten. The result is parsed and checked like any config file before
-//! it is handed back, so an import cannot leave a config that fails to load.
+//! overwritten. Each server is checked as loading the config would check it,
+//! and one that would not load, or that uses a `${…}` agents would not expand
+//! as its client does, is skipped with the reason. The result is parsed and
+//! checked like any config file before it is handed back, so an import cannot
+//! leave a config that fails to load.
 
 use std::path::{Path, PathBuf};
 
@@ -65,17 +68,24 @@ pub fn import_mcp_servers(
             _ => format!("not JSON: {shown}"),
         })
     })?;
-    let servers = json
-        .get("mcpServers")
-        .or_else(|| json.get("servers"))
-        .and_then(Value::as_object)
-        .ok_or_else(|| {
-            fail(
+    let (servers, client) = match (json.get("mcpServers"), json.get("servers")) {
+        (Some(servers), _) => (servers.as_object(), Client::Claude),
+        (None, Some(servers)) => (servers.as_object(), Client::VsCode),
+        (None, None) => (None, Client::Claude),
+    };
+    let servers = match servers {
+        Some(servers) => servers,
+        None => {
+            return Err(fail(
                 "expected an `mcpServers` object (Claude Desktop, Claude Code) or a `servers` \
                  object (VS Code)"
                     .into(),
-            )
-        })?;
+            ));
+        }
+    };
+    // The file as it is must load: what is wrong in it is its own error,
+    // never blamed on a server being imported.
+    crate::check_config_text(config_path, config_text)?;
     let mut real: DocumentMut = config_text.parse().map_err(|err: toml_edit::TomlError| {
         let span = err.span().unwrap_or(0..0);
         crate::file::located(config_path, config_text, span, err.message().to_owned())
@@ -94,7 +104,7 @@ pub fn import_mcp_servers(
             skipped.push((name.clone(), agents_core::text::bounded_message(&reason)));
             continue;
         }
-        match server_tables(entry) {
+        match server_tables(name, entry, client) {
             Ok((table, masked)) => {
                 servers_table(&mut real)?.insert(name, Item::Table(table));
                 servers_table(&mut shown)?.insert(name, Item::Table(masked));
@@ -391,74 +401,45 @@ fn servers_table(doc: &mut DocumentMut) -> Result<&mut Table, ConfigError> {
         .ok_or_else(|| not_table("mcp.servers"))
 }
 
-/// The `[mcp.servers.NAME]` table of one client entry and its masked twin,
-/// or why the entry cannot be imported.
-fn server_tables(entry: &Value) -> Result<(Table, Table), String> {
-    let object = entry
-        .as_object()
-        .ok_or("expected an object with `command` or `url`")?;
-    let kind = object.get("type").and_then(Value::as_str);
-    if matches!(kind, Some("sse")) {
-        return Err("the SSE transport is not supported (only stdio and streamable HTTP)".into());
-    }
-    let mut table = Table::new();
-    let mut masked = Table::new();
-    let text = |key: &str| -> Result<Option<String>, String> {
-        match object.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(convert_vars(s)?)),
-            Some(_) => Err(format!("`{key}` is not a string")),
-        }
-    };
-    let command = text("command")?;
-    let url = text("url")?;
-    match (&command, &url) {
-        (Some(command), None) => {
-            for t in [&mut table, &mut masked] {
-                t.insert("command", value(command.as_str()));
-            }
-            if let Some(args) = object.get("args") {
-                let args = args
-                    .as_array()
-                    .ok_or("`args` is not a list")?
-                    .iter()
-                    .map(|a| {
-                        a.as_str()
-                            .ok_or_else(|| "`args` holds a non-string".to_owned())
-                            .and_then(convert_vars)
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
-                if !args.is_empty() {
-                    let array: toml_edit::Array = args.iter().map(String::as_str).collect();
-                    table.insert("args", value(array));
-                    let shown: toml_edit::Array = agents_core::redact::redact_args(&args)
-                        .iter()
-                        .map(String::as_str)
-                        .collect();
-                    masked.insert("args", value(shown));
-                }
-            }
-            if let Some(cwd) = text("cwd")? {
-                for t in [&mut table, &mut masked] {
-                    t.insert("cwd", value(cwd.as_str()));
-                }
-            }
-            map_field(object, "env", &mut table, &mut masked)?;
-        }
-        (None, Some(url)) => {
-            for t in [&mut table, &mut masked] {
-                t.insert("url", value(url.as_str()));
-            }
-            map_field(object, "headers", &mut table, &mut masked)?;
-        }
-        (Some(_), Some(_)) => return Err("has both `command` and `url`".into()),
-        (None, None) => return Err("has neither `command` nor `url`".into()),
-    }
-    if object.contains_key("envFile") {
-        return Err("uses `envFile`, which has no equivalent here; define it by hand".into());
-    }
-    Ok((table, masked))
+/// Which client wrote the file: it says what a `${…}` in it means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Client {
+    /// `mcpServers` (Claude Desktop, Claude Code): `${VAR}` and
+    /// `${VAR:-default}`.
+    Claude,
+    /// `servers` (VS Code): `${env:VAR}`, `${input:…}` and the other
+    /// `${kind:…}` forms, and predefined variables such as
+    /// `${workspaceFolder}`.
+    VsCode,
 }
+
+/// VS Code's predefined variables (its "Variables reference"; `${/}` is
+/// `${pathSeparator}`, `${workspaceRoot}` the old `${workspaceFolder}`),
+/// which it replaces in `mcp.json` and `agents` does not know.
+const VSCODE_PREDEFINED: &[&str] = &[
+    "userHome",
+    "workspaceFolder",
+    "workspaceFolderBasename",
+    "workspaceRoot",
+    "file",
+    "fileWorkspaceFolder",
+    "relativeFile",
+    "relativeFileDirname",
+    "fileBasename",
+    "fileBasenameNoExtension",
+    "fileExtname",
+    "fileDirname",
+    "fileDirnameBasename",
+    "cwd",
+    "lineNumber",
+    "columnNumber",
+    "selectedText",
+    "execPath",
+    "execInstallFolder",
+    "defaultBuildTask",
+    "pathSeparator",
+    "/",
+];
 
 /// The client file's text with its comments (`//`, `/* */`) and trailing
 /// commas replaced by spaces, byte for byte and with every line break kept,
@@ -480,10 +461,119 @@ fn without_comments(text: &str) -> std::borrow::Cow<'_, str> {
     String::from_utf8(bytes).map_or(text.into(), Into::into)
 }
 
+/// The `[mcp.servers.NAME]` table of one client entry and its masked twin,
+/// or why the entry cannot be imported: anything loading the config would
+/// refuse of it (so one server never fails the import, nor is blamed on the
+/// config file), and any `${…}` that `agents` would not read as its client
+/// does.
+fn server_tables(name: &str, entry: &Value, client: Client) -> Result<(Table, Table), String> {
+    let object = entry
+        .as_object()
+        .ok_or("expected an object with `command` or `url`")?;
+    let kind = match object.get("type") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(kind)) => Some(kind.as_str()),
+        Some(_) => return Err("`type` is not a string".into()),
+    };
+    let http = match kind {
+        None => None,
+        Some("stdio") => Some(false),
+        Some("http" | "streamable-http" | "streamableHttp") => Some(true),
+        Some("sse") => {
+            return Err(
+                "the SSE transport is not supported (only stdio and streamable HTTP)".into(),
+            );
+        }
+        Some(other) => {
+            return Err(format!(
+                "`type` `{}` is not supported (only stdio and streamable HTTP)",
+                agents_core::text::shorten(other, agents_core::text::MAX_ECHO_BYTES)
+            ));
+        }
+    };
+    let mut table = Table::new();
+    let mut masked = Table::new();
+    let text = |key: &str| -> Result<Option<String>, String> {
+        match object.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(convert_vars(s, key, Place::Literal(key), client)?)),
+            Some(_) => Err(format!("`{key}` is not a string")),
+        }
+    };
+    let command = text("command")?;
+    let url = text("url")?;
+    match (&command, &url) {
+        (Some(_), None) if http == Some(true) => {
+            return Err(format!(
+                "`type` is `{}` but the server has a `command`, not a `url`",
+                kind.unwrap_or_default()
+            ));
+        }
+        (None, Some(_)) if http == Some(false) => {
+            return Err("`type` is `stdio` but the server has a `url`, not a `command`".into());
+        }
+        (Some(command), None) => {
+            for t in [&mut table, &mut masked] {
+                t.insert("command", value(command.as_str()));
+            }
+            if let Some(args) = object.get("args") {
+                let args = args
+                    .as_array()
+                    .ok_or("`args` is not a list")?
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| {
+                        a.as_str()
+                            .ok_or_else(|| "`args` holds a non-string".to_owned())
+                            .and_then(|a| {
+                                convert_vars(
+                                    a,
+                                    &format!("args[{i}]"),
+                                    Place::Literal("args"),
+                                    client,
+                                )
+                            })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                if !args.is_empty() {
+                    let array: toml_edit::Array = args.iter().map(String::as_str).collect();
+                    table.insert("args", value(array));
+                    let shown: toml_edit::Array = agents_core::redact::redact_args(&args)
+                        .iter()
+                        .map(String::as_str)
+                        .collect();
+                    masked.insert("args", value(shown));
+                }
+            }
+            if let Some(cwd) = text("cwd")? {
+                for t in [&mut table, &mut masked] {
+                    t.insert("cwd", value(cwd.as_str()));
+                }
+            }
+            map_field(object, "env", client, &mut table, &mut masked)?;
+        }
+        (None, Some(url)) => {
+            for t in [&mut table, &mut masked] {
+                t.insert("url", value(url.as_str()));
+            }
+            map_field(object, "headers", client, &mut table, &mut masked)?;
+        }
+        (Some(_), Some(_)) => return Err("has both `command` and `url`".into()),
+        (None, None) => return Err("has neither `command` nor `url`".into()),
+    }
+    if object.contains_key("envFile") {
+        return Err("uses `envFile`, which has no equivalent here; define it by hand".into());
+    }
+    // What loading the config checks of a server (`url`'s scheme, …).
+    crate::check_server_table(name, &table)?;
+    Ok((table, masked))
+}
+
 /// `env` or `headers`: string to string, as an inline table.
 fn map_field(
     object: &serde_json::Map<String, Value>,
     key: &str,
+    client: Client,
     table: &mut Table,
     masked: &mut Table,
 ) -> Result<(), String> {
@@ -502,7 +592,7 @@ fn map_field(
         let v = v
             .as_str()
             .ok_or_else(|| format!("`{key}.{name}` is not a string"))?;
-        let v = convert_vars(v)?;
+        let v = convert_vars(v, &format!("{key}.{name}"), Place::Expanded, client)?;
         let visible = agents_core::redact::redact_setting_value(&v);
         real.insert(name, v.as_str().into());
         shown.insert(name, visible.as_str().into());
@@ -539,39 +629,146 @@ fn to_vscode_vars(text: &str) -> String {
     out
 }
 
-/// VS Code's `${env:VAR}` becomes `${VAR}`; `${input:…}` (a prompt VS Code
-/// shows) and other `${kind:…}` forms have no equivalent.
-fn convert_vars(text: &str) -> Result<String, String> {
+/// Where a client's text goes in `config.toml`: `agents` expands `${VAR}`
+/// (and `${VAR:-default}`) in `env` and `headers` values only.
+#[derive(Debug, Clone, Copy)]
+enum Place<'a> {
+    /// An `env` or `headers` value, expanded when the server starts.
+    Expanded,
+    /// `command`, `args`, `cwd` or `url` (the name given), taken as written.
+    Literal(&'a str),
+}
+
+/// What a client means by one `${INNER}`.
+enum Reference<'a> {
+    /// A variable (`NAME` or `NAME:-default`), as `agents` writes it.
+    Variable(std::borrow::Cow<'a, str>),
+    /// A VS Code predefined variable (`workspaceFolder`, `/`, also
+    /// `workspaceFolder:NAME`).
+    Predefined,
+    /// Another VS Code `${kind:…}` form (`input`, `config`, `command`).
+    VsCodeKind(&'a str),
+    /// Nothing `agents` can expand (`${}`, `${1A}`, `${A-B}`).
+    Malformed,
+}
+
+fn reference(inner: &str, client: Client) -> Reference<'_> {
+    if let Some((name, default)) = inner.split_once(":-")
+        && is_var_name(name)
+    {
+        return if default.contains("${") {
+            Reference::Malformed
+        } else {
+            Reference::Variable(inner.into())
+        };
+    }
+    if client == Client::VsCode {
+        let kind = inner.split_once(':').map_or(inner, |(kind, _)| kind);
+        if VSCODE_PREDEFINED.contains(&kind) {
+            return Reference::Predefined;
+        }
+        if let Some((kind, var)) = inner.split_once(':') {
+            return match kind {
+                "env" if is_var_name(var) => Reference::Variable(var.into()),
+                _ if !kind.is_empty() && kind.chars().all(|c| c.is_ascii_alphabetic()) => {
+                    Reference::VsCodeKind(kind)
+                }
+                _ => Reference::Malformed,
+            };
+        }
+    }
+    if is_var_name(inner) {
+        Reference::Variable(inner.into())
+    } else {
+        Reference::Malformed
+    }
+}
+
+/// `[A-Za-z_][A-Za-z0-9_]*`: a variable name `agents` expands.
+fn is_var_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// The text of the client's field `field` as `config.toml` holds it
+/// (VS Code's `${env:VAR}` becomes `${VAR}`), or why the server is skipped:
+/// a `${…}` where `agents` expands none (`command`, `args`, `cwd`, `url`),
+/// a VS Code variable `agents` does not know (`${input:…}`,
+/// `${workspaceFolder}`), or one `agents` cannot expand.
+fn convert_vars(
+    text: &str,
+    field: &str,
+    place: Place<'_>,
+    client: Client,
+) -> Result<String, String> {
+    let shown = |text: &str| agents_core::text::shorten(text, 100).into_owned();
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
+        let (before, from) = rest.split_at(start);
+        out.push_str(before);
+        let after = from.get(2..).unwrap_or_default();
         let Some(end) = after.find('}') else {
-            out.push_str(&rest[start..]);
-            return Ok(out);
-        };
-        let inner = &after[..end];
-        match inner.split_once(':') {
-            Some(("env", var)) => {
-                out.push_str("${");
-                out.push_str(var);
-                out.push('}');
-            }
-            Some((kind, _))
-                if !kind.is_empty() && kind.chars().all(|c| c.is_ascii_alphabetic()) =>
-            {
+            if let Place::Expanded = place {
                 return Err(format!(
-                    "uses `${{{kind}:…}}`, a VS Code variable with no equivalent here; define it by hand"
+                    "`{field}` has a `${{` without a closing `}}`, which agents cannot expand; \
+                     define it by hand"
                 ));
             }
-            _ => {
+            out.push_str(from);
+            return Ok(out);
+        };
+        let inner = after.get(..end).unwrap_or_default();
+        let written = from.get(..end + 3).unwrap_or_default();
+        match (reference(inner, client), place) {
+            (Reference::Predefined, _) => {
+                return Err(format!(
+                    "`{field}` uses `{}`, a VS Code predefined variable agents does not know; \
+                     define it by hand",
+                    shown(written)
+                ));
+            }
+            (Reference::VsCodeKind(kind), _) => {
+                return Err(format!(
+                    "`{field}` uses `${{{}:…}}`, a VS Code variable with no equivalent here; \
+                     define it by hand",
+                    shown(kind)
+                ));
+            }
+            (_, Place::Literal(kind)) => {
+                return Err(format!(
+                    "`{field}` uses `{}`, which agents does not expand in `{kind}`; \
+                     define it by hand",
+                    shown(written)
+                ));
+            }
+            (Reference::Malformed, Place::Expanded) => {
+                return Err(format!(
+                    "`{field}` uses `{}`, which agents cannot expand (a variable's name is \
+                     letters, digits and `_`, not starting with a digit); define it by hand",
+                    shown(written)
+                ));
+            }
+            // `agents` reads `$${` as a literal `${`, where the client
+            // expands the variable after a `$`.
+            (Reference::Variable(_), Place::Expanded) if before.ends_with('$') => {
+                return Err(format!(
+                    "`{field}` has `${}`, which agents reads as the literal text `{}`; \
+                     define it by hand",
+                    shown(written),
+                    shown(written)
+                ));
+            }
+            (Reference::Variable(var), Place::Expanded) => {
                 out.push_str("${");
-                out.push_str(inner);
+                out.push_str(&var);
                 out.push('}');
             }
         }
-        rest = &after[end + 1..];
+        rest = after.get(end + 1..).unwrap_or_default();
     }
     out.push_str(rest);
     Ok(out)
@@ -581,15 +778,101 @@ fn convert_vars(text: &str) -> Result<String, String> {
 mod tests {
     use super::*;
 
+    fn env(text: &str, client: Client) -> Result<String, String> {
+        convert_vars(text, "env.X", Place::Expanded, client)
+    }
+
+    fn arg(text: &str, client: Client) -> Result<String, String> {
+        convert_vars(text, "args[2]", Place::Literal("args"), client)
+    }
+
     #[test]
     fn vscode_variables_convert_or_refuse() {
+        use Client::VsCode;
         assert_eq!(
-            convert_vars("Bearer ${env:TOKEN}").unwrap(),
+            env("Bearer ${env:TOKEN}", VsCode).unwrap(),
             "Bearer ${TOKEN}"
         );
-        assert_eq!(convert_vars("${HOME}/x").unwrap(), "${HOME}/x");
-        assert!(convert_vars("${input:key}").unwrap_err().contains("input"));
-        assert_eq!(convert_vars("a ${b").unwrap(), "a ${b");
+        assert_eq!(env("${HOME}/x", VsCode).unwrap(), "${HOME}/x");
+        assert!(env("${input:key}", VsCode).unwrap_err().contains("input"));
+        assert_eq!(arg("a ${b", VsCode).unwrap(), "a ${b");
+        assert!(
+            env("a ${b", VsCode)
+                .unwrap_err()
+                .contains("without a closing")
+        );
+    }
+
+    /// Found by an audit: `${…}` where `agents` expands nothing was
+    /// imported (VS Code's `${env:MODE}` in `args` as `${MODE}`, Claude
+    /// Code's `"command": "${FXBIN}"`), and VS Code's predefined variables
+    /// were passed as literals or read as environment variables; each server
+    /// then failed at every start.
+    #[test]
+    fn a_reference_agents_would_not_expand_as_the_client_does_is_a_reason() {
+        use Client::{Claude, VsCode};
+        assert_eq!(
+            arg("--mode=${env:MODE}", VsCode).unwrap_err(),
+            "`args[2]` uses `${env:MODE}`, which agents does not expand in `args`; define it by hand"
+        );
+        assert_eq!(
+            convert_vars("${FXBIN}", "command", Place::Literal("command"), Claude).unwrap_err(),
+            "`command` uses `${FXBIN}`, which agents does not expand in `command`; define it by hand"
+        );
+        for (text, client) in [("${API_URL}/mcp", Claude), ("${env:API_URL}/mcp", VsCode)] {
+            let err = convert_vars(text, "url", Place::Literal("url"), client).unwrap_err();
+            assert!(
+                err.contains("which agents does not expand in `url`"),
+                "{err}"
+            );
+        }
+        // VS Code's predefined variables are named as such, wherever they are.
+        for text in [
+            "${workspaceFolder}/db",
+            "${userHome}",
+            "a${/}b",
+            "${workspaceFolder:api}",
+        ] {
+            for err in [
+                env(text, VsCode).unwrap_err(),
+                arg(text, VsCode).unwrap_err(),
+            ] {
+                assert!(err.contains("a VS Code predefined variable"), "{err}");
+            }
+        }
+        assert_eq!(
+            env("${workspaceFolderBasename}", VsCode).unwrap_err(),
+            "`env.X` uses `${workspaceFolderBasename}`, a VS Code predefined variable agents does \
+             not know; define it by hand"
+        );
+        // In a Claude file the same text is an environment variable.
+        assert_eq!(env("${userHome}", Claude).unwrap(), "${userHome}");
+        // What no client expands the same way.
+        for text in ["${}", "${1A}", "${A-B}", "${env:X}", "${A:-${B}}"] {
+            let err = env(text, Claude).unwrap_err();
+            assert!(err.contains("which agents cannot expand"), "{text}: {err}");
+        }
+        assert!(
+            env("$${TOKEN}", Claude)
+                .unwrap_err()
+                .contains("literal text")
+        );
+        assert_eq!(env("$5 and $HOME", Claude).unwrap(), "$5 and $HOME");
+    }
+
+    /// Found by an audit: `${AB:-x}` was skipped as "a VS Code variable",
+    /// `${A_B:-x}` imported and then refused at every start. Both are
+    /// Claude Code's default form, which `agents` expands in `env` and
+    /// `headers` too.
+    #[test]
+    fn a_default_is_kept_where_agents_expands_it_and_a_reason_elsewhere() {
+        for client in [Client::Claude, Client::VsCode] {
+            for text in ["${AB:-x}", "${A_B:-x}", "a ${A_B:-b:c} d", "${A:-}"] {
+                assert_eq!(env(text, client).unwrap(), text);
+                let err = arg(text, client).unwrap_err();
+                assert!(err.contains("does not expand in `args`"), "{err}");
+            }
+        }
     }
 
     fn import(client: &str, config: &str) -> Result<ImportReport, ConfigError> {
@@ -648,6 +931,36 @@ mod tests {
             err.contains("not JSON") && err.contains("line 2 column 1"),
             "{err}"
         );
+    }
+
+    /// Found by an audit: one such server failed the whole import with an
+    /// error against a line of `config.toml` that did not exist yet.
+    #[test]
+    fn a_server_the_config_would_refuse_is_skipped_and_the_others_imported() {
+        let client = r#"{"mcpServers": {
+            "api": {"type": "http", "url": "${API_URL}/mcp"},
+            "ws": {"type": "websocket", "url": "wss://h.example/mcp"},
+            "ftp": {"type": "http", "url": "ftp://h.example/mcp"},
+            "odd": {"type": "stdio", "url": "https://h.example/mcp"},
+            "zero": {"command": "x", "cwd": "/tmp", "args": []},
+            "ok": {"type": "http", "url": "https://h.example/mcp"}
+        }}"#;
+        let report = import(client, "[mcp]\ntimeout_s = 5\n").unwrap();
+        assert_eq!(report.added, ["zero", "ok"]);
+        let reasons: std::collections::HashMap<_, _> = report.skipped.iter().cloned().collect();
+        assert_eq!(
+            reasons["api"],
+            "`url` uses `${API_URL}`, which agents does not expand in `url`; define it by hand"
+        );
+        assert_eq!(
+            reasons["ws"],
+            "`type` `websocket` is not supported (only stdio and streamable HTTP)"
+        );
+        assert_eq!(
+            reasons["ftp"],
+            "`url`: expected an `http://` or `https://` URL, got `ftp://h.example/mcp`"
+        );
+        assert!(reasons["odd"].contains("`type` is `stdio`"), "{reasons:?}");
     }
 
     #[test]
@@ -888,7 +1201,7 @@ env = { KEY = "***" }
         );
         assert_eq!(gh["env"]["HOME_DIR"], "${env:HOME}/x");
         // And `mcp import` reads them back as written here.
-        assert_eq!(convert_vars("${env:HOME}/x").unwrap(), "${HOME}/x");
+        assert_eq!(env("${env:HOME}/x", Client::VsCode).unwrap(), "${HOME}/x");
         let claude = export_mcp_servers(&servers, &[], &[], ClientFormat::Claude, false);
         assert_eq!(claude["mcpServers"]["gh"]["env"]["HOME_DIR"], "${HOME}/x");
     }

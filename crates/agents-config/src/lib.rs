@@ -977,6 +977,22 @@ pub(crate) fn check_config_text(path: &Path, text: &str) -> Result<(), ConfigErr
     Ok(())
 }
 
+/// What loading the config would refuse of the `[mcp.servers.NAME]` table
+/// `table` (its problems, joined as the config's error lists them):
+/// `mcp import` skips such a server instead of writing a config that does
+/// not load.
+pub(crate) fn check_server_table(name: &str, table: &toml_edit::Table) -> Result<(), String> {
+    let text = toml_edit::DocumentMut::from(table.clone()).to_string();
+    let table = toml::from_str::<file::ServerTable>(&text)
+        .map_err(|err| err.message().trim_end().to_owned())?;
+    let problems = server_problems(&server_source(name, table, None));
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("; "))
+    }
+}
+
 fn server_problems(source: &McpSource) -> Vec<String> {
     let mut problems = Vec::new();
     if source.is_reference() {

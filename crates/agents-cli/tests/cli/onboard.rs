@@ -641,8 +641,9 @@ fn mcp_import_reads_claude_desktop_claude_code_and_vscode_and_keeps_comments() {
         run.stdout
     );
     assert!(
-        run.stdout
-            .contains("skipped mcp server `perplexity`: uses `${input:…}`"),
+        run.stdout.contains(
+            "skipped mcp server `perplexity`: `env.PERPLEXITY_API_KEY` uses `${input:…}`"
+        ),
         "{}",
         run.stdout
     );
@@ -1199,6 +1200,77 @@ fn mcp_import_reads_comments_and_trailing_commas() {
     assert_eq!(
         run.stderr,
         "error: cannot import `[SANDBOX]/broken.json`: not JSON: expected `,` or `}` at line 6 column 5\n"
+    );
+}
+
+/// Found by an audit: one server that loading the config would refuse (a
+/// `${VAR}` in `url`, `type: websocket`, an `ftp://` URL) failed the whole
+/// import with an error against a line of `config.toml` that did not exist;
+/// and `${…}` where `agents` expands nothing (`command`, `args`, `url`),
+/// VS Code's predefined variables, and Claude Code's `${VAR:-default}` were
+/// imported as servers that failed at every start, or skipped for the wrong
+/// reason. Each is now that server's skip reason, or (a default in `env`)
+/// imported as `agents` expands it.
+#[test]
+fn mcp_import_skips_each_server_it_cannot_take_with_the_reason() {
+    let sb = Sandbox::new();
+    let claude = sb.write(
+        ".mcp.json",
+        &json!({"mcpServers": {
+            "api": {"type": "http", "url": "${API_URL}/mcp"},
+            "ws": {"type": "websocket", "url": "wss://h.example/mcp"},
+            "ftp": {"type": "http", "url": "ftp://h.example/mcp"},
+            "fx": {"command": "${FXBIN}", "args": ["serve"]},
+            "mode": {"command": "srv", "args": ["--mode", "${AB:-fast}"]},
+            "defaults": {"command": "srv", "env": {"LEVEL": "${AB:-x}", "DIR": "${A_B:-/tmp}"}},
+            "fine": {"command": "srv"},
+        }})
+        .to_string(),
+    );
+    let run = sb
+        .run(&[
+            "mcp",
+            "import",
+            claude.to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+        .ok();
+    assert_eq!(run.json()["added"], json!(["defaults", "fine"]));
+    assert_eq!(
+        run.json()["skipped"],
+        json!([
+            {"server": "api", "reason": "`url` uses `${API_URL}`, which agents does not expand in `url`; define it by hand"},
+            {"server": "ws", "reason": "`type` `websocket` is not supported (only stdio and streamable HTTP)"},
+            {"server": "ftp", "reason": "`url`: expected an `http://` or `https://` URL, got `ftp://h.example/mcp`"},
+            {"server": "fx", "reason": "`command` uses `${FXBIN}`, which agents does not expand in `command`; define it by hand"},
+            {"server": "mode", "reason": "`args[1]` uses `${AB:-fast}`, which agents does not expand in `args`; define it by hand"},
+        ])
+    );
+    let config = std::fs::read_to_string(sb.home().join(".cleveragents/config.toml")).unwrap();
+    assert!(
+        config.contains(r#"env = { LEVEL = "${AB:-x}", DIR = "${A_B:-/tmp}" }"#),
+        "{config}"
+    );
+    let vscode = sb.write(
+        ".vscode/mcp.json",
+        &json!({"servers": {
+            "mode": {"type": "stdio", "command": "srv", "args": ["--mode", "${env:MODE}"]},
+            "db": {"type": "stdio", "command": "srv", "env": {"DB": "${workspaceFolder}/db.sqlite"}},
+            "home": {"type": "stdio", "command": "srv", "args": ["${userHome}/x"]},
+        }})
+        .to_string(),
+    );
+    let run = sb.run(&["mcp", "import", vscode.to_str().unwrap()]).ok();
+    assert_eq!(
+        run.stdout,
+        "skipped mcp server `mode`: `args[1]` uses `${env:MODE}`, which agents does not expand in \
+         `args`; define it by hand\n\
+         skipped mcp server `db`: `env.DB` uses `${workspaceFolder}`, a VS Code predefined variable \
+         agents does not know; define it by hand\n\
+         skipped mcp server `home`: `args[0]` uses `${userHome}`, a VS Code predefined variable \
+         agents does not know; define it by hand\n\
+         nothing added; [SANDBOX]/home/.cleveragents/config.toml unchanged\n"
     );
 }
 
