@@ -94,7 +94,7 @@ pub fn import_mcp_servers(
     let mut added = Vec::new();
     let mut skipped = Vec::new();
     for (name, entry) in servers {
-        if servers_table(&mut real)?.contains_key(name) {
+        if has_server(servers_item(&mut real, config_path)?, name) {
             skipped.push((name.clone(), "already in the config file".to_owned()));
             continue;
         }
@@ -106,8 +106,8 @@ pub fn import_mcp_servers(
         }
         match server_tables(name, entry, client) {
             Ok((table, masked)) => {
-                servers_table(&mut real)?.insert(name, Item::Table(table));
-                servers_table(&mut shown)?.insert(name, Item::Table(masked));
+                add_server(servers_item(&mut real, config_path)?, name, table);
+                add_server(servers_item(&mut shown, config_path)?, name, masked);
                 added.push(name.clone());
             }
             // The reason may quote a key of the file whole.
@@ -375,30 +375,83 @@ pub fn export_mcp_servers(
 }
 
 /// `[mcp.servers]` of `doc`, created (implicit, so no empty headers are
-/// written) when missing.
-fn servers_table(doc: &mut DocumentMut) -> Result<&mut Table, ConfigError> {
-    let not_table = |key: &str| ConfigError::Invalid {
-        key: "mcp.servers",
-        origin: crate::Origin::Default,
+/// written) when missing. It may be an inline table (`servers = { a = … }`,
+/// or inside `mcp = { … }`) or dotted keys (`mcp.servers.a.command = …`):
+/// [`add_server`] writes a server in the form the file uses.
+fn servers_item<'d>(
+    doc: &'d mut DocumentMut,
+    config_path: &Path,
+) -> Result<&'d mut Item, ConfigError> {
+    // The file was checked to load, so this is only a guard.
+    let not_table = |key: &str| ConfigError::Import {
+        path: config_path.to_path_buf(),
         message: format!("`{key}` in the config file is not a table"),
     };
-    let mcp = doc
-        .entry("mcp")
-        .or_insert_with(|| {
-            let mut table = Table::new();
-            table.set_implicit(true);
-            Item::Table(table)
-        })
-        .as_table_mut()
-        .ok_or_else(|| not_table("mcp"))?;
-    mcp.entry("servers")
-        .or_insert_with(|| {
-            let mut table = Table::new();
-            table.set_implicit(true);
-            Item::Table(table)
-        })
-        .as_table_mut()
-        .ok_or_else(|| not_table("mcp.servers"))
+    let implicit = || {
+        let mut table = Table::new();
+        table.set_implicit(true);
+        Item::Table(table)
+    };
+    match doc.entry("mcp").or_insert_with(implicit) {
+        Item::Table(mcp) => Ok(mcp.entry("servers").or_insert_with(implicit)),
+        Item::Value(toml_edit::Value::InlineTable(mcp)) => {
+            if !mcp.contains_key("servers") {
+                push_inline(mcp, "servers", toml_edit::InlineTable::new().into());
+            }
+            toml_edit::TableLike::get_mut(mcp, "servers").ok_or_else(|| not_table("mcp.servers"))
+        }
+        _ => Err(not_table("mcp")),
+    }
+    .and_then(|servers| {
+        if servers.is_table_like() {
+            Ok(servers)
+        } else {
+            Err(not_table("mcp.servers"))
+        }
+    })
+}
+
+/// Adds `key = value` at the end of the inline table `table`, spaced as
+/// `{ a = 1, key = value }`: the space before the closing `}` moves behind
+/// the new entry.
+fn push_inline(table: &mut toml_edit::InlineTable, key: &str, mut value: toml_edit::Value) {
+    let last = table.iter_mut().last().map(|(_, last)| {
+        let suffix = last.decor().suffix().cloned();
+        last.decor_mut().set_suffix("");
+        suffix
+    });
+    value.decor_mut().set_prefix(" ");
+    match last.flatten() {
+        Some(suffix) => value.decor_mut().set_suffix(suffix),
+        None => value.decor_mut().set_suffix(" "),
+    }
+    table.insert(key, value);
+}
+
+/// Whether the servers of [`servers_item`] hold `name`.
+fn has_server(servers: &Item, name: &str) -> bool {
+    servers
+        .as_table_like()
+        .is_some_and(|servers| servers.contains_key(name))
+}
+
+/// Adds the server `name` to the servers of [`servers_item`] in their own
+/// form: an inline table to an inline table, dotted keys to dotted keys,
+/// else a `[mcp.servers.NAME]` table.
+fn add_server(servers: &mut Item, name: &str, mut table: Table) {
+    match servers {
+        Item::Table(servers) => {
+            table.set_dotted(servers.is_dotted());
+            servers.insert(name, Item::Table(table));
+        }
+        Item::Value(toml_edit::Value::InlineTable(servers)) => {
+            let mut inline = table.into_inline_table();
+            inline.fmt();
+            push_inline(servers, name, inline.into());
+        }
+        // `servers_item` hands out nothing else.
+        _ => {}
+    }
 }
 
 /// Which client wrote the file: it says what a `${…}` in it means.
@@ -961,6 +1014,39 @@ mod tests {
             "`url`: expected an `http://` or `https://` URL, got `ftp://h.example/mcp`"
         );
         assert!(reasons["odd"].contains("`type` is `stdio`"), "{reasons:?}");
+    }
+
+    /// Found by an audit: a valid config whose servers are an inline table
+    /// made the import fail ("`mcp.servers` … is not a table", from "default").
+    #[test]
+    fn servers_are_added_in_the_form_the_config_file_uses() {
+        let client = r#"{"mcpServers": {"new": {"command": "npx", "env": {"KEY": "sec1"}}}}"#;
+        for (config, expected) in [
+            (
+                "[mcp]\nservers = { a = { command = \"x\" } }\n",
+                "[mcp]\nservers = { a = { command = \"x\" }, new = { command = \"npx\", env = { KEY = \"sec1\" } } }\n",
+            ),
+            (
+                "mcp = { timeout_s = 5 }\n",
+                "mcp = { timeout_s = 5, servers = { new = { command = \"npx\", env = { KEY = \"sec1\" } } } }\n",
+            ),
+            (
+                "mcp.servers.a.command = \"x\"\n",
+                "mcp.servers.a.command = \"x\"\nmcp.servers.new.command = \"npx\"\nmcp.servers.new.env = { KEY = \"sec1\" }\n",
+            ),
+            (
+                "[mcp]\nservers.a = { command = \"x\" }\n",
+                "[mcp]\nservers.a = { command = \"x\" }\nservers.new.command = \"npx\"\nservers.new.env = { KEY = \"sec1\" }\n",
+            ),
+        ] {
+            let report = import(client, config).unwrap();
+            assert_eq!(report.config, expected);
+            assert_eq!(report.shown, expected.replace("sec1", "***"));
+        }
+        // A file that does not load is its own error, located in it.
+        let err = import(client, "[mcp]\nservers = 5\n").unwrap_err();
+        assert_eq!(err.kind(), "config_invalid");
+        assert!(err.to_string().starts_with("c.toml:2:"), "{err}");
     }
 
     #[test]

@@ -1274,6 +1274,43 @@ fn mcp_import_skips_each_server_it_cannot_take_with_the_reason() {
     );
 }
 
+/// Found by an audit: a valid config whose servers are an inline table
+/// failed every import ("invalid `mcp.servers` from default"); the server
+/// is now added to that inline table.
+#[test]
+fn mcp_import_adds_to_an_inline_table_of_servers() {
+    let sb = Sandbox::new();
+    let config = sb.write(
+        "home/.cleveragents/config.toml",
+        "[mcp]\nservers = { a = { command = \"x\" } }\n",
+    );
+    let client = sb.write(
+        "client.json",
+        &json!({"mcpServers": {"b": {"command": "y", "args": ["--token", "tok-SECRET"]}}})
+            .to_string(),
+    );
+    let run = sb
+        .run(&["mcp", "import", client.to_str().unwrap(), "--dry-run"])
+        .ok();
+    assert_eq!(
+        run.stdout,
+        "[mcp]\nservers = { a = { command = \"x\" }, b = { command = \"y\", args = [\"--token\", \"***\"] } }\n"
+    );
+    sb.run(&["mcp", "import", client.to_str().unwrap()]).ok();
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        "[mcp]\nservers = { a = { command = \"x\" }, b = { command = \"y\", args = [\"--token\", \"tok-SECRET\"] } }\n"
+    );
+    let list = sb.run(&["mcp", "list", "--format", "json"]).ok().json();
+    let names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["server"].as_str())
+        .collect();
+    assert_eq!(names, ["a", "b"]);
+}
+
 /// SIGTERM stops a command that is computing (it never reaches an `await`
 /// where it could be dropped): within a few seconds, with the same error as
 /// a command stopped while it waits. Bounded: the child is SIGKILLed after
