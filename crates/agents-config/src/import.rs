@@ -2,8 +2,8 @@
 //! into `config.toml` as `[mcp.servers.NAME]` tables.
 //!
 //! Read formats: `mcpServers` (Claude Desktop's `claude_desktop_config.json`,
-//! Claude Code's `.mcp.json`) and `servers` (VS Code's `.vscode/mcp.json`),
-//! as JSON with comments and trailing commas (JSONC).
+//! Claude Code's `.mcp.json` and `~/.claude.json`) and `servers` (VS Code's
+//! `.vscode/mcp.json`), as JSON with comments and trailing commas (JSONC).
 //! The config file is edited with `toml_edit`, so its comments, order and
 //! formatting stay as they were; a server already in it is skipped, never
 //! overwritten. Each server is checked as loading the config would check it,
@@ -73,8 +73,12 @@ pub fn import_mcp_servers(
         (None, Some(servers)) => (servers.as_object(), Client::VsCode),
         (None, None) => (None, Client::Claude),
     };
+    let projects = project_servers(&json);
+    let no_servers = serde_json::Map::new();
     let servers = match servers {
         Some(servers) => servers,
+        // `~/.claude.json` without servers of its own.
+        None if json.get("mcpServers").is_none() && !projects.is_empty() => &no_servers,
         None => {
             return Err(fail(
                 "expected an `mcpServers` object (Claude Desktop, Claude Code) or a `servers` \
@@ -115,6 +119,19 @@ pub fn import_mcp_servers(
                 skipped.push((name.clone(), agents_core::text::bounded_message(&reason)))
             }
         }
+    }
+    // Claude Code's per-project servers (`~/.claude.json`): `config.toml`
+    // has no per-project servers, and adding them all would start every
+    // project's servers everywhere.
+    for (project, name) in projects {
+        let project = agents_core::text::shorten(project, agents_core::text::MAX_ECHO_BYTES);
+        skipped.push((
+            name.to_owned(),
+            agents_core::text::bounded_message(&format!(
+                "a server of the project `{project}` (`projects` in Claude Code's file): \
+                 `config.toml` has no per-project servers; define it by hand to have it everywhere"
+            )),
+        ));
     }
     let config = real.to_string();
     // The result must load like any config file (names, fields, rules).
@@ -512,6 +529,26 @@ fn without_comments(text: &str) -> std::borrow::Cow<'_, str> {
     }
     // Only whole comments (ASCII bounds) became spaces, so it stays UTF-8.
     String::from_utf8(bytes).map_or(text.into(), Into::into)
+}
+
+/// Claude Code's per-project servers in `~/.claude.json`
+/// (`projects.<path>.mcpServers`): each project's path and server name.
+fn project_servers(json: &Value) -> Vec<(&str, &str)> {
+    let Some(projects) = json.get("projects").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    projects
+        .iter()
+        .filter_map(|(path, project)| {
+            let servers = project.get("mcpServers")?.as_object()?;
+            Some(
+                servers
+                    .keys()
+                    .map(move |name| (path.as_str(), name.as_str())),
+            )
+        })
+        .flatten()
+        .collect()
 }
 
 /// The `[mcp.servers.NAME]` table of one client entry and its masked twin,
@@ -1047,6 +1084,40 @@ mod tests {
         let err = import(client, "[mcp]\nservers = 5\n").unwrap_err();
         assert_eq!(err.kind(), "config_invalid");
         assert!(err.to_string().starts_with("c.toml:2:"), "{err}");
+    }
+
+    /// Found by an audit: the servers of `projects.<path>.mcpServers` in
+    /// Claude Code's `~/.claude.json` were dropped without a word.
+    #[test]
+    fn claude_code_project_servers_are_each_reported() {
+        let client = r#"{
+            "numStartups": 3,
+            "mcpServers": {"global": {"command": "g"}},
+            "projects": {
+                "/home/me/api": {"allowedTools": [], "mcpServers": {"db": {"command": "d"}, "global": {"command": "h"}}},
+                "/home/me/web": {"mcpServers": {}},
+                "/home/me/old": {}
+            }
+        }"#;
+        let report = import(client, "").unwrap();
+        assert_eq!(report.added, ["global"]);
+        let reason = "a server of the project `/home/me/api` (`projects` in Claude Code's file): \
+                      `config.toml` has no per-project servers; define it by hand to have it everywhere";
+        assert_eq!(
+            report.skipped,
+            [
+                ("db".to_owned(), reason.to_owned()),
+                ("global".to_owned(), reason.to_owned())
+            ]
+        );
+        // A file with project servers only is no error either.
+        let report = import(
+            r#"{"projects": {"/p": {"mcpServers": {"db": {"command": "d"}}}}}"#,
+            "",
+        )
+        .unwrap();
+        assert!(report.added.is_empty());
+        assert_eq!(report.skipped.len(), 1);
     }
 
     #[test]

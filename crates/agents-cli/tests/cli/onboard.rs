@@ -1311,6 +1311,32 @@ fn mcp_import_adds_to_an_inline_table_of_servers() {
     assert_eq!(names, ["a", "b"]);
 }
 
+/// Found by an audit: Claude Code's `~/.claude.json` keeps per-project
+/// servers under `projects.<path>.mcpServers`, which were dropped without
+/// a word; each is now reported (the config has no per-project servers).
+#[test]
+fn mcp_import_reports_claude_code_project_servers() {
+    let sb = Sandbox::new();
+    let file = sb.write(
+        ".claude.json",
+        &json!({
+            "numStartups": 12,
+            "mcpServers": {"everywhere": {"command": "e"}},
+            "projects": {"/home/me/api": {"mcpServers": {"db": {"command": "d"}}}},
+        })
+        .to_string(),
+    );
+    let run = sb.run(&["mcp", "import", file.to_str().unwrap()]).ok();
+    assert_eq!(
+        run.stdout,
+        "added mcp server `everywhere`\n\
+         skipped mcp server `db`: a server of the project `/home/me/api` (`projects` in Claude \
+         Code's file): `config.toml` has no per-project servers; define it by hand to have it \
+         everywhere\n\
+         wrote 1 server(s) to [SANDBOX]/home/.cleveragents/config.toml\n"
+    );
+}
+
 /// SIGTERM stops a command that is computing (it never reaches an `await`
 /// where it could be dropped): within a few seconds, with the same error as
 /// a command stopped while it waits. Bounded: the child is SIGKILLed after
