@@ -454,6 +454,41 @@ pub fn redact_setting_value(value: &str) -> String {
     out
 }
 
+/// Where `source` holds a secret written out rather than as a `${VAR}`
+/// reference, as [`redact_args`], [`redact_url`] and the `env`/`headers`
+/// masking would hide it: `env.NAME`, `headers.NAME`, `args[N]`, `url`. A
+/// definition in a registry is read by everyone who reads the registry
+/// (`skill get` prints it whole), so a secret written there is theirs too.
+pub fn literal_secret_fields(source: &crate::McpSource) -> Vec<String> {
+    let mut fields = Vec::new();
+    let written = |value: &str| redact_setting_value(value) != value;
+    for (kind, entries) in [("env", &source.env), ("headers", &source.headers)] {
+        for (name, value) in entries {
+            if is_secret_name(name) && written(value) {
+                fields.push(format!("{kind}.{name}"));
+            }
+        }
+    }
+    for (index, (arg, shown)) in source
+        .args
+        .iter()
+        .zip(redact_args(&source.args))
+        .enumerate()
+    {
+        if *arg != shown {
+            fields.push(format!("args[{index}]"));
+        }
+    }
+    if source
+        .url
+        .as_deref()
+        .is_some_and(|url| redact_url(url) != url)
+    {
+        fields.push("url".to_owned());
+    }
+    fields
+}
+
 /// A command's arguments fit to print: each URL through [`redact_url`], and
 /// through [`redact_setting_value`] (a bare `${VAR}` reference stays) the
 /// value of a secret-named option (`--api-key VALUE`, `--token=VALUE`,
@@ -729,6 +764,29 @@ mod tests {
                 r#"args = ["--header", "Authorization: Bearer sk-LEAK1", "-e", 'GITHUB_TOKEN=ghp_x', LOG_LEVEL=debug]"#
             ),
             r#"args = ["--header", "Authorization: Bearer ***", "-e", 'GITHUB_TOKEN=***', LOG_LEVEL=debug]"#
+        );
+    }
+
+    #[test]
+    fn finds_the_secrets_a_definition_writes_out() {
+        let source: crate::McpSource = serde_json::from_value(serde_json::json!({
+            "server": "gh",
+            "command": "npx",
+            "args": ["--api-key", "sk-1", "--token", "${TOKEN}", "-e", "GITHUB_TOKEN=ghp_2", "LOG_LEVEL=debug"],
+            "env": {"GITHUB_TOKEN": "ghp_3", "API_KEY": "${API_KEY}", "LOG_LEVEL": "debug"},
+            "headers": {"Authorization": "Bearer ${TOKEN}", "X-Api-Key": "k-4"},
+            "url": "https://u:pw@h/mcp?x=1",
+        }))
+        .unwrap();
+        assert_eq!(
+            literal_secret_fields(&source),
+            [
+                "env.GITHUB_TOKEN",
+                "headers.X-Api-Key",
+                "args[1]",
+                "args[5]",
+                "url"
+            ]
         );
     }
 

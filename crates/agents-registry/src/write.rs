@@ -588,6 +588,34 @@ pub struct FileCheck {
     pub reaches: Option<(SkillName, SkillName)>,
 }
 
+/// One warning per secret `skill` writes out in an MCP server's definition,
+/// with what to write instead.
+fn literal_secret_warnings(skill: &Skill) -> impl Iterator<Item = String> + '_ {
+    skill
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            agents_core::SkillItem::McpSource(source) => Some(source),
+            _ => None,
+        })
+        .flat_map(move |source| {
+            agents_core::redact::literal_secret_fields(source)
+                .into_iter()
+                .map(move |field| {
+                    let instead = if field.starts_with("env.") || field.starts_with("headers.") {
+                        "write a `${VAR}` reference there and set VAR where the server runs"
+                    } else {
+                        "pass it through `env` or `headers` as a `${VAR}` reference (agents expands those only)"
+                    };
+                    format!(
+                        "Skill '{}': MCP server '{}': `{field}` holds a secret written out, which everyone who reads the registry sees (`agents skill get` prints it); {instead}",
+                        skill.name,
+                        agents_core::text::shorten(&source.server, agents_core::text::MAX_ECHO_BYTES),
+                    )
+                })
+        })
+}
+
 impl<S: Store> SkillRegistryService<S> {
     /// Checks every file of one command at once: `all` is every skill of the
     /// command, `files` each file's part of it (in order), and every skill
@@ -603,7 +631,28 @@ impl<S: Store> SkillRegistryService<S> {
     /// problems learns it from [`FileCheck::reaches`]. When two files define
     /// one name, each file is checked on its own, its own definition
     /// winning, as a lone write would be.
+    ///
+    /// Each file's skills that write a secret out in an MCP server's
+    /// definition ([`agents_core::redact::literal_secret_fields`]) get a
+    /// warning too: stored, the secret is everyone's who reads the registry.
     pub async fn check_files(
+        &self,
+        all: &[Skill],
+        files: &[std::ops::Range<usize>],
+    ) -> Vec<Result<FileCheck, ServiceError>> {
+        let mut checks = self.check_resolution(all, files).await;
+        for (check, range) in checks.iter_mut().zip(files) {
+            if let Ok(check) = check {
+                for skill in all.get(range.clone()).unwrap_or_default() {
+                    check.warnings.extend(literal_secret_warnings(skill));
+                }
+            }
+        }
+        checks
+    }
+
+    /// [`Self::check_files`] of how the skills resolve.
+    async fn check_resolution(
         &self,
         all: &[Skill],
         files: &[std::ops::Range<usize>],

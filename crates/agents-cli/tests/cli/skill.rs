@@ -1131,3 +1131,29 @@ fn concurrent_applies_of_one_file_all_succeed() {
     }
     assert_eq!(sb.sql_count("skills"), 300);
 }
+
+#[test]
+fn a_secret_written_out_in_a_definition_is_warned_about_and_refused_under_strict() {
+    let sb = Sandbox::new();
+    let file = sb.write(
+        "gh.yaml",
+        "name: l/gh\nmcp_sources:\n  - server: gh\n    command: npx\n    args: [\"--api-key\", \"sk-LITERAL1\"]\n    env: {GITHUB_TOKEN: ghp_LITERAL2, API_KEY: \"${API_KEY}\"}\n",
+    );
+    let run = sb
+        .run(&["skill", "add", "--strict", file.to_str().unwrap()])
+        .fails(1);
+    assert!(run.stderr.contains("nothing written"), "{}", run.stderr);
+    let run = sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    for field in ["`env.GITHUB_TOKEN`", "`args[1]`"] {
+        assert!(
+            run.stderr.contains(&format!(
+                "Skill 'l/gh': MCP server 'gh': {field} holds a secret written out"
+            )),
+            "{field}: {}",
+            run.stderr
+        );
+    }
+    // The reference is not a secret written out, and no warning shows one.
+    assert!(!run.stderr.contains("env.API_KEY"), "{}", run.stderr);
+    assert!(!run.stderr.contains("LITERAL"), "{}", run.stderr);
+}
