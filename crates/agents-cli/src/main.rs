@@ -58,7 +58,11 @@ fn main() -> ExitCode {
                     std::borrow::Cow::Borrowed(_) => {
                         let _ = err.print();
                     }
-                    std::borrow::Cow::Owned(cut) => eprint!("{cut}"),
+                    std::borrow::Cow::Owned(cut) => {
+                        let message = cut.trim_end();
+                        let message = message.strip_prefix("error: ").unwrap_or(message);
+                        output::report_error(cli::Format::Table, &Failure::usage(message));
+                    }
                 }
             }
             return ExitCode::from(2);

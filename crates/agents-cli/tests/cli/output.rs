@@ -228,7 +228,8 @@ fn an_error_echoing_a_huge_argument_stays_a_few_kib() {
     let long = "x".repeat(100_000);
     let url = format!("postgres://u:pw@127.0.0.1:1/{long}");
     let path = format!("/tmp/{long}/x.yaml");
-    let cases: Vec<(Vec<&str>, Vec<(&str, &str)>)> = vec![
+    type Case<'a> = (Vec<&'a str>, Vec<(&'a str, &'a str)>);
+    let cases: Vec<Case<'_>> = vec![
         (
             vec!["db", "status"],
             vec![("CLEVERAGENTS_DATABASE_URL", &url)],
