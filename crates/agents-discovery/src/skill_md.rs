@@ -370,6 +370,7 @@ pub(crate) fn parse_with_folder(
         front: &front,
         errors: Vec::new(),
         warnings,
+        near: Vec::new(),
     };
     let doc = checker.check(fields, folder, front.body_line);
     let Checker {
@@ -612,6 +613,23 @@ struct Checker<'a> {
     front: &'a FrontMatter,
     errors: Vec<SkillMdError>,
     warnings: Vec<SkillMdError>,
+    /// Unknown keys that look like a misspelled field: (field, key, line).
+    near: Vec<(&'static str, String, Option<usize>)>,
+}
+
+/// The field `key` looks like a misspelling of: at most two edits away
+/// (a swap counting one), for a key no longer than any field.
+fn misspelled_field(key: &str) -> Option<&'static str> {
+    if key.len() > 32 {
+        return None;
+    }
+    STANDARD_FIELDS
+        .iter()
+        .chain(EXTENSION_FIELDS.iter())
+        .map(|field| (strsim::damerau_levenshtein(key, field), *field))
+        .filter(|(distance, field)| *distance <= 2 && *distance < field.len() / 2)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, field)| field)
 }
 
 impl Checker<'_> {
@@ -640,15 +658,20 @@ impl Checker<'_> {
             .collect();
         for key in unknown {
             let line = self.line_of(key);
+            let near = misspelled_field(key);
+            let hint = near.map_or(String::new(), |field| format!(" (did you mean `{field}`?)"));
             self.warnings.push(SkillMdError::new(
                 self.file,
                 line,
                 Rule::UnknownField,
                 format!(
-                    "unknown field {} ignored: the Agent Skills standard defines `name`, `description`, `license`, `compatibility`, `metadata` and `allowed-tools` (this registry also reads `input_schema` and `output_schema`)",
+                    "unknown field {} ignored{hint}: the Agent Skills standard defines `name`, `description`, `license`, `compatibility`, `metadata` and `allowed-tools` (this registry also reads `input_schema` and `output_schema`)",
                     shown(key)
                 ),
             ));
+            if let Some(field) = near {
+                self.near.push((field, key.clone(), line));
+            }
         }
         let name = self.name(fields.remove("name"), folder);
         let description = self.description(fields.remove("description"));
@@ -676,11 +699,20 @@ impl Checker<'_> {
     fn required_string(&mut self, key: &str, value: Option<Value>) -> Option<String> {
         match value {
             None => {
+                // The warning about a misspelled key would not show with
+                // the error it explains (a folder that fails lists errors).
+                let hint = self.near.iter().find(|(field, ..)| *field == key).map_or(
+                    String::new(),
+                    |(_, found, line)| {
+                        let at = line.map_or(String::new(), |line| format!(" on line {line}"));
+                        format!(" (is {}{at} a misspelling of it?)", shown(found))
+                    },
+                );
                 self.errors.push(SkillMdError::new(
                     self.file,
                     Some(1),
                     Rule::MissingField,
-                    format!("missing required field `{key}`"),
+                    format!("missing required field `{key}`{hint}"),
                 ));
                 None
             }

@@ -486,6 +486,33 @@ fn unknown_fields_are_warnings_and_the_skill_still_loads() {
 }
 
 #[test]
+fn a_misspelled_field_is_named_with_the_error_it_causes() {
+    // `descrption`: the warning says what it looks like, and the missing
+    // `description` error (shown without the warnings) points at it.
+    let errors = parse_skill_md(
+        Path::new("typo/SKILL.md"),
+        front("name: typo\ndescrption: Does things\n").as_bytes(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        errors[0].to_string(),
+        "typo/SKILL.md:1: missing required field `description` (is `descrption` on line 3 a misspelling of it?)"
+    );
+    let doc = parse_skill_md(
+        Path::new("typo/SKILL.md"),
+        front("name: typo\ndescription: d\nlicence: MIT\n").as_bytes(),
+    )
+    .unwrap();
+    assert!(
+        doc.warnings[0]
+            .to_string()
+            .contains("unknown field `licence` ignored (did you mean `license`?)"),
+        "{}",
+        doc.warnings[0]
+    );
+}
+
+#[test]
 fn yaml_errors_point_at_the_line_in_skill_md() {
     // The opening fence is line 1, so the bad line 4 of the file is reported
     // as line 4, not as line 3 of the front-matter.
