@@ -29,6 +29,9 @@ pub fn of(command: &Command) -> (&'static str, &'static [Format]) {
             SkillCommand::Prompt { .. } => ("skill prompt", TABLE),
             SkillCommand::List { .. } => ("skill list", STRUCTURED),
             SkillCommand::Remove { .. } => ("skill remove", STRUCTURED),
+            // The explanation is a table's tree or a JSON field: a tool
+            // array for a model API has no place for it.
+            SkillCommand::Tools { explain: true, .. } => ("skill tools --explain", STRUCTURED),
             SkillCommand::Tools { .. } => ("skill tools", TOOLS),
             SkillCommand::Lock { .. } => ("skill lock", STRUCTURED),
             SkillCommand::Diff { .. } => ("skill diff", STRUCTURED),

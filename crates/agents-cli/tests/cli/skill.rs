@@ -383,6 +383,20 @@ fn usage_errors_exit_2() {
             run.stderr
         );
     }
+    // `--explain` is a table's tree or a JSON field: a tool array for a
+    // model API has no place for it, so it is refused, naming the formats
+    // it works with, not silently dropped.
+    for format in ["openai", "anthropic", "mcp"] {
+        let run = sb
+            .run(&["skill", "tools", "t/top", "--explain", "--format", format])
+            .fails(2);
+        assert_eq!(
+            run.stderr,
+            format!(
+                "error: `skill tools --explain` does not support `--format {format}`; use `table`, `json` or `yaml`\n"
+            )
+        );
+    }
     // `skill graph` draws `dot` when no format is given.
     let file = sb.write("g.yaml", "name: a/g\ntools: [builtin/grep]\n");
     sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
