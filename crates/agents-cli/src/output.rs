@@ -313,6 +313,18 @@ pub fn warn_detailed(format: Format, message: &str, details: serde_json::Value) 
     to_stderr(&json_text(json!({ "warning": warning }).to_string()));
 }
 
+/// Prints what an error is about on stderr, when stdout is a protocol
+/// channel (`mcp serve`): `text` (line breaks kept, other control
+/// characters escaped), or `value` as one JSON line under `--format json`.
+/// Like an error, it is printed under `--quiet` too.
+pub fn report(format: Format, text: &str, value: &serde_json::Value) {
+    if format == Format::Json {
+        to_stderr(&json_text(value.to_string()));
+    } else {
+        to_stderr(plain(text).trim_end_matches('\n'));
+    }
+}
+
 /// Prints a line for people on stderr (when stdout is a protocol channel).
 pub fn note(text: &str) {
     if quiet() {

@@ -440,6 +440,82 @@ impl LockDiff {
             && self.removed.is_empty()
             && !self.reordered
     }
+
+    /// The diff for people, as `agents skill diff` prints it: whether the
+    /// skill matches `file` (or how many entries differ), then one line per
+    /// differing entry (`changed NAME: fields`, `added NAME`, `removed
+    /// NAME`). With `max_entries`, at most that many entry lines, then how
+    /// many more (a report written to a log). Names are escaped
+    /// ([`crate::text::escape_control`]); values are never shown, only the
+    /// names of the fields that differ, so the text holds no secret.
+    pub fn to_text(&self, file: &str, max_entries: Option<usize>) -> String {
+        use std::fmt::Write as _;
+        let shown = |name: &str| crate::text::escape_control(name).into_owned();
+        let skill = shown(&self.skill);
+        let mut text = String::new();
+        if self.is_clean() {
+            let _ = writeln!(text, "{skill} matches {file}");
+            return text;
+        }
+        if self.not_locked {
+            let _ = writeln!(text, "{skill} is not in {file}");
+        } else {
+            let _ = writeln!(
+                text,
+                "{skill} differs from {file}: {} changed, {} added, {} removed{}",
+                self.changed.len(),
+                self.added.len(),
+                self.removed.len(),
+                if self.reordered {
+                    ", order changed"
+                } else {
+                    ""
+                }
+            );
+        }
+        let mut lines: Vec<String> = self
+            .changed
+            .iter()
+            .map(|changed| {
+                format!(
+                    "  changed {}: {}",
+                    shown(&changed.name),
+                    shown(&changed.fields.join(", "))
+                )
+            })
+            .chain(self.added.iter().map(|a| format!("  added   {}", shown(a))))
+            .chain(
+                self.removed
+                    .iter()
+                    .map(|r| format!("  removed {}", shown(r))),
+            )
+            .collect();
+        if let Some(max) = max_entries {
+            crate::text::cap_lines(&mut lines, max, |more| {
+                format!("  … and {more} more differing entries")
+            });
+        }
+        for line in lines {
+            let _ = writeln!(text, "{line}");
+        }
+        text
+    }
+
+    /// What differs of the entry `name` in a few words (`description,
+    /// upstream changed`, `removed from the resolution`, `added since the
+    /// lock`), or `None` when it matches the lock.
+    pub fn entry_change(&self, name: &str) -> Option<String> {
+        if let Some(changed) = self.changed.iter().find(|c| c.name == name) {
+            return Some(format!("{} changed", changed.fields.join(", ")));
+        }
+        if self.removed.iter().any(|r| r == name) {
+            return Some("removed from the resolution".to_owned());
+        }
+        if self.added.iter().any(|a| a == name) {
+            return Some("added since the lock".to_owned());
+        }
+        None
+    }
 }
 
 /// Compares a fresh lock of `skill` with what `lock` recorded for it.

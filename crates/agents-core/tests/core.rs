@@ -1497,6 +1497,49 @@ fn diff_names_changed_fields_added_and_removed_entries_only() {
     assert_eq!(diff.changed[0].fields, ["digest"]);
 }
 
+/// The diff as people read it (`skill diff`, and the log of `mcp serve
+/// --locked`): names and fields, escaped, never values; bounded when asked,
+/// so a log line stays short however many entries differ; and what one
+/// entry's difference is, for the refusal of its calls.
+#[test]
+fn a_lock_diff_reads_as_lines_and_can_be_bounded() {
+    let registry = tools(&["a", "b", "c"]);
+    let before = set(vec![skill("l/root").tools(["a", "b"])]);
+    let mut all = std::collections::BTreeMap::new();
+    all.insert("l/root".to_owned(), locked(&before, &registry, "l/root"));
+    let lock = Lockfile::new(all);
+    let same = diff_lock("l/root", &lock, &locked(&before, &registry, "l/root"));
+    assert_eq!(same.to_text("x.lock", None), "l/root matches x.lock\n");
+    let after = set(vec![
+        skill("l/root")
+            .tools(["b", "c"])
+            .override_("b", json!({"timeout_s": 9})),
+    ]);
+    let diff = diff_lock("l/root", &lock, &locked(&after, &registry, "l/root"));
+    assert_eq!(
+        diff.to_text("x.lock", None),
+        "l/root differs from x.lock: 1 changed, 1 added, 1 removed\n  changed b: overrides\n  added   c\n  removed a\n"
+    );
+    assert_eq!(
+        diff.to_text("x.lock", Some(1)),
+        "l/root differs from x.lock: 1 changed, 1 added, 1 removed\n  changed b: overrides\n  … and 2 more differing entries\n"
+    );
+    assert_eq!(diff.entry_change("b").as_deref(), Some("overrides changed"));
+    assert_eq!(
+        diff.entry_change("a").as_deref(),
+        Some("removed from the resolution")
+    );
+    assert_eq!(
+        diff.entry_change("c").as_deref(),
+        Some("added since the lock")
+    );
+    assert_eq!(diff.entry_change("d"), None);
+    let mut hostile = diff.clone();
+    hostile.added = vec!["x\u{1b}[2Jy".into()];
+    let text = hostile.to_text("x.lock", None);
+    assert!(text.contains("  added   x\\u{1b}[2Jy\n"), "{text}");
+}
+
 /// A lock file is refused when its digests are not those of its contents:
 /// the digest `skill lock` printed must not stay the same while the entries
 /// under it change.

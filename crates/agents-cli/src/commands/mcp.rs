@@ -348,9 +348,14 @@ async fn serve(
             let lock = super::skill::read_lock(file)?;
             let (set, diffs) = ctx.service.locked_serve_set(&names, &lock).await?;
             if diffs.iter().any(|d| !d.is_clean()) {
-                // Nothing is served: stdout is not yet the MCP channel.
                 for diff in diffs.iter().filter(|d| !d.is_clean()) {
-                    super::skill::print_diff(ctx.format, diff, file)?;
+                    if dry_run {
+                        // Not serving: the diff is the result, on stdout.
+                        super::skill::print_diff(ctx.format, diff, file)?;
+                    } else {
+                        // With stdio, stdout is the client's JSON-RPC channel.
+                        super::skill::report_diff(ctx.format, diff, file);
+                    }
                 }
                 return Err(super::skill::lock_mismatch(&diffs, file));
             }

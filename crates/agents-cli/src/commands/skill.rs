@@ -577,50 +577,17 @@ pub fn print_diff(format: Format, diff: &LockDiff, file: &Path) -> Result<(), Fa
     if format.structured() || format.is_export() {
         return output::json(&diff_json(diff, file));
     }
-    output::raw(&diff_text(diff, file))
+    output::raw(&diff.to_text(&file.display().to_string(), None))
 }
 
-/// One line per differing entry (`changed NAME: fields`, `added`, `removed`).
-pub fn diff_text(diff: &LockDiff, file: &Path) -> String {
-    use std::fmt::Write as _;
-    let shown = file.display();
-    let mut text = String::new();
-    if diff.is_clean() {
-        let _ = writeln!(text, "{} matches {shown}", diff.skill);
-        return text;
-    }
-    if diff.not_locked {
-        let _ = writeln!(text, "{} is not in {shown}", diff.skill);
-    } else {
-        let _ = writeln!(
-            text,
-            "{} differs from {shown}: {} changed, {} added, {} removed{}",
-            diff.skill,
-            diff.changed.len(),
-            diff.added.len(),
-            diff.removed.len(),
-            if diff.reordered {
-                ", order changed"
-            } else {
-                ""
-            }
-        );
-    }
-    for changed in &diff.changed {
-        let _ = writeln!(
-            text,
-            "  changed {}: {}",
-            changed.name,
-            changed.fields.join(", ")
-        );
-    }
-    for added in &diff.added {
-        let _ = writeln!(text, "  added   {added}");
-    }
-    for removed in &diff.removed {
-        let _ = writeln!(text, "  removed {removed}");
-    }
-    text
+/// The diff on stderr, where stdout is a protocol channel (`mcp serve`):
+/// one JSON line under `--format json`, else the lines of [`print_diff`].
+pub fn report_diff(format: Format, diff: &LockDiff, file: &Path) {
+    output::report(
+        format,
+        &diff.to_text(&file.display().to_string(), None),
+        &diff_json(diff, file),
+    );
 }
 
 /// The error for resolutions that differ from their lock, naming each difference.

@@ -194,6 +194,42 @@ fn a_changed_resolution_fails_locked_and_names_every_difference() {
         "{}",
         run.stderr
     );
+    // Serving, stdout is the client's JSON-RPC channel: the differences go
+    // to stderr, in JSON too (`--dry-run`, which serves nothing, prints them
+    // as its result).
+    let run = sb
+        .run(&["mcp", "serve", "l/app", "--locked", "skills.lock"])
+        .fails(1);
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr.starts_with(
+            "l/app differs from skills.lock: 2 changed, 1 added, 1 removed\n  changed custom/deploy: description\n"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("error: the resolution differs from the lock `skills.lock`"),
+        "{}",
+        run.stderr
+    );
+    let run = sb
+        .run(&[
+            "mcp",
+            "serve",
+            "l/app",
+            "--locked",
+            "skills.lock",
+            "--format",
+            "json",
+        ])
+        .fails(1);
+    assert_eq!(run.stdout, "");
+    let first: serde_json::Value =
+        serde_json::from_str(run.stderr.lines().next().unwrap_or_default()).unwrap();
+    assert_eq!(first, out);
+    assert_eq!(run.stderr_json()["error"]["kind"], "lock_mismatch");
     sb.run(&["skill", "lock", "l/app"]).ok();
     sb.run(&[
         "mcp",
