@@ -18,6 +18,12 @@
 //!   `notifications/tools/list_changed`: on its session (handshake era) or on
 //!   its `subscriptions/listen` stream (2026-07-28). A failed resolution keeps
 //!   the last good list and is logged on stderr; the session goes on.
+//! - With a lock ([`Gateway::locked`], `agents mcp serve --locked FILE`) every
+//!   re-resolution is checked against it first: one that differs is not
+//!   served (the last plan that matched stays, no list_changed goes out), the
+//!   difference is logged once per change, and a `tools/call` of an entry that
+//!   differs is refused; once the registry matches the lock again it is
+//!   served as usual.
 //! - Agent Skills of the set ([`skills`]): every file of each skill's folder
 //!   is the resource `skill://<name>/<relative path>` and the server declares
 //!   the SEP-2640 skills extension (`skills/list`, `skills/get` with sha256
@@ -39,7 +45,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use agents_core::SkillName;
-use agents_core::{ExportFormat, LeftOut, Meta, ToolSource, export_tools};
+use agents_core::{ExportFormat, LeftOut, LockDiff, Lockfile, Meta, ToolSource, export_tools};
 use agents_mcp::{FetchOptions, Upstream};
 use agents_registry::{McpDefinition, ServeSet, SkillRegistryService, Store};
 use rmcp::ErrorData;
@@ -249,7 +255,30 @@ struct Shared {
     /// Server definitions whose session sent `notifications/tools/list_changed`.
     upstream_changed: std::sync::Mutex<Vec<McpDefinition>>,
     upstream_notify: tokio::sync::Notify,
+    /// `--locked`: the lock every re-resolution must match.
+    locked: Option<Locked>,
 }
+
+/// The lock a gateway serves under, and what the last check refused.
+struct Locked {
+    lock: Lockfile,
+    /// The lock file as messages name it.
+    file: String,
+    drift: std::sync::Mutex<Drift>,
+}
+
+/// How the registry differs from the lock now (empty while it matches).
+#[derive(Default)]
+struct Drift {
+    /// The differences last written to the log: each change is written once.
+    reported: Vec<LockDiff>,
+    /// Entries (registry names) that differ from the lock, with the skill
+    /// and what changed: their calls are refused.
+    entries: HashMap<String, String>,
+}
+
+/// Entry lines of one skill's difference from the lock the log shows.
+const MAX_DRIFT_LINES: usize = 20;
 
 /// How long a server whose call failed has to answer a `ping` to be kept.
 const PING_TIMEOUT: Duration = Duration::from_secs(5);
@@ -334,6 +363,25 @@ fn proxied_result(mut result: Value, server: &str) -> CallToolResult {
 impl Gateway {
     /// A gateway serving `plan`; upstreams are started with `options`.
     pub fn new(plan: Plan, options: FetchOptions) -> Self {
+        Self::with_lock(plan, options, None)
+    }
+
+    /// A gateway serving `plan`, which matches `lock` (read from `file`, as
+    /// messages name it): every re-resolution is checked against the lock
+    /// before it is served ([`Gateway::reload`]).
+    pub fn locked(plan: Plan, options: FetchOptions, lock: Lockfile, file: String) -> Self {
+        Self::with_lock(
+            plan,
+            options,
+            Some(Locked {
+                lock,
+                file,
+                drift: std::sync::Mutex::new(Drift::default()),
+            }),
+        )
+    }
+
+    fn with_lock(plan: Plan, options: FetchOptions, locked: Option<Locked>) -> Self {
         Self {
             shared: Arc::new(Shared {
                 plan: RwLock::new(Arc::new(plan)),
@@ -344,6 +392,7 @@ impl Gateway {
                 next_listener: std::sync::atomic::AtomicU64::new(0),
                 upstream_changed: std::sync::Mutex::new(Vec::new()),
                 upstream_notify: tokio::sync::Notify::new(),
+                locked,
             }),
         }
     }
@@ -448,6 +497,9 @@ impl Gateway {
         let plan = self.plan();
         let served = plan.served.iter().find(|t| t.export_name == name)?.clone();
         drop(plan);
+        if let Some(refused) = self.refused(&served) {
+            return Some(tool_error(refused));
+        }
         let arguments = arguments.unwrap_or_else(|| json!({}));
         let schema = served
             .tool
@@ -615,29 +667,126 @@ impl Gateway {
 
     /// Resolves the skills again; on success replaces the plan and tells the
     /// clients when the served list changed, on failure keeps the last good
-    /// plan and logs why.
+    /// plan and logs why. Under a lock ([`Gateway::locked`]) a resolution
+    /// that differs from it is not served: the plan that last matched stays
+    /// (less the tools of servers no longer trusted), the difference is
+    /// logged once, and calls of the entries that differ are refused.
     pub async fn reload<S: Store>(&self, follow: &Follow<'_, S>) {
-        match follow.service.serve_set(follow.names).await {
-            Ok(set) => {
-                let plan = plan(&set, self.shared.options.timeout);
-                let (tools_changed, skills_changed) = self.replace_plan_changes(plan);
-                self.stop_unserved().await;
-                if skills_changed {
-                    self.notify_resources_changed().await;
-                }
-                if tools_changed {
-                    tracing::warn!(
-                        "mcp serve: the tool list changed ({} tool(s)); telling the client(s)",
-                        self.plan().served.len()
-                    );
-                    self.notify_tools_changed().await;
+        let resolved = match &self.shared.locked {
+            Some(locked) => {
+                follow
+                    .service
+                    .locked_serve_set(follow.names, &locked.lock)
+                    .await
+            }
+            None => follow
+                .service
+                .serve_set(follow.names)
+                .await
+                .map(|set| (set, Vec::new())),
+        };
+        let (set, diffs) = match resolved {
+            Ok(resolved) => resolved,
+            Err(err) => {
+                tracing::warn!(
+                    "mcp serve: the registry changed but the skills no longer resolve \
+                     ({err}); still serving the last good tool list"
+                );
+                return;
+            }
+        };
+        let plan = match &self.shared.locked {
+            Some(locked) if diffs.iter().any(|d| !d.is_clean()) => {
+                self.refuse_drift(locked, diffs);
+                self.kept_plan(&set)
+            }
+            Some(locked) => {
+                matches_again(locked);
+                plan(&set, self.shared.options.timeout)
+            }
+            None => plan(&set, self.shared.options.timeout),
+        };
+        let (tools_changed, skills_changed) = self.replace_plan_changes(plan);
+        self.stop_unserved().await;
+        if skills_changed {
+            self.notify_resources_changed().await;
+        }
+        if tools_changed {
+            tracing::warn!(
+                "mcp serve: the tool list changed ({} tool(s)); telling the client(s)",
+                self.plan().served.len()
+            );
+            self.notify_tools_changed().await;
+        }
+    }
+
+    /// The plan that last matched the lock, less the tools whose server
+    /// `set` no longer uses or this user no longer trusts: trust is not in
+    /// the lock, and `agents mcp untrust` stops a server whatever else changed.
+    fn kept_plan(&self, set: &ServeSet) -> Plan {
+        let mut kept = Plan::clone(&self.plan());
+        kept.served.retain(|tool| {
+            set.servers
+                .iter()
+                .any(|d| d.digest == tool.definition.digest && d.trusted)
+        });
+        kept
+    }
+
+    /// Records the entries of `diffs` (which differ from the lock) as
+    /// refused, and logs the difference unless it is the one logged last.
+    fn refuse_drift(&self, locked: &Locked, diffs: Vec<LockDiff>) {
+        let differing: Vec<LockDiff> = diffs.into_iter().filter(|d| !d.is_clean()).collect();
+        let mut entries: HashMap<String, String> = HashMap::new();
+        for diff in &differing {
+            let names = diff
+                .changed
+                .iter()
+                .map(|c| &c.name)
+                .chain(&diff.removed)
+                .chain(&diff.added);
+            for name in names {
+                if let Some(what) = diff.entry_change(name) {
+                    entries
+                        .entry(name.clone())
+                        .or_insert_with(|| format!("skill `{}`: {what}", diff.skill));
                 }
             }
-            Err(err) => tracing::warn!(
-                "mcp serve: the registry changed but the skills no longer resolve \
-                 ({err}); still serving the last good tool list"
-            ),
         }
+        let mut drift = lock(&locked.drift);
+        drift.entries = entries;
+        if drift.reported == differing {
+            return;
+        }
+        let report: String = differing
+            .iter()
+            .map(|diff| diff.to_text(&locked.file, Some(MAX_DRIFT_LINES)))
+            .collect();
+        tracing::warn!(
+            "mcp serve: the registry no longer matches the lock `{}`: still serving the tool list \
+             that matched it (clients are not told of the change), and calls of the entries that \
+             differ are refused until it matches again\n{}",
+            locked.file,
+            report.trim_end()
+        );
+        drift.reported = differing;
+    }
+
+    /// Why a call of `served` is refused: its entry differs from the lock.
+    fn refused(&self, served: &ServedTool) -> Option<String> {
+        let locked = self.shared.locked.as_ref()?;
+        let drift = lock(&locked.drift);
+        let what = drift.entries.get(&served.registry_name)?;
+        Some(format!(
+            "tool `{}` (`{}`) is refused: it no longer matches the lock `{}` ({}), so the server \
+             behind it is not what was reviewed; review the change (`agents skill diff SKILL --lock \
+             {}`), then lock again or undo it",
+            served.export_name,
+            agents_core::text::escape_control(&served.registry_name),
+            locked.file,
+            agents_core::text::escape_control(what),
+            locked.file,
+        ))
     }
 
     /// Follows the registry forever (see the crate docs): polls the change
@@ -973,6 +1122,19 @@ impl rmcp::ServerHandler for Gateway {
             ))
         }
     }
+}
+
+/// The registry matches the lock: calls are no longer refused, and a
+/// difference logged before is said to be over.
+fn matches_again(locked: &Locked) {
+    let mut drift = lock(&locked.drift);
+    if !drift.reported.is_empty() {
+        tracing::warn!(
+            "mcp serve: the registry matches the lock `{}` again; serving it",
+            locked.file
+        );
+    }
+    *drift = Drift::default();
 }
 
 /// The methods the gateway answers: a request for one of them that rmcp

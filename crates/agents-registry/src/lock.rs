@@ -93,16 +93,20 @@ impl<S: Store> SkillRegistryService<S> {
     }
 
     /// [`Self::serve_set`] and, per skill, how its resolution differs from
-    /// `lock` (`agents mcp serve --locked`).
+    /// `lock` (`agents mcp serve --locked`, at start and at every change the
+    /// gateway sees): both from one load, so what is checked is what is served.
     pub async fn locked_serve_set(
         &self,
         names: &[SkillName],
         lock: &Lockfile,
     ) -> Result<(ServeSet, Vec<LockDiff>), ServiceError> {
         let mut diffs = Vec::with_capacity(names.len());
-        for (name, entries) in self.resolve_each(names).await? {
-            diffs.push(diff_lock(name.as_ref(), lock, &lock_entries(&entries)?));
-        }
-        Ok((self.serve_set(names).await?, diffs))
+        let set = self
+            .serve_set_with(names, |name, entries| {
+                diffs.push(diff_lock(name.as_ref(), lock, &lock_entries(entries)?));
+                Ok(())
+            })
+            .await?;
+        Ok((set, diffs))
     }
 }

@@ -905,13 +905,28 @@ impl<S: Store> SkillRegistryService<S> {
 
     /// The tool set `agents mcp serve` serves for `names` (see [`ServeSet`]).
     pub async fn serve_set(&self, names: &[SkillName]) -> Result<ServeSet, ServiceError> {
+        self.serve_set_with(names, |_, _| Ok(())).await
+    }
+
+    /// [`Self::serve_set`], handing each skill's own resolution (a name
+    /// given twice once) to `each` as it goes: what is checked of each skill
+    /// is what the set is made of, from the same load.
+    pub(crate) async fn serve_set_with(
+        &self,
+        names: &[SkillName],
+        mut each: impl FnMut(&SkillName, &[ResolvedToolEntry]) -> Result<(), ServiceError>,
+    ) -> Result<ServeSet, ServiceError> {
         let (skills, catalog) = self.load_checked(names).await?;
         // By name: an entry of a later skill replaces an earlier one in its
         // place (one look-up each, not a scan of those before it).
         let mut entries: IndexMap<String, ResolvedToolEntry> = IndexMap::new();
         let mut warnings = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for name in names {
             let resolution = SkillResolver::new(&skills, &catalog).resolve(name)?;
+            if seen.insert(name) {
+                each(name, &resolution.entries)?;
+            }
             warnings.extend(resolution.warnings);
             for entry in resolution.entries {
                 entries.insert(entry.name.clone(), entry);

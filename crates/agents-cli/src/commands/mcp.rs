@@ -343,7 +343,7 @@ async fn serve(
         .map(|s| agents_core::SkillName::new(s))
         .collect::<Result<Vec<_>, _>>()?;
     let options = fetch_options(ctx);
-    let set = match locked {
+    let (set, lock) = match locked {
         Some(file) => {
             let lock = super::skill::read_lock(file)?;
             let (set, diffs) = ctx.service.locked_serve_set(&names, &lock).await?;
@@ -359,9 +359,9 @@ async fn serve(
                 }
                 return Err(super::skill::lock_mismatch(&diffs, file));
             }
-            set
+            (set, Some((lock, file.display().to_string())))
         }
-        None => ctx.service.serve_set(&names).await?,
+        None => (ctx.service.serve_set(&names).await?, None),
     };
     let plan = agents_gateway::plan(&set, options.timeout);
     output::warn_all(ctx.format, plan.warnings.iter().map(String::as_str));
@@ -435,7 +435,11 @@ async fn serve(
         }
     }
     output::note(&note);
-    let gateway = agents_gateway::Gateway::new(plan, options);
+    let gateway = match lock {
+        // Every change the gateway sees is checked against the lock too.
+        Some((lock, file)) => agents_gateway::Gateway::locked(plan, options, lock, file),
+        None => agents_gateway::Gateway::new(plan, options),
+    };
     let follow = Some(agents_gateway::Follow {
         service: &ctx.service,
         names: &names,

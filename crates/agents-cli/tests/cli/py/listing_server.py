@@ -9,7 +9,11 @@ is answered with 17 MB of text, more than a client takes in one message;
 with `--leak VAR`, it echoes the value of the environment variable VAR the
 ways a careless server might: in a line on stdout that is not JSON-RPC, in the
 name and schema of a tool the catalogue cannot hold, and in the JSON-RPC
-error it answers every `tools/call` with."""
+error it answers every `tools/call` with. With `--reread`, the file is read
+again for every `tools/list` (a test rewrites it to change the tools while
+the server runs), a `tools/call` is answered with the text `called NAME`, and
+a call whose arguments hold `"list_changed": true` first sends
+`notifications/tools/list_changed`, as a server whose tools changed does."""
 
 import json
 import os
@@ -24,6 +28,13 @@ if "--leak" in sys.argv:
     TOOLS.append({"name": "bad-" + LEAKED, "inputSchema": "key " + LEAKED})
     print("garbage line with token " + LEAKED, flush=True)
 
+REREAD = "--reread" in sys.argv
+
+
+def send(message):
+    print(json.dumps(message), flush=True)
+
+
 for line in sys.stdin:
     message = json.loads(line)
     if "id" not in message:
@@ -32,11 +43,19 @@ for line in sys.stdin:
     if method == "initialize":
         result = {
             "protocolVersion": message["params"]["protocolVersion"],
-            "capabilities": {"tools": {}},
+            "capabilities": {"tools": {"listChanged": True} if REREAD else {}},
             "serverInfo": {"name": "listing", "version": "1"},
         }
     elif method == "tools/list":
+        if REREAD:
+            with open(sys.argv[1], encoding="utf-8") as file:
+                TOOLS = json.load(file)
         result = {"tools": TOOLS}
+    elif method == "tools/call" and REREAD:
+        params = message["params"]
+        if (params.get("arguments") or {}).get("list_changed") is True:
+            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        result = {"content": [{"type": "text", "text": "called " + params["name"]}]}
     elif method == "tools/call" and "--burst-progress" in sys.argv:
         token = message["params"].get("_meta", {}).get("progressToken")
         for done in range(1, 301):

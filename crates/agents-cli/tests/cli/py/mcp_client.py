@@ -11,7 +11,9 @@ SCRIPT_JSON is a list of steps: {"list": true}, {"call": NAME, "arguments": {...
 records each result and how long after the start it was answered),
 {"run": [ARGV...]} (runs a command, e.g. `agents skill update`, and records its exit code),
 {"wait_list_changed": SECONDS} (waits, bounded, for notifications/tools/list_changed;
-records whether one arrived), {"http_status": {"headers": {...}}} (POSTs an initialize
+records whether one arrived), {"wait_log": PATH, "contains": TEXT, "timeout": SECONDS}
+(waits, bounded, until the file PATH, e.g. the gateway's stderr, holds TEXT; records
+whether it did), {"http_status": {"headers": {...}}} (POSTs an initialize
 request to URL with only those headers and records the HTTP status),
 {"resources": true} (resources/list), {"read": URI} (resources/read),
 {"request": METHOD, "params": {...}} (any request, e.g. the SEP-2640 `skills/list`,
@@ -159,6 +161,19 @@ async def run_steps(session, steps, changed, url):
                 arrived = True
             changed.reset()
             out.append({"list_changed": arrived})
+        elif "wait_log" in step:
+            found = False
+            deadline = time.monotonic() + step.get("timeout", 30)
+            while time.monotonic() < deadline:
+                try:
+                    with open(step["wait_log"], encoding="utf-8", errors="replace") as log:
+                        found = step["contains"] in log.read()
+                except OSError:
+                    pass
+                if found:
+                    break
+                await anyio.sleep(0.1)
+            out.append({"found": found})
         elif "http_status" in step:
             status = await anyio.to_thread.run_sync(
                 lambda: http_status(url, step["http_status"].get("headers", {})))
