@@ -47,7 +47,7 @@ use std::time::Duration;
 use agents_core::SkillName;
 use agents_core::{ExportFormat, LeftOut, LockDiff, Lockfile, Meta, ToolSource, export_tools};
 use agents_mcp::{FetchOptions, Upstream};
-use agents_registry::{McpDefinition, ServeSet, SkillRegistryService, Store};
+use agents_registry::{McpDefinition, McpRefresh, ServeSet, SkillRegistryService, Store};
 use rmcp::ErrorData;
 use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
@@ -871,6 +871,14 @@ impl Gateway {
         };
         match outcome {
             Ok(outcome) => {
+                // The list replaced the cache: its drift is told as
+                // `mcp refresh` tells it.
+                for warning in outcome.iter().flat_map(McpRefresh::drift_warnings) {
+                    tracing::warn!(
+                        "mcp serve: {}",
+                        agents_core::text::escape_control(&warning.message)
+                    );
+                }
                 if let Some(error) = outcome.and_then(|o| o.error) {
                     tracing::warn!(
                         "mcp serve: mcp server `{}` changed its tools but could not be refreshed: {error}",

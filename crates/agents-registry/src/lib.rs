@@ -24,7 +24,9 @@ pub use agents_store::Store;
 pub use builtin::{builtin_registry, builtin_tools};
 pub use discovery::Progress;
 pub use error::{Hint, ServiceError};
-pub use mcp::{DEFAULT_MCP_TIMEOUT, McpDefinition, McpRefresh, McpServerState, McpToolDiff};
+pub use mcp::{
+    DEFAULT_MCP_TIMEOUT, DriftWarning, McpDefinition, McpRefresh, McpServerState, McpToolDiff,
+};
 pub use scope::{DiscoveryScope, ScopeError};
 pub use service::{
     RESERVED_TOOL_PREFIXES, ServeSet, SkillRegistryService, ToolSet, not_discovered,

@@ -57,6 +57,60 @@ pub struct McpRefresh {
     pub changed_since: Option<String>,
 }
 
+impl McpRefresh {
+    /// One warning per tool that changed since the cache this refresh
+    /// replaced (`mcp:SERVER/TOOL: description changed since <time>`): what
+    /// every command that refreshes (`mcp refresh`, `skill tools --refresh`,
+    /// `skill validate --strict`, the gateway after an upstream's
+    /// `list_changed`) reports, so a rug pull is heard of however the
+    /// list was fetched.
+    pub fn drift_warnings(&self) -> Vec<DriftWarning> {
+        let since = self.changed_since.as_deref().unwrap_or("the last fetch");
+        self.changes
+            .iter()
+            .map(|change| {
+                let fields: Vec<String> = change.fields.iter().map(|f| f.field.clone()).collect();
+                let what = match change.change {
+                    agents_core::Change::Added => "added".to_owned(),
+                    agents_core::Change::Removed => "removed".to_owned(),
+                    agents_core::Change::Changed => format!("{} changed", fields.join(", ")),
+                };
+                DriftWarning {
+                    message: format!("{}: {what} since {since}", change.name),
+                    kind: "mcp_tool_changed",
+                    server: self.server.clone(),
+                    tool: change.name.clone(),
+                    change: change.change,
+                    fields,
+                    since: self.changed_since.clone(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// One tool a refresh found changed since the cache it replaced
+/// ([`McpRefresh::drift_warnings`]): the message for people and its parts
+/// for scripts (`--format json` prints them as the warning's fields).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DriftWarning {
+    /// `mcp:SERVER/TOOL: description changed since <time>` (also `added
+    /// since`, `removed since`).
+    pub message: String,
+    /// Always `mcp_tool_changed`.
+    pub kind: &'static str,
+    /// The server's name.
+    pub server: String,
+    /// The tool as skills name it (`mcp:SERVER/TOOL`).
+    pub tool: String,
+    /// Added, removed or changed.
+    pub change: agents_core::Change,
+    /// For a changed tool, the fields that changed.
+    pub fields: Vec<String>,
+    /// When the replaced cache had been fetched.
+    pub since: Option<String>,
+}
+
 /// The last change of one definition's cached tools: the generation a
 /// refresh replaced against the one now cached.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -825,11 +879,14 @@ impl<S: Store> SkillRegistryService<S> {
     /// or unreachable one is an error) and must list every allow-listed
     /// tool, every `agent_sources` folder must load, and warnings count as
     /// errors.
+    ///
+    /// The refresh outcomes come back too: the tool lists it fetched replaced
+    /// the caches, so their [`McpRefresh::drift_warnings`] are to be told.
     pub async fn validate_plan_strict(
         &self,
         plan: &agents_core::Plan,
         options: &FetchOptions,
-    ) -> Result<agents_core::PlanReport, ServiceError> {
+    ) -> Result<(agents_core::PlanReport, Vec<McpRefresh>), ServiceError> {
         // The servers are refreshed before the plan is checked, so what
         // the check says of their tools is what they list now (checked
         // first, a first run failed on lists it had just fetched).
@@ -884,6 +941,6 @@ impl<S: Store> SkillRegistryService<S> {
                 .into_iter()
                 .map(|w| format!("{w} (an error under --strict)")),
         );
-        Ok(report)
+        Ok((report, outcomes))
     }
 }

@@ -161,13 +161,15 @@ pub async fn discover_unless_done(ctx: &Context, always: bool) -> Result<(), Fai
 }
 
 /// Before `agents skill tools`: refresh when asked, or discover once when
-/// nothing was ever discovered.
+/// nothing was ever discovered. Returns the drift warnings of the refresh
+/// (already printed), for a result that lists its warnings.
 pub async fn prepare_for_tools(
     ctx: &Context,
     name: &SkillName,
     refresh_all: bool,
-) -> Result<(), Failure> {
+) -> Result<Vec<String>, Failure> {
     discover_unless_done(ctx, refresh_all).await?;
+    let mut drift = Vec::new();
     if refresh_all {
         let spinner = output::spinner(ctx.format, "querying MCP servers…");
         let outcomes = ctx
@@ -176,11 +178,16 @@ pub async fn prepare_for_tools(
             .await;
         spinner.finish_and_clear();
         let outcomes = outcomes?;
-        for outcome in outcomes.iter().filter(|o| o.error.is_some()) {
-            mcp::report_failure(ctx, outcome);
+        for outcome in &outcomes {
+            // The refresh replaced the caches: a changed tool is told here
+            // as `mcp refresh` tells it.
+            drift.extend(mcp::warn_drift(ctx, outcome));
+            if outcome.error.is_some() {
+                mcp::report_failure(ctx, outcome);
+            }
         }
     }
-    Ok(())
+    Ok(drift)
 }
 
 /// `agents skill lint`: validation only, no database.

@@ -45,7 +45,7 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
             let outcomes = outcomes?;
             let failed = outcomes.iter().any(|o| o.error.is_some());
             for outcome in &outcomes {
-                warn_changes(ctx, outcome);
+                warn_drift(ctx, outcome);
             }
             if ctx.format.structured() {
                 output::json(&outcomes)?;
@@ -150,30 +150,27 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
     }
 }
 
-/// One warning per tool that changed since the cache this refresh replaced:
-/// `mcp:SERVER/TOOL: description changed since <time>`.
-fn warn_changes(ctx: &Context, outcome: &McpRefresh) {
-    let since = outcome.changed_since.as_deref().unwrap_or("the last fetch");
-    for change in &outcome.changes {
-        let fields: Vec<&str> = change.fields.iter().map(|f| f.field.as_str()).collect();
-        let what = match change.change {
-            agents_core::Change::Added => "added".to_owned(),
-            agents_core::Change::Removed => "removed".to_owned(),
-            agents_core::Change::Changed => format!("{} changed", fields.join(", ")),
-        };
+/// One warning per tool that changed since the cache this refresh replaced
+/// (`mcp:SERVER/TOOL: description changed since <time>`, with its parts
+/// under `--format json`): every command that refreshes prints them, from
+/// [`McpRefresh::drift_warnings`]. Returns the messages.
+pub fn warn_drift(ctx: &Context, outcome: &McpRefresh) -> Vec<String> {
+    let warnings = outcome.drift_warnings();
+    for warning in &warnings {
         output::warn_detailed(
             ctx.format,
-            &format!("{}: {what} since {since}", change.name),
+            &warning.message,
             json!({
-                "kind": "mcp_tool_changed",
-                "server": outcome.server,
-                "tool": change.name,
-                "change": change.change,
-                "fields": fields,
-                "since": outcome.changed_since,
+                "kind": warning.kind,
+                "server": warning.server,
+                "tool": warning.tool,
+                "change": warning.change,
+                "fields": warning.fields,
+                "since": warning.since,
             }),
         );
     }
+    warnings.into_iter().map(|w| w.message).collect()
 }
 
 /// `agents mcp tools SERVER --diff`: the last change of its cached tools.

@@ -30,7 +30,13 @@ pub async fn report(ctx: &Context, plan: &Plan, strict: bool) -> Result<ExitCode
             .validate_plan_strict(plan, &super::mcp::fetch_options(ctx))
             .await;
         spinner.finish_and_clear();
-        report?
+        let (report, outcomes) = report?;
+        // The servers' lists replaced their caches: a changed tool is told
+        // as `mcp refresh` tells it.
+        for outcome in &outcomes {
+            super::mcp::warn_drift(ctx, outcome);
+        }
+        report
     } else {
         ctx.service.validate_plan(plan).await?
     };

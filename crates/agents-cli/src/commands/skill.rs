@@ -42,6 +42,7 @@ pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode,
         SkillCommand::Get { name } => get(&ctx, &name).await,
         SkillCommand::Prompt { name } => {
             let name = SkillName::new(&name)?;
+            // No refresh, so no drift to tell.
             super::discover::prepare_for_tools(&ctx, &name, false).await?;
             let (prompt, left_out) = ctx.service.skill_prompt(&name).await?;
             // As `mcp serve` says what it leaves out: an Agent Skill of the
@@ -378,7 +379,7 @@ async fn tools(
 ) -> Result<ExitCode, Failure> {
     let name = SkillName::new(name)?;
     let lock = locked.map(read_lock).transpose()?;
-    super::discover::prepare_for_tools(ctx, &name, refresh).await?;
+    let drift = super::discover::prepare_for_tools(ctx, &name, refresh).await?;
     let set = match (&lock, locked) {
         (Some(lock), Some(file)) => {
             let (set, diff) = ctx.service.locked_tools(&name, explain, lock).await?;
@@ -441,13 +442,18 @@ async fn tools(
             skill: &'a SkillName,
             tools: Vec<EntryJson<'a>>,
             summary: Value,
-            warnings: &'a [String],
+            warnings: Vec<&'a str>,
         }
         output::json(&ToolsJson {
             skill: &name,
             tools,
             summary,
-            warnings: &set.warnings,
+            // What `--refresh` found changed, then the resolution's own.
+            warnings: drift
+                .iter()
+                .chain(&set.warnings)
+                .map(String::as_str)
+                .collect(),
         })?;
         return Ok(ExitCode::SUCCESS);
     }

@@ -1623,6 +1623,8 @@ fn a_locked_gateway_refuses_what_changed_after_it_started() {
     );
     assert_eq!(names(&steps[15]), ["mcp:lk/alpha", "mcp:lk/other"]);
     assert_eq!(text_of(&steps[16]), "called alpha", "{}", steps[16]);
+    // The gateway's own refresh warns of the drift as `mcp refresh` does.
+    assert!(logged.contains("mcp:lk/beta: added since"), "{logged}");
 
     // Each change logged once (the refresh moves the stamp more than once),
     // its entries and fields only.
