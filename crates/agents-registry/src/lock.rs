@@ -37,29 +37,45 @@ fn lock_entries(entries: &[ResolvedToolEntry]) -> Result<LockedSkill, ServiceErr
 }
 
 impl<S: Store> SkillRegistryService<S> {
-    /// A lock of each skill's resolution (`agents skill lock`).
-    pub async fn lock_skills(&self, names: &[SkillName]) -> Result<Lockfile, ServiceError> {
+    /// A lock of each skill's resolution (`agents skill lock`), and the
+    /// warnings resolving them gave (each line once, in order: those `agents
+    /// skill tools` prints of each skill), so an incomplete resolution (an
+    /// MCP server never fetched, an unknown tool) is not locked silently.
+    pub async fn lock_skills(
+        &self,
+        names: &[SkillName],
+    ) -> Result<(Lockfile, Vec<String>), ServiceError> {
         let mut skills = BTreeMap::new();
-        for (name, entries) in self.resolve_each(names).await? {
+        let mut warnings: Vec<String> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for (name, entries, lines) in self.resolve_each(names).await? {
             skills.insert(name.to_string(), lock_entries(&entries)?);
+            for line in lines {
+                if seen.insert(line.clone()) {
+                    warnings.push(line);
+                }
+            }
         }
-        Ok(Lockfile::new(skills))
+        Ok((Lockfile::new(skills), warnings))
     }
 
-    /// Each of `names` resolved (a name given twice once), over one load of
-    /// all their closures: loading each name's closure on its own read a
-    /// chain's skills once per name named (8,000 names of one chain: 99 s).
+    /// Each of `names` resolved (a name given twice once), with the lines
+    /// of its warnings, over one load of all their closures: loading each
+    /// name's closure on its own read a chain's skills once per name named
+    /// (8,000 names of one chain: 99 s).
     async fn resolve_each<'n>(
         &self,
         names: &'n [SkillName],
-    ) -> Result<Vec<(&'n SkillName, Vec<ResolvedToolEntry>)>, ServiceError> {
+    ) -> Result<Vec<(&'n SkillName, Vec<ResolvedToolEntry>, Vec<String>)>, ServiceError> {
         let (skills, catalog) = self.load_checked(names).await?;
         let resolver = agents_core::SkillResolver::new(&skills, &catalog);
         let mut seen = std::collections::HashSet::new();
         let mut out = Vec::new();
         for name in names {
             if seen.insert(name) {
-                out.push((name, resolver.resolve(name)?.entries));
+                let resolution = resolver.resolve(name)?;
+                let warnings = self.warning_lines(&skills, &resolution.warnings);
+                out.push((name, resolution.entries, warnings));
             }
         }
         Ok(out)

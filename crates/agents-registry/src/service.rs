@@ -854,7 +854,7 @@ impl<S: Store> SkillRegistryService<S> {
     /// that an MCP server with no cached list whose definition is not
     /// trusted here says so: refreshing it (what the plain warning advises)
     /// would refuse to start it.
-    fn warning_lines(
+    pub(crate) fn warning_lines(
         &self,
         skills: &SkillMap,
         warnings: &[agents_core::ResolveWarning],

@@ -529,7 +529,10 @@ async fn lock(ctx: &Context, names: &[String], file: &Path) -> Result<ExitCode, 
         .iter()
         .map(|n| SkillName::new(n))
         .collect::<Result<Vec<_>, _>>()?;
-    let lock = ctx.service.lock_skills(&names).await?;
+    let (lock, warnings) = ctx.service.lock_skills(&names).await?;
+    // What `skill tools` warns of each skill: a lock of an incomplete
+    // resolution (a server never fetched, an unknown tool) is not silent.
+    output::warn_all(ctx.format, &warnings);
     let shown = file.display().to_string();
     let text = lock.to_text();
     readable_lock(text.len(), super::MAX_DEFINITION_BYTES)?;
@@ -547,7 +550,12 @@ async fn lock(ctx: &Context, names: &[String], file: &Path) -> Result<ExitCode, 
                 )
             })
             .collect();
-        output::json(&json!({"file": shown, "digest": lock.digest, "skills": skills}))?;
+        output::json(&json!({
+            "file": shown,
+            "digest": lock.digest,
+            "skills": skills,
+            "warnings": warnings,
+        }))?;
     } else {
         let entries: usize = lock.skills.values().map(|s| s.entries.len()).sum();
         output::line(format!(

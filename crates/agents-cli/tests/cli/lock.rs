@@ -424,6 +424,64 @@ fn a_changed_mcp_tool_description_is_a_warning_a_diff_and_a_lock_failure() {
     );
 }
 
+/// `skill lock` says what `skill tools` warns of the skills it locks (an
+/// MCP server never fetched, a tool that is not registered): a lock of an
+/// incomplete resolution is not written silently.
+#[test]
+fn lock_prints_the_resolution_warnings_of_what_it_locks() {
+    let sb = Sandbox::new();
+    let file = sb.write(
+        "w.yaml",
+        "name: l/w\ntools: [builtin/read_file, builtin/nonexistent]\nmcp_sources:\n  - server: py3\n    command: python3\n    args: [never-started.py]\n---\nname: l/v\nincludes: [l/w]\n",
+    );
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    let tools = sb.run(&["skill", "tools", "l/w"]).ok();
+    assert!(
+        tools
+            .stderr
+            .contains("MCP server 'py3' has no cached tool list"),
+        "{}",
+        tools.stderr
+    );
+    assert!(
+        tools
+            .stderr
+            .contains("Tool 'builtin/nonexistent' is not registered"),
+        "{}",
+        tools.stderr
+    );
+    let run = sb.run(&["skill", "lock", "l/w"]).ok();
+    assert_eq!(run.stderr, tools.stderr);
+    assert!(
+        run.stdout.starts_with("locked 1 skill(s)"),
+        "{}",
+        run.stdout
+    );
+    // Two skills sharing the problem: each line once.
+    let run = sb.run(&["skill", "lock", "l/w", "l/v"]).ok();
+    assert_eq!(run.stderr, tools.stderr);
+    let listed = sb
+        .run(&["skill", "tools", "l/w", "--format", "json"])
+        .ok()
+        .json();
+    let out = sb
+        .run(&["skill", "lock", "l/w", "--format", "json"])
+        .ok()
+        .json();
+    assert_eq!(out["warnings"], listed["warnings"]);
+    assert_eq!(out["warnings"].as_array().unwrap().len(), 2, "{out}");
+    // Nothing to say of a complete resolution.
+    let file = sb.write("c.yaml", "name: l/c\ntools: [builtin/read_file]\n");
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    let run = sb.run(&["skill", "lock", "l/c"]).ok();
+    assert_eq!(run.stderr, "");
+    let out = sb
+        .run(&["skill", "lock", "l/c", "--format", "json"])
+        .ok()
+        .json();
+    assert_eq!(out["warnings"], json!([]));
+}
+
 /// `skill tools --refresh` and `skill validate --strict` replace the caches
 /// as `mcp refresh` does (rotating the generation `mcp tools --diff`
 /// shows), so they warn of a changed tool as it does, from the same code:
