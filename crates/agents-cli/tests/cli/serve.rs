@@ -1471,6 +1471,7 @@ fn the_start_up_line_names_a_few_left_out_entries_then_counts() {
         "{line}"
     );
     assert!(line.len() < 4096, "{}", line.len());
+}
 
 /// `mcp serve --locked`: a change after start-up is checked against the lock
 /// as the start was. A rug pull fetched by `agents mcp refresh` (a reviewed
