@@ -370,6 +370,40 @@ async fn remove(ctx: &Context, name: &str, force: bool) -> Result<ExitCode, Fail
     Ok(ExitCode::SUCCESS)
 }
 
+/// `skill tools --format mcp`: the `tools/list` result `agents mcp serve`
+/// would serve now, from the gateway's own plan, so what it leaves out (an
+/// untrusted server's tools, a tool it cannot run) is left out here too.
+async fn served_tools(
+    ctx: &Context,
+    name: &SkillName,
+    locked: Option<(&agents_core::Lockfile, &Path)>,
+) -> Result<ExitCode, Failure> {
+    let names = [name.clone()];
+    let set = match locked {
+        Some((lock, file)) => {
+            let (set, diffs) = ctx.service.locked_serve_set(&names, lock).await?;
+            if let Some(diff) = diffs.iter().find(|diff| !diff.is_clean()) {
+                output::warn_all(ctx.format, set.warnings.iter().map(String::as_str));
+                print_diff(ctx.format, diff, file)?;
+                return Err(lock_mismatch(&diffs, file));
+            }
+            set
+        }
+        None => ctx.service.serve_set(&names).await?,
+    };
+    let plan = agents_gateway::plan(&set, super::mcp::fetch_options(ctx).timeout);
+    output::warn_all(ctx.format, plan.warnings.iter().map(String::as_str));
+    output::warn_all(
+        ctx.format,
+        plan.left_out
+            .iter()
+            .map(|l| format!("`{}` is not served: {}", l.name, l.reason)),
+    );
+    let served: Vec<&Value> = plan.served.iter().map(|tool| &tool.tool).collect();
+    output::json(&json!({ "tools": served }))?;
+    Ok(ExitCode::SUCCESS)
+}
+
 async fn tools(
     ctx: &Context,
     name: &str,
@@ -380,6 +414,9 @@ async fn tools(
     let name = SkillName::new(name)?;
     let lock = locked.map(read_lock).transpose()?;
     let drift = super::discover::prepare_for_tools(ctx, &name, refresh).await?;
+    if export_format(ctx.format) == Some(agents_core::ExportFormat::Mcp) {
+        return served_tools(ctx, &name, lock.as_ref().zip(locked)).await;
+    }
     let set = match (&lock, locked) {
         (Some(lock), Some(file)) => {
             let (set, diff) = ctx.service.locked_tools(&name, explain, lock).await?;

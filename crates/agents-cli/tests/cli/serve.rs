@@ -1645,3 +1645,29 @@ fn a_locked_gateway_refuses_what_changed_after_it_started() {
         .fails(1);
     assert_eq!(settle(&marker), 0, "an upstream outlived the gateway");
 }
+
+#[test]
+fn format_mcp_is_what_the_gateway_serves_trust_included() {
+    let Some((entry, _)) = requirements("format_mcp_trust") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let marker = format!("gw-fmt-{}", std::process::id());
+    gateway_skill(&sb, &entry, &marker);
+    let listed = sb
+        .run(&["skill", "tools", "l/gw", "--format", "mcp"])
+        .ok()
+        .json();
+    assert_eq!(listed["tools"], dry_run(&sb, "l/gw")["tools"]);
+    // Untrusted, the server's tools are not served: nor listed as served.
+    sb.run(&["mcp", "untrust", "everything"]).ok();
+    let run = sb.run(&["skill", "tools", "l/gw", "--format", "mcp"]).ok();
+    assert_eq!(run.json()["tools"], json!([]));
+    assert!(
+        run.stderr.contains("`mcp:everything/echo` is not served: ")
+            && run.stderr.contains("not trusted"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(settle(&marker), 0);
+}
