@@ -56,7 +56,15 @@ impl Context {
     async fn open_inner(global: &GlobalArgs, create: bool) -> Result<Self, Failure> {
         let format = global.format_or_table();
         let settings = settings(global, None)?;
-        let url = DatabaseUrl::parse(&settings.database_url.value)?;
+        // Where the URL came from, as other settings' errors say it.
+        let url = DatabaseUrl::parse(&settings.database_url.value).map_err(|err| {
+            let mut failure = Failure::from(err);
+            failure.message = format!(
+                "`database.url` from {}: {}",
+                settings.database_url.origin, failure.message
+            );
+            failure
+        })?;
         let store = if create || settings.database_url.origin == agents_config::Origin::Default {
             agents_store::create(&url).await?
         } else {

@@ -1,7 +1,7 @@
 //! What reaches a terminal: no raw control characters from stored data, and
 //! log lines that keep the JSON-lines contract under `--format json`.
 
-use crate::support::Sandbox;
+use crate::support::{Run, Sandbox};
 
 const HOSTILE: &str = r#""\e]0;TITLE\a\e[2J\x9b""#;
 
@@ -251,4 +251,34 @@ fn an_error_echoing_a_huge_argument_stays_a_few_kib() {
         );
         assert!(!run.stderr.contains(":pw@"), "{}", run.stderr);
     }
+}
+
+#[test]
+fn a_bad_database_url_says_where_it_was_set() {
+    let sb = Sandbox::new();
+    sb.write(
+        "home/.cleveragents/config.toml",
+        "[database]\nurl = \"mysql://u@h/db\"\n",
+    );
+    let mut cmd = sb.cmd();
+    cmd.env_remove("CLEVERAGENTS_DATABASE_URL")
+        .args(["skill", "list"]);
+    let run = Run::from(cmd.output().unwrap(), &sb).fails(1);
+    assert!(
+        run.stderr
+            .starts_with("error: `database.url` from `[SANDBOX]/home/.cleveragents/config.toml:2`: invalid database url `mysql://u@h/db`"),
+        "{}",
+        run.stderr
+    );
+    let run = sb.run_env(
+        &["skill", "list"],
+        &[("CLEVERAGENTS_DATABASE_URL", "mysql://x")],
+    );
+    assert!(
+        run.stderr.starts_with(
+            "error: `database.url` from environment variable `CLEVERAGENTS_DATABASE_URL`: "
+        ),
+        "{}",
+        run.stderr
+    );
 }
