@@ -146,7 +146,7 @@ pub enum DiscoveryError {
     MissingPath {
         /// The path as given.
         path: PathBuf,
-        /// `does not exist` or `is not a directory`.
+        /// `does not exist`, `is not a directory` or `cannot be read`.
         problem: &'static str,
     },
     /// The user named paths, and none was left once empty entries were
@@ -171,7 +171,9 @@ pub fn require_dirs(paths: &[PathBuf]) -> Result<(), DiscoveryError> {
         let problem = match std::fs::metadata(path) {
             Ok(meta) if meta.is_dir() => continue,
             Ok(_) => "is not a directory",
-            Err(_) => "does not exist",
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => "does not exist",
+            // A link loop, or a folder on the way that cannot be entered.
+            Err(_) => "cannot be read",
         };
         return Err(DiscoveryError::MissingPath {
             path: path.clone(),
@@ -226,9 +228,14 @@ pub fn discover(
     let mut scanned: HashMap<PathBuf, &Path> = HashMap::new();
     for dir in paths {
         match std::fs::metadata(dir) {
-            Err(_) => {
+            Err(err) => {
+                let problem = if err.kind() == std::io::ErrorKind::NotFound {
+                    "does not exist".to_owned()
+                } else {
+                    format!("cannot be read: {err}")
+                };
                 result.warnings.push(format!(
-                    "agent skills path `{}` does not exist",
+                    "agent skills path `{}` {problem}",
                     agents_core::text::shown_path(dir)
                 ));
                 continue;

@@ -101,9 +101,17 @@ pub fn lint(paths: &[PathBuf]) -> LintReport {
                 vec![SkillMdError::new(path, None, Rule::Path, message)],
             ))
         };
-        let Ok(meta) = std::fs::metadata(path) else {
-            planned.push(path_error("does not exist".into()));
-            continue;
+        let meta = match std::fs::metadata(path) {
+            Ok(meta) => meta,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                planned.push(path_error("does not exist".into()));
+                continue;
+            }
+            // A link loop, a folder on the way that cannot be entered.
+            Err(err) => {
+                planned.push(path_error(format!("cannot be read: {err}")));
+                continue;
+            }
         };
         if meta.is_file() {
             if path

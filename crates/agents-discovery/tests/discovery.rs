@@ -1756,6 +1756,12 @@ fn lint_reports_errors_and_bad_paths() {
     );
     assert_eq!(shown["folders"][0]["errors"][0]["line"], json!(2));
     assert_eq!(shown["folders"][1]["errors"][0]["rule"], json!("path"));
+    // A link loop exists but cannot be read: it says so, not "does not exist".
+    let looped = dir.path().join("loop");
+    std::os::unix::fs::symlink(&looped, &looped).unwrap();
+    let text = lint(std::slice::from_ref(&looped)).to_string();
+    assert!(text.contains(": cannot be read: "), "{text}");
+    assert!(!text.contains("does not exist"), "{text}");
 }
 
 #[test]
