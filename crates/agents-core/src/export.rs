@@ -314,10 +314,61 @@ fn provider_refuses(schema: &Value, format: ExportFormat) -> Option<String> {
         })
 }
 
+/// Why the gateway cannot call the MCP tool `tool`, if it cannot:
+/// - it requires task augmentation (MCP 2025-11-25, its cached `execution`
+///   has `taskSupport: "required"`): the gateway makes plain calls, which
+///   such a server refuses;
+/// - its input schema expands to more than
+///   [`MAX_SCHEMA_EXPANSION`](crate::MAX_SCHEMA_EXPANSION) subschemas through
+///   its `$ref`s (a refresh refuses such a tool; one cached before that
+///   check would make every argument check that long).
+pub fn gateway_cannot_call(tool: &ToolSpec) -> Option<String> {
+    let task_support = tool
+        .meta(crate::Meta::Execution)
+        .and_then(|execution| execution.get("taskSupport"))
+        .and_then(Value::as_str);
+    if task_support == Some("required") {
+        return Some(
+            "it requires task augmentation (`execution.taskSupport` is `required`), \
+             which the gateway does not support"
+                .into(),
+        );
+    }
+    let schema = tool.input_schema.as_ref()?;
+    if !has_reference(schema) {
+        return None;
+    }
+    crate::expansion::schema_expansion(schema, crate::expansion::MAX_SCHEMA_EXPANSION)
+        .err()
+        .map(|message| format!("its input schema {message}"))
+}
+
+/// True when `value` holds a `$ref` (or `$dynamicRef`, `$recursiveRef`) key.
+fn has_reference(value: &Value) -> bool {
+    let mut pending = vec![value];
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::Object(map) => {
+                if map
+                    .keys()
+                    .any(|key| matches!(key.as_str(), "$ref" | "$dynamicRef" | "$recursiveRef"))
+                {
+                    return true;
+                }
+                pending.extend(map.values());
+            }
+            Value::Array(items) => pending.extend(items),
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Exports `entries` in `format`. Entries whose tool is unknown, or whose input
 /// schema is not an object schema (or, for OpenAI and Anthropic, combines
 /// schemas at its top level), are left out; [`ExportFormat::Mcp`] also leaves
-/// out everything the gateway cannot execute (all but MCP tools). For
+/// out everything the gateway cannot execute (all but MCP tools, and those
+/// [`gateway_cannot_call`] names). For
 /// OpenAI a description over [`OPENAI_MAX_DESCRIPTION`] characters is cut
 /// to it, and more than [`OPENAI_MAX_TOOLS`] tools are said in `notes`.
 pub fn export_tools(entries: &[ResolvedToolEntry], format: ExportFormat) -> ExportedTools {
@@ -340,6 +391,12 @@ pub fn export_tools(entries: &[ResolvedToolEntry], format: ExportFormat) -> Expo
                 "`{}` tools have no executor in the gateway",
                 tool.tool.source
             ));
+            continue;
+        }
+        if format == ExportFormat::Mcp
+            && let Some(reason) = gateway_cannot_call(tool.tool)
+        {
+            leave(reason);
             continue;
         }
         if let Some(reason) = tool
@@ -565,6 +622,68 @@ mod tests {
             .resolve(&skill.name)
             .unwrap()
             .entries
+    }
+
+    #[test]
+    fn the_gateway_leaves_out_mcp_tools_it_cannot_call() {
+        use crate::{Meta, Skill, SkillItem, SkillMap, SkillName, SkillResolver, ToolRegistry};
+        let mcp = |name: &str| {
+            let mut spec = ToolSpec::new(format!("mcp:s/{name}"), "d", ToolSource::Mcp);
+            spec.input_schema = Some(json!({"type": "object"}));
+            spec
+        };
+        let mut task = mcp("task");
+        task.set_meta(Meta::Execution, json!({"taskSupport": "required"}));
+        let mut optional = mcp("optional");
+        optional.set_meta(Meta::Execution, json!({"taskSupport": "optional"}));
+        // Cached before refreshes checked the expansion: registered as such.
+        let mut chain = mcp("chain");
+        chain.input_schema = Some(crate::expansion::tests::any_of_chain(40));
+        let mut tools = ToolRegistry::new();
+        let mut skill = Skill::new(SkillName::new("x/root").unwrap());
+        for spec in [task, optional, chain, mcp("plain")] {
+            skill.items.push(SkillItem::ToolRef {
+                name: spec.name.as_str().into(),
+            });
+            tools.register_known_valid(spec).unwrap();
+        }
+        let mut skills = SkillMap::default();
+        skills.insert(skill.name.clone(), skill.clone());
+        let entries = SkillResolver::new(&skills, &tools)
+            .resolve(&skill.name)
+            .unwrap()
+            .entries;
+        let exported = export_tools(&entries, ExportFormat::Mcp);
+        let served: Vec<&str> = exported
+            .tools
+            .iter()
+            .map(|tool| tool["_meta"][META_NAME].as_str().unwrap())
+            .collect();
+        assert_eq!(served, ["mcp:s/optional", "mcp:s/plain"]);
+        let left: Vec<(&str, &str)> = exported
+            .left_out
+            .iter()
+            .map(|l| (l.name.as_str(), l.reason.as_str()))
+            .collect();
+        assert_eq!(left[0].0, "mcp:s/task");
+        assert!(
+            left[0].1.contains("requires task augmentation"),
+            "{}",
+            left[0].1
+        );
+        assert_eq!(left[1].0, "mcp:s/chain");
+        assert!(
+            left[1]
+                .1
+                .starts_with("its input schema expands to more than 100000 subschemas"),
+            "{}",
+            left[1].1
+        );
+        // A model API export is only a schema: nothing to call there.
+        assert_eq!(
+            export_tools(&entries, ExportFormat::Anthropic).tools.len(),
+            4
+        );
     }
 
     #[test]

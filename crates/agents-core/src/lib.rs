@@ -9,6 +9,7 @@
 // Library code returns errors; it does not panic on what it is given.
 #![deny(clippy::panic, clippy::indexing_slicing)]
 
+mod expansion;
 mod export;
 mod graph;
 mod lock;
@@ -25,9 +26,13 @@ mod tool;
 pub mod walk;
 mod warnings;
 
+pub use expansion::{
+    MAX_ARGUMENT_CHECK_STEPS, MAX_SCHEMA_EXPANSION, argument_check_steps, schema_expansion,
+};
 pub use export::{
     CapabilityFlags, EXPORT_NAME_MAX, Effective, ExportFormat, ExportedTools, LeftOut, META_NAME,
-    effective, export_name, export_tools, is_valid_export_name, mcp_annotations,
+    effective, export_name, export_tools, gateway_cannot_call, is_valid_export_name,
+    mcp_annotations,
 };
 pub use graph::{GraphEdge, GraphNode, IncludeGraph, NodeKind, include_graph};
 pub use lock::{

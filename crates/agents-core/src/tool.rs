@@ -78,6 +78,9 @@ pub enum Meta {
     SpecDigest,
     /// MCP: the tool's position in the server's `tools/list` answer.
     ListIndex,
+    /// MCP: the tool's `execution` as the server gave it (MCP 2025-11-25:
+    /// `taskSupport` says whether a call may, must or must not be a task).
+    Execution,
     /// Agent Skill: the folder's realpath.
     Path,
     /// Agent Skill: the `SKILL.md` path.
@@ -111,6 +114,7 @@ impl Meta {
             Self::Annotations => "annotations",
             Self::SpecDigest => "spec_digest",
             Self::ListIndex => "list_index",
+            Self::Execution => "execution",
             Self::Path => "path",
             Self::SkillMd => "skill_md",
             Self::License => "license",
@@ -286,7 +290,9 @@ pub fn validate_tool_name(name: &str) -> Result<(), InvalidTool> {
 /// resolvable within the schema (nothing is fetched: the crate is built
 /// without remote resolution). A schema that passes the meta-schema but
 /// cannot validate anything would fail only later, in whichever client
-/// tried to use it.
+/// tried to use it. And that it expands to at most
+/// [`MAX_SCHEMA_EXPANSION`](crate::MAX_SCHEMA_EXPANSION) subschemas through
+/// its `$ref`s: checking a value against it costs as many steps.
 pub fn check_schema(schema: &Value) -> Result<(), String> {
     if !schema.is_object() {
         return Err(format!(
@@ -300,9 +306,8 @@ pub fn check_schema(schema: &Value) -> Result<(), String> {
         crate::redact::redact_text(&format!("{what}: {err}"))
     };
     jsonschema::meta::validate(schema).map_err(|err| refused("not a valid JSON Schema", &err))?;
-    jsonschema::validator_for(schema)
-        .map(|_| ())
-        .map_err(|err| refused("not a usable JSON Schema", &err))
+    jsonschema::validator_for(schema).map_err(|err| refused("not a usable JSON Schema", &err))?;
+    crate::expansion::schema_expansion(schema, crate::expansion::MAX_SCHEMA_EXPANSION).map(|_| ())
 }
 
 /// What kind of JSON value `value` is, for a message (`a string`, `an array`).
@@ -348,6 +353,20 @@ mod tests {
             "$defs": {"a": {"type": "string", "pattern": "^[a-z]+$"}}
         });
         assert!(super::check_schema(&local).is_ok());
+    }
+
+    #[test]
+    fn a_schema_that_expands_exponentially_is_refused() {
+        // Valid and a few KB, but 2^40 subschemas once its `$ref`s are
+        // followed: checking one wrong argument never ended.
+        let chain = crate::expansion::tests::any_of_chain(40);
+        assert!(chain.to_string().len() < 8192);
+        let message = super::check_schema(&chain).unwrap_err();
+        assert!(
+            message.starts_with("expands to more than 100000 subschemas through its `$ref`s"),
+            "{message}"
+        );
+        assert!(super::check_schema(&crate::expansion::tests::any_of_chain(8)).is_ok());
     }
 
     #[test]
