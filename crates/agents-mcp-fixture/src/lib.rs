@@ -20,11 +20,27 @@
 //! - `bad-schema`: one good tool and one whose input schema is not a JSON Schema;
 //! - `list-error`: answers `tools/list` with a JSON-RPC error;
 //! - `no-tools`: does not offer the `tools` capability at all.
-//! - `malformed-tools DEPTH [json]`: speaks JSON-RPC by hand (over stdio, or with `--http` as
-//!   one server-sent event per POST, or with `json` as a plain JSON body) and lists, in one
-//!   page, the good tools `first` and `last` around three bad ones: `deep`, whose
-//!   input schema nests `DEPTH` objects, `badtype`, whose `inputSchema` is a string,
-//!   and one whose `name` is a number.
+//! - `any-of-chain N`: the tools `chain`, whose input schema chains `anyOf` through `N`
+//!   `$defs` (each definition two references to the one before: 2^N subschemas once
+//!   expanded), `tree`, a recursive schema, and `fine`.
+//!
+//! Modes that speak JSON-RPC by hand (over stdio, or with `--http` as one server-sent
+//! event per POST, or with `json` as a plain JSON body), for what rmcp's server would
+//! never send:
+//! - `malformed-tools DEPTH [json]`: lists, in one page, the good tools `first` and
+//!   `last` around three bad ones: `deep`, whose input schema nests `DEPTH` objects,
+//!   `badtype`, whose `inputSchema` is a string, and one whose `name` is a number;
+//! - `bad-utf8 [json]`: lists `bad`, whose description holds the byte 0xFF (not
+//!   UTF-8), and `ok`; every `tools/call` is answered with the text `caf` and the
+//!   byte 0xE9 (Latin-1 for `é`);
+//! - `tasks [json]`: lists `plain` (`execution.taskSupport: forbidden`) and `research`
+//!   (`required`, MCP 2025-11-25), and refuses a call of `research` without a task as
+//!   such a server does;
+//! - `die-mid-call`: lists `work`; a `tools/call` is answered (over HTTP) with the
+//!   start of an event stream, an event with an id, then the whole server exits, as
+//!   one killed mid-call would (over stdio it just exits);
+//! - `garbage-on-call`: lists `work`; a `tools/call` is answered (over stdio) with
+//!   twenty lines that are not JSON-RPC.
 //!
 //! Options:
 //! - `--http ADDR` serves streamable HTTP on a loopback address (port 0 picks a free
@@ -80,8 +96,10 @@ pub enum Mode {
     Garbage,
     /// This many tools in one page.
     Huge(usize),
-    /// A hand-written `tools/list` page with malformed tools between good ones.
-    MalformedTools(usize, bool),
+    /// JSON-RPC by hand (see [`Raw`]); `true` for plain JSON bodies over HTTP.
+    Raw(Raw, bool),
+    /// A tool whose schema chains `anyOf` through this many `$defs`.
+    AnyOfChain(usize),
     /// The same `nextCursor` on every page.
     LoopCursor,
     /// A fresh `nextCursor` on every page, forever.
@@ -93,6 +111,22 @@ pub enum Mode {
     ListError(usize),
     /// No `tools` capability.
     NoTools,
+}
+
+/// What a hand-written server sends (see the modes in the crate documentation).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Raw {
+    /// A `tools/list` page with malformed tools (one nested this deep)
+    /// between good ones.
+    MalformedTools(usize),
+    /// A tool and a call result that are not valid UTF-8.
+    BadUtf8,
+    /// Tools with `execution`, one requiring task augmentation.
+    Tasks,
+    /// Exits in the middle of answering a call.
+    DieMidCall,
+    /// Answers a call with lines that are not JSON-RPC.
+    GarbageOnCall,
 }
 
 /// Parsed command line.
@@ -119,7 +153,7 @@ pub struct Args {
 const USAGE: &str = "usage: agents-mcp-fixture [--http 127.0.0.1:PORT] [--pid-file PATH] [--grandchild] \
 [--setsid-grandchild] [--env-file PATH] [--echo-env VAR] [--echo-header NAME] \
 normal|paginated N PAGE_SIZE|slow SECONDS|crash|crash-after-init|garbage|huge N|loop-cursor|endless|bad-schema|\
-list-error [N]|no-tools|malformed-tools DEPTH [json]";
+list-error [N]|no-tools|any-of-chain N|malformed-tools DEPTH [json]|bad-utf8 [json]|tasks [json]|die-mid-call|garbage-on-call";
 
 /// Parses the arguments (without the program name).
 pub fn parse_args(args: &[String]) -> Result<Args, String> {
@@ -192,9 +226,18 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
             None => 0,
         }),
         ["no-tools"] => Mode::NoTools,
-        ["malformed-tools", args @ ..] => Mode::MalformedTools(
-            usize::try_from(number(args.first(), "DEPTH")?).map_err(|e| e.to_string())?,
+        ["malformed-tools", args @ ..] => Mode::Raw(
+            Raw::MalformedTools(
+                usize::try_from(number(args.first(), "DEPTH")?).map_err(|e| e.to_string())?,
+            ),
             args.get(1) == Some(&"json"),
+        ),
+        ["bad-utf8", args @ ..] => Mode::Raw(Raw::BadUtf8, args.first() == Some(&"json")),
+        ["tasks", args @ ..] => Mode::Raw(Raw::Tasks, args.first() == Some(&"json")),
+        ["die-mid-call"] => Mode::Raw(Raw::DieMidCall, false),
+        ["garbage-on-call"] => Mode::Raw(Raw::GarbageOnCall, false),
+        ["any-of-chain", args @ ..] => Mode::AnyOfChain(
+            usize::try_from(number(args.first(), "N")?).map_err(|e| e.to_string())?,
         ),
         [] => return Err("missing MODE".into()),
         other => return Err(format!("unknown mode `{}`", other.join(" "))),
@@ -288,10 +331,8 @@ async fn serve(args: Args) -> Result<ExitCode, String> {
     match (&args.mode, args.http) {
         (Mode::Crash, _) => crash_before_initialize().await,
         (Mode::Garbage, _) => answer_garbage().await,
-        (Mode::MalformedTools(depth, json), Some(addr)) => {
-            serve_malformed_tools_http(*depth, *json, addr).await
-        }
-        (Mode::MalformedTools(depth, _), None) => answer_malformed_tools(*depth).await,
+        (Mode::Raw(raw, json), Some(addr)) => serve_raw_http(raw.clone(), *json, addr).await,
+        (Mode::Raw(raw, _), None) => answer_raw_stdio(raw).await,
         (_, Some(addr)) => serve_http(args.clone(), addr).await,
         (_, None) => {
             let service = Fixture::new(args)
@@ -342,35 +383,84 @@ fn malformed_tools_page(depth: usize) -> String {
     )
 }
 
-/// The JSON-RPC answer of `malformed-tools` to one request (`None` for a
-/// notification).
-fn malformed_tools_answer(request: &serde_json::Value, depth: usize) -> Option<String> {
-    let id = request.get("id")?;
-    let result = match request.get("method").and_then(serde_json::Value::as_str) {
-        Some("initialize") => serde_json::json!({
-            "protocolVersion": request.pointer("/params/protocolVersion"),
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "malformed", "version": "1"},
-        })
-        .to_string(),
-        Some("tools/list") => malformed_tools_page(depth),
-        _ => "{}".to_owned(),
-    };
-    Some(format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#
-    ))
+/// The `tools/list` result of `bad-utf8`: not UTF-8.
+const BAD_UTF8_PAGE: &[u8] = b"{\"tools\":[{\"name\":\"bad\",\"description\":\"x\xff\",\"inputSchema\":{\"type\":\"object\"}},{\"name\":\"ok\",\"description\":\"fine\",\"inputSchema\":{\"type\":\"object\"}}]}";
+
+/// The `tools/call` result of `bad-utf8`: `caf` and a Latin-1 `é`.
+const BAD_UTF8_RESULT: &[u8] = b"{\"content\":[{\"type\":\"text\",\"text\":\"caf\xe9\"}]}";
+
+/// What a hand-written server does with one request.
+enum RawAnswer {
+    /// A notification: nothing.
+    None,
+    /// This JSON-RPC message.
+    Message(Vec<u8>),
+    /// Start answering, then exit (`die-mid-call`).
+    Die,
+    /// Lines that are not JSON-RPC (`garbage-on-call`).
+    Garbage,
 }
 
-/// `malformed-tools` over streamable HTTP, by hand (rmcp's server would not
-/// send a malformed tool): every answer is one server-sent event (or with
+/// The JSON-RPC answer of a hand-written server to one request.
+fn raw_answer(request: &serde_json::Value, raw: &Raw) -> RawAnswer {
+    let Some(id) = request.get("id") else {
+        return RawAnswer::None;
+    };
+    let method = request.get("method").and_then(serde_json::Value::as_str);
+    let result: Vec<u8> = match (method, raw) {
+        (Some("initialize"), _) => serde_json::json!({
+            "protocolVersion": request.pointer("/params/protocolVersion"),
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "raw", "version": "1"},
+        })
+        .to_string()
+        .into_bytes(),
+        (Some("tools/list"), Raw::MalformedTools(depth)) => {
+            malformed_tools_page(*depth).into_bytes()
+        }
+        (Some("tools/list"), Raw::BadUtf8) => BAD_UTF8_PAGE.to_vec(),
+        (Some("tools/list"), Raw::Tasks) => serde_json::json!({"tools": [
+            {"name": "plain", "inputSchema": {"type": "object"},
+             "execution": {"taskSupport": "forbidden"}},
+            {"name": "research", "inputSchema": {"type": "object"},
+             "execution": {"taskSupport": "required"}},
+        ]})
+        .to_string()
+        .into_bytes(),
+        (Some("tools/list"), Raw::DieMidCall | Raw::GarbageOnCall) => serde_json::json!({"tools": [
+            {"name": "work", "inputSchema": {"type": "object"}},
+        ]})
+        .to_string()
+        .into_bytes(),
+        (Some("tools/call"), Raw::BadUtf8) => BAD_UTF8_RESULT.to_vec(),
+        (Some("tools/call"), Raw::DieMidCall) => return RawAnswer::Die,
+        (Some("tools/call"), Raw::GarbageOnCall) => return RawAnswer::Garbage,
+        (Some("tools/call"), Raw::Tasks)
+            if request.pointer("/params/name") == Some(&serde_json::json!("research")) =>
+        {
+            let error = serde_json::json!({
+                "code": -32601,
+                "message": "tool `research` requires task augmentation",
+            });
+            return RawAnswer::Message(
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#).into_bytes(),
+            );
+        }
+        (Some("tools/call"), _) => br#"{"content":[{"type":"text","text":"done"}]}"#.to_vec(),
+        _ => b"{}".to_vec(),
+    };
+    let mut message = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#).into_bytes();
+    message.extend_from_slice(&result);
+    message.push(b'}');
+    RawAnswer::Message(message)
+}
+
+/// A hand-written server over streamable HTTP (rmcp's server would not
+/// send what it sends): every answer is one server-sent event (or with
 /// `json` one JSON body), one request per connection.
-async fn serve_malformed_tools_http(
-    depth: usize,
-    json: bool,
-    addr: SocketAddr,
-) -> Result<ExitCode, String> {
+async fn serve_raw_http(raw: Raw, json: bool, addr: SocketAddr) -> Result<ExitCode, String> {
     serve_connections(addr, move |stream| {
-        answer_one_http_request(stream, depth, json)
+        answer_one_http_request(stream, raw.clone(), json)
     })
     .await
 }
@@ -414,7 +504,7 @@ where
     Ok(ExitCode::SUCCESS)
 }
 
-async fn answer_one_http_request(stream: tokio::net::TcpStream, depth: usize, json: bool) {
+async fn answer_one_http_request(stream: tokio::net::TcpStream, raw: Raw, json: bool) {
     let mut reader = BufReader::new(stream);
     let mut request_line = String::new();
     if reader.read_line(&mut request_line).await.is_err() {
@@ -440,50 +530,83 @@ async fn answer_one_http_request(stream: tokio::net::TcpStream, depth: usize, js
     if reader.read_exact(&mut body).await.is_err() {
         return;
     }
-    let response = if request_line.starts_with("POST ") {
+    let mut stream = reader.into_inner();
+    let response: Vec<u8> = if request_line.starts_with("POST ") {
         let request: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-        match malformed_tools_answer(&request, depth) {
-            Some(answer) => {
+        match raw_answer(&request, &raw) {
+            RawAnswer::Message(answer) => {
                 let (content_type, body) = if json {
                     ("application/json", answer)
                 } else {
-                    (
-                        "text/event-stream",
-                        format!("event: message\ndata: {answer}\n\n"),
-                    )
+                    let mut event = b"event: message\ndata: ".to_vec();
+                    event.extend_from_slice(&answer);
+                    event.extend_from_slice(b"\n\n");
+                    ("text/event-stream", event)
                 };
-                format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\nmcp-session-id: malformed\r\n\
-                     content-length: {}\r\nconnection: close\r\n\r\n{body}",
+                let mut response = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\nmcp-session-id: raw\r\n\
+                     content-length: {}\r\nconnection: close\r\n\r\n",
                     body.len()
                 )
+                .into_bytes();
+                response.extend_from_slice(&body);
+                response
             }
-            None => {
-                "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_owned()
+            RawAnswer::Garbage => {
+                let body = "this is not JSON-RPC\n".repeat(20);
+                format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {}\r\n\
+                     connection: close\r\n\r\n{body}",
+                    body.len()
+                )
+                .into_bytes()
+            }
+            RawAnswer::None => {
+                b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_vec()
+            }
+            RawAnswer::Die => {
+                // A chunked event stream cut after its first event (which
+                // has an id, so a client may try to resume it).
+                let event = "id: 1\ndata: \n\n";
+                let start = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nmcp-session-id: raw\r\n\
+                     transfer-encoding: chunked\r\n\r\n{:x}\r\n{event}\r\n",
+                    event.len()
+                );
+                let _ = stream.write_all(start.as_bytes()).await;
+                let _ = stream.flush().await;
+                say_err("agents-mcp-fixture: exiting on purpose in the middle of `tools/call`");
+                std::process::exit(0);
             }
         }
     } else if request_line.starts_with("DELETE ") {
-        "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_owned()
+        b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_vec()
     } else {
-        "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-            .to_owned()
+        b"HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+            .to_vec()
     };
-    let mut stream = reader.into_inner();
-    let _ = stream.write_all(response.as_bytes()).await;
+    let _ = stream.write_all(&response).await;
     let _ = stream.flush().await;
 }
 
-async fn answer_malformed_tools(depth: usize) -> Result<ExitCode, String> {
+/// A hand-written server over stdio: one line per answer.
+async fn answer_raw_stdio(raw: &Raw) -> Result<ExitCode, String> {
     let mut stdout = tokio::io::stdout();
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     while let Ok(Some(line)) = lines.next_line().await {
         let Ok(request) = serde_json::from_str::<serde_json::Value>(&line) else {
             continue;
         };
-        let Some(answer) = malformed_tools_answer(&request, depth) else {
-            continue; // a notification
+        let answer = match raw_answer(&request, raw) {
+            RawAnswer::None => continue,
+            RawAnswer::Message(answer) => answer,
+            RawAnswer::Die => {
+                say_err("agents-mcp-fixture: exiting on purpose in the middle of `tools/call`");
+                return Ok(ExitCode::SUCCESS);
+            }
+            RawAnswer::Garbage => "this is not JSON-RPC\n".repeat(19).into_bytes(),
         };
-        if stdout.write_all(answer.as_bytes()).await.is_err()
+        if stdout.write_all(&answer).await.is_err()
             || stdout.write_all(b"\n").await.is_err()
             || stdout.flush().await.is_err()
         {
@@ -608,6 +731,25 @@ fn tool(name: &str, description: impl Into<String>, schema: Value) -> Tool {
     )
 }
 
+/// An object schema whose property `p` is `d_(n-1)`, where `d_0` is a string
+/// and `d_i` is `anyOf` two references to `d_(i-1)`.
+pub fn any_of_chain(n: usize) -> Value {
+    let mut defs = serde_json::Map::new();
+    defs.insert("d0".into(), json!({"type": "string"}));
+    for i in 1..n {
+        let previous = format!("#/$defs/d{}", i - 1);
+        defs.insert(
+            format!("d{i}"),
+            json!({"anyOf": [{"$ref": previous}, {"$ref": previous}]}),
+        );
+    }
+    json!({
+        "type": "object",
+        "properties": {"p": {"$ref": format!("#/$defs/d{}", n.saturating_sub(1))}},
+        "$defs": defs,
+    })
+}
+
 fn page_number(request: &Option<PaginatedRequestParams>) -> Result<usize, ErrorData> {
     match request.as_ref().and_then(|params| params.cursor.as_deref()) {
         None => Ok(0),
@@ -648,11 +790,32 @@ impl ServerHandler for Fixture {
                 ),
                 None,
             )),
-            Mode::Normal
-            | Mode::Crash
-            | Mode::Garbage
-            | Mode::NoTools
-            | Mode::MalformedTools(..) => Ok(page(self.normal_tools(&context), None)),
+            Mode::Normal | Mode::Crash | Mode::Garbage | Mode::NoTools | Mode::Raw(..) => {
+                Ok(page(self.normal_tools(&context), None))
+            }
+            Mode::AnyOfChain(n) => Ok(page(
+                vec![
+                    tool(
+                        "chain",
+                        "its schema expands exponentially",
+                        any_of_chain(*n),
+                    ),
+                    tool(
+                        "tree",
+                        "a recursive schema",
+                        json!({
+                            "type": "object",
+                            "properties": {"root": {"$ref": "#/$defs/node"}},
+                            "$defs": {"node": {"type": "object", "properties": {
+                                "left": {"$ref": "#/$defs/node"},
+                                "right": {"$ref": "#/$defs/node"}
+                            }}}
+                        }),
+                    ),
+                    tool("fine", "a valid tool", json!({"type": "object"})),
+                ],
+                None,
+            )),
             Mode::Slow(delay) => {
                 tokio::time::sleep(*delay).await;
                 Ok(page(self.normal_tools(&context), None))

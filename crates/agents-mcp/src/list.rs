@@ -154,6 +154,15 @@ fn to_spec(
     if let Some(annotations) = annotations {
         spec.set_meta(Meta::Annotations, annotations);
     }
+    // Kept so that the gateway knows a tool it cannot call (one that
+    // requires task augmentation); the watcher put it under `_meta`.
+    if let Some(execution) = tool
+        .meta
+        .as_ref()
+        .and_then(|meta| meta.get(crate::process::EXECUTION_META))
+    {
+        spec.set_meta(Meta::Execution, execution.clone());
+    }
     spec.input_schema = Some(input_schema);
     spec.output_schema = output_schema;
     if let Some(annotations) = &tool.annotations {

@@ -248,7 +248,7 @@ impl<R> WatchedStdout<R> {
     /// line is not such a page or every tool is fine.
     fn repair_tools_page(&mut self, line: &[u8]) -> Option<Vec<u8>> {
         let body = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-        repair_tools_message(body, self.max_tool_depth, &self.report)
+        repair_message(body, self.max_tool_depth, &self.report)
     }
 
     fn check_line(&mut self, line: &[u8]) -> io::Result<()> {
@@ -286,28 +286,96 @@ impl<R> WatchedStdout<R> {
     }
 }
 
-/// One JSON-RPC message without the listed tools that are too deep or not
-/// valid MCP tools, each recorded in `report`; `None` when it is not a
-/// `tools/list` answer or every tool is fine. Shared by the stdio watcher
-/// and the HTTP client (`http::RepairingClient`).
-pub(crate) fn repair_tools_message(
+/// One JSON-RPC message as it may reach rmcp, or `None` when it can go as
+/// it is. Each left-out tool is recorded in `report`. Shared by the stdio
+/// watcher and the HTTP client (`http::RepairingClient`):
+/// - a `tools/list` answer loses only its tools that are too deep, not
+///   valid MCP tools, or not valid UTF-8; a tool's `execution` (MCP
+///   2025-11-25, which rmcp's `Tool` does not keep) is moved under its
+///   `_meta` as [`EXECUTION_META`];
+/// - any other answer that is not valid UTF-8 becomes a JSON-RPC error
+///   for its request, saying where (rmcp would skip it, and the request
+///   wait for its timeout);
+/// - any other message that is not valid UTF-8 (a notification, a
+///   request) has its invalid bytes replaced with U+FFFD.
+pub(crate) fn repair_message(
     body: &[u8],
     max_depth: usize,
     report: &Mutex<StdoutReport>,
 ) -> Option<Vec<u8>> {
-    let (repaired, dropped) = drop_malformed_tools(body, max_depth)?;
-    let mut report = lock(report);
-    for (name, reason) in dropped {
-        // Debug only: `report` carries them to the caller (the first
-        // hundred and the count), and a server listing thousands of broken
-        // tools would otherwise print a line for each.
-        tracing::debug!(tool = %name, "mcp server listed a tool that is left out: {reason}");
-        report.malformed_count += 1;
-        if report.malformed_tools.len() < MALFORMED_KEPT {
-            report.malformed_tools.push((name, reason));
+    use std::borrow::Cow;
+    // Invalid bytes masked one for one (`?`), so that what the JSON parser
+    // finds in the text is where it is in `body`.
+    let (text, invalid): (Cow<'_, str>, _) = match std::str::from_utf8(body) {
+        Ok(text) => (Cow::Borrowed(text), None),
+        Err(err) => {
+            let at = err.valid_up_to();
+            let byte = body.get(at).copied().unwrap_or_default();
+            (Cow::Owned(masked(body)), Some((at, byte)))
         }
+    };
+    if let Some((repaired, dropped)) = repair_tools_page(&text, body, invalid.is_some(), max_depth)
+    {
+        let mut report = lock(report);
+        for (name, reason) in dropped {
+            // Debug only: `report` carries them to the caller (the first
+            // hundred and the count), and a server listing thousands of broken
+            // tools would otherwise print a line for each.
+            tracing::debug!(tool = %name, "mcp server listed a tool that is left out: {reason}");
+            report.malformed_count += 1;
+            if report.malformed_tools.len() < MALFORMED_KEPT {
+                report.malformed_tools.push((name, reason));
+            }
+        }
+        return Some(repaired);
     }
-    Some(repaired)
+    let (at, byte) = invalid?;
+    let what = format!("byte 0x{byte:02x} at offset {at}");
+    if let Some(id) = response_id(&text) {
+        tracing::debug!("mcp server answered with a message that is not valid UTF-8 ({what})");
+        return Some(invalid_utf8_error(&id, &what).into_bytes());
+    }
+    tracing::debug!("mcp server sent a message that is not valid UTF-8 ({what}); read with U+FFFD");
+    Some(String::from_utf8_lossy(body).into_owned().into_bytes())
+}
+
+/// `_meta` key under which a listed tool's `execution` reaches
+/// [`crate::list`] (rmcp's `Tool` has no such field and drops it).
+pub(crate) const EXECUTION_META: &str = "io.cleveragents/execution";
+
+/// `error.data` key of the error [`repair_message`] puts in place of an
+/// answer that is not valid UTF-8; its value is the offset.
+pub(crate) const INVALID_UTF8_DATA: &str = "io.cleveragents/invalid_utf8";
+
+/// `bytes` with every byte of an invalid UTF-8 sequence replaced by `?`:
+/// valid UTF-8 of the same length, each byte where it was.
+fn masked(bytes: &[u8]) -> String {
+    let mut text = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        text.push_str(chunk.valid());
+        text.extend(std::iter::repeat_n('?', chunk.invalid().len()));
+    }
+    text
+}
+
+/// The raw `id` of `text` when it is a JSON-RPC answer (`result` or `error`).
+fn response_id(text: &str) -> Option<String> {
+    use serde_json::value::RawValue;
+    let message: std::collections::BTreeMap<String, &RawValue> = serde_json::from_str(text).ok()?;
+    let answer = message.contains_key("result") || message.contains_key("error");
+    let id = message.get("id").filter(|_| answer)?;
+    Some(id.get().to_owned())
+}
+
+/// A JSON-RPC error answering the request `id` (raw JSON) in place of an
+/// answer that is not valid UTF-8.
+pub(crate) fn invalid_utf8_error(id: &str, what: &str) -> String {
+    let error = serde_json::json!({
+        "code": -32700,
+        "message": format!("its answer is not valid UTF-8 ({what})"),
+        "data": {INVALID_UTF8_DATA: what},
+    });
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#)
 }
 
 fn invalid_data(message: String) -> io::Error {
@@ -352,7 +420,12 @@ fn count_listed_tools(line: &[u8]) -> Option<usize> {
     if !contains(line, b"\"tools\"") {
         return None;
     }
-    let response: Response = serde_json::from_slice(line).ok()?;
+    let response: Response = match serde_json::from_slice(line) {
+        Ok(response) => response,
+        // Counted all the same: its tools are left out one by one.
+        Err(_) if std::str::from_utf8(line).is_err() => serde_json::from_str(&masked(line)).ok()?,
+        Err(_) => return None,
+    };
     Some(response.result?.tools?.0)
 }
 
@@ -387,47 +460,103 @@ fn json_depth(json: &[u8]) -> usize {
     deepest
 }
 
-/// `line` without the listed tools that are deeper than `max_depth` or do not
-/// parse as an MCP `Tool`, and what was dropped (name, reason); `None` when
-/// the line is not a response with `result.tools` or nothing was dropped.
+/// The `tools/list` answer `text` without its tools that are deeper than
+/// `max_depth`, do not parse as an MCP `Tool`, or (when `masked`: `text` is
+/// `original` with its invalid UTF-8 masked) are not valid UTF-8 in
+/// `original`; and each kept tool's `execution` moved under its `_meta`
+/// ([`EXECUTION_META`]). With what was dropped (name, reason). `None` when
+/// `text` is no such answer, or it goes to rmcp as it is.
 /// Tools are split out as raw text (serde_json skips raw values without
 /// recursing), so a tool nested thousands deep costs linear time and never
 /// reaches rmcp, whose parse of the whole message would fail and lose the
 /// page.
-fn drop_malformed_tools(line: &[u8], max_depth: usize) -> Option<(Vec<u8>, Vec<Dropped>)> {
+fn repair_tools_page(
+    text: &str,
+    original: &[u8],
+    masked: bool,
+    max_depth: usize,
+) -> Option<(Vec<u8>, Vec<Dropped>)> {
     use serde_json::value::RawValue;
+    use std::borrow::Cow;
     // Key order does not matter to a JSON-RPC peer.
-    type RawMap = std::collections::BTreeMap<String, Box<RawValue>>;
-    if !contains(line, b"\"tools\"") {
+    type RawMap<'a> = std::collections::BTreeMap<String, &'a RawValue>;
+    if !text.contains("\"tools\"") {
         return None;
     }
-    let mut message: RawMap = serde_json::from_slice(line).ok()?;
-    let result_raw = message.get("result")?;
-    let mut result: RawMap = serde_json::from_str(result_raw.get()).ok()?;
-    let tools: Vec<Box<RawValue>> = serde_json::from_str(result.get("tools")?.get()).ok()?;
-    let mut kept: Vec<&RawValue> = Vec::with_capacity(tools.len());
+    let mut message: RawMap<'_> = serde_json::from_str(text).ok()?;
+    let mut result: RawMap<'_> = serde_json::from_str(message.get("result")?.get()).ok()?;
+    let tools: Vec<&RawValue> = serde_json::from_str(result.get("tools")?.get()).ok()?;
+    let mut kept: Vec<Cow<'_, RawValue>> = Vec::with_capacity(tools.len());
     let mut dropped = Vec::new();
-    for tool in &tools {
-        let reason = if json_depth(tool.get().as_bytes()) > max_depth {
+    let mut changed = masked;
+    for tool in tools {
+        let raw = tool.get();
+        let reason = if json_depth(raw.as_bytes()) > max_depth {
             Some(format!("nested deeper than {max_depth} levels"))
+        } else if let Some(what) = masked
+            .then(|| invalid_utf8_in(text, raw, original))
+            .flatten()
+        {
+            Some(format!("not valid UTF-8 ({what} of the server's answer)"))
         } else {
-            serde_json::from_str::<rmcp::model::Tool>(tool.get())
+            serde_json::from_str::<rmcp::model::Tool>(raw)
                 .err()
                 .map(|err| format!("not a valid MCP tool: {}", shorten(&err.to_string(), 200)))
         };
-        match reason {
-            Some(reason) => dropped.push((tool_name(tool.get()), reason)),
-            None => kept.push(tool),
+        if let Some(reason) = reason {
+            dropped.push((tool_name(raw), reason));
+            changed = true;
+            continue;
+        }
+        match with_execution_in_meta(raw) {
+            Some(moved) => {
+                kept.push(Cow::Owned(moved));
+                changed = true;
+            }
+            None => kept.push(Cow::Borrowed(tool)),
         }
     }
-    if dropped.is_empty() {
+    if !changed {
         return None;
     }
     let kept = serde_json::value::to_raw_value(&kept).ok()?;
-    result.insert("tools".to_owned(), kept);
+    result.insert("tools".to_owned(), &kept);
     let result = serde_json::value::to_raw_value(&result).ok()?;
-    message.insert("result".to_owned(), result);
+    message.insert("result".to_owned(), &result);
     Some((serde_json::to_vec(&message).ok()?, dropped))
+}
+
+/// Where the first invalid UTF-8 byte of `tool` is in `original`, when
+/// there is one: `tool` is a slice of `text`, which is `original` masked
+/// byte for byte.
+fn invalid_utf8_in(text: &str, tool: &str, original: &[u8]) -> Option<String> {
+    let start = (tool.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+    let bytes = original.get(start..start.checked_add(tool.len())?)?;
+    let err = std::str::from_utf8(bytes).err()?;
+    let at = err.valid_up_to();
+    let byte = bytes.get(at).copied().unwrap_or_default();
+    Some(format!("byte 0x{byte:02x} at offset {}", start + at))
+}
+
+/// The tool `raw` with its `execution` moved into its `_meta` as
+/// [`EXECUTION_META`]; `None` when it has no `execution` (or a `_meta` that
+/// is no object, which rmcp refuses anyway).
+fn with_execution_in_meta(raw: &str) -> Option<Box<serde_json::value::RawValue>> {
+    use serde_json::value::RawValue;
+    type RawMap<'a> = std::collections::BTreeMap<String, &'a RawValue>;
+    if !raw.contains("\"execution\"") {
+        return None;
+    }
+    let mut tool: RawMap<'_> = serde_json::from_str(raw).ok()?;
+    let execution = tool.remove("execution")?;
+    let mut meta: RawMap<'_> = match tool.get("_meta") {
+        Some(meta) => serde_json::from_str(meta.get()).ok()?,
+        None => RawMap::new(),
+    };
+    meta.insert(EXECUTION_META.to_owned(), execution);
+    let meta = serde_json::value::to_raw_value(&meta).ok()?;
+    tool.insert("_meta".to_owned(), &meta);
+    serde_json::value::to_raw_value(&tool).ok()
 }
 
 /// The `name` of a raw tool, bounded, or `?` when it has none.
@@ -617,13 +746,16 @@ mod tests {
         assert_eq!(json_depth(br#"[[],[[]]]"#), 3);
     }
 
+    fn page(text: &str) -> Option<(Vec<u8>, Vec<Dropped>)> {
+        repair_tools_page(text, text.as_bytes(), false, 64)
+    }
+
     #[test]
     fn a_page_without_bad_tools_is_passed_unchanged() {
-        let line = br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}"#;
-        assert!(drop_malformed_tools(line, 64).is_none());
-        let (repaired, dropped) = drop_malformed_tools(
-            br#"{"jsonrpc":"2.0","id":1,"result":{"nextCursor":"c","tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"b"}]}}"#,
-            64,
+        let line = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}"#;
+        assert!(page(line).is_none());
+        let (repaired, dropped) = page(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"nextCursor":"c","tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"b"}]}}"#,
         )
         .unwrap();
         assert_eq!(dropped.len(), 1);
@@ -632,6 +764,54 @@ mod tests {
         assert_eq!(repaired["result"]["nextCursor"], "c");
         assert_eq!(repaired["result"]["tools"].as_array().unwrap().len(), 1);
         assert_eq!(repaired["id"], 1);
+    }
+
+    #[test]
+    fn a_tools_execution_is_moved_under_its_meta() {
+        let (repaired, dropped) = page(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{},"execution":{"taskSupport":"required"},"_meta":{"k":1}},{"name":"b","inputSchema":{}}]}}"#,
+        )
+        .unwrap();
+        assert!(dropped.is_empty());
+        let repaired: serde_json::Value = serde_json::from_slice(&repaired).unwrap();
+        let tools = &repaired["result"]["tools"];
+        assert_eq!(tools[0]["_meta"][EXECUTION_META]["taskSupport"], "required");
+        assert_eq!(tools[0]["_meta"]["k"], 1);
+        assert!(tools[0].get("execution").is_none());
+        assert_eq!(tools[1]["name"], "b");
+    }
+
+    #[test]
+    fn invalid_utf8_loses_its_tool_fails_an_answer_and_is_replaced_elsewhere() {
+        let report = Mutex::new(StdoutReport::default());
+        let page = b"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"bad\",\"description\":\"x\xff\",\"inputSchema\":{}},{\"name\":\"ok\",\"inputSchema\":{}}]}}";
+        let repaired = repair_message(page, 64, &report).unwrap();
+        let repaired: serde_json::Value = serde_json::from_slice(&repaired).unwrap();
+        assert_eq!(repaired["result"]["tools"].as_array().unwrap().len(), 1);
+        assert_eq!(repaired["result"]["tools"][0]["name"], "ok");
+        let at = page.iter().position(|&b| b == 0xff).unwrap();
+        assert_eq!(
+            read_report(&report).malformed_tools,
+            [(
+                "bad".to_owned(),
+                format!("not valid UTF-8 (byte 0xff at offset {at} of the server's answer)")
+            )]
+        );
+
+        let answer = b"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"caf\xe9\"}]}}";
+        let error = repair_message(answer, 64, &report).unwrap();
+        let error: serde_json::Value = serde_json::from_slice(&error).unwrap();
+        assert_eq!(error["id"], 7);
+        assert_eq!(
+            error["error"]["message"],
+            "its answer is not valid UTF-8 (byte 0xe9 at offset 71)"
+        );
+
+        let note = b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":\"caf\xe9\"}}";
+        let note = repair_message(note, 64, &report).unwrap();
+        let note: serde_json::Value = serde_json::from_slice(&note).unwrap();
+        assert_eq!(note["params"]["data"], "caf\u{fffd}");
+        assert!(repair_message(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#, 64, &report).is_none());
     }
 
     #[test]

@@ -139,6 +139,36 @@ impl Caller {
                     limit: self.max_line,
                 })
             }
+            // The watcher ended the stream on a flood of lines that are not
+            // JSON-RPC.
+            Err(rmcp::ServiceError::TransportClosed)
+                if self.report.as_ref().is_some_and(|r| lock(r).aborted) =>
+            {
+                let sample = self
+                    .report
+                    .as_ref()
+                    .and_then(|r| lock(r).first_garbage.clone())
+                    .unwrap_or_default();
+                Err(McpError::Garbage {
+                    server: self.server.clone(),
+                    sample,
+                })
+            }
+            // The process exited, or the HTTP server dropped the connection
+            // (and takes no new one) before the answer.
+            Err(rmcp::ServiceError::TransportClosed) => Err(protocol(
+                "the server closed the connection before answering".into(),
+            )),
+            // Put in place of an answer that was not valid UTF-8: its
+            // message says where, without rmcp's `Mcp error: -32700: `.
+            Err(rmcp::ServiceError::McpError(error))
+                if error
+                    .data
+                    .as_ref()
+                    .is_some_and(|data| data.get(crate::process::INVALID_UTF8_DATA).is_some()) =>
+            {
+                Err(protocol(error.message.into_owned()))
+            }
             Err(err) => Err(protocol(session::error_chain(&err))),
         };
         result.map_err(|err| err.scrubbed(&self.secrets))

@@ -844,3 +844,217 @@ async fn malformed_and_too_deep_tools_are_left_out_not_the_page() {
         ["mcp:odd/first", "mcp:odd/deep", "mcp:odd/last"]
     );
 }
+
+/// The same raw server over stdio, and over streamable HTTP with its
+/// answers as server-sent events and as plain JSON bodies.
+enum RawServer {
+    Stdio,
+    Http(Server),
+}
+
+impl RawServer {
+    fn all(args: &[&str]) -> Vec<(&'static str, RawServer)> {
+        let with = |body: &str| {
+            let mut args = args.to_vec();
+            if body == "json" {
+                args.push("json");
+            }
+            RawServer::Http(start_http_fixture(&args))
+        };
+        vec![
+            ("stdio", RawServer::Stdio),
+            ("sse", with("sse")),
+            ("json", with("json")),
+        ]
+    }
+
+    fn source(&self, server: &str, args: &[&str]) -> McpSource {
+        match self {
+            RawServer::Stdio => fixture_source(server, args),
+            RawServer::Http(http) => McpSource {
+                server: server.into(),
+                url: Some(http.url.clone()),
+                ..McpSource::default()
+            },
+        }
+    }
+}
+
+/// One byte that is not UTF-8 in one tool lost every tool of the server,
+/// after the whole timeout (stdio) or at once (HTTP); in a call's answer it
+/// became a timeout too.
+#[tokio::test]
+async fn a_byte_that_is_not_utf8_loses_its_tool_or_fails_its_call_at_once() {
+    // Long enough that a lost answer could not pass for a quick failure.
+    let opts = FetchOptions {
+        timeout: Duration::from_secs(60),
+        ..options(&[])
+    };
+    for (transport, server) in RawServer::all(&["bad-utf8"]) {
+        let source = server.source("u", &["bad-utf8"]);
+        let fetched = fetch_tools(&source, &opts).await.unwrap();
+        assert_eq!(names(&fetched), ["mcp:u/ok"], "{transport}");
+        assert_eq!(fetched.rejected.len(), 1, "{transport}");
+        let rejected = &fetched.rejected[0];
+        assert_eq!(rejected.tool, "bad", "{transport}");
+        assert!(
+            rejected
+                .reason
+                .starts_with("not valid UTF-8 (byte 0xff at offset "),
+            "{transport}: {}",
+            rejected.reason
+        );
+        assert!(
+            rejected.reason.ends_with(" of the server's answer)"),
+            "{transport}: {}",
+            rejected.reason
+        );
+
+        let upstream = agents_mcp::connect(&source, &opts, None).await.unwrap();
+        let err = upstream
+            .caller()
+            .call_tool("ok", None, Duration::from_secs(60), None)
+            .await
+            .unwrap_err();
+        let McpError::Protocol {
+            server,
+            stage,
+            message,
+        } = &err
+        else {
+            panic!("{transport}: {err:?}");
+        };
+        assert_eq!((server.as_str(), *stage), ("u", "tools/call"));
+        match transport {
+            // rmcp parses a plain JSON answer itself: its parser says where.
+            "json" => assert!(
+                message.contains("invalid unicode code point at line 1 column"),
+                "{transport}: {message}"
+            ),
+            "sse" => assert!(
+                message.starts_with("its answer is not valid UTF-8 (at offset "),
+                "{transport}: {message}"
+            ),
+            _ => assert!(
+                message.starts_with("its answer is not valid UTF-8 (byte 0xe9 at offset "),
+                "{transport}: {message}"
+            ),
+        }
+        upstream.close().await;
+    }
+}
+
+/// `anyOf` chained through `$defs` made checking one wrong argument cost
+/// 2^N steps in the gateway: such a tool is left out at refresh, a
+/// recursive one is not.
+#[tokio::test]
+async fn a_schema_that_expands_exponentially_is_left_out_with_a_reason() {
+    let fetched = fetch_tools(&fixture_source("x", &["any-of-chain", "40"]), &options(&[]))
+        .await
+        .unwrap();
+    assert_eq!(names(&fetched), ["mcp:x/tree", "mcp:x/fine"]);
+    assert_eq!(fetched.rejected.len(), 1);
+    assert_eq!(fetched.rejected[0].tool, "chain");
+    assert!(
+        fetched.rejected[0].reason.starts_with(
+            "`inputSchema`: expands to more than 100000 subschemas through its `$ref`s"
+        ),
+        "{}",
+        fetched.rejected[0].reason
+    );
+    let fetched = fetch_tools(&fixture_source("x", &["any-of-chain", "8"]), &options(&[]))
+        .await
+        .unwrap();
+    assert_eq!(names(&fetched), ["mcp:x/chain", "mcp:x/tree", "mcp:x/fine"]);
+}
+
+/// MCP 2025-11-25's `execution`, which rmcp's `Tool` drops, is kept in the
+/// cache: it says which tools the gateway cannot call.
+#[tokio::test]
+async fn a_tools_execution_is_kept() {
+    for (transport, server) in RawServer::all(&["tasks"]) {
+        let fetched = fetch_tools(&server.source("t", &["tasks"]), &options(&[]))
+            .await
+            .unwrap();
+        assert_eq!(
+            names(&fetched),
+            ["mcp:t/plain", "mcp:t/research"],
+            "{transport}"
+        );
+        assert!(
+            fetched.rejected.is_empty(),
+            "{transport}: {:?}",
+            fetched.rejected
+        );
+        assert_eq!(
+            fetched.tools[0].source_metadata["execution"],
+            json!({"taskSupport": "forbidden"}),
+            "{transport}"
+        );
+        assert_eq!(
+            fetched.tools[1].source_metadata["execution"],
+            json!({"taskSupport": "required"}),
+            "{transport}"
+        );
+        assert!(
+            agents_core::gateway_cannot_call(&fetched.tools[1])
+                .is_some_and(|reason| reason.contains("task augmentation")),
+            "{transport}"
+        );
+        assert_eq!(agents_core::gateway_cannot_call(&fetched.tools[0]), None);
+    }
+}
+
+/// An HTTP server that dies in the middle of a call (after an event with an
+/// id, which a client may resume from) ends the call at once, as over
+/// stdio; it waited for the call's timeout while rmcp tried to reconnect.
+#[tokio::test]
+async fn a_server_that_dies_mid_call_ends_the_call_at_once() {
+    let call_timeout = Duration::from_secs(60);
+    let http = start_http_fixture(&["die-mid-call"]);
+    for source in [
+        fixture_source("d", &["die-mid-call"]),
+        McpSource {
+            server: "d".into(),
+            url: Some(http.url.clone()),
+            ..McpSource::default()
+        },
+    ] {
+        let upstream = agents_mcp::connect(&source, &options(&[]), None)
+            .await
+            .unwrap();
+        let err = upstream
+            .caller()
+            .call_tool("work", None, call_timeout, None)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, McpError::Protocol { server, stage: "tools/call", message }
+                if server == "d" && message == "the server closed the connection before answering"),
+            "{err:?}"
+        );
+        upstream.close().await;
+    }
+}
+
+/// A server that answers a call with a flood of lines that are not JSON-RPC
+/// has its stream ended by the watcher: the call says so, not that the
+/// server closed the connection.
+#[tokio::test]
+async fn a_call_answered_with_garbage_says_so() {
+    let source = fixture_source("g", &["garbage-on-call"]);
+    let upstream = agents_mcp::connect(&source, &options(&[]), None)
+        .await
+        .unwrap();
+    let err = upstream
+        .caller()
+        .call_tool("work", None, Duration::from_secs(60), None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, McpError::Garbage { server, sample }
+            if server == "g" && sample == "this is not JSON-RPC"),
+        "{err:?}"
+    );
+    upstream.close().await;
+}

@@ -52,6 +52,24 @@ fn check_reference_tools(fetched: &FetchedTools, server: &str) {
     assert_eq!(schema["properties"]["a"]["type"], "number");
     assert_eq!(schema["properties"]["b"]["type"], "number");
     assert_eq!(schema["required"], json!(["a", "b"]));
+
+    // MCP 2025-11-25's `execution` is kept: this one cannot be called
+    // without a task, which the gateway does not make.
+    let research = fetched
+        .tools
+        .iter()
+        .find(|tool| tool.name == format!("mcp:{server}/simulate-research-query"))
+        .unwrap();
+    assert_eq!(
+        research.source_metadata["execution"],
+        json!({"taskSupport": "required"})
+    );
+    assert!(agents_core::gateway_cannot_call(research).is_some());
+    assert_eq!(
+        sum.source_metadata["execution"],
+        json!({"taskSupport": "forbidden"})
+    );
+    assert_eq!(agents_core::gateway_cannot_call(sum), None);
 }
 
 /// Pids of running processes whose command line contains all of `needles`.
@@ -142,12 +160,9 @@ fn listeners_on(port: u16) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test]
-async fn server_everything_over_streamable_http_on_loopback() {
-    let Some(entry) = everything_entry_point("server_everything_over_streamable_http_on_loopback")
-    else {
-        return;
-    };
+/// Starts server-everything over streamable HTTP on 127.0.0.1 (see
+/// [`LOOPBACK_PRELOAD`]); the directory holds the preload.
+fn start_everything_http(entry: &Path) -> (Server, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let preload = dir.path().join("loopback.mjs");
     std::fs::write(&preload, LOOPBACK_PRELOAD).unwrap();
@@ -155,7 +170,7 @@ async fn server_everything_over_streamable_http_on_loopback() {
     let mut command = Command::new("node");
     command
         .arg(format!("--import=file://{}", preload.display()))
-        .arg(Path::new(&entry))
+        .arg(entry)
         .arg("streamableHttp")
         .env("PORT", port.to_string());
     let server = start_http_command(command, port);
@@ -164,7 +179,61 @@ async fn server_everything_over_streamable_http_on_loopback() {
         [format!("0100007F:{port:04X}")],
         "must listen on 127.0.0.1 only"
     );
+    (server, dir)
+}
 
+/// Killed in the middle of a call (its event stream has ids, so rmcp tries
+/// to resume it), the server's call ends at once, not at its timeout.
+#[tokio::test]
+async fn server_everything_killed_mid_call_over_http_ends_the_call_at_once() {
+    let Some(entry) =
+        everything_entry_point("server_everything_killed_mid_call_over_http_ends_the_call_at_once")
+    else {
+        return;
+    };
+    let (mut server, _dir) = start_everything_http(&entry);
+    let source = McpSource {
+        server: "everything-http".into(),
+        url: Some(server.url.clone()),
+        ..McpSource::default()
+    };
+    let upstream = agents_mcp::connect(&source, &options(&[]), None)
+        .await
+        .unwrap();
+    let (progressed, mut progress) = tokio::sync::mpsc::unbounded_channel();
+    let sink: agents_mcp::ProgressSink = std::sync::Arc::new(move |note| {
+        let _ = progressed.send(note);
+    });
+    let caller = upstream.caller();
+    let call = tokio::spawn(async move {
+        let arguments = json!({"duration": 6, "steps": 3});
+        caller
+            .call_tool(
+                "trigger-long-running-operation",
+                arguments.as_object().cloned(),
+                std::time::Duration::from_secs(60),
+                Some(sink),
+            )
+            .await
+    });
+    // The first progress (after 2 s): the call is under way.
+    progress.recv().await.unwrap();
+    server.kill();
+    let err = call.await.unwrap().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "mcp server `everything-http`: `tools/call` failed: the server closed the connection before answering"
+    );
+    upstream.close().await;
+}
+
+#[tokio::test]
+async fn server_everything_over_streamable_http_on_loopback() {
+    let Some(entry) = everything_entry_point("server_everything_over_streamable_http_on_loopback")
+    else {
+        return;
+    };
+    let (server, _dir) = start_everything_http(&entry);
     let source = McpSource {
         server: "everything-http".into(),
         url: Some(server.url.clone()),

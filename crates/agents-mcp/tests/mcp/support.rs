@@ -110,6 +110,14 @@ pub struct Server {
     pub url: String,
 }
 
+impl Server {
+    /// Kills the server with SIGKILL, as a crash would.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
