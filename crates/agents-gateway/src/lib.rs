@@ -210,8 +210,14 @@ const MAX_PROBLEM_BYTES: usize = 400;
 
 /// Checks `arguments` against `schema`; the error names the field, and
 /// stays a few KiB whatever the arguments (at most five problems, each cut
-/// to [`MAX_PROBLEM_BYTES`]).
+/// to [`MAX_PROBLEM_BYTES`]). Arguments that would take a validator more
+/// than [`agents_core::MAX_ARGUMENT_CHECK_STEPS`] steps are refused
+/// unchecked.
 pub fn check_arguments(tool: &str, schema: &Value, arguments: &Value) -> Result<(), String> {
+    // A validator tries every branch again at each level of the value: a
+    // branching recursive schema costs 2^depth. Counted first, bounded.
+    agents_core::argument_check_steps(schema, arguments, agents_core::MAX_ARGUMENT_CHECK_STEPS)
+        .map_err(|message| format!("cannot check the arguments for `{tool}`: {message}"))?;
     let validator = jsonschema::validator_for(schema)
         .map_err(|err| format!("tool `{tool}` has an invalid input schema: {err}"))?;
     let problems: Vec<String> = validator

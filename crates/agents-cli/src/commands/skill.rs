@@ -431,6 +431,26 @@ async fn tools(
         _ => ctx.service.tools(&name).await?,
     };
     output::warn_all(ctx.format, set.warnings.iter().map(String::as_str));
+    // What `agents mcp serve` cannot call (the MCP export leaves it out
+    // and says why itself).
+    if export_format(ctx.format) != Some(agents_core::ExportFormat::Mcp) {
+        let uncallable: Vec<String> = set
+            .entries
+            .iter()
+            .filter_map(|entry| {
+                let tool = entry
+                    .tool
+                    .as_ref()
+                    .filter(|tool| tool.source == agents_core::ToolSource::Mcp)?;
+                let reason = agents_core::gateway_cannot_call(tool)?;
+                Some(format!(
+                    "`{}` is not served by `agents mcp serve`: {reason}",
+                    agents_core::text::shorten(&entry.name, agents_core::text::MAX_ECHO_BYTES)
+                ))
+            })
+            .collect();
+        output::warn_all(ctx.format, uncallable.iter().map(String::as_str));
+    }
     if let Some(format) = export_format(ctx.format) {
         let exported = agents_core::export_tools(&set.entries, format);
         // The notes first (more tools than OpenAI takes), so the cap on

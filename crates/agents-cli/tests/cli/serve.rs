@@ -1347,12 +1347,15 @@ fn event_streams_leave_connections_for_requests() {
 /// behaviour `flag` asks for) as the config's server `SERVER`, refreshed:
 /// the tool's export name.
 fn listing_server_skill(sb: &Sandbox, server: &str, tool: &str, flag: &str) -> String {
-    let tools = sb.write(
-        "tools.json",
-        &format!(
-            r#"[{{"name": "{tool}", "description": "d", "inputSchema": {{"type": "object"}}}}]"#
-        ),
+    let tools = format!(
+        r#"[{{"name": "{tool}", "description": "d", "inputSchema": {{"type": "object"}}}}]"#
     );
+    listing_server_skill_with(sb, server, &tools, flag)
+}
+
+/// [`listing_server_skill`] listing `tools` (a JSON array).
+fn listing_server_skill_with(sb: &Sandbox, server: &str, tools: &str, flag: &str) -> String {
+    let tools = sb.write("tools.json", tools);
     sb.write(
         "home/.cleveragents/config.toml",
         &format!(
@@ -1670,4 +1673,118 @@ fn format_mcp_is_what_the_gateway_serves_trust_included() {
         run.stderr
     );
     assert_eq!(settle(&marker), 0);
+}
+
+/// A tool that requires task augmentation (MCP 2025-11-25
+/// `execution.taskSupport: required`) fails every plain `tools/call`: it is
+/// not served, and `--dry-run`, the start-up line and `skill tools` say why.
+#[test]
+fn a_tool_that_requires_a_task_is_left_out_and_said() {
+    let sb = Sandbox::new();
+    let tools = r#"[
+        {"name": "plain", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "optional"}},
+        {"name": "research", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "required"}}
+    ]"#;
+    listing_server_skill_with(&sb, "t", tools, "--plain");
+    let dry = dry_run(&sb, "l/t");
+    let served: Vec<&str> = dry["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["_meta"]["io.cleveragents/name"].as_str().unwrap())
+        .collect();
+    assert_eq!(served, ["mcp:t/plain"], "{dry}");
+    assert_eq!(dry["left_out"][0]["name"], "mcp:t/research", "{dry}");
+    let reason = dry["left_out"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("requires task augmentation"), "{reason}");
+
+    // Stdin is closed: the gateway starts, finds no client, and stops.
+    let run = sb.run(&["mcp", "serve", "l/t"]);
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("agents mcp serve: serving"))
+        .unwrap_or_else(|| panic!("{}", run.stderr));
+    assert!(line.contains("mcp:t/research"), "{line}");
+    assert!(line.contains("requires task augmentation"), "{line}");
+
+    let listed = sb.run(&["skill", "tools", "l/t"]).ok();
+    assert!(
+        listed.stderr.contains(
+            "`mcp:t/research` is not served by `agents mcp serve`: it requires task augmentation"
+        ),
+        "{}",
+        listed.stderr
+    );
+    let json = sb
+        .run(&["skill", "tools", "l/t", "--format", "json"])
+        .ok()
+        .json();
+    assert_eq!(
+        json["tools"][1]["source_metadata"]["execution"],
+        json!({"taskSupport": "required"}),
+        "{json}"
+    );
+}
+
+/// A recursive input schema that tries two branches at each level of the
+/// value made the gateway's argument check cost 2^depth: a call with an
+/// argument nested 60 deep never returned, a core busy. It is refused at
+/// once; a shallow one is checked and forwarded.
+#[test]
+fn arguments_a_validator_would_take_forever_on_are_refused_at_once() {
+    let sb = Sandbox::new();
+    let tools = r##"[{"name": "rec", "inputSchema": {
+        "type": "object", "properties": {"p": {"$ref": "#/$defs/n"}},
+        "$defs": {"n": {"anyOf": [
+            {"type": "object", "properties": {"c": {"$ref": "#/$defs/n"}}},
+            {"type": "object", "properties": {"c": {"$ref": "#/$defs/n"}}, "required": ["x"]}
+        ]}}
+    }}]"##;
+    let name = listing_server_skill_with(&sb, "r", tools, "--plain");
+    let (mut child, mut stdin, stdout) = stdio_session(&sb, "l/r");
+    let (lines, received) = std::sync::mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            if let Ok(message) = serde_json::from_str(&line) {
+                let _ = lines.send(message);
+            }
+        }
+    });
+    let nested = |depth: usize, leaf: Value| {
+        let mut value = leaf;
+        for _ in 0..depth {
+            value = json!({ "c": value });
+        }
+        value
+    };
+    // A wrong leaf deep down (each level tries both branches), then a
+    // shallow value that is right.
+    for (id, depth, leaf) in [(2, 60, json!(5)), (3, 3, json!({}))] {
+        send(
+            &mut stdin,
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": name, "arguments": {"p": nested(depth, leaf)}}}),
+        );
+        // Only so that a regression fails instead of hanging.
+        let answer = received
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .expect("an answer");
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(answer["result"]["isError"], true, "{answer}");
+        let text = text_of(&answer["result"]);
+        if depth == 60 {
+            assert!(
+                text.contains(
+                    "checking them against the input schema would take more than 1000000 steps"
+                ),
+                "{text}"
+            );
+        } else {
+            // Checked and passed on: the server knows no such method.
+            assert!(text.contains("unknown method"), "{text}");
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
