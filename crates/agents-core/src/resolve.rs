@@ -428,11 +428,18 @@ pub struct OverrideLayer {
     pub include_path: IncludePath,
 }
 
+/// A name from someone's rows as a warning shows it: control characters
+/// escaped (a line break in an `agent_sources` path or an override key
+/// would print a line of its own) and at most 512 bytes, both ends kept.
+fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    crate::text::shorten_middle(text, 512)
+}
+
 /// A problem that does not stop resolution.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ResolveWarning {
     /// A tool ref the tool registry does not know.
-    #[error("Skill '{skill}': Tool '{tool}' is not registered")]
+    #[error("Skill '{skill}': Tool '{}' is not registered", shown(.tool))]
     UnknownTool {
         /// The skill holding the ref.
         skill: SkillName,
@@ -440,7 +447,10 @@ pub enum ResolveWarning {
         tool: String,
     },
     /// A skill-level override whose key matches none of the skill's entries.
-    #[error("Skill '{skill}': override for '{target}' matches no tool of the skill")]
+    #[error(
+        "Skill '{skill}': override for '{}' matches no tool of the skill",
+        shown(.target)
+    )]
     UnmatchedOverride {
         /// The skill declaring the override.
         skill: SkillName,
@@ -459,7 +469,8 @@ pub enum ResolveWarning {
     },
     /// An `agent_sources` path that matches no discovered or readable folder.
     #[error(
-        "Skill '{skill}': agent source '{path}' matches no Agent Skill folder (run `agents skill discover` or check the path)"
+        "Skill '{skill}': agent source '{}' matches no Agent Skill folder (run `agents skill discover` or check the path)",
+        shown(.path)
     )]
     UnknownAgentSkill {
         /// The skill holding the source.
@@ -471,7 +482,10 @@ pub enum ResolveWarning {
     /// (a `tools:` ref `agent_skills/x` and an `agent_sources` path to x's
     /// folder, or two spellings of one folder).
     #[error(
-        "Skill '{skill}': entries '{first}' and '{second}' are the same Agent Skill '{tool}'; the agent gets it twice"
+        "Skill '{skill}': entries '{}' and '{}' are the same Agent Skill '{}'; the agent gets it twice",
+        shown(.first),
+        shown(.second),
+        shown(.tool)
     )]
     DuplicateAgentSkill {
         /// The root skill.
@@ -502,7 +516,11 @@ pub enum ResolveWarning {
         expected: &'static str,
     },
     /// An allow-listed tool the MCP server does not offer.
-    #[error("Skill '{skill}': MCP server '{server}' has no tool '{tool}'")]
+    #[error(
+        "Skill '{skill}': MCP server '{}' has no tool '{}'",
+        shown(.server),
+        shown(.tool)
+    )]
     McpToolMissing {
         /// The skill holding the source.
         skill: SkillName,

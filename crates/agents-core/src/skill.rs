@@ -225,6 +225,52 @@ impl McpSource {
     pub fn is_reference(&self) -> bool {
         self.command.is_none() && self.url.is_none()
     }
+
+    /// What breaks the rules of an MCP source on its own (its server name,
+    /// which fields go together, the URL's scheme, the timeout), each as
+    /// the field it is about (`server`, `url`, …; empty for the item as a
+    /// whole) and what was expected. Checked when a skill is written
+    /// ([`Skill::validate`]), when a configured server is loaded, and when
+    /// a stored item is read back: a row written behind the registry's back
+    /// must not carry a name that prints as other lines or commands.
+    pub fn problems(&self) -> Vec<(&'static str, String)> {
+        let mut problems = Vec::new();
+        if let Err(message) = validate_server_name(&self.server) {
+            problems.push(("server", message));
+        }
+        if self.command.is_some() && self.url.is_some() {
+            problems.push((
+                "",
+                "give either `command` (stdio) or `url` (streamable HTTP), not both".into(),
+            ));
+        }
+        if self.url.is_none() && !self.headers.is_empty() {
+            problems.push(("headers", "headers need a `url` server".into()));
+        }
+        if self.command.is_none()
+            && (!self.args.is_empty() || !self.env.is_empty() || self.cwd.is_some())
+        {
+            problems.push(("", "`args`, `env` and `cwd` need a `command` server".into()));
+        }
+        if let Some(url) = &self.url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            problems.push((
+                "url",
+                format!(
+                    "expected an `http://` or `https://` URL, got `{}`",
+                    crate::text::shorten(
+                        &crate::redact::redact_url(url),
+                        crate::text::MAX_ECHO_BYTES
+                    )
+                ),
+            ));
+        }
+        if self.timeout_s == Some(0) {
+            problems.push(("timeout_s", "must be at least 1 second".into()));
+        }
+        problems
+    }
 }
 
 /// An Agent Skills Standard folder, with the path as written.
@@ -430,66 +476,33 @@ impl Skill {
                 }
                 SkillItem::McpSource(source) => {
                     let field = format!("mcp_sources[{mcp}]");
-                    if let Err(message) = validate_server_name(&source.server) {
-                        fail(format!("{field}.server"), message);
-                    }
+                    let mut report = |(part, message): (&str, String)| {
+                        if part.is_empty() {
+                            fail(field.clone(), message);
+                        } else {
+                            fail(format!("{field}.{part}"), message);
+                        }
+                    };
+                    let (name, others): (Vec<_>, Vec<_>) = source
+                        .problems()
+                        .into_iter()
+                        .partition(|(part, _)| *part == "server");
+                    name.into_iter().for_each(&mut report);
                     // Its tools are named `mcp:{server}/{tool}`: two sources
                     // of one name would give two servers' tools one name,
                     // and `mcp list`/`mcp trust` two rows of one name.
                     if let Some(first) = servers.get(source.server.as_str()) {
-                        fail(
-                            format!("{field}.server"),
+                        report((
+                            "server",
                             format!(
                                 "`{}` is already the server of `mcp_sources[{first}]`; a skill names each server once",
                                 crate::text::shorten(&source.server, crate::text::MAX_ECHO_BYTES)
                             ),
-                        );
+                        ));
                     } else {
                         servers.insert(source.server.as_str(), mcp);
                     }
-                    if source.command.is_some() && source.url.is_some() {
-                        fail(
-                            field.clone(),
-                            "give either `command` (stdio) or `url` (streamable HTTP), not both"
-                                .into(),
-                        );
-                    }
-                    if source.url.is_none() && !source.headers.is_empty() {
-                        fail(
-                            format!("{field}.headers"),
-                            "headers need a `url` server".into(),
-                        );
-                    }
-                    if source.command.is_none()
-                        && (!source.args.is_empty()
-                            || !source.env.is_empty()
-                            || source.cwd.is_some())
-                    {
-                        fail(
-                            field.clone(),
-                            "`args`, `env` and `cwd` need a `command` server".into(),
-                        );
-                    }
-                    if let Some(url) = &source.url
-                        && !(url.starts_with("http://") || url.starts_with("https://"))
-                    {
-                        fail(
-                            format!("{field}.url"),
-                            format!(
-                                "expected an `http://` or `https://` URL, got `{}`",
-                                crate::text::shorten(
-                                    &crate::redact::redact_url(url),
-                                    crate::text::MAX_ECHO_BYTES
-                                )
-                            ),
-                        );
-                    }
-                    if source.timeout_s == Some(0) {
-                        fail(
-                            format!("{field}.timeout_s"),
-                            "must be at least 1 second".into(),
-                        );
-                    }
+                    others.into_iter().for_each(&mut report);
                     mcp += 1;
                 }
                 SkillItem::AgentSource(source) => {
@@ -583,8 +596,11 @@ pub fn validate_server_name(name: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
+        // The name is anyone's text: shown escaped (a line break in it
+        // would print as a line of its own) and cut.
         Err(format!(
-            "server name `{name}` must be 1-100 characters of letters, digits, `_`, `-` or `.`"
+            "server name `{}` must be 1-100 characters of letters, digits, `_`, `-` or `.`",
+            crate::text::shorten(name, crate::text::MAX_ECHO_BYTES)
         ))
     }
 }

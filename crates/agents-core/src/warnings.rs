@@ -75,7 +75,8 @@ pub fn summarize_warnings(warnings: &[ResolveWarning]) -> Vec<String> {
                             String::new()
                         };
                         format!(
-                            "Tool '{tool}' is not registered (named by {} skills: {}{more})",
+                            "Tool '{}' is not registered (named by {} skills: {}{more})",
+                            crate::text::shorten_middle(tool, 512),
                             many.len(),
                             named.join(", ")
                         )

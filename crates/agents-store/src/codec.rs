@@ -257,13 +257,34 @@ fn decode_item(skill: &str, row: ItemRow) -> Result<SkillItem, StoreError> {
             format!("`item_config` does not decode: {err}"),
         )
     };
+    // Read back as strictly as written (`Skill::validate`): a row written
+    // behind the registry's back must not carry a name that prints as lines
+    // of its own, or as words of a command line a user is told to run.
     Ok(match kind {
-        ItemKind::ToolRef => SkillItem::ToolRef {
-            name: row.item_name.into(),
-        },
-        ItemKind::AgentSource => SkillItem::AgentSource(AgentSource {
-            path: row.item_name,
-        }),
+        ItemKind::ToolRef => {
+            if let Err(err) = agents_core::validate_tool_name(&row.item_name) {
+                return Err(StoreError::corrupt(
+                    "skill_items",
+                    &key(),
+                    format!("`item_name`: {}", err.message),
+                ));
+            }
+            SkillItem::ToolRef {
+                name: row.item_name.into(),
+            }
+        }
+        ItemKind::AgentSource => {
+            if row.item_name.trim().is_empty() {
+                return Err(StoreError::corrupt(
+                    "skill_items",
+                    &key(),
+                    "`item_name`: an `agent_source` path must not be empty",
+                ));
+            }
+            SkillItem::AgentSource(AgentSource {
+                path: row.item_name,
+            })
+        }
         ItemKind::Include => {
             let skill = SkillName::new(&row.item_name).map_err(|err| {
                 StoreError::corrupt("skill_items", &key(), format!("`item_name`: {err}"))
@@ -284,7 +305,23 @@ fn decode_item(skill: &str, row: ItemRow) -> Result<SkillItem, StoreError> {
         }
         ItemKind::McpSource => {
             let raw = config(true)?.unwrap_or_default();
-            SkillItem::McpSource(serde_json::from_str::<Box<McpSource>>(&raw).map_err(parse_err)?)
+            let source = serde_json::from_str::<Box<McpSource>>(&raw).map_err(parse_err)?;
+            let problems: Vec<String> = source
+                .problems()
+                .into_iter()
+                .map(|(field, message)| match field {
+                    "" => message,
+                    field => format!("`{field}`: {message}"),
+                })
+                .collect();
+            if !problems.is_empty() {
+                return Err(StoreError::corrupt(
+                    "skill_items",
+                    &key(),
+                    format!("`item_config`: {}", problems.join("; ")),
+                ));
+            }
+            SkillItem::McpSource(source)
         }
     })
 }
@@ -312,6 +349,20 @@ pub(crate) fn decode_skill(row: SkillRow, mut items: Vec<ItemRow>) -> Result<Ski
         .into_iter()
         .map(|item| decode_item(&row.name, item))
         .collect::<Result<_, _>>()?;
+    // A skill names each MCP server once, as when written: two definitions
+    // of one name in one skill would be two rows `mcp trust` cannot tell
+    // apart by where they are defined.
+    let servers = skill.items.iter().filter_map(|item| match item {
+        SkillItem::McpSource(source) => Some(source.server.as_str()),
+        _ => None,
+    });
+    if let Some(twice) = first_repeat(servers) {
+        return Err(StoreError::corrupt(
+            "skills",
+            &row.name,
+            format!("two `mcp_source` items name the server `{twice}`"),
+        ));
+    }
     Ok(skill)
 }
 
@@ -421,8 +472,40 @@ pub(crate) fn decode_tool(name: &str, spec_json: &str) -> Result<ToolSpec, Store
         return Err(StoreError::corrupt(
             "tools",
             name,
-            format!("`spec_json` names the tool `{}`", tool.name),
+            format!(
+                "`spec_json` names the tool `{}`",
+                agents_core::text::shorten(&tool.name, agents_core::text::MAX_ECHO_BYTES)
+            ),
         ));
+    }
+    // Every writer checks a catalogue name (`tool add`, an MCP refresh,
+    // discovery); a row written around them is read as strictly.
+    if let Err(err) = agents_core::validate_tool_name(name) {
+        return Err(StoreError::corrupt(
+            "tools",
+            name,
+            format!("`name`: {}", err.message),
+        ));
+    }
+    // A cached MCP tool is shown as `mcp:{server}/{tool}` from these two.
+    if tool.source == ToolSource::Mcp {
+        let server = tool.meta_str(Meta::Server);
+        if let Some(Err(message)) = server.map(agents_core::validate_server_name) {
+            return Err(StoreError::corrupt(
+                "tools",
+                name,
+                format!("`source_metadata.server`: {message}"),
+            ));
+        }
+        if let (Some(server), Some(own)) = (server, tool.meta_str(Meta::Tool))
+            && let Err(err) = agents_core::validate_tool_name(&format!("mcp:{server}/{own}"))
+        {
+            return Err(StoreError::corrupt(
+                "tools",
+                name,
+                format!("`source_metadata.tool`: {}", err.message),
+            ));
+        }
     }
     Ok(tool)
 }

@@ -60,6 +60,7 @@ suite!(
     status_counts_rows,
     change_stamp_moves_on_every_kind_of_write,
     undecodable_rows_are_reported_as_corrupt,
+    names_read_back_are_checked_as_when_written,
     bulk_add_ten_thousand_skills,
     sixteen_concurrent_writers_lose_nothing,
     racing_adds_exactly_one_wins,

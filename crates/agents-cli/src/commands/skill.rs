@@ -10,6 +10,9 @@ use crate::cli::{Format, GlobalArgs, SkillCommand};
 use crate::commands::{Written, parse_definition, read_text};
 use crate::context::Context;
 use crate::output::{self, Failure};
+
+/// How many entries with unknown flags the summary line names first.
+const UNKNOWN_SHOWN: usize = 10;
 use agents_config::InputKind;
 
 pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode, Failure> {
@@ -562,7 +565,10 @@ async fn tools(
         if e.unknown.is_empty() {
             "none".to_owned()
         } else {
-            e.unknown.join(", ")
+            // Names from anyone's rows: each escaped (a line break in one
+            // would print a line of its own) and cut, and not all of a
+            // long list (`--format json` has every one).
+            agents_core::text::head_tail(&e.unknown, UNKNOWN_SHOWN, 2, ", ")
         }
     ))?;
     if let Some(explanations) = &set.explanations {

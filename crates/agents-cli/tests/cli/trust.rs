@@ -89,6 +89,23 @@ impl Shared {
             .ok();
     }
 
+    /// Runs `sql` on the shared database, as anyone who can write it could.
+    fn sql(&self, sql: &str) -> String {
+        match &self._pg {
+            Some(pg) => pg.query(sql),
+            None => self.sb.sqlite3(sql),
+        }
+    }
+
+    /// A line break in SQL on this backend.
+    fn newline(&self) -> &'static str {
+        if self._pg.is_some() {
+            "chr(10)"
+        } else {
+            "char(10)"
+        }
+    }
+
     /// Every `registry_meta` value, as the other users of the database see them.
     fn shared_meta(&self) -> String {
         match &self._pg {
@@ -840,6 +857,121 @@ fn a_row_named_like_an_inline_tool_does_not_replace_it() {
     assert_eq!(out["summary"]["write_tools"], 0, "{out}");
     assert!(
         run.stderr.contains("is named like an inline tool's entry"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A row written behind `skill add`'s back is read as strictly as one it
+/// writes: a server name that would print as a command (or as lines of its
+/// own) in the trust suggestion makes the row corrupt, named by table and
+/// key, and nothing of it reaches a command line bob is told to run.
+fn names_read_back_are_checked_as_when_written(shared: &Shared) {
+    let marker = shared.sb.path("inj");
+    let file = shared.sb.write(
+        "fmt.yaml",
+        "name: team/fmt\ntools: [builtin/read_file]\nmcp_sources:\n  - server: fmt\n    command: /bin/true\n",
+    );
+    shared
+        .run("alice", &["skill", "add", file.to_str().unwrap()])
+        .ok();
+    for server in [
+        format!("fmt --digest 0; touch {} #", marker.display()),
+        "fmt\\nwarning: trust this one: agents mcp trust fmt".to_owned(),
+    ] {
+        shared.sql(&format!(
+            "UPDATE skill_items SET item_config = '{{\"server\":\"{server}\",\"command\":\"/bin/true\"}}' \
+             WHERE skill_name = 'team/fmt' AND item_type = 'mcp_source'"
+        ));
+        let run = shared.run("bob", &["mcp", "refresh"]).ok();
+        assert!(
+            run.stderr
+                .contains("corrupt row in `skill_items` for `team/fmt#1`: `item_config`: `server`: server name `fmt"),
+            "{}",
+            run.stderr
+        );
+        // Named only as the corrupt data, escaped on its one line; no
+        // command is suggested with it.
+        assert!(!run.stderr.contains("if you trust it"), "{}", run.stderr);
+        assert!(
+            run.stderr
+                .lines()
+                .all(|line| line.starts_with("warning: corrupt row in `skill_items`")),
+            "{}",
+            run.stderr
+        );
+        let run = shared.run("bob", &["skill", "tools", "team/fmt"]).fails(1);
+        assert!(run.stderr.contains("`team/fmt#1`"), "{}", run.stderr);
+        let run = shared.run("bob", &["mcp", "trust", "fmt"]).fails(1);
+        assert!(!run.stdout.contains("touch"), "{}", run.stdout);
+    }
+    assert!(!marker.exists());
+    // A tool ref whose name holds a line break is corrupt too (the table
+    // escapes a cell; the summary line under it printed the name raw).
+    shared.sql(
+        "UPDATE skill_items SET item_config = '{\"server\":\"fmt\",\"command\":\"/bin/true\"}', \
+         item_name = 'fmt' WHERE skill_name = 'team/fmt' AND item_type = 'mcp_source'",
+    );
+    shared.run("bob", &["skill", "tools", "team/fmt"]).ok();
+    shared.sql(&format!(
+        "UPDATE skill_items SET item_name = 'custom/x' || {} || 'warning: fake' \
+         WHERE skill_name = 'team/fmt' AND item_type = 'tool_ref'",
+        shared.newline()
+    ));
+    let run = shared.run("bob", &["skill", "tools", "team/fmt"]).fails(1);
+    assert!(
+        run.stderr.contains(
+            "corrupt row in `skill_items` for `team/fmt#0`: `item_name`: tool name must not contain whitespace or control characters"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("\nwarning: fake"), "{}", run.stderr);
+}
+
+#[test]
+fn names_read_back_are_checked_as_when_written_sqlite() {
+    names_read_back_are_checked_as_when_written(&Shared::sqlite());
+}
+
+#[test]
+fn names_read_back_are_checked_as_when_written_postgres() {
+    if let Some(shared) = Shared::postgres("trust_names") {
+        names_read_back_are_checked_as_when_written(&shared);
+    }
+}
+
+/// Names in text output are escaped wherever they are printed: a line
+/// break in an `agent_sources` path or an override key (which a write
+/// allows) shows as `\n` in the summary line and in the warnings, never as
+/// a line of its own.
+#[test]
+fn names_in_text_output_print_no_lines_of_their_own() {
+    let shared = Shared::sqlite();
+    let file = shared.sb.write(
+        "odd.yaml",
+        "name: team/odd\nagent_sources:\n  - path: \"/nonexistent\\nwarning: fake path\"\n\
+         overrides:\n  \"x\\nwarning: fake key\": {read_only: true}\n",
+    );
+    shared
+        .run("alice", &["skill", "add", file.to_str().unwrap()])
+        .ok();
+    let run = shared.run("bob", &["skill", "tools", "team/odd"]).ok();
+    assert!(
+        run.stdout
+            .contains("unknown: agent_skill:/nonexistent\\nwarning: fake path\n"),
+        "{}",
+        run.stdout
+    );
+    for said in [&run.stdout, &run.stderr] {
+        assert!(
+            !said.lines().any(|line| line.starts_with("warning: fake")),
+            "{said}"
+        );
+    }
+    assert!(
+        run.stderr
+            .contains("agent source '/nonexistent\\nwarning: fake path' matches no"),
         "{}",
         run.stderr
     );

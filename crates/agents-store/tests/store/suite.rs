@@ -1225,6 +1225,114 @@ pub async fn undecodable_rows_are_reported_as_corrupt(ctx: Ctx) {
     assert!(!err.to_string().contains("hunter2tok"), "{err}");
 }
 
+/// A row written behind the registry's back is read as strictly as one it
+/// writes: a name that would print as a command line or as lines of its
+/// own (an MCP server name, a tool ref, a catalogue name, the server and
+/// tool of a cached MCP row) makes the row corrupt, naming table and key.
+pub async fn names_read_back_are_checked_as_when_written(ctx: Ctx) {
+    let store = ctx.open().await;
+    let server = SkillItem::McpSource(Box::new(agents_core::McpSource {
+        server: "fmt".into(),
+        command: Some("/bin/true".into()),
+        ..agents_core::McpSource::default()
+    }));
+    store
+        .add_skills(&[
+            skill("team/server", vec![tool_ref("a/b"), server.clone()]),
+            skill("team/refs", vec![tool_ref("a/b")]),
+            skill("team/url", vec![server]),
+            skill("team/fine", vec![tool_ref("a/b")]),
+        ])
+        .await
+        .unwrap();
+    store
+        .put_tools(
+            &[
+                tool("x/one", ToolSource::Custom),
+                mcp_tool("gh", "issue"),
+                mcp_tool("gh", "pull"),
+            ],
+            false,
+        )
+        .await
+        .unwrap();
+    ctx.execute(
+        "UPDATE skill_items SET item_config = '{\"server\":\"fmt --digest 0; touch /tmp/x #\",\"command\":\"/bin/true\"}' \
+         WHERE skill_name = 'team/server' AND item_type = 'mcp_source'",
+    )
+    .await;
+    ctx.execute(
+        "UPDATE skill_items SET item_name = 'a/b\nwarning: fake' WHERE skill_name = 'team/refs'",
+    )
+    .await;
+    ctx.execute(
+        "UPDATE skill_items SET item_config = '{\"server\":\"fmt\",\"command\":\"/bin/true\",\"url\":\"file:///etc/passwd\"}' \
+         WHERE skill_name = 'team/url'",
+    )
+    .await;
+    ctx.execute("UPDATE tools SET name = 'x/one two', spec_json = replace(spec_json, 'x/one', 'x/one two') WHERE name = 'x/one'")
+        .await;
+    ctx.execute(
+        "UPDATE tools SET spec_json = replace(spec_json, '\"server\":\"gh\"', '\"server\":\"gh x\"') WHERE name = 'mcp:gh/issue'",
+    )
+    .await;
+    for (skill_name, key, needle) in [
+        (
+            "team/server",
+            "team/server#1",
+            "`item_config`: `server`: server name `fmt --digest 0; touch /tmp/x #` must be",
+        ),
+        (
+            "team/refs",
+            "team/refs#0",
+            "`item_name`: tool name must not contain whitespace or control characters",
+        ),
+        (
+            "team/url",
+            "team/url#0",
+            "give either `command` (stdio) or `url` (streamable HTTP), not both; `url`: expected an `http://` or `https://` URL",
+        ),
+    ] {
+        let err = store.get_skill(&name(skill_name)).await.unwrap_err();
+        match &err {
+            StoreError::Corrupt {
+                table, key: got, ..
+            } => {
+                assert_eq!((*table, got.as_str()), ("skill_items", key), "{err}");
+            }
+            other => panic!("{other}"),
+        }
+        assert!(err.to_string().contains(needle), "{err}");
+        assert!(!err.to_string().contains('\n'), "{err}");
+    }
+    let readable = store.readable_skills().await.unwrap();
+    let names: Vec<&str> = readable.skills.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["team/fine"]);
+    assert_eq!(readable.corrupt.len(), 3);
+    for (tool_name, needle) in [
+        ("x/one two", "`name`: tool name must not contain whitespace"),
+        (
+            "mcp:gh/issue",
+            "`source_metadata.server`: server name `gh x` must be",
+        ),
+    ] {
+        let err = store.get_tool(tool_name).await.unwrap_err();
+        assert!(
+            matches!(&err, StoreError::Corrupt { table: "tools", key, .. } if key == tool_name),
+            "{err}"
+        );
+        assert!(err.to_string().contains(needle), "{err}");
+    }
+    let listed: Vec<String> = store
+        .list_tools(None)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(listed, ["mcp:gh/pull"]);
+}
+
 pub async fn bulk_add_ten_thousand_skills(ctx: Ctx) {
     const COUNT: usize = 10_000;
     let store = ctx.open().await;
