@@ -412,8 +412,10 @@ pub enum McpCommand {
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,
     },
-    /// Trust an MCP server definition from the registry on this machine
-    /// (prints what it runs and who defined it), or list trusted ones
+    /// Show an MCP server's definitions from the registry in full (what
+    /// each would run, who defined it) and trust one on this machine: at a
+    /// terminal after you confirm, otherwise only by `--digest`; or list
+    /// trusted ones
     #[command(
         after_help = "Example:\n  agents mcp trust github --digest 3f2a9c0e5b7d41a6c8e2f09b1d3a5c7e9f0b2d4a6c8e1f3b5d7a9c0e2f4b6d8a"
     )]
@@ -422,7 +424,8 @@ pub enum McpCommand {
         #[arg(required_unless_present = "list")]
         server: Option<String>,
         /// Only the definition with this digest (as the message that named the
-        /// server printed it; at least its first 32 hex digits)
+        /// server printed it; at least its first 32 hex digits); outside a
+        /// terminal, trusts it without asking
         #[arg(long, value_name = "DIGEST")]
         digest: Option<String>,
         /// List the trusted definitions

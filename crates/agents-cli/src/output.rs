@@ -333,6 +333,30 @@ pub fn note(text: &str) {
     to_stderr(&plain(text));
 }
 
+/// Asks the person at the terminal `question` on stderr (even under
+/// `--quiet`: an answer is needed) and reads one line from stdin: true for
+/// `y` or `yes` (any case), false for anything else, an empty line or the
+/// end of input.
+pub fn confirm(question: &str) -> std::io::Result<bool> {
+    use std::io::{BufRead, Read};
+    {
+        let mut stderr = std::io::stderr().lock();
+        stderr.write_all(plain(question).as_bytes())?;
+        stderr.flush()?;
+    }
+    let mut answer = Vec::new();
+    // One short line is an answer; more is not read.
+    std::io::stdin()
+        .lock()
+        .take(256)
+        .read_until(b'\n', &mut answer)?;
+    let answer = String::from_utf8_lossy(&answer);
+    Ok(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}
+
 /// Prints a line for people on stdout (line breaks kept, other control
 /// characters escaped).
 pub fn line(text: impl AsRef<str>) -> Result<(), Failure> {

@@ -170,10 +170,7 @@ pub fn plan(set: &ServeSet, default_timeout: Duration) -> Plan {
         if !definition.trusted {
             left_out.push(LeftOut {
                 name: entry.name.clone(),
-                reason: format!(
-                    "mcp server `{}` is not trusted on this machine (run `agents mcp trust {}`)",
-                    definition.server, definition.server
-                ),
+                reason: definition.untrusted_hint(),
             });
             continue;
         }

@@ -113,16 +113,43 @@ pub enum ServiceError {
     },
     /// Several untrusted definitions share the server name: trust needs a digest.
     #[error(
-        "mcp server `{server}` has {} untrusted definitions: {}; choose one with `agents mcp trust {server} --digest DIGEST`",
-        .definitions.len(),
-        .definitions.join("; ")
+        "mcp server `{server}` has {} untrusted definitions: {}{}; nothing was trusted: choose one with `agents mcp trust {server} --digest DIGEST`",
+        .definitions.len() + .more,
+        .definitions.join("; "),
+        if *.more > 0 { format!(" and {} more", .more) } else { String::new() }
     )]
     McpAmbiguousTrust {
-        /// The server name.
+        /// The server name (shortened).
         server: String,
-        /// Each candidate: digest prefix, defining skill and launch line (bounded).
+        /// Each candidate listed: its digest and who defined it.
         definitions: Vec<String>,
+        /// How many more there are.
+        more: usize,
     },
+    /// What a definition would run is too long to be shown, so to be trusted.
+    #[error(
+        "mcp server `{server}` (defined in {definer}): what it would run or reach is {bytes} bytes, more than `agents mcp trust` shows ({}), so it cannot be trusted; nothing was trusted (ask its writer for a shorter definition, or define the server in your config file)",
+        crate::trust::MAX_LAUNCH_BYTES
+    )]
+    McpLaunchTooLong {
+        /// The server name (shortened).
+        server: String,
+        /// Where it is defined and by whom.
+        definer: String,
+        /// How long its launch is, as shown.
+        bytes: usize,
+    },
+    /// `agents mcp trust NAME` outside a terminal, without `--digest`.
+    #[error(
+        "nothing was trusted: without `--digest`, `agents mcp trust` trusts only after asking in a terminal; if you trust the definition shown above, run `{command}`"
+    )]
+    McpTrustNeedsDigest {
+        /// The command that trusts exactly the definition shown.
+        command: String,
+    },
+    /// The person asked said no.
+    #[error("nothing was trusted")]
+    McpTrustDeclined,
     /// The MCP server's definition is not trusted on this machine.
     #[error("{message}")]
     UntrustedMcpServer {
@@ -169,6 +196,9 @@ impl ServiceError {
             Self::McpNotTrusted { .. } => "mcp_not_trusted",
             Self::McpDigestTooShort { .. } => "mcp_digest_too_short",
             Self::McpAmbiguousTrust { .. } => "mcp_ambiguous_trust",
+            Self::McpLaunchTooLong { .. } => "mcp_launch_too_long",
+            Self::McpTrustNeedsDigest { .. } => "mcp_trust_needs_digest",
+            Self::McpTrustDeclined => "mcp_trust_declined",
             Self::UntrustedMcpServer { .. } => "untrusted_mcp_server",
             Self::AgentSkillFiles(err) => err.kind(),
             Self::Trust(err) => err.kind(),

@@ -26,12 +26,16 @@ pub use discovery::Progress;
 pub use error::{Hint, ServiceError};
 pub use mcp::{
     DEFAULT_MCP_TIMEOUT, DriftWarning, McpDefinition, McpRefresh, McpServerState, McpToolDiff,
+    REVIEWED_MAX, ReviewedDefinition, TRUST_DIGEST_MIN, TrustReview, TrustStep,
 };
 pub use scope::{DiscoveryScope, ScopeError};
 pub use service::{
     RESERVED_TOOL_PREFIXES, ServeSet, SkillRegistryService, ToolSet, not_discovered,
 };
-pub use trust::{TrustEntry, TrustError, TrustStore, describe_launch};
+pub use trust::{
+    Destination, Launch, MAX_LAUNCH_BYTES, SHORT_LAUNCH_BYTES, TrustEntry, TrustError, TrustStore,
+    describe_launch,
+};
 pub use write::{
     Change, FileCheck, ImportOutcome, ToolChange, WriteMode, WriteOutcome, did_you_mean,
     shown_warnings,

@@ -74,7 +74,7 @@ impl<S: Store> SkillRegistryService<S> {
         for name in names {
             if seen.insert(name) {
                 let resolution = resolver.resolve(name)?;
-                let warnings = self.warning_lines(&skills, &resolution.warnings);
+                let warnings = self.warning_lines(&skills, &resolution.warnings).await?;
                 out.push((name, resolution.entries, warnings));
             }
         }

@@ -25,7 +25,7 @@ use serde::Serialize;
 
 use crate::error::ServiceError;
 use crate::service::SkillRegistryService;
-use crate::trust::describe_launch;
+use crate::trust::{Launch, MAX_LAUNCH_BYTES, quote};
 
 /// How many rows that do not decode a registry-wide listing names.
 const CORRUPT_SHOWN: usize = 10;
@@ -148,31 +148,206 @@ pub struct McpDefinition {
 }
 
 impl McpDefinition {
-    /// What it runs (`command args…`) or reaches (the URL).
-    pub fn launch(&self) -> String {
-        describe_launch(&self.source)
+    /// What it would run or reach, every word in full: what trusting it
+    /// consents to.
+    pub fn launch(&self) -> Launch {
+        Launch::of(&self.source)
     }
 
-    /// Says why it was not started and how to trust it.
-    pub fn untrusted_message(&self) -> String {
-        let by = self
-            .defined_by
-            .as_deref()
-            .map(|user| format!(" by `{user}`"))
-            .unwrap_or_default();
-        let verb = if self.source.url.is_some() {
-            "would connect to"
+    /// The server's name as a message shows it (escaped and cut: a name
+    /// from a configuration or a row read back is checked already, but a
+    /// definition can be made by anyone embedding the library).
+    pub fn shown_server(&self) -> String {
+        agents_core::text::shorten(&self.server, agents_core::text::MAX_ECHO_BYTES).into_owned()
+    }
+
+    /// Where it is defined and who wrote it: ``skill `S` by `U` `` (`U` as
+    /// the skill's row claims), or `your config file`.
+    pub fn definer(&self) -> String {
+        if self.defined_in == "config" {
+            return "your config file".to_owned();
+        }
+        let skill = agents_core::text::shorten(&self.defined_in, agents_core::text::MAX_ECHO_BYTES);
+        match &self.defined_by {
+            Some(user) => format!(
+                "skill `{skill}` by `{}`",
+                agents_core::text::shorten(user, agents_core::text::MAX_ECHO_BYTES)
+            ),
+            None => format!("skill `{skill}`, writer unknown"),
+        }
+    }
+
+    /// The command that trusts exactly this definition, its words quoted
+    /// for a shell: `agents mcp trust NAME --digest DIGEST` (a name
+    /// starting with `-` after `--`, so that it is not read as an option).
+    pub fn trust_command(&self) -> String {
+        let digest = quote(&self.digest);
+        if self.server.starts_with('-') {
+            format!(
+                "agents mcp trust --digest {digest} -- {}",
+                quote(&self.server)
+            )
         } else {
-            "would run"
-        };
+            format!("agents mcp trust {} --digest {digest}", quote(&self.server))
+        }
+    }
+
+    /// What a message says of what it would run, and how to trust it (see
+    /// [`Launch::in_message`]).
+    pub fn launch_in_message(&self) -> String {
+        self.launch().in_message(&self.trust_command())
+    }
+
+    /// Says why it was not started, what it would run, and how to trust it.
+    pub fn untrusted_message(&self) -> String {
         format!(
-            "mcp server `{}` (defined in skill `{}`{by}) is not trusted on this machine and was not started; it {verb} `{}`; if you trust it, run `agents mcp trust {} --digest {}`",
-            self.server,
-            self.defined_in,
-            agents_core::text::shorten_middle(&self.launch(), 2000),
-            self.server,
-            self.digest,
+            "mcp server `{}` (defined in {}) is not trusted on this machine and was not started; {}",
+            self.shown_server(),
+            self.definer(),
+            self.launch_in_message()
         )
+    }
+
+    /// The same without what it would run, for a line repeated per tool:
+    /// says it is not shown, and which command shows it.
+    pub fn untrusted_hint(&self) -> String {
+        format!(
+            "mcp server `{}` (defined in {}) is not trusted on this machine; what it would run is not shown here: `{}` shows it and, in a terminal, asks before trusting",
+            self.shown_server(),
+            self.definer(),
+            self.trust_command()
+        )
+    }
+}
+
+/// A definition as `agents mcp trust` shows it for review.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReviewedDefinition {
+    /// The definition.
+    #[serde(flatten)]
+    pub definition: McpDefinition,
+    /// What it would run or reach, in full; `None` when it is longer than
+    /// [`MAX_LAUNCH_BYTES`] (it then cannot be trusted) or when the review
+    /// leaves it out to stay within that many bytes in all.
+    pub launch: Option<Launch>,
+    /// How many bytes the launch is, as [`Launch::lines`] show it.
+    pub launch_bytes: usize,
+}
+
+impl ReviewedDefinition {
+    /// The lines for people: who defined it, its digest, and what it
+    /// would run in full (or why that is not shown).
+    pub fn lines(&self) -> Vec<String> {
+        let d = &self.definition;
+        let state = if d.trusted {
+            "trusted on this machine"
+        } else {
+            "not trusted on this machine"
+        };
+        let mut lines = vec![
+            format!(
+                "mcp server `{}`, defined in {}: {state}",
+                d.shown_server(),
+                d.definer()
+            ),
+            format!("  digest: {}", d.digest),
+        ];
+        match &self.launch {
+            Some(launch) => lines.extend(launch.lines().into_iter().map(|line| format!("  {line}"))),
+            None if self.launch_bytes > MAX_LAUNCH_BYTES => lines.push(format!(
+                "  what it would run or reach is {} bytes, more than `agents mcp trust` shows ({MAX_LAUNCH_BYTES}): it cannot be trusted",
+                self.launch_bytes
+            )),
+            None => lines.push(format!(
+                "  what it would run or reach ({} bytes) is not shown with the others: `{}` shows it",
+                self.launch_bytes,
+                d.trust_command()
+            )),
+        }
+        lines
+    }
+}
+
+/// The definitions of one server name `agents mcp trust` is asked about,
+/// shown before anything is trusted.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TrustReview {
+    /// The name asked for (shortened).
+    pub server: String,
+    /// The untrusted definitions of that name (with that digest, when one
+    /// was given), in full as far as [`MAX_LAUNCH_BYTES`] in all allows.
+    pub candidates: Vec<ReviewedDefinition>,
+    /// How many more untrusted definitions there are than `candidates`
+    /// lists ([`REVIEWED_MAX`] at most are listed).
+    pub more_candidates: usize,
+    /// The definitions of that name already trusted (the config file's,
+    /// or trusted before); their launch is not shown.
+    pub trusted: Vec<McpDefinition>,
+}
+
+/// How many untrusted definitions of one name a review lists.
+pub const REVIEWED_MAX: usize = 20;
+
+/// What `agents mcp trust` does after the review.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TrustStep<'a> {
+    /// Nothing to trust: every definition of the name is trusted.
+    AlreadyTrusted,
+    /// Ask the person at the terminal whether to trust this definition.
+    Ask(&'a McpDefinition),
+    /// Trust it: its digest was given, outside a terminal.
+    Trust(&'a McpDefinition),
+}
+
+impl TrustReview {
+    /// Which step follows, given whether `--digest` was given and whether a
+    /// person can be asked (stdin a terminal, output for people). A
+    /// definition is trusted only when it is the one candidate, it was
+    /// shown in full, and either the person confirms or its digest was
+    /// given (read where a message showed it): a name alone never trusts a
+    /// definition nobody was shown, such as one someone else wrote under
+    /// the name of a server in your config file.
+    pub fn step(&self, digest_given: bool, can_ask: bool) -> Result<TrustStep<'_>, ServiceError> {
+        let [only] = self.candidates.as_slice() else {
+            if self.candidates.is_empty() {
+                return Ok(TrustStep::AlreadyTrusted);
+            }
+            return Err(ServiceError::McpAmbiguousTrust {
+                server: self.server.clone(),
+                definitions: self
+                    .candidates
+                    .iter()
+                    .map(|c| format!("{} ({})", c.definition.digest, c.definition.definer()))
+                    .collect(),
+                more: self.more_candidates,
+            });
+        };
+        if self.more_candidates > 0 {
+            return Err(ServiceError::McpAmbiguousTrust {
+                server: self.server.clone(),
+                definitions: vec![format!(
+                    "{} ({})",
+                    only.definition.digest,
+                    only.definition.definer()
+                )],
+                more: self.more_candidates,
+            });
+        }
+        let definition = &only.definition;
+        if only.launch.is_none() {
+            return Err(ServiceError::McpLaunchTooLong {
+                server: definition.shown_server(),
+                definer: definition.definer(),
+                bytes: only.launch_bytes,
+            });
+        }
+        match (can_ask, digest_given) {
+            (true, _) => Ok(TrustStep::Ask(definition)),
+            (false, true) => Ok(TrustStep::Trust(definition)),
+            (false, false) => Err(ServiceError::McpTrustNeedsDigest {
+                command: definition.trust_command(),
+            }),
+        }
     }
 }
 
@@ -288,7 +463,7 @@ pub(crate) fn restore_cached(mut spec: ToolSpec) -> Option<(String, ToolSpec)> {
 }
 
 impl<S: Store> SkillRegistryService<S> {
-    fn definition(
+    pub(crate) fn definition(
         &self,
         source: &McpSource,
         defined_in: &str,
@@ -309,7 +484,10 @@ impl<S: Store> SkillRegistryService<S> {
     /// Who wrote `skill`, as its row says: anyone's text, so escaped and
     /// cut to [`MAX_ECHO_BYTES`](agents_core::text::MAX_ECHO_BYTES) for
     /// every message and listing that shows it.
-    async fn defined_by(&self, skill: &SkillName) -> Result<Option<String>, ServiceError> {
+    pub(crate) async fn defined_by(
+        &self,
+        skill: &SkillName,
+    ) -> Result<Option<String>, ServiceError> {
         Ok(self
             .store()
             .get_meta(&defined_by_key(skill))
@@ -781,14 +959,14 @@ impl<S: Store> SkillRegistryService<S> {
         Ok(added)
     }
 
-    /// Trusts the definitions named `server` (only the one whose digest
-    /// starts with `digest`, when given). Several untrusted definitions of one
-    /// name need `digest`. Returns what was trusted.
-    pub async fn trust_server(
+    /// The definitions named `server` (only those whose digest starts with
+    /// `digest`, when given), for `agents mcp trust` to show before it
+    /// trusts any: see [`TrustReview::step`].
+    pub async fn trust_review(
         &self,
         server: &str,
         digest: Option<&str>,
-    ) -> Result<Vec<McpDefinition>, ServiceError> {
+    ) -> Result<TrustReview, ServiceError> {
         // A digest is chosen by whoever wrote the definition: 48 bits of it
         // were found to collide with a second definition of theirs in
         // seconds, so a prefix of fewer than 128 bits trusts nothing.
@@ -799,47 +977,70 @@ impl<S: Store> SkillRegistryService<S> {
                 given: agents_core::text::shorten(given, 80).into_owned(),
             });
         }
+        // Both are as typed, however long: shown cut.
+        let shown = |text: &str, max| agents_core::text::shorten(text, max).into_owned();
+        let shown_server = shown(server, agents_core::text::MAX_ECHO_BYTES);
         let known = self.mcp_server_definitions().await?;
-        let named: Vec<McpDefinition> = known
+        let (trusted, pending): (Vec<McpDefinition>, Vec<McpDefinition>) = known
             .into_iter()
             .filter(|d| d.server == server)
             .filter(|d| digest.is_none_or(|prefix| d.digest.starts_with(prefix)))
-            .collect();
-        if named.is_empty() {
-            // Both are as typed, however long: shown cut.
-            let shown = |text: &str, max| agents_core::text::shorten(text, max).into_owned();
-            let server = shown(server, agents_core::text::MAX_ECHO_BYTES);
+            .partition(|d| d.trusted);
+        if trusted.is_empty() && pending.is_empty() {
             return Err(match digest {
                 Some(prefix) => ServiceError::McpDigestNotFound {
-                    server,
+                    server: shown_server,
                     prefix: shown(prefix, 80),
                 },
-                None => ServiceError::McpServerNotDefined { server },
+                None => ServiceError::McpServerNotDefined {
+                    server: shown_server,
+                },
             });
         }
-        let pending: Vec<McpDefinition> = named.into_iter().filter(|d| !d.trusted).collect();
-        if pending.len() > 1 {
-            let definitions: Vec<String> = pending
-                .iter()
-                .map(|d| {
-                    format!(
-                        "{} (skill `{}`: `{}`)",
-                        d.digest,
-                        d.defined_in,
-                        bounded(&d.launch(), 200)
-                    )
-                })
-                .collect();
-            return Err(ServiceError::McpAmbiguousTrust {
-                server: server.to_owned(),
-                definitions,
+        let more_candidates = pending.len().saturating_sub(REVIEWED_MAX);
+        // Each launch in full, as long as all of them stay within what one
+        // definition may be: a database can hold any number of them.
+        let mut budget = MAX_LAUNCH_BYTES;
+        let candidates = pending
+            .into_iter()
+            .take(REVIEWED_MAX)
+            .map(|definition| {
+                let launch = definition.launch();
+                let launch_bytes = launch.bytes();
+                let shown = launch_bytes <= budget;
+                if shown {
+                    budget -= launch_bytes;
+                }
+                ReviewedDefinition {
+                    definition,
+                    launch: shown.then_some(launch),
+                    launch_bytes,
+                }
+            })
+            .collect();
+        Ok(TrustReview {
+            server: shown_server,
+            candidates,
+            more_candidates,
+            trusted,
+        })
+    }
+
+    /// Trusts `definition`, as a review showed it (its digest is of the
+    /// spec shown, whatever the database holds now); false when it already
+    /// was. One longer than [`MAX_LAUNCH_BYTES`] is refused: it could not
+    /// have been shown.
+    pub fn trust_definition(&self, definition: &McpDefinition) -> Result<bool, ServiceError> {
+        let bytes = definition.launch().bytes();
+        if bytes > MAX_LAUNCH_BYTES {
+            return Err(ServiceError::McpLaunchTooLong {
+                server: definition.shown_server(),
+                definer: definition.definer(),
+                bytes,
             });
         }
-        for definition in &pending {
-            let reason = format!("agents mcp trust (skill `{}`)", definition.defined_in);
-            self.trust().trust(&definition.source, &reason)?;
-        }
-        Ok(pending)
+        let reason = format!("agents mcp trust ({})", definition.definer());
+        Ok(self.trust().trust(&definition.source, &reason)?)
     }
 }
 

@@ -846,7 +846,7 @@ impl<S: Store> SkillRegistryService<S> {
             summary,
             effective,
             explanations,
-            warnings: self.warning_lines(&skills, &resolution.warnings),
+            warnings: self.warning_lines(&skills, &resolution.warnings).await?,
         })
     }
 
@@ -854,40 +854,110 @@ impl<S: Store> SkillRegistryService<S> {
     /// that an MCP server with no cached list whose definition is not
     /// trusted here says so: refreshing it (what the plain warning advises)
     /// would refuse to start it.
-    pub(crate) fn warning_lines(
+    pub(crate) async fn warning_lines(
         &self,
         skills: &SkillMap,
         warnings: &[agents_core::ResolveWarning],
-    ) -> Vec<String> {
-        let untrusted = |skill: &SkillName, server: &str| {
-            skills.get(skill).is_some_and(|skill| {
-                skill.items.iter().any(|item| {
-                    matches!(item, SkillItem::McpSource(source)
-                        if source.server == server
-                            && !source.is_reference()
-                            && !self.trust().is_trusted(&agents_mcp::spec_digest(source)))
-                })
-            })
-        };
+    ) -> Result<Vec<String>, ServiceError> {
         let mut lines = Vec::new();
         let mut plain = Vec::with_capacity(warnings.len());
         for warning in warnings {
-            match warning {
-                agents_core::ResolveWarning::McpNotCached { skill, server }
-                    if untrusted(skill, server) =>
-                {
-                    let line = format!(
-                        "Skill '{skill}': MCP server '{server}' has no cached tool list, and its definition is not trusted here, so it is not started: check its launch line (`agents mcp list`), then `agents mcp trust {server}`"
-                    );
-                    if !lines.contains(&line) {
-                        lines.push(line);
-                    }
+            if let agents_core::ResolveWarning::McpNotCached { skill, server } = warning
+                && let Some(line) = self.untrusted_not_cached(skills, skill, server).await?
+            {
+                if !lines.contains(&line) {
+                    lines.push(line);
                 }
-                other => plain.push(other.clone()),
+            } else {
+                plain.push(warning.clone());
             }
         }
         lines.extend(agents_core::summarize_warnings(&plain));
-        lines
+        Ok(lines)
+    }
+
+    /// What to say instead of "no cached tool list" when `skill`'s inline
+    /// definition of `server` is not trusted here: who wrote it, what it
+    /// would run, and the command that trusts exactly it.
+    async fn untrusted_not_cached(
+        &self,
+        skills: &SkillMap,
+        skill: &SkillName,
+        server: &str,
+    ) -> Result<Option<String>, ServiceError> {
+        let Some(source) = skills.get(skill).and_then(|skill| {
+            skill.items.iter().find_map(|item| match item {
+                SkillItem::McpSource(source)
+                    if source.server == server && !source.is_reference() =>
+                {
+                    Some(source)
+                }
+                _ => None,
+            })
+        }) else {
+            return Ok(None);
+        };
+        if self.trust().is_trusted(&agents_mcp::spec_digest(source)) {
+            return Ok(None);
+        }
+        let by = self.defined_by(skill).await?;
+        let definition = self.definition(source, skill.as_ref(), by);
+        let writer = match &definition.defined_by {
+            Some(user) => format!("by `{user}`"),
+            None => "writer unknown".to_owned(),
+        };
+        Ok(Some(format!(
+            "Skill '{skill}': MCP server '{}' has no cached tool list, and its definition there ({writer}) is not trusted here, so it is not started; {}",
+            definition.shown_server(),
+            definition.launch_in_message()
+        )))
+    }
+
+    /// The plain "no cached tool list" warnings of `report` about a server
+    /// whose definition is not trusted here, replaced as
+    /// [`Self::warning_lines`] replaces them.
+    async fn explain_untrusted(
+        &self,
+        skills: &SkillMap,
+        report: &mut PlanReport,
+    ) -> Result<(), ServiceError> {
+        // Nothing to look for (the usual case): no digest computed.
+        if !report
+            .warnings
+            .iter()
+            .any(|warning| warning.contains("has no cached tool list"))
+        {
+            return Ok(());
+        }
+        // The plain line of each inline definition (usually none is
+        // untrusted, and a warning is looked up once, not per skill).
+        let mut plain: HashMap<String, (&SkillName, &str)> = HashMap::new();
+        for (name, skill) in skills {
+            for item in &skill.items {
+                if let SkillItem::McpSource(source) = item
+                    && !source.is_reference()
+                    && !self.trust().is_trusted(&agents_mcp::spec_digest(source))
+                {
+                    let line = agents_core::ResolveWarning::McpNotCached {
+                        skill: name.clone(),
+                        server: source.server.clone(),
+                    }
+                    .to_string();
+                    plain.insert(line, (name, source.server.as_str()));
+                }
+            }
+        }
+        if plain.is_empty() {
+            return Ok(());
+        }
+        for warning in &mut report.warnings {
+            if let Some((name, server)) = plain.get(warning.as_str())
+                && let Some(line) = self.untrusted_not_cached(skills, name, server).await?
+            {
+                *warning = line;
+            }
+        }
+        Ok(())
     }
 
     /// A cheap fingerprint of the whole registry (see
@@ -933,7 +1003,7 @@ impl<S: Store> SkillRegistryService<S> {
             }
         }
         let entries: Vec<ResolvedToolEntry> = entries.into_values().collect();
-        let warnings = self.warning_lines(&skills, &warnings);
+        let warnings = self.warning_lines(&skills, &warnings).await?;
         let mut closure: Vec<Skill> = skills.into_values().collect();
         closure.sort_by(|a, b| a.name.cmp(&b.name));
         let servers = self.definitions_of(&closure).await?;
@@ -972,6 +1042,7 @@ impl<S: Store> SkillRegistryService<S> {
         for err in self.check_mcp_references(skills.values()) {
             report.errors.push(err.to_string());
         }
+        self.explain_untrusted(&skills, &mut report).await?;
         Ok(report)
     }
 }

@@ -1,3 +1,4 @@
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use agents_registry::{FetchOptions, McpRefresh};
@@ -265,27 +266,82 @@ async fn trust(
                     ]
                 })
                 .collect();
-            output::table(["SERVER", "DIGEST", "RUNS", "WHY", "SINCE"], rows)?;
+            output::table(["SERVER", "DIGEST", "SUMMARY", "WHY", "SINCE"], rows)?;
         }
         return Ok(ExitCode::SUCCESS);
     }
     let server = server.unwrap_or_default();
-    let trusted = ctx.service.trust_server(&server, digest.as_deref()).await?;
-    if ctx.format.structured() {
-        output::json(&trusted)?;
-    } else if trusted.is_empty() {
-        output::line(format!("mcp server `{server}` is already trusted"))?;
-    } else {
-        for d in &trusted {
-            output::line(format!(
-                "trusted mcp server `{}` (digest {}) defined in skill `{}` by `{}`: it runs `{}`",
-                d.server,
-                agents_mcp_short(&d.digest),
-                d.defined_in,
-                d.defined_by.as_deref().unwrap_or("unknown"),
-                d.launch()
-            ))?;
+    // Every definition is shown before anything is trusted (see
+    // `TrustReview::step` for when it is).
+    let review = ctx.service.trust_review(&server, digest.as_deref()).await?;
+    let structured = ctx.format.structured();
+    if !structured {
+        let mut text = String::new();
+        for reviewed in &review.candidates {
+            for line in reviewed.lines() {
+                text.push_str(&line);
+                text.push('\n');
+            }
         }
+        if review.more_candidates > 0 {
+            text.push_str(&format!(
+                "… and {} more untrusted definitions of `{}` (`--digest` picks one)\n",
+                review.more_candidates, review.server
+            ));
+        }
+        for d in &review.trusted {
+            text.push_str(&format!(
+                "mcp server `{}`, defined in {}: trusted on this machine (digest {})\n",
+                d.shown_server(),
+                d.definer(),
+                agents_mcp_short(&d.digest)
+            ));
+        }
+        output::raw(&text)?;
+    }
+    let can_ask = !structured && std::io::stdin().is_terminal();
+    let step = review.step(digest.is_some(), can_ask);
+    let step = match step {
+        Ok(step) => step,
+        Err(err) => {
+            if structured {
+                output::json(&json!({"review": review, "trusted": []}))?;
+            }
+            return Err(err.into());
+        }
+    };
+    let definition = match step {
+        agents_registry::TrustStep::AlreadyTrusted => {
+            if structured {
+                output::json(&json!({"review": review, "trusted": []}))?;
+            } else {
+                output::line(format!("mcp server `{}` is already trusted", review.server))?;
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        agents_registry::TrustStep::Trust(definition) => definition,
+        agents_registry::TrustStep::Ask(definition) => {
+            let question = format!(
+                "trust mcp server `{}` as shown above (digest {})? [y/N] ",
+                definition.shown_server(),
+                agents_mcp_short(&definition.digest)
+            );
+            if !output::confirm(&question).map_err(Failure::io)? {
+                return Err(agents_registry::ServiceError::McpTrustDeclined.into());
+            }
+            definition
+        }
+    };
+    ctx.service.trust_definition(definition)?;
+    if structured {
+        output::json(&json!({"review": review, "trusted": [definition]}))?;
+    } else {
+        output::line(format!(
+            "trusted mcp server `{}` (digest {}) defined in {}",
+            definition.shown_server(),
+            agents_mcp_short(&definition.digest),
+            definition.definer()
+        ))?;
     }
     Ok(ExitCode::SUCCESS)
 }
