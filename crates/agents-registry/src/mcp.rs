@@ -138,7 +138,13 @@ pub struct McpDefinition {
     /// Who wrote that skill (`user@host`, as recorded when it was written; a
     /// claim made by whoever wrote the row), if known.
     pub defined_by: Option<String>,
-    /// [`agents_mcp::spec_digest`] of the spec.
+    /// [`agents_mcp::spec_digest`] of the spec: what it is trusted by, and
+    /// what its cache rows are named and grouped by. For a server of the
+    /// config file, which is trusted without the trust store, it is the
+    /// spec digest keyed with this user's key instead
+    /// ([`SkillRegistryService::config_digest`]): its cache rows are in the
+    /// shared database, and a plain digest of a spec holding a literal
+    /// secret would let anyone confirm a guess of that secret.
     pub digest: String,
     /// Servers in `config.toml` and specs in this user's trust store.
     pub trusted: bool,
@@ -469,7 +475,11 @@ impl<S: Store> SkillRegistryService<S> {
         defined_in: &str,
         defined_by: Option<String>,
     ) -> McpDefinition {
-        let digest = spec_digest(source);
+        let digest = if defined_in == "config" {
+            self.config_digest(source)
+        } else {
+            spec_digest(source)
+        };
         let trusted = defined_in == "config" || self.trust().is_trusted(&digest);
         McpDefinition {
             server: source.server.clone(),

@@ -261,6 +261,19 @@ impl DiscoveryScope {
     pub(crate) fn discovered_key(&self) -> String {
         format!("agent_skills.{}.discovered_at", self.id)
     }
+
+    /// A digest of `text` under this scope's key (hex HMAC-SHA256 of
+    /// `purpose`, a NUL and `text`), for a name of something of this user's
+    /// that goes into the shared database: nobody without the key can
+    /// confirm a guess of what it names. (A seal covers a row's JSON, which
+    /// never starts with a purpose word, so the two cannot be confused.)
+    pub(crate) fn keyed_digest(&self, purpose: &str, text: &str) -> String {
+        let mut context = ring::hmac::Context::with_key(&self.key);
+        context.update(purpose.as_bytes());
+        context.update(b"\0");
+        context.update(text.as_bytes());
+        hex(context.sign().as_ref())
+    }
 }
 
 fn random_id() -> std::io::Result<String> {

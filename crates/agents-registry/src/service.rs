@@ -652,7 +652,11 @@ impl<S: Store> SkillRegistryService<S> {
             .collect();
         wanted.sort_unstable();
         let mut catalog = Catalog {
-            config: self.mcp_servers.clone(),
+            config_digests: self
+                .mcp_servers
+                .iter()
+                .map(|(name, source)| (name.clone(), self.config_digest(source)))
+                .collect(),
             ..Catalog::default()
         };
         for tool in self.builtins.list(None) {
@@ -848,6 +852,19 @@ impl<S: Store> SkillRegistryService<S> {
             explanations,
             warnings: self.warning_lines(&skills, &resolution.warnings).await?,
         })
+    }
+
+    /// The digest a server of the config file is cached under in the shared
+    /// database: its [`agents_mcp::spec_digest`] keyed with this user's key
+    /// (the discovery scope's, kept in `~/.cleveragents/scope`). The spec
+    /// digest covers literal `env` and header values, and another user of
+    /// the database could copy the config with a guessed secret and compare;
+    /// keyed, the name says nothing to anyone without the key. Specs held
+    /// in skills are in the database for all to read, so theirs stay plain
+    /// (and their caches shared).
+    pub fn config_digest(&self, source: &agents_core::McpSource) -> String {
+        self.scope
+            .keyed_digest("mcp config spec", &agents_mcp::spec_digest(source))
     }
 
     /// `warnings` as lines ([`agents_core::summarize_warnings`]), except
@@ -1079,8 +1096,9 @@ pub(crate) struct Catalog {
     by_name: HashMap<String, ToolSpec>,
     /// Cached MCP tools by launch-spec digest, named `mcp:{server}/{tool}`.
     mcp: HashMap<String, Vec<ToolSpec>>,
-    /// Configured servers, which references resolve to.
-    config: IndexMap<String, agents_core::McpSource>,
+    /// The cache digest of each configured server, which references resolve
+    /// to ([`SkillRegistryService::config_digest`]).
+    config_digests: HashMap<String, String>,
     /// Agent Skill folder realpath → its spec.
     agent_by_folder: HashMap<String, ToolSpec>,
     /// Agent source path as written → the spec of the folder it names. Kept
@@ -1157,12 +1175,11 @@ impl ToolLookup for Catalog {
     }
 
     fn mcp_tools(&self, source: &agents_core::McpSource) -> Option<Vec<&ToolSpec>> {
-        let spec = if source.is_reference() {
-            self.config.get(&source.server)?
+        let tools = if source.is_reference() {
+            self.mcp.get(self.config_digests.get(&source.server)?)?
         } else {
-            source
+            self.mcp.get(&agents_mcp::spec_digest(source))?
         };
-        let tools = self.mcp.get(&agents_mcp::spec_digest(spec))?;
         Some(tools.iter().collect())
     }
 

@@ -1311,3 +1311,78 @@ fn names_in_text_output_print_no_lines_of_their_own() {
         run.stderr
     );
 }
+
+/// The cache of a server in a user's own config is named in the shared
+/// database by a digest keyed with that user's key: its plain spec digest
+/// covers literal `env` values, so anyone could copy the config with a
+/// guessed secret and compare. Two users with the same config get two
+/// names; each still uses its own cache.
+fn a_configured_servers_cache_names_no_guessable_digest(shared: &Shared) {
+    let tools = shared.sb.write(
+        "lookup.json",
+        r#"[{"name": "lookup", "description": "Looks things up", "inputSchema": {"type": "object"}}]"#,
+    );
+    let script = crate::support::py_script("listing_server.py");
+    let uses = shared.sb.write(
+        "uses.yaml",
+        "name: team/uses\nmcp_sources:\n  - server: helper\n",
+    );
+    shared
+        .run("bob", &["skill", "add", uses.to_str().unwrap()])
+        .ok();
+    let mut digests = Vec::new();
+    for user in ["bob", "carol"] {
+        let config = shared.home(user).join(".cleveragents/config.toml");
+        std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+        std::fs::write(
+            &config,
+            format!(
+                "[mcp.servers.helper]\ncommand = \"python3\"\nargs = [\"{}\", \"{}\"]\nenv = {{ API_KEY = \"hunter2-literal\" }}\n",
+                script.display(),
+                tools.display()
+            ),
+        )
+        .unwrap();
+        shared.run(user, &["mcp", "refresh", "helper"]).ok();
+        let out = shared
+            .run(user, &["skill", "tools", "team/uses", "--format", "json"])
+            .ok()
+            .json();
+        assert_eq!(out["tools"][0]["name"], "mcp:helper/lookup", "{out}");
+        let listed = shared
+            .run(user, &["mcp", "list", "--format", "json"])
+            .ok()
+            .json();
+        digests.push(listed[0]["digest"].as_str().unwrap().to_owned());
+    }
+    assert_ne!(digests[0], digests[1]);
+    let mut guessed = agents_core::McpSource {
+        server: "helper".into(),
+        command: Some("python3".into()),
+        args: vec![script.display().to_string(), tools.display().to_string()],
+        ..agents_core::McpSource::default()
+    };
+    guessed
+        .env
+        .insert("API_KEY".into(), "hunter2-literal".into());
+    let guessed = agents_mcp::spec_digest(&guessed);
+    let shared_rows = format!(
+        "{}\n{}",
+        shared.shared_meta(),
+        shared.sql("SELECT name || ' ' || coalesce(origin, '') || ' ' || spec_json FROM tools")
+    );
+    assert!(shared_rows.contains(&digests[0]), "{shared_rows}");
+    assert!(!shared_rows.contains(&guessed[..12]), "{shared_rows}");
+}
+
+#[test]
+fn a_configured_servers_cache_names_no_guessable_digest_sqlite() {
+    a_configured_servers_cache_names_no_guessable_digest(&Shared::sqlite());
+}
+
+#[test]
+fn a_configured_servers_cache_names_no_guessable_digest_postgres() {
+    if let Some(shared) = Shared::postgres("trust_keyed") {
+        a_configured_servers_cache_names_no_guessable_digest(&shared);
+    }
+}
