@@ -308,14 +308,30 @@ pub fn describe_launch(source: &McpSource) -> String {
     let Some(command) = &source.command else {
         return String::new();
     };
-    // As a shell line: the directory, the environment (values as written,
-    // so `${VAR}` shows which of your variables it receives), the command.
     // Each word is cut to `MAX_WORD` bytes, so one long value cannot push
-    // the command out of a message that shows the line's two ends.
-    let quote = |word: &str| agents_core::text::shorten(&quote(word), MAX_WORD).into_owned();
+    // the command out of a line that shows its two ends.
+    shell_line(
+        source,
+        command,
+        &agents_core::redact::redact_args(&source.args),
+        |name, value| secret_hidden(name, value).into_owned(),
+        |word| agents_core::text::shorten(&quote(word), MAX_WORD).into_owned(),
+    )
+}
+
+/// `source`'s launch as a shell line: the directory, the environment (an
+/// entry's value made by `value`: as written, a `${VAR}` shows which of your
+/// variables it receives), the command and `args`, each word made by `word`.
+fn shell_line(
+    source: &McpSource,
+    command: &str,
+    args: &[String],
+    value: impl Fn(&str, &str) -> String,
+    word: impl Fn(&str) -> String,
+) -> String {
     let mut words = Vec::new();
     if let Some(cwd) = &source.cwd {
-        words.push(format!("cd {} &&", quote(cwd)));
+        words.push(format!("cd {} &&", word(cwd)));
     }
     if !source.env.is_empty() {
         words.push("env".to_owned());
@@ -323,12 +339,11 @@ pub fn describe_launch(source: &McpSource) -> String {
             source
                 .env
                 .iter()
-                .map(|(name, value)| quote(&format!("{name}={}", secret_hidden(name, value)))),
+                .map(|(name, entry)| word(&format!("{name}={}", value(name, entry)))),
         );
     }
-    words.push(quote(command));
-    let args = agents_core::redact::redact_args(&source.args);
-    words.extend(args.iter().map(|arg| quote(arg)));
+    words.push(word(command));
+    words.extend(args.iter().map(|arg| word(arg)));
     words.join(" ")
 }
 
@@ -471,23 +486,15 @@ impl Launch {
         let Some(command) = &source.command else {
             return Self::Reference;
         };
-        let mut words = Vec::new();
-        if let Some(cwd) = &source.cwd {
-            words.push(format!("cd {} &&", quote(cwd)));
-        }
-        if !source.env.is_empty() {
-            words.push("env".to_owned());
-            words.extend(
-                source
-                    .env
-                    .iter()
-                    .map(|(name, value)| quote(&format!("{name}={value}"))),
-            );
-        }
-        words.push(quote(command));
-        words.extend(source.args.iter().map(|arg| quote(arg)));
+        // Every word whole, nothing masked: this is what consent is given to.
         Self::Stdio {
-            line: words.join(" "),
+            line: shell_line(
+                source,
+                command,
+                &source.args,
+                |_, value| value.to_owned(),
+                quote,
+            ),
         }
     }
 
