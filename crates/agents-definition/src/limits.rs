@@ -232,12 +232,13 @@ pub(crate) fn too_deep(text: &str, max_depth: usize) -> Option<usize> {
 
 /// Byte offset of the line where one document's values, as counted here,
 /// pass `max`, or `None`. Each line holding something counts one (a block
-/// value, key or item), and so does every `[`, `{` and `,` before a comment
-/// (a flow collection, or one more of its items): at least as many as the
-/// values the line opens, short of a `- - - x` line or the keys of a flow
-/// map, so about the document's number of values. Quoted text counts too,
-/// as in [`too_deep`]: a document would need a quarter of a million commas
-/// in its text to be refused for them.
+/// value, key or item), and so does every `[`, `{` and `,` (a flow
+/// collection, or one more of its items): at least as many as the values
+/// the line opens, short of a `- - - x` line or the keys of a flow map, so
+/// about the document's number of values. Quoted text and comments count
+/// too (a scanner that tried to skip them could be fooled by a stray `'`
+/// or a ` #` in quotes): a document would need a quarter of a million
+/// commas in its text to be refused for them.
 pub(crate) fn too_many_values(text: &str, max: usize) -> Option<usize> {
     let mut count = 0usize;
     let mut offset = 0usize;
@@ -253,15 +254,13 @@ pub(crate) fn too_many_values(text: &str, max: usize) -> Option<usize> {
         if !matches!(content.first(), None | Some(b'#')) {
             count += 1;
         }
-        let mut previous = b' ';
-        for byte in bytes {
-            match byte {
-                b'#' if matches!(previous, b' ' | b'\t') => break,
-                b'[' | b'{' | b',' => count += 1,
-                _ => {}
-            }
-            previous = *byte;
-        }
+        // Comments count too: a ` #` inside quotes is no comment, and
+        // skipping from it let a line of millions of values through
+        // uncounted. Counting too much is the safe side.
+        count += bytes
+            .iter()
+            .filter(|byte| matches!(byte, b'[' | b'{' | b','))
+            .count();
         if count > max {
             return Some(start);
         }
@@ -317,8 +316,10 @@ mod tests {
         assert_eq!(too_many_values("a: 1\nb: [1, 2, 3]\n", 6), None);
         // 2 lines, `[` and two commas: 5.
         assert_eq!(too_many_values("a: 1\nb: [1, 2, 3]\n", 4), Some(5));
-        // Comments and blank lines count nothing; each document starts at 0.
-        assert_eq!(too_many_values("# [,,,,]\n\na: 1 # ,,,,\n", 1), None);
+        // Blank lines count nothing; each document starts at 0. A comment's
+        // commas count: a ` #` in quotes is no comment.
+        assert_eq!(too_many_values("\n\na: 1\n", 1), None);
+        assert_eq!(too_many_values("a: [\" #\", 1, 2]\n", 3), Some(0));
         assert_eq!(too_many_values("a: [1]\n---\nb: [2]\n", 2), None);
         let dense = format!("k: [{}0]\n", "[],".repeat(1000));
         assert_eq!(too_many_values(&dense, 1000), Some(0));

