@@ -1292,7 +1292,8 @@ env = { KEY = "***" }
             env: [
                 ("TOKEN", "ghp_literal"),
                 ("HOME_DIR", "${HOME}"),
-                // A shell-style default may be the secret itself.
+                // A shell-style default may be the secret itself: masked,
+                // the reference kept.
                 ("FALLBACK", "${KEY:-ghp_default}"),
                 ("TWO", "${A}${B}"),
             ]
@@ -1306,7 +1307,7 @@ env = { KEY = "***" }
         let masked = export_mcp_servers(&servers, &[], &[], ClientFormat::Claude, true);
         assert_eq!(
             masked["mcpServers"]["gh"]["env"],
-            serde_json::json!({"TOKEN": "***", "HOME_DIR": "${HOME}", "FALLBACK": "***", "TWO": "${A}${B}"})
+            serde_json::json!({"TOKEN": "***", "HOME_DIR": "${HOME}", "FALLBACK": "${KEY:-***}", "TWO": "${A}${B}"})
         );
         assert_eq!(
             masked["mcpServers"]["gh"]["args"],

@@ -427,20 +427,34 @@ pub fn redact_setting_value(value: &str) -> String {
     while let Some(offset) = value.get(at..).and_then(|rest| rest.find("${")) {
         let start = at + offset;
         let name_start = start + 2;
+        // `${NAME}`, or `${NAME:-default}` (its default literal text, shown
+        // like any other: masked unless harmless, an empty one kept).
         let reference = value.get(name_start..).and_then(|rest| {
             let close = rest.find('}')?;
-            let name = rest.get(..close)?;
+            let inner = rest.get(..close)?;
+            let (name, default) = match inner.split_once(":-") {
+                Some((name, default)) => (name, Some(default)),
+                None => (inner, None),
+            };
             let valid = name.chars().next().is_some_and(|c| !c.is_ascii_digit())
                 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-            valid.then_some(name_start + close + 1)
+            valid.then_some((name_start + close + 1, default))
         });
         match reference {
-            Some(end) => {
+            Some((end, default)) => {
                 flush(
                     &mut out,
                     value.get(literal_start..start).unwrap_or_default(),
                 );
-                out.push_str(value.get(start..end).unwrap_or_default());
+                match default {
+                    Some(default) if !default.is_empty() && !harmless(default) => {
+                        let head = end - default.len() - 1;
+                        out.push_str(value.get(start..head).unwrap_or_default());
+                        out.push_str(REDACTED);
+                        out.push('}');
+                    }
+                    _ => out.push_str(value.get(start..end).unwrap_or_default()),
+                }
                 literal_start = end;
                 at = end;
             }
@@ -768,6 +782,26 @@ mod tests {
     }
 
     #[test]
+    fn a_reference_with_a_default_stays_and_its_default_is_masked() {
+        assert_eq!(
+            redact_setting_value("${GITHUB_TOKEN:-}"),
+            "${GITHUB_TOKEN:-}"
+        );
+        assert_eq!(
+            redact_setting_value("Bearer ${T:-sk-live}"),
+            "Bearer ${T:-***}"
+        );
+        assert_eq!(redact_setting_value("${T:-  }"), "${T:-  }");
+        let source: crate::McpSource = serde_json::from_value(serde_json::json!({
+            "server": "gh",
+            "command": "npx",
+            "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN:-}", "API_KEY": "${API_KEY:-sk-live}"},
+        }))
+        .unwrap();
+        assert_eq!(literal_secret_fields(&source), ["env.API_KEY"]);
+    }
+
+    #[test]
     fn finds_the_secrets_a_definition_writes_out() {
         let source: crate::McpSource = serde_json::from_value(serde_json::json!({
             "server": "gh",
@@ -1016,8 +1050,9 @@ mod tests {
         assert_eq!(redact_setting_value("Bearer ghp_x${T}"), "***${T}");
         assert_eq!(redact_setting_value("Bearer"), REDACTED);
         assert_eq!(redact_setting_value("k=${T}&x=lit"), "***${T}***");
-        // Not references: a default, a name starting with a digit.
-        assert_eq!(redact_setting_value("${KEY:-hunter2}"), REDACTED);
+        // A reference with a default keeps the reference, masks the
+        // default; a name starting with a digit is no reference.
+        assert_eq!(redact_setting_value("${KEY:-hunter2}"), "${KEY:-***}");
         assert_eq!(redact_setting_value("${1A}"), REDACTED);
         assert_eq!(redact_setting_value("$${T}"), "$${T}");
     }
