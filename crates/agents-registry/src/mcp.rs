@@ -200,8 +200,22 @@ impl McpDefinition {
 
     /// What a message says of what it would run, and how to trust it (see
     /// [`Launch::in_message`]).
+    ///
+    /// A definition that writes a secret out
+    /// ([`agents_core::redact::literal_secret_fields`]) is not shown in a
+    /// one-line message: warnings go to logs and CI output, which the
+    /// definition's secret should not reach unasked; `agents mcp trust`,
+    /// asked to show it, does.
     pub fn launch_in_message(&self) -> String {
-        self.launch().in_message(&self.trust_command())
+        let secrets = agents_core::redact::literal_secret_fields(&self.source);
+        if secrets.is_empty() {
+            return self.launch().in_message(&self.trust_command());
+        }
+        format!(
+            "what it would run or reach writes secrets out (`{}`), so it is not shown here: `{}` shows all of it and, in a terminal, asks before trusting",
+            agents_core::text::head_tail(&secrets, 3, 2, "`, `"),
+            self.trust_command()
+        )
     }
 
     /// Says why it was not started, what it would run, and how to trust it.
