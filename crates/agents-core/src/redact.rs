@@ -468,6 +468,18 @@ pub fn redact_setting_value(value: &str) -> String {
     out
 }
 
+/// An `env` entry's or a header's value as shown where only secrets are
+/// hidden: as written, unless its name says it holds a secret (`API_KEY`,
+/// `Authorization`); then [`redact_setting_value`] of it (its `${VAR}`
+/// references and an auth scheme stay).
+pub fn redact_named_value<'v>(name: &str, value: &'v str) -> std::borrow::Cow<'v, str> {
+    if is_secret_name(name) {
+        redact_setting_value(value).into()
+    } else {
+        value.into()
+    }
+}
+
 /// Where `source` holds a secret written out rather than as a `${VAR}`
 /// reference, as [`redact_args`], [`redact_url`] and the `env`/`headers`
 /// masking would hide it: `env.NAME`, `headers.NAME`, `args[N]`, `url`. A
@@ -475,10 +487,9 @@ pub fn redact_setting_value(value: &str) -> String {
 /// (`skill get` prints it whole), so a secret written there is theirs too.
 pub fn literal_secret_fields(source: &crate::McpSource) -> Vec<String> {
     let mut fields = Vec::new();
-    let written = |value: &str| redact_setting_value(value) != value;
     for (kind, entries) in [("env", &source.env), ("headers", &source.headers)] {
         for (name, value) in entries {
-            if is_secret_name(name) && written(value) {
+            if redact_named_value(name, value) != value.as_str() {
                 fields.push(format!("{kind}.{name}"));
             }
         }

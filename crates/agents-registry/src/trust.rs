@@ -297,7 +297,13 @@ pub fn describe_launch(source: &McpSource) -> String {
         let headers: Vec<String> = source
             .headers
             .iter()
-            .map(|(name, value)| format!("{}: {}", shown(name), shown(&secret_hidden(name, value))))
+            .map(|(name, value)| {
+                format!(
+                    "{}: {}",
+                    shown(name),
+                    shown(&agents_core::redact::redact_named_value(name, value))
+                )
+            })
             .collect();
         return if headers.is_empty() {
             shown(url)
@@ -314,7 +320,7 @@ pub fn describe_launch(source: &McpSource) -> String {
         source,
         command,
         &agents_core::redact::redact_args(&source.args),
-        |name, value| secret_hidden(name, value).into_owned(),
+        |name, value| agents_core::redact::redact_named_value(name, value).into_owned(),
         |word| agents_core::text::shorten(&quote(word), MAX_WORD).into_owned(),
     )
 }
@@ -602,18 +608,6 @@ impl Launch {
         format!(
             "{head}{rest} {bytes} bytes, more than this message shows: `{command}` shows all of it and, in a terminal, asks before trusting"
         )
-    }
-}
-
-/// The value of an `env` entry or header as shown: as written, unless its
-/// name says it holds a secret (`API_KEY`, `Authorization`); then only its
-/// `${VAR}` references (and an auth scheme) are shown. Nothing is hidden
-/// from the digest the consent is given to.
-fn secret_hidden<'v>(name: &str, value: &'v str) -> std::borrow::Cow<'v, str> {
-    if agents_core::redact::is_secret_name(name) {
-        agents_core::redact::redact_setting_value(value).into()
-    } else {
-        value.into()
     }
 }
 

@@ -10,10 +10,10 @@ use crate::cli::{Format, GlobalArgs, SkillCommand};
 use crate::commands::{Written, parse_definition, read_text};
 use crate::context::Context;
 use crate::output::{self, Failure};
+use agents_config::InputKind;
 
 /// How many entries with unknown flags the summary line names first.
 const UNKNOWN_SHOWN: usize = 10;
-use agents_config::InputKind;
 
 pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode, Failure> {
     let format = global.format_or_table();
@@ -434,26 +434,24 @@ async fn tools(
         _ => ctx.service.tools(&name).await?,
     };
     output::warn_all(ctx.format, set.warnings.iter().map(String::as_str));
-    // What `agents mcp serve` cannot call (the MCP export leaves it out
-    // and says why itself).
-    if export_format(ctx.format) != Some(agents_core::ExportFormat::Mcp) {
-        let uncallable: Vec<String> = set
-            .entries
-            .iter()
-            .filter_map(|entry| {
-                let tool = entry
-                    .tool
-                    .as_ref()
-                    .filter(|tool| tool.source == agents_core::ToolSource::Mcp)?;
-                let reason = agents_core::gateway_cannot_call(tool)?;
-                Some(format!(
-                    "`{}` is not served by `agents mcp serve`: {reason}",
-                    agents_core::text::shorten(&entry.name, agents_core::text::MAX_ECHO_BYTES)
-                ))
-            })
-            .collect();
-        output::warn_all(ctx.format, uncallable.iter().map(String::as_str));
-    }
+    // What `agents mcp serve` cannot call (`--format mcp`, the gateway's
+    // plan, has returned above, leaving it out with the reason).
+    let uncallable: Vec<String> = set
+        .entries
+        .iter()
+        .filter_map(|entry| {
+            let tool = entry
+                .tool
+                .as_ref()
+                .filter(|tool| tool.source == agents_core::ToolSource::Mcp)?;
+            let reason = agents_core::gateway_cannot_call(tool)?;
+            Some(format!(
+                "`{}` is not served by `agents mcp serve`: {reason}",
+                agents_core::text::shorten(&entry.name, agents_core::text::MAX_ECHO_BYTES)
+            ))
+        })
+        .collect();
+    output::warn_all(ctx.format, uncallable.iter().map(String::as_str));
     if let Some(format) = export_format(ctx.format) {
         let exported = agents_core::export_tools(&set.entries, format);
         // The notes first (more tools than OpenAI takes), so the cap on
@@ -470,11 +468,7 @@ async fn tools(
             )
             .collect();
         output::warn_all(ctx.format, left_out.iter().map(String::as_str));
-        if format == agents_core::ExportFormat::Mcp {
-            output::json(&json!({"tools": exported.tools}))?;
-        } else {
-            output::json(&exported.tools)?;
-        }
+        output::json(&exported.tools)?;
         return Ok(ExitCode::SUCCESS);
     }
     if ctx.format.structured() {
