@@ -184,6 +184,9 @@ pub enum SkillCommand {
     Get {
         /// The skill, e.g. `local/devops-toolkit`
         name: String,
+        /// Print secrets written out in its MCP servers' definitions (shown as `***` otherwise)
+        #[arg(long)]
+        show_secrets: bool,
     },
     /// Print the `<available_skills>` block for the Agent Skills of a skill's
     /// flattened set (the Agent Skills reference's `to-prompt` layout)

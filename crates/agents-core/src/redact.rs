@@ -484,7 +484,8 @@ pub fn redact_named_value<'v>(name: &str, value: &'v str) -> std::borrow::Cow<'v
 /// reference, as [`redact_args`], [`redact_url`] and the `env`/`headers`
 /// masking would hide it: `env.NAME`, `headers.NAME`, `args[N]`, `url`. A
 /// definition in a registry is read by everyone who reads the registry
-/// (`skill get` prints it whole), so a secret written there is theirs too.
+/// (`skill get --show-secrets` prints it whole), so a secret written there is
+/// theirs too.
 pub fn literal_secret_fields(source: &crate::McpSource) -> Vec<String> {
     let mut fields = Vec::new();
     for (kind, entries) in [("env", &source.env), ("headers", &source.headers)] {
@@ -512,6 +513,77 @@ pub fn literal_secret_fields(source: &crate::McpSource) -> Vec<String> {
         fields.push("url".to_owned());
     }
     fields
+}
+
+/// `source` as a reader is shown it where secrets are hidden (`skill get`):
+/// every field [`literal_secret_fields`] names holds, in place of the
+/// secret written there, what [`redact_named_value`], [`redact_args`] and
+/// [`redact_url`] show of it; everything else as written.
+pub fn mask_source(source: &crate::McpSource) -> crate::McpSource {
+    let mask_map = |entries: &indexmap::IndexMap<String, String>| {
+        entries
+            .iter()
+            .map(|(name, value)| (name.clone(), redact_named_value(name, value).into_owned()))
+            .collect()
+    };
+    crate::McpSource {
+        args: redact_args(&source.args),
+        env: mask_map(&source.env),
+        headers: mask_map(&source.headers),
+        url: source.url.as_deref().map(redact_url),
+        ..source.clone()
+    }
+}
+
+/// The fields of `source` (named as [`literal_secret_fields`] names them)
+/// that hold [`REDACTED`] where a secret goes: a definition printed with
+/// its secrets masked ([`mask_source`]) and written back. Writing it would
+/// replace the secret with the mask, so a write refuses it.
+pub fn masked_secret_fields(source: &crate::McpSource) -> Vec<String> {
+    let holds = |text: &str| text.contains(REDACTED);
+    let mentions = source.env.values().any(|v| holds(v))
+        || source.headers.values().any(|v| holds(v))
+        || source.args.iter().any(|a| holds(a))
+        || source.url.as_deref().is_some_and(holds);
+    if !mentions {
+        return Vec::new();
+    }
+    // The same source with the mask read as a secret written out: the
+    // fields that then hold one are the secret positions the mask is in.
+    let unmask = |text: &str| text.replace(REDACTED, "masked0");
+    let unmask_map = |entries: &indexmap::IndexMap<String, String>| {
+        entries
+            .iter()
+            .map(|(name, value)| (name.clone(), unmask(value)))
+            .collect()
+    };
+    let probe = crate::McpSource {
+        args: source.args.iter().map(|arg| unmask(arg)).collect(),
+        env: unmask_map(&source.env),
+        headers: unmask_map(&source.headers),
+        url: source.url.as_deref().map(unmask),
+        ..source.clone()
+    };
+    let original = |field: &str| -> Option<&str> {
+        if let Some(name) = field.strip_prefix("env.") {
+            return source.env.get(name).map(String::as_str);
+        }
+        if let Some(name) = field.strip_prefix("headers.") {
+            return source.headers.get(name).map(String::as_str);
+        }
+        if let Some(index) = field
+            .strip_prefix("args[")
+            .and_then(|rest| rest.strip_suffix(']'))
+            .and_then(|index| index.parse::<usize>().ok())
+        {
+            return source.args.get(index).map(String::as_str);
+        }
+        (field == "url").then_some(source.url.as_deref()).flatten()
+    };
+    literal_secret_fields(&probe)
+        .into_iter()
+        .filter(|field| original(field).is_some_and(holds))
+        .collect()
 }
 
 /// A command's arguments fit to print: each URL through [`redact_url`], and

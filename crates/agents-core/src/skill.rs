@@ -400,6 +400,37 @@ impl Skill {
             .collect()
     }
 
+    /// The skill as a reader is shown it where secrets are hidden: each MCP
+    /// source through [`crate::redact::mask_source`]; with the fields that
+    /// hid a secret (`mcp_sources[0].env.GITHUB_TOKEN`), in item order.
+    pub fn with_secrets_masked(&self) -> (Skill, Vec<String>) {
+        let mut masked = Vec::new();
+        let mut index = 0;
+        let items = self
+            .items
+            .iter()
+            .map(|item| match item {
+                SkillItem::McpSource(source) => {
+                    masked.extend(
+                        crate::redact::literal_secret_fields(source)
+                            .into_iter()
+                            .map(|field| format!("mcp_sources[{index}].{field}")),
+                    );
+                    index += 1;
+                    SkillItem::McpSource(Box::new(crate::redact::mask_source(source)))
+                }
+                other => other.clone(),
+            })
+            .collect();
+        (
+            Skill {
+                items,
+                ..self.clone()
+            },
+            masked,
+        )
+    }
+
     /// Checks every rule beyond the name pattern: lengths, tool names, schemas,
     /// MCP connection fields. Returns all problems, not just the first.
     pub fn validate(&self) -> Result<(), Vec<InvalidSkill>> {
@@ -503,6 +534,15 @@ impl Skill {
                         servers.insert(source.server.as_str(), mcp);
                     }
                     others.into_iter().for_each(&mut report);
+                    for part in crate::redact::masked_secret_fields(source) {
+                        fail(
+                            format!("{field}.{part}"),
+                            format!(
+                                "holds `{}`, which `agents skill get` prints in place of a secret; write the secret, or a `${{VAR}}` reference to it",
+                                crate::redact::REDACTED
+                            ),
+                        );
+                    }
                     mcp += 1;
                 }
                 SkillItem::AgentSource(source) => {

@@ -441,7 +441,7 @@ impl Destination {
 /// user is asked to consent to. Control, bidi and invisible characters are
 /// escaped, `${VAR}` references are shown as written (never expanded), and
 /// nothing is masked: the values are in a row every user of the database
-/// can read (`agents skill get` prints them), and a masked word could be
+/// can read (`agents skill get --show-secrets` prints them), and a masked word could be
 /// the one that runs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "transport", rename_all = "snake_case")]

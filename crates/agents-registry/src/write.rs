@@ -608,7 +608,7 @@ fn literal_secret_warnings(skill: &Skill) -> impl Iterator<Item = String> + '_ {
                         "pass it through `env` or `headers` as a `${VAR}` reference (agents expands those only)"
                     };
                     format!(
-                        "Skill '{}': MCP server '{}': `{field}` holds a secret written out, which everyone who reads the registry sees (`agents skill get` prints it); {instead}",
+                        "Skill '{}': MCP server '{}': `{field}` holds a secret written out, which everyone who reads the registry sees (`agents skill get --show-secrets` prints it); {instead}",
                         skill.name,
                         agents_core::text::shorten(&source.server, agents_core::text::MAX_ECHO_BYTES),
                     )

@@ -42,7 +42,7 @@ pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode,
             write_files(&ctx, &files, WriteMode::Update, strict).await
         }
         SkillCommand::Apply { files, strict } => apply(&ctx, &files, strict).await,
-        SkillCommand::Get { name } => get(&ctx, &name).await,
+        SkillCommand::Get { name, show_secrets } => get(&ctx, &name, show_secrets).await,
         SkillCommand::Prompt { name } => {
             let name = SkillName::new(&name)?;
             // No refresh, so no drift to tell.
@@ -300,9 +300,16 @@ async fn write_one(
     Ok(outcome)
 }
 
-async fn get(ctx: &Context, name: &str) -> Result<ExitCode, Failure> {
+async fn get(ctx: &Context, name: &str, show_secrets: bool) -> Result<ExitCode, Failure> {
     let name = SkillName::new(name)?;
-    let skill = ctx.service.get_skill(&name).await?;
+    let mut skill = ctx.service.get_skill(&name).await?;
+    if !show_secrets {
+        let (masked, fields) = skill.with_secrets_masked();
+        if !fields.is_empty() {
+            output::warn(ctx.format, &masked_note(&name, &fields));
+            skill = masked;
+        }
+    }
     match ctx.format {
         Format::Json => output::json(&skill_to_json(&skill))?,
         _ => {
@@ -314,6 +321,25 @@ async fn get(ctx: &Context, name: &str) -> Result<ExitCode, Failure> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `skill get` says when it shows secrets as `***`: the fields, and
+/// that a definition printed so cannot be written back as it is.
+fn masked_note(name: &SkillName, fields: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let mut named: Vec<String> = fields
+        .iter()
+        .take(SHOWN)
+        .map(|field| format!("`{}`", agents_core::text::shorten(field, 256)))
+        .collect();
+    if fields.len() > SHOWN {
+        named.push(format!("{} more", fields.len() - SHOWN));
+    }
+    format!(
+        "`{name}`: secrets written out in its definition are shown as `{}` ({}); `--show-secrets` prints them, and a write of the masked definition is refused",
+        agents_core::redact::REDACTED,
+        named.join(", ")
+    )
 }
 
 async fn list(ctx: &Context, namespace: Option<&str>) -> Result<ExitCode, Failure> {

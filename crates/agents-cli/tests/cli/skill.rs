@@ -1171,3 +1171,69 @@ fn a_secret_written_out_in_a_definition_is_warned_about_and_refused_under_strict
     assert!(!run.stderr.contains("env.API_KEY"), "{}", run.stderr);
     assert!(!run.stderr.contains("LITERAL"), "{}", run.stderr);
 }
+
+#[test]
+fn skill_get_masks_secrets_written_out_and_refuses_the_masked_definition_back() {
+    let sb = Sandbox::new();
+    let file = sb.write(
+        "gh.yaml",
+        "name: l/gh\nmcp_sources:\n  - server: gh\n    command: npx\n    args: [\"--api-key\", \"sk-LITERAL1\", \"-y\"]\n    env: {GITHUB_TOKEN: ghp_LITERAL2, API_KEY: \"${API_KEY}\", LOG: debug}\n  - server: web\n    url: \"https://bot:pw-LITERAL3@mcp.example.com/mcp\"\n",
+    );
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    for format in ["table", "yaml", "json"] {
+        let run = sb.run(&["skill", "get", "l/gh", "--format", format]).ok();
+        assert!(!run.stdout.contains("LITERAL"), "{format}: {}", run.stdout);
+        assert!(!run.stderr.contains("LITERAL"), "{format}: {}", run.stderr);
+        // What is not a secret stays as written.
+        for kept in ["${API_KEY}", "debug", "--api-key", "mcp.example.com"] {
+            assert!(run.stdout.contains(kept), "{format} {kept}: {}", run.stdout);
+        }
+        for field in [
+            "mcp_sources[0].env.GITHUB_TOKEN",
+            "mcp_sources[0].args[1]",
+            "mcp_sources[1].url",
+        ] {
+            assert!(
+                run.stderr.contains(field),
+                "{format} {field}: {}",
+                run.stderr
+            );
+        }
+    }
+    let shown = sb
+        .run(&["skill", "get", "l/gh", "--show-secrets"])
+        .ok()
+        .stdout;
+    for secret in ["sk-LITERAL1", "ghp_LITERAL2", "pw-LITERAL3"] {
+        assert!(shown.contains(secret), "{secret}: {shown}");
+    }
+    // The masked definition written back would store `***` as the secret:
+    // refused, at the line, and the stored secrets are kept.
+    let masked = sb.run(&["skill", "get", "l/gh", "--format", "yaml"]).ok();
+    let back = sb.write("back.yaml", &masked.stdout);
+    let run = sb.run(&["skill", "apply", back.to_str().unwrap()]).fails(1);
+    assert!(
+        run.stderr.contains("back.yaml:")
+            && run
+                .stderr
+                .contains("mcp_sources[0].env.GITHUB_TOKEN: holds `***`"),
+        "{}",
+        run.stderr
+    );
+    for field in ["mcp_sources[0].args[1]", "mcp_sources[1].url"] {
+        assert!(run.stderr.contains(field), "{field}: {}", run.stderr);
+    }
+    let shown = sb
+        .run(&["skill", "get", "l/gh", "--show-secrets"])
+        .ok()
+        .stdout;
+    assert!(shown.contains("ghp_LITERAL2"), "{shown}");
+    // `***` where no secret goes is an ordinary value.
+    let plain = sb.write(
+        "plain.yaml",
+        "name: l/plain\nmcp_sources:\n  - server: p\n    command: tool\n    args: [\"***\", \"x***\"]\n    env: {PATTERN: \"***\"}\n",
+    );
+    sb.run(&["skill", "add", plain.to_str().unwrap()]).ok();
+    let run = sb.run(&["skill", "get", "l/plain"]).ok();
+    assert!(!run.stderr.contains("shown as"), "{}", run.stderr);
+}
