@@ -203,25 +203,47 @@ static UNSHOWN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize:
 /// Past [`MAX_WARNING_LINES`], one line says how many more there were; past
 /// the command's [`MAX_COMMAND_WARNING_LINES`], [`finish`] does.
 pub fn warn_all<T: AsRef<str>>(format: Format, messages: impl IntoIterator<Item = T>) {
+    warn_all_detailed(
+        format,
+        messages.into_iter().map(|message| Warning {
+            text: message.as_ref().to_owned(),
+            message: None,
+            details: serde_json::Map::new(),
+        }),
+    );
+}
+
+/// One warning with structured details: `text` for people (it may span
+/// lines: a source line and a caret under the place it is about), and
+/// under `--format json` `{"warning": {"message", ...details}}`, the
+/// message being `message` (one line) or else `text`.
+pub struct Warning {
+    pub text: String,
+    pub message: Option<String>,
+    pub details: serde_json::Map<String, serde_json::Value>,
+}
+
+/// [`warn_all`] of warnings with details, within the same budgets.
+pub fn warn_all_detailed(format: Format, warnings: impl IntoIterator<Item = Warning>) {
     use std::sync::atomic::Ordering::Relaxed;
     if quiet() {
         return;
     }
-    let mut messages = messages.into_iter();
+    let mut warnings = warnings.into_iter();
     let budget = MAX_COMMAND_WARNING_LINES.saturating_sub(WARNED.load(Relaxed));
-    let shown: Vec<T> = messages
+    let shown: Vec<Warning> = warnings
         .by_ref()
         .take(MAX_WARNING_LINES.min(budget))
         .collect();
-    let more = messages.count();
+    let more = warnings.count();
     WARNED.fetch_add(shown.len(), Relaxed);
     if budget < MAX_WARNING_LINES && more > 0 {
         // Out of the command's budget: counted for `finish`.
         UNSHOWN.fetch_add(more, Relaxed);
-        return warn_lines(format, shown.iter().map(AsRef::as_ref), None);
+        return write_warnings(format, &shown, None);
     }
     let summary = (more > 0).then(|| format!("{more} more warnings not shown"));
-    warn_lines(format, shown.iter().map(AsRef::as_ref), summary.as_deref());
+    write_warnings(format, &shown, summary.as_deref());
 }
 
 /// Errors of single files one command over many files prints at most; the
@@ -263,20 +285,27 @@ pub fn finish(format: Format) {
         let summary = format!(
             "{unshown} more warnings not shown (a command prints at most {MAX_COMMAND_WARNING_LINES})"
         );
-        warn_lines(format, std::iter::empty(), Some(&summary));
+        write_warnings(format, &[], Some(&summary));
     }
 }
 
-fn warn_lines<'a>(format: Format, shown: impl Iterator<Item = &'a str>, summary: Option<&'a str>) {
+fn write_warnings(format: Format, shown: &[Warning], summary: Option<&str>) {
     let mut text = String::new();
-    for message in shown.chain(summary) {
+    let summary = summary.map(|summary| Warning {
+        text: summary.to_owned(),
+        message: None,
+        details: serde_json::Map::new(),
+    });
+    for warning in shown.iter().chain(&summary) {
         if format == Format::Json {
-            text.push_str(&json_text(
-                json!({"warning": {"message": message}}).to_string(),
-            ));
+            let mut object = serde_json::Map::new();
+            let message = warning.message.as_deref().unwrap_or(&warning.text);
+            object.insert("message".into(), message.into());
+            object.extend(warning.details.clone());
+            text.push_str(&json_text(json!({ "warning": object }).to_string()));
         } else {
             text.push_str(&prefix("warning"));
-            text.push_str(&plain(message));
+            text.push_str(&plain(&warning.text));
         }
         text.push('\n');
     }

@@ -19,6 +19,7 @@ mod prompt;
 pub mod redact;
 mod registry;
 mod resolve;
+mod site;
 mod skill;
 mod summary;
 pub mod text;
@@ -49,6 +50,7 @@ pub use resolve::{
     Occurrence, OverrideLayer, OverrideOrigin, Resolution, ResolveError, ResolveWarning,
     ResolvedToolEntry, SkillMap, SkillResolver, SkillSource, ToolLookup, entry_names,
 };
+pub use site::{FieldPath, FieldStep, Site};
 pub use skill::{
     AgentSource, Include, IncludeOverrides, InlineTool, InvalidSkill, ItemKind, McpSource,
     Overrides, Skill, SkillItem, ToolName, ValueMap, validate_server_name,

@@ -47,6 +47,7 @@ use serde::ser::SerializeSeq;
 use serde::{Serialize, Serializer};
 
 use crate::name::SkillName;
+use crate::site::Site;
 use crate::skill::{ItemKind, Skill, SkillItem, ValueMap};
 use crate::tool::{ToolSource, ToolSpec};
 
@@ -435,6 +436,17 @@ fn shown(text: &str) -> std::borrow::Cow<'_, str> {
     crate::text::shorten_middle(text, 512)
 }
 
+/// Where a mistyped override is, as its warning says it.
+fn override_place(site: &Site) -> String {
+    match site {
+        Site::IncludeOverrideField { include, .. } => format!("on its include of '{include}'"),
+        Site::OverrideField { target, .. } => {
+            format!("for '{}'", crate::text::shorten(target, 200))
+        }
+        _ => String::new(),
+    }
+}
+
 /// A problem that does not stop resolution.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ResolveWarning {
@@ -501,13 +513,16 @@ pub enum ResolveWarning {
     /// cannot use (`read_only: "true"`): it counts as unset, and, being the
     /// stronger layer, it also hides any weaker value of the same field.
     #[error(
-        "Skill '{skill}': override `{field}` {place} is {found}, expected {expected}; it counts as unset and hides any weaker value of `{field}`"
+        "Skill '{skill}': override `{field}` {} is {found}, expected {expected}; it counts as unset and hides any weaker value of `{field}`",
+        override_place(.site)
     )]
     MistypedOverride {
         /// The skill declaring it.
         skill: SkillName,
-        /// `for 'TOOL'` (a skill-level override) or `on its include of 'S'`.
-        place: String,
+        /// Where: [`Site::OverrideField`] (a skill-level override, shown
+        /// `for 'TOOL'`) or [`Site::IncludeOverrideField`] (`on its include
+        /// of 'S'`).
+        site: Site,
         /// The field.
         field: String,
         /// What was given: the JSON type, or a number as written (`0`).
@@ -529,6 +544,41 @@ pub enum ResolveWarning {
         /// The allow-listed tool.
         tool: String,
     },
+}
+
+impl ResolveWarning {
+    /// The skill whose definition holds the problem and the part of it the
+    /// problem is about (see [`ResolveError::site`]). `None` for the cache
+    /// state of an MCP server, and for an Agent Skill named twice (a
+    /// problem of the tool set, not of one entry).
+    pub fn site(&self) -> Option<(&SkillName, Site)> {
+        match self {
+            Self::UnknownTool { skill, tool } => Some((skill, Site::ToolRef(tool.clone()))),
+            Self::UnmatchedOverride { skill, target } => {
+                Some((skill, Site::Override(target.clone())))
+            }
+            Self::UnknownAgentSkill { skill, path } => {
+                Some((skill, Site::AgentSource(path.clone())))
+            }
+            Self::MistypedOverride { skill, site, .. } => Some((skill, site.clone())),
+            Self::McpNotCached { .. }
+            | Self::McpToolMissing { .. }
+            | Self::DuplicateAgentSkill { .. } => None,
+        }
+    }
+
+    /// A stable machine-readable kind.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::UnknownTool { .. } => "unknown_tool",
+            Self::UnmatchedOverride { .. } => "unmatched_override",
+            Self::McpNotCached { .. } => "mcp_not_cached",
+            Self::UnknownAgentSkill { .. } => "unknown_agent_skill",
+            Self::DuplicateAgentSkill { .. } => "duplicate_agent_skill",
+            Self::MistypedOverride { .. } => "mistyped_override",
+            Self::McpToolMissing { .. } => "mcp_tool_missing",
+        }
+    }
 }
 
 /// A successful flattening.
@@ -590,6 +640,24 @@ pub enum ResolveError {
 }
 
 impl ResolveError {
+    /// The skill whose definition holds the problem and the part of it the
+    /// problem is about: a missing include at the include, a cycle at its
+    /// first skill's include of the second. `None` for a root that does not
+    /// exist, and for a non-overridable field (refused when a definition is
+    /// parsed, so only a stored row holds one).
+    pub fn site(&self) -> Option<(&SkillName, Site)> {
+        match self {
+            Self::MissingInclude { skill, include, .. } => {
+                Some((skill, Site::Include(include.clone())))
+            }
+            Self::Cycle { cycle, .. } => match cycle.as_slice() {
+                [first, second, ..] => Some((first, Site::Include(second.clone()))),
+                _ => None,
+            },
+            Self::SkillNotFound { .. } | Self::NonOverridable { .. } => None,
+        }
+    }
+
     /// A stable machine-readable kind.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -1428,7 +1496,10 @@ impl<'a> SkillResolver<'a> {
             for (field, found, expected) in mistyped_fields(&include.overrides) {
                 analysis.warnings.push(ResolveWarning::MistypedOverride {
                     skill: skill.name.clone(),
-                    place: format!("on its include of '{}'", include.skill),
+                    site: Site::IncludeOverrideField {
+                        include: include.skill.clone(),
+                        field: field.clone(),
+                    },
                     field,
                     found,
                     expected,
@@ -1515,7 +1586,10 @@ impl<'a> SkillResolver<'a> {
             for (field, found, expected) in mistyped_fields(fields) {
                 analysis.warnings.push(ResolveWarning::MistypedOverride {
                     skill: skill.name.clone(),
-                    place: format!("for '{}'", crate::text::shorten(target, 200)),
+                    site: Site::OverrideField {
+                        target: target.clone(),
+                        field: field.clone(),
+                    },
                     field,
                     found,
                     expected,

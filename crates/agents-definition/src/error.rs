@@ -244,9 +244,19 @@ fn bounded_message(message: &str) -> String {
 /// Line `line` (1-based) of `text`, cut to a window around `column`, with
 /// its secrets hidden (see [`masked`]).
 fn source_line(text: &str, line: usize, column: usize) -> Option<SourceLine> {
-    let whole = text.split('\n').nth(line.saturating_sub(1))?;
+    let start = match line.checked_sub(2) {
+        None => 0,
+        Some(before) => text.match_indices('\n').nth(before)?.0 + 1,
+    };
+    source_line_at(text, start, column)
+}
+
+/// [`source_line`] of the line that starts at byte `start` of `text`.
+fn source_line_at(text: &str, start: usize, column: usize) -> Option<SourceLine> {
+    let (above, rest) = (text.get(..start)?, text.get(start..)?);
+    let whole = rest.split('\n').next().unwrap_or_default();
     let whole = whole.strip_suffix('\r').unwrap_or(whole);
-    let secret_map = in_secret_map(text, line);
+    let secret_map = in_secret_map(above, whole);
     let hidden = masked(whole, secret_map);
     let mut column = column.max(1) - 1;
     if hidden != whole {
@@ -312,17 +322,18 @@ fn masked(line: &str, in_secret_map: bool) -> String {
     text
 }
 
-/// Whether line `line` (1-based) of `text` is inside a block-style `env:` or
-/// `headers:` map: some less-indented line above it, each nearer the top
-/// than the last, is that key.
-fn in_secret_map(text: &str, line: usize) -> bool {
-    let lines: Vec<&str> = text.split('\n').take(line).collect();
+/// Whether line `current`, below the text `above` (which ends where it
+/// starts), is inside a block-style `env:` or `headers:` map: some
+/// less-indented line above it, each nearer the top than the last, is that
+/// key. Read upwards only as far as the first line at the margin.
+fn in_secret_map(above: &str, current: &str) -> bool {
     let indent = |l: &str| l.len() - l.trim_start_matches([' ', '-']).len();
-    let Some(current) = lines.last() else {
-        return false;
-    };
     let mut within = indent(current);
-    for above in lines.iter().rev().skip(1) {
+    let above = above.strip_suffix('\n').unwrap_or(above);
+    if above.is_empty() {
+        return false;
+    }
+    for above in above.rsplit('\n') {
         let trimmed = above.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') || indent(above) >= within {
             continue;
@@ -391,31 +402,125 @@ impl fmt::Display for DefinitionError {
         }
         f.write_str(&self.message)?;
         if let (Some(line), Some(source)) = (self.line, &self.source_line) {
-            let gutter = line.to_string().len();
-            let lead = if source.cut_start.is_some() {
-                "…"
-            } else {
-                ""
-            };
-            let tail = if source.cut_end { "…" } else { "" };
-            let pad = " ".repeat(source.caret + usize::from(source.cut_start.is_some()));
-            write!(
-                f,
-                "\n{:gutter$} |\n{line} | {lead}{}{tail}\n{:gutter$} | {pad}^",
-                "", source.text, ""
-            )?;
-            if source.cut_start.is_some() || source.cut_end {
-                write!(
-                    f,
-                    "\n{:gutter$} = line {line} is {} bytes long; shown from byte {}",
-                    "",
-                    source.line_bytes,
-                    source.cut_start.unwrap_or(0)
-                )?;
-            }
+            write_source(f, line, source)?;
         }
         Ok(())
     }
+}
+
+/// The quoted line under a message: the line with its number, a caret
+/// under the column, and where a long line was cut.
+fn write_source(f: &mut fmt::Formatter<'_>, line: usize, source: &SourceLine) -> fmt::Result {
+    let gutter = line.to_string().len();
+    let lead = if source.cut_start.is_some() {
+        "…"
+    } else {
+        ""
+    };
+    let tail = if source.cut_end { "…" } else { "" };
+    let pad = " ".repeat(source.caret + usize::from(source.cut_start.is_some()));
+    write!(
+        f,
+        "\n{:gutter$} |\n{line} | {lead}{}{tail}\n{:gutter$} | {pad}^",
+        "", source.text, ""
+    )?;
+    if source.cut_start.is_some() || source.cut_end {
+        write!(
+            f,
+            "\n{:gutter$} = line {line} is {} bytes long; shown from byte {}",
+            "",
+            source.line_bytes,
+            source.cut_start.unwrap_or(0)
+        )?;
+    }
+    Ok(())
+}
+
+/// Where a field of a definition is written, found after the parse (see
+/// [`locate_fields`]): for a problem a later check finds in what the file
+/// defines, shown as the parser's own errors are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldPosition {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    /// The line, cut around the column, its secrets hidden.
+    pub source_line: Option<SourceLine>,
+}
+
+impl FieldPosition {
+    /// `message` about `file` at this position, as errors are shown:
+    /// `FILE:LINE:COLUMN: message`, then the line and a caret under the
+    /// column. Bounded whatever the input: the file name, the message (as
+    /// a [`DefinitionError`]'s) and the line shown are cut.
+    pub fn show(&self, file: &str, message: &str) -> String {
+        struct Shown<'a>(&'a FieldPosition, String, String);
+        impl fmt::Display for Shown<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                let Self(at, file, message) = self;
+                write!(f, "{file}:{}:{}: {message}", at.line, at.column)?;
+                match &at.source_line {
+                    Some(source) => write_source(f, at.line, source),
+                    None => Ok(()),
+                }
+            }
+        }
+        Shown(self, bounded(file), bounded_message(message)).to_string()
+    }
+}
+
+/// Where each of `wanted` (a 1-based document number of `text` and a field
+/// of that document) is written: its value, or with
+/// [`agents_core::FieldPath::at_key`] its last key, or the nearest
+/// enclosing value the path reaches; `None` where it cannot be found.
+///
+/// `text` is the text the definitions were parsed from (a leading byte
+/// order mark is skipped, as the parse skips it). Meant for the few
+/// problems a command shows: the stream is read once up to the last
+/// document asked for and only the documents asked for are walked (see
+/// the module `locate`), and the positions are counted in one more pass.
+pub fn locate_fields(
+    text: &str,
+    wanted: &[(usize, &agents_core::FieldPath)],
+) -> Vec<Option<FieldPosition>> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let found = crate::locate::locate_all(text, wanted);
+    // Lines and columns of every index found, in one pass over the text.
+    let mut order: Vec<(usize, usize)> = found
+        .iter()
+        .enumerate()
+        .filter_map(|(at, index)| index.map(|index| (index.min(text.len()), at)))
+        .collect();
+    order.sort_unstable();
+    let mut positions = vec![None; found.len()];
+    let (mut line, mut line_start, mut scanned) = (1, 0, 0);
+    for (index, at) in order {
+        let mut offset = index;
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let between = text.get(scanned..offset).unwrap_or_default();
+        for (newline, _) in between.match_indices('\n') {
+            line += 1;
+            line_start = scanned + newline + 1;
+        }
+        scanned = offset;
+        let column = text
+            .get(line_start..offset)
+            .unwrap_or_default()
+            .chars()
+            .count()
+            + 1;
+        if let Some(slot) = positions.get_mut(at) {
+            *slot = Some(FieldPosition {
+                line,
+                column,
+                source_line: source_line_at(text, line_start, column),
+            });
+        }
+    }
+    positions
 }
 
 #[cfg(test)]
@@ -456,6 +561,30 @@ mod tests {
             assert!(!err.contains(secret), "{err}");
             assert!(err.contains(shown), "{err}");
         }
+    }
+
+    #[test]
+    fn located_fields_show_their_line_with_secrets_hidden() {
+        use agents_core::FieldStep::{Index, Key};
+        let text = "\u{feff}name: a/b\nmcp_sources:\n  - server: s\n    command: x\n    env:\n      TOKEN: SECRETE6\n";
+        let token = agents_core::FieldPath {
+            steps: vec![
+                Key("mcp_sources".into()),
+                Index(0),
+                Key("env".into()),
+                Key("TOKEN".into()),
+            ],
+            at_key: true,
+        };
+        let found = locate_fields(text, &[(1, &token), (2, &token)]);
+        let at = found[0].as_ref().unwrap();
+        assert_eq!((at.line, at.column), (6, 7));
+        let shown = at.show("s.yaml", "Skill 'a/b': a secret");
+        assert_eq!(
+            shown,
+            "s.yaml:6:7: Skill 'a/b': a secret\n  |\n6 |       TOKEN: ***\n  |       ^"
+        );
+        assert_eq!(found[1], None);
     }
 
     #[test]

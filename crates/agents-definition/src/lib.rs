@@ -25,7 +25,7 @@ mod skill;
 mod tool;
 
 pub use emit::yaml_text;
-pub use error::{DefinitionError, Limit, SourceLine};
+pub use error::{DefinitionError, FieldPosition, Limit, SourceLine, locate_fields};
 pub use export::{
     EXPORT_FORMAT, EXPORT_FORMAT_V1, Export, LargestDocument, RefusedDocument, export_to_yaml,
     parse_export, parse_export_with,
@@ -33,7 +33,8 @@ pub use export::{
 pub use limits::{DEFAULT_MAX_DEPTH, HARD_MAX_DEPTH, Limits, MAX_VALUES};
 pub use plan::{parse_plan, parse_plan_with};
 pub use skill::{
-    MAX_ITEMS, parse_skills, parse_skills_with, skill_schema, skill_to_json, skills_to_yaml,
+    MAX_ITEMS, parse_skill_documents_with, parse_skills, parse_skills_with, skill_schema,
+    skill_to_json, skills_to_yaml,
 };
 pub use tool::{parse_tools, parse_tools_with, tool_schema, tools_to_yaml};
 

@@ -53,15 +53,100 @@ fn steps(field: &str) -> Vec<Step> {
 pub(crate) fn locate(text: &str, document: usize, field: &str) -> Option<usize> {
     let steps = steps(field);
     let deserializer = yaml_serde::Deserializer::from_str(text).nth(document.checked_sub(1)?)?;
-    match (Seek { steps: &steps }).deserialize(deserializer) {
+    seek(deserializer, &steps, false)
+}
+
+/// The byte index the walk down `steps` fails at in `document`: the value
+/// they lead to (with `at_key`, the last step's key), or the nearest
+/// enclosing value.
+fn seek(document: yaml_serde::Deserializer<'_>, steps: &[Step], at_key: bool) -> Option<usize> {
+    match (Seek { steps, at_key }).deserialize(document) {
         Ok(()) => None,
         Err(err) => err.location().map(|at| at.index()),
     }
 }
 
-/// Walks down `steps` and fails at the value they lead to.
+/// A field path's steps as the walk takes them.
+fn path_steps(path: &agents_core::FieldPath) -> Vec<Step> {
+    path.steps
+        .iter()
+        .map(|step| match step {
+            agents_core::FieldStep::Key(key) => Step::Key(key.clone()),
+            agents_core::FieldStep::Index(index) => Step::Index(*index),
+        })
+        .collect()
+}
+
+/// Where each of `wanted` (a 1-based document number and a field of it) is
+/// written in `text`: the byte index of the field's value (of its last key,
+/// for a path `at_key`), or of the nearest enclosing value the walk
+/// reaches; `None` where the document is not there.
+///
+/// The parse keeps no positions, so the stream is read again, once, up to
+/// the last document asked for; only the documents asked for are walked.
+/// A document asked for one field is walked once in that read. One asked
+/// for several is cut out of the text where its top value starts, and each
+/// field walks that document alone (its events are read again, not the
+/// stream's before it): the cost is one read of the stream plus the size of
+/// those documents times the fields asked of them.
+pub(crate) fn locate_all(
+    text: &str,
+    wanted: &[(usize, &agents_core::FieldPath)],
+) -> Vec<Option<usize>> {
+    let mut found = vec![None; wanted.len()];
+    let mut by_document: std::collections::BTreeMap<usize, Vec<usize>> =
+        std::collections::BTreeMap::new();
+    for (at, (document, _)) in wanted.iter().enumerate() {
+        by_document.entry(*document).or_default().push(at);
+    }
+    let Some(&last) = by_document.keys().next_back() else {
+        return found;
+    };
+    for (index, document) in yaml_serde::Deserializer::from_str(text).enumerate() {
+        let number = index + 1;
+        if number > last {
+            break;
+        }
+        let Some(asked) = by_document.get(&number) else {
+            continue;
+        };
+        match asked.as_slice() {
+            [one] => {
+                if let (Some(slot), Some((_, path))) = (found.get_mut(*one), wanted.get(*one)) {
+                    *slot = seek(document, &path_steps(path), path.at_key);
+                }
+            }
+            many => {
+                // Where the document's top value starts: the walk down no
+                // steps fails there.
+                let Some(start) = seek(document, &[], false) else {
+                    continue;
+                };
+                let Some(rest) = text.get(start..) else {
+                    continue;
+                };
+                for &at in many {
+                    let (Some(slot), Some((_, path))) = (found.get_mut(at), wanted.get(at)) else {
+                        continue;
+                    };
+                    // The first document of the rest is this one: only its
+                    // events are read.
+                    *slot = yaml_serde::Deserializer::from_str(rest)
+                        .next()
+                        .and_then(|document| seek(document, &path_steps(path), path.at_key))
+                        .map(|index| index + start);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Walks down `steps` and fails at the value they lead to (with `at_key`,
+/// at the last step's key).
 struct Seek<'s> {
     steps: &'s [Step],
+    at_key: bool,
 }
 
 /// The walk's deliberate failure (never shown: only its position is used).
@@ -90,9 +175,14 @@ impl<'de> Visitor<'de> for Seek<'_> {
         let Some((Step::Key(wanted), rest)) = self.steps.split_first() else {
             return Err(de::Error::custom(FOUND));
         };
-        while let Some(key) = map.next_key::<KeyText>()? {
+        // The key itself is what is sought: the walk fails at it.
+        let stop_at = (self.at_key && rest.is_empty()).then_some(wanted.as_str());
+        while let Some(key) = map.next_key_seed(KeySeed { stop_at })? {
             if key.0.as_deref() == Some(wanted.as_str()) {
-                return map.next_value_seed(Seek { steps: rest });
+                return map.next_value_seed(Seek {
+                    steps: rest,
+                    at_key: self.at_key,
+                });
             }
             map.next_value::<IgnoredAny>()?;
         }
@@ -110,7 +200,10 @@ impl<'de> Visitor<'de> for Seek<'_> {
                 return Err(de::Error::custom(FOUND));
             }
         }
-        match seq.next_element_seed(Seek { steps: rest })? {
+        match seq.next_element_seed(Seek {
+            steps: rest,
+            at_key: self.at_key,
+        })? {
             Some(()) => Ok(()),
             None => Err(de::Error::custom(FOUND)),
         }
@@ -120,25 +213,40 @@ impl<'de> Visitor<'de> for Seek<'_> {
 /// A map key as text, or `None` for a key that is not a string.
 struct KeyText(Option<String>);
 
-impl<'de> de::Deserialize<'de> for KeyText {
-    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Text;
-        impl Visitor<'_> for Text {
+/// Reads a map key as [`KeyText`], and fails at it when it is `stop_at`.
+struct KeySeed<'s> {
+    stop_at: Option<&'s str>,
+}
+
+impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
+    type Value = KeyText;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<KeyText, D::Error> {
+        struct Text<'s>(Option<&'s str>);
+        impl Text<'_> {
+            fn key<E: de::Error>(&self, key: Option<String>) -> Result<KeyText, E> {
+                if key.is_some() && key.as_deref() == self.0 {
+                    return Err(E::custom(FOUND));
+                }
+                Ok(KeyText(key))
+            }
+        }
+        impl Visitor<'_> for Text<'_> {
             type Value = KeyText;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a key")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<KeyText, E> {
-                Ok(KeyText(Some(v.to_owned())))
+                self.key(Some(v.to_owned()))
             }
             fn visit_bool<E: de::Error>(self, _: bool) -> Result<KeyText, E> {
                 Ok(KeyText(None))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<KeyText, E> {
-                Ok(KeyText(Some(v.to_string())))
+                self.key(Some(v.to_string()))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<KeyText, E> {
-                Ok(KeyText(Some(v.to_string())))
+                self.key(Some(v.to_string()))
             }
             fn visit_f64<E: de::Error>(self, _: f64) -> Result<KeyText, E> {
                 Ok(KeyText(None))
@@ -147,7 +255,7 @@ impl<'de> de::Deserialize<'de> for KeyText {
                 Ok(KeyText(None))
             }
         }
-        deserializer.deserialize_any(Text)
+        deserializer.deserialize_any(Text(self.stop_at))
     }
 }
 
@@ -180,6 +288,54 @@ mod tests {
         assert_eq!(line_of(text, 2, "overrides.tool.with.dots"), Some(13));
         assert_eq!(line_of(text, 2, "mcp_sources[0].url"), Some(16));
         assert_eq!(line_of(text, 1, "name"), Some(1));
+    }
+
+    fn path(at_key: bool, steps: &[agents_core::FieldStep]) -> agents_core::FieldPath {
+        agents_core::FieldPath {
+            steps: steps.to_vec(),
+            at_key,
+        }
+    }
+
+    #[test]
+    fn several_fields_of_several_documents_are_found_in_one_read() {
+        use agents_core::FieldStep::{Index, Key};
+        let key = |k: &str| Key(k.to_owned());
+        // An empty document counts: the parse numbers documents so too.
+        let text = "name: a/one\ntools: [x, y]\n---\n---\n# c\nname: a/three\ntools:\n  - t/one\n  - t/two\nincludes:\n  - a/x\n  - skill: a/y\noverrides:\n  t.two:\n    read_only: 1\n";
+        let tools_1 = path(false, &[key("tools"), Index(1)]);
+        let tool = path(false, &[key("tools"), Index(1)]);
+        let short_include = path(false, &[key("includes"), Index(0), key("skill")]);
+        let long_include = path(false, &[key("includes"), Index(1), key("skill")]);
+        let target = path(true, &[key("overrides"), key("t.two")]);
+        let field = path(true, &[key("overrides"), key("t.two"), key("read_only")]);
+        let gone = path(true, &[key("overrides"), key("t.three")]);
+        let wanted = [
+            (3, &tool),
+            (1, &tools_1),
+            (3, &short_include),
+            (3, &long_include),
+            (3, &target),
+            (3, &field),
+            (3, &gone),
+            (9, &tool),
+        ];
+        let found = locate_all(text, &wanted);
+        let at = |i: usize| {
+            found[i].map(|at| {
+                let (line, column) = agents_core::text::yaml_mark_position(text, at);
+                (line, column)
+            })
+        };
+        assert_eq!(at(0), Some((9, 5)));
+        assert_eq!(at(1), Some((2, 12)));
+        assert_eq!(at(2), Some((11, 5)));
+        assert_eq!(at(3), Some((12, 12)));
+        assert_eq!(at(4), Some((14, 3)));
+        assert_eq!(at(5), Some((15, 5)));
+        // Not there: the map that would hold it.
+        assert_eq!(at(6).map(|(line, _)| line), Some(14));
+        assert_eq!(at(7), None);
     }
 
     #[test]

@@ -246,6 +246,19 @@ pub fn parse_skills_with(
     file: &str,
     limits: &Limits,
 ) -> Result<Vec<Skill>, DefinitionError> {
+    parse_skill_documents_with(text, file, limits).map(|(skills, _)| skills)
+}
+
+/// [`parse_skills_with`], with the 1-based number of the document each
+/// skill is in (empty documents are skipped, so it is not always its
+/// index plus one): what [`crate::locate_fields`] takes to find where a
+/// later check's problem with one of them is written.
+pub fn parse_skill_documents_with(
+    text: &str,
+    file: &str,
+    limits: &Limits,
+) -> Result<(Vec<Skill>, Vec<usize>), DefinitionError> {
+    let mut numbers: Vec<usize> = Vec::new();
     let mut skills: Vec<Skill> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     documents(text, file, limits, |number, document: SkillDocument| {
@@ -275,9 +288,10 @@ pub fn parse_skills_with(
             ));
         }
         skills.push(skill);
+        numbers.push(number);
         Ok(())
     })?;
-    Ok(skills)
+    Ok((skills, numbers))
 }
 
 /// All of a skill's validation problems on one line, field first.

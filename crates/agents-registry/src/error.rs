@@ -163,8 +163,8 @@ pub enum ServiceError {
     #[error("{}", strict_message_of("cannot read the SKILL.md", .0))]
     SkillMd(Vec<agents_discovery::SkillMdError>),
     /// `--strict`: the write found problems, so nothing was written.
-    #[error("{}", strict_message(.0))]
-    Strict(Vec<String>),
+    #[error("{}", strict_message(.0, |_, finding| finding.message.clone()))]
+    Strict(Vec<crate::write::WriteFinding>),
     /// An Agent Skills folder's files cannot be digested for a lock.
     #[error(transparent)]
     AgentSkillFiles(#[from] agents_discovery::FolderDigestError),
@@ -210,25 +210,44 @@ impl ServiceError {
 }
 
 /// How many findings a `--strict` refusal lists before "and N more".
-const STRICT_SHOWN: usize = 10;
+pub const STRICT_SHOWN: usize = 10;
 
-fn strict_message(warnings: &[String]) -> String {
-    let plural = if warnings.len() == 1 { "" } else { "s" };
-    strict_message_of(
+/// The message of a [`ServiceError::Strict`] refusal: how many problems,
+/// then up to [`STRICT_SHOWN`] of them as `show` words each (given its
+/// index in `findings`; indented, and a finding shown on several lines, with
+/// the line of the file it is at, indented throughout), then how many more.
+/// `show` is asked only of the findings shown.
+pub fn strict_message(
+    findings: &[crate::write::WriteFinding],
+    show: impl Fn(usize, &crate::write::WriteFinding) -> String,
+) -> String {
+    let plural = if findings.len() == 1 { "" } else { "s" };
+    let shown: Vec<String> = findings
+        .iter()
+        .take(STRICT_SHOWN)
+        .enumerate()
+        .map(|(at, finding)| show(at, finding))
+        .collect();
+    let mut text = strict_message_of(
         &format!(
             "nothing written: {} problem{plural} under --strict",
-            warnings.len()
+            findings.len()
         ),
-        warnings,
-    )
+        &shown,
+    );
+    if findings.len() > STRICT_SHOWN {
+        text.push_str(&format!("\n  … and {} more", findings.len() - STRICT_SHOWN));
+    }
+    text
 }
 
-/// `head`, then up to [`STRICT_SHOWN`] findings, one per line, then how many more.
+/// `head`, then up to [`STRICT_SHOWN`] findings, one per line (the lines of
+/// one indented together), then how many more.
 fn strict_message_of(head: &str, warnings: &[impl ToString]) -> String {
     let mut text = head.to_owned();
     for warning in warnings.iter().take(STRICT_SHOWN) {
         text.push_str("\n  ");
-        text.push_str(&warning.to_string());
+        text.push_str(&warning.to_string().replace('\n', "\n  "));
     }
     if warnings.len() > STRICT_SHOWN {
         text.push_str(&format!("\n  … and {} more", warnings.len() - STRICT_SHOWN));

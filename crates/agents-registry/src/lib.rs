@@ -23,7 +23,7 @@ pub use agents_mcp::FetchOptions;
 pub use agents_store::Store;
 pub use builtin::{builtin_registry, builtin_tools};
 pub use discovery::Progress;
-pub use error::{Hint, ServiceError};
+pub use error::{Hint, STRICT_SHOWN, ServiceError, strict_message};
 pub use mcp::{
     DEFAULT_MCP_TIMEOUT, DriftWarning, McpDefinition, McpRefresh, McpServerState, McpToolDiff,
     REVIEWED_MAX, ReviewedDefinition, TRUST_DIGEST_MIN, TrustReview, TrustStep,
@@ -37,6 +37,6 @@ pub use trust::{
     describe_launch,
 };
 pub use write::{
-    Change, FileCheck, ImportOutcome, ToolChange, WriteMode, WriteOutcome, did_you_mean,
-    shown_warnings,
+    Change, FileCheck, ImportOutcome, ToolChange, WriteFinding, WriteMode, WriteOutcome,
+    did_you_mean, shown_findings,
 };

@@ -9,7 +9,7 @@
 use std::collections::{HashMap, HashSet};
 
 use agents_core::{
-    ResolveError, ResolveWarning, Skill, SkillItem, SkillName, SkillResolver, ToolSource,
+    ResolveError, ResolveWarning, Site, Skill, SkillItem, SkillName, SkillResolver, ToolSource,
 };
 use agents_store::{Store, StoreError};
 use indexmap::IndexSet;
@@ -58,15 +58,68 @@ pub struct WriteOutcome {
     /// Each input skill, in input order, with what happened to it.
     pub changes: Vec<(SkillName, Change)>,
     /// Problems found in the closure of the written skills (unknown tools,
-    /// missing includes, cycles, ...), one line each, every one.
-    pub warnings: Vec<String>,
+    /// missing includes, cycles, ...), every one.
+    pub warnings: Vec<WriteFinding>,
 }
 
 impl WriteOutcome {
-    /// [`Self::warnings`] as a terminal shows them: the first
-    /// [`MAX_WRITE_WARNINGS`], then how many more.
-    pub fn shown_warnings(&self) -> Vec<String> {
-        shown_warnings(self.warnings.clone())
+    /// [`Self::warnings`] as a terminal shows them (see [`shown_findings`]).
+    pub fn shown_warnings(&self) -> (&[WriteFinding], Option<String>) {
+        shown_findings(&self.warnings)
+    }
+}
+
+/// One problem the write-time check found, typed up to the caller: which
+/// skill's definition holds it and which part of it ([`Site`]), so a caller
+/// that has the file can point at the line ([`Site::field_in`] gives the
+/// field path); the service reads no files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteFinding {
+    /// The skill whose definition holds the problem, when one does (a
+    /// cycle: its first skill).
+    pub skill: Option<SkillName>,
+    /// The part of that definition the problem is about, when known.
+    pub site: Option<Site>,
+    /// A stable machine-readable kind (`unknown_tool`, `missing_include`,
+    /// `cycle`, `unmatched_override`, `unknown_mcp_server`, ...).
+    pub kind: &'static str,
+    /// The problem on one line, as it has always been shown: it names the
+    /// skill, and every name in it is shortened.
+    pub message: String,
+}
+
+impl WriteFinding {
+    fn of_error(error: &ResolveError) -> Self {
+        let (skill, site) = split(error.site());
+        Self {
+            skill: skill.or_else(|| located_error(error).cloned()),
+            site,
+            kind: error.kind(),
+            message: error.to_string(),
+        }
+    }
+
+    fn of_warning(warning: &ResolveWarning, message: String) -> Self {
+        let (skill, site) = split(warning.site());
+        Self {
+            skill: skill.or_else(|| Some(located_warning(warning).clone())),
+            site,
+            kind: warning.kind(),
+            message,
+        }
+    }
+}
+
+impl std::fmt::Display for WriteFinding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+fn split(site: Option<(&SkillName, Site)>) -> (Option<SkillName>, Option<Site>) {
+    match site {
+        Some((skill, site)) => (Some(skill.clone()), Some(site)),
+        None => (None, None),
     }
 }
 
@@ -175,7 +228,7 @@ impl<S: Store> SkillRegistryService<S> {
         &self,
         skills: &[Skill],
         batch: &[Skill],
-    ) -> Result<Vec<String>, ServiceError> {
+    ) -> Result<Vec<WriteFinding>, ServiceError> {
         let pending = reached_in(skills, batch);
         if pending.is_empty() {
             return self.write_warnings(skills).await;
@@ -218,9 +271,14 @@ impl<S: Store> SkillRegistryService<S> {
             if warnings.is_empty()
                 && let Some((skill, included)) = reaches
             {
-                warnings.push(format!(
-                    "`{skill}` includes `{included}`, which has problems (listed for the file that defines it, or for the first file that reaches it)"
-                ));
+                warnings.push(WriteFinding {
+                    message: format!(
+                        "`{skill}` includes `{included}`, which has problems (listed for the file that defines it, or for the first file that reaches it)"
+                    ),
+                    skill: Some(skill),
+                    site: Some(Site::Include(included)),
+                    kind: "included_problems",
+                });
             }
             if !warnings.is_empty() {
                 return Err(ServiceError::Strict(warnings));
@@ -490,7 +548,10 @@ impl<S: Store> SkillRegistryService<S> {
     /// that match nothing, agent sources that match no folder and MCP
     /// references to unconfigured servers. Cache state (an MCP server not
     /// refreshed yet) is not a problem of the definition and is left out.
-    pub async fn write_warnings(&self, written: &[Skill]) -> Result<Vec<String>, ServiceError> {
+    pub async fn write_warnings(
+        &self,
+        written: &[Skill],
+    ) -> Result<Vec<WriteFinding>, ServiceError> {
         self.warnings_for(written, |_| true).await
     }
 
@@ -500,7 +561,7 @@ impl<S: Store> SkillRegistryService<S> {
         &self,
         written: &[Skill],
         checked: impl Fn(&SkillName) -> bool,
-    ) -> Result<Vec<String>, ServiceError> {
+    ) -> Result<Vec<WriteFinding>, ServiceError> {
         let names: HashSet<&SkillName> = written.iter().map(|skill| &skill.name).collect();
         let roots = included_elsewhere(written, |name| names.contains(name));
         let (skills, catalog) = self.load_with(&roots, written).await?;
@@ -517,21 +578,22 @@ impl<S: Store> SkillRegistryService<S> {
         self.lines(errors, warnings, references).await
     }
 
-    /// Problems as the lines a write prints: errors first, then warnings
+    /// Problems as a write reports them: errors first, then warnings
     /// (cache state left out), references to unconfigured MCP servers, and
-    /// unknown tools with the closest catalogue name.
+    /// unknown tools with the closest catalogue name; a problem shown in
+    /// the same words as one before it is left out.
     async fn lines(
         &self,
         errors: Vec<ResolveError>,
         warnings: Vec<ResolveWarning>,
         references: Vec<ServiceError>,
-    ) -> Result<Vec<String>, ServiceError> {
-        let mut lines: IndexSet<String> = IndexSet::new();
+    ) -> Result<Vec<WriteFinding>, ServiceError> {
+        let mut lines = Findings::default();
         let mut unknown: IndexSet<(SkillName, String)> = IndexSet::new();
         // The walk follows each include once, so it meets each cycle once
         // (by the one back edge that closes it).
-        for error in errors {
-            lines.insert(error.to_string());
+        for error in &errors {
+            lines.push(WriteFinding::of_error(error));
         }
         for warning in warnings {
             match warning {
@@ -542,13 +604,27 @@ impl<S: Store> SkillRegistryService<S> {
                 | ResolveWarning::MistypedOverride { .. }
                 | ResolveWarning::UnknownAgentSkill { .. }
                 | ResolveWarning::DuplicateAgentSkill { .. } => {
-                    lines.insert(warning.to_string());
+                    lines.push(WriteFinding::of_warning(&warning, warning.to_string()));
                 }
                 ResolveWarning::McpNotCached { .. } | ResolveWarning::McpToolMissing { .. } => {}
             }
         }
         for error in references {
-            lines.insert(error.to_string());
+            let finding = match &error {
+                ServiceError::UnknownMcpServer { skill, server } => WriteFinding {
+                    skill: SkillName::new(skill).ok(),
+                    site: Some(Site::McpSource(server.clone())),
+                    kind: error.kind(),
+                    message: error.to_string(),
+                },
+                other => WriteFinding {
+                    skill: None,
+                    site: None,
+                    kind: other.kind(),
+                    message: other.to_string(),
+                },
+            };
+            lines.push(finding);
         }
         if !unknown.is_empty() {
             let candidates = self.hint_names().await?;
@@ -564,11 +640,31 @@ impl<S: Store> SkillRegistryService<S> {
                 } else {
                     String::new()
                 };
-                let line = ResolveWarning::UnknownTool { skill, tool }.to_string();
-                lines.insert(format!("{line}{hint}"));
+                let warning = ResolveWarning::UnknownTool { skill, tool };
+                let line = format!("{warning}{hint}");
+                lines.push(WriteFinding::of_warning(&warning, line));
             }
         }
-        Ok(lines.into_iter().collect())
+        Ok(lines.found)
+    }
+}
+
+/// Findings in order, each message once.
+#[derive(Default)]
+struct Findings {
+    found: Vec<WriteFinding>,
+    seen: HashSet<String>,
+}
+
+impl Findings {
+    fn push(&mut self, finding: WriteFinding) {
+        if self.seen.insert(finding.message.clone()) {
+            self.found.push(finding);
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.found.len()
     }
 }
 
@@ -578,11 +674,11 @@ impl<S: Store> SkillRegistryService<S> {
 pub struct FileCheck {
     /// The file's problems: those of its own skills, and those of stored
     /// skills it is the first file of the command to reach.
-    pub warnings: Vec<String>,
-    /// The lines of [`Self::warnings`] about stored skills this file is the
-    /// first of the command to reach: shown even when the file's write
+    pub warnings: Vec<WriteFinding>,
+    /// The findings of [`Self::warnings`] about stored skills this file is
+    /// the first of the command to reach: shown even when the file's write
     /// fails, since no later file lists them.
-    pub from_stored: Vec<String>,
+    pub from_stored: Vec<WriteFinding>,
     /// A skill of the file and a skill it includes whose closure has
     /// problems listed for another file (`--strict` refuses the file then).
     pub reaches: Option<(SkillName, SkillName)>,
@@ -590,7 +686,7 @@ pub struct FileCheck {
 
 /// One warning per secret `skill` writes out in an MCP server's definition,
 /// with what to write instead.
-fn literal_secret_warnings(skill: &Skill) -> impl Iterator<Item = String> + '_ {
+fn literal_secret_warnings(skill: &Skill) -> impl Iterator<Item = WriteFinding> + '_ {
     skill
         .items
         .iter()
@@ -607,11 +703,19 @@ fn literal_secret_warnings(skill: &Skill) -> impl Iterator<Item = String> + '_ {
                     } else {
                         "pass it through `env` or `headers` as a `${VAR}` reference (agents expands those only)"
                     };
-                    format!(
-                        "Skill '{}': MCP server '{}': `{field}` holds a secret written out, which everyone who reads the registry sees (`agents skill get --show-secrets` prints it); {instead}",
-                        skill.name,
-                        agents_core::text::shorten(&source.server, agents_core::text::MAX_ECHO_BYTES),
-                    )
+                    WriteFinding {
+                        message: format!(
+                            "Skill '{}': MCP server '{}': `{field}` holds a secret written out, which everyone who reads the registry sees (`agents skill get --show-secrets` prints it); {instead}",
+                            skill.name,
+                            agents_core::text::shorten(&source.server, agents_core::text::MAX_ECHO_BYTES),
+                        ),
+                        skill: Some(skill.name.clone()),
+                        site: Some(Site::McpSourceField {
+                            server: source.server.clone(),
+                            field,
+                        }),
+                        kind: "literal_secret",
+                    }
                 })
         })
 }
@@ -1034,29 +1138,39 @@ const MAX_WRITE_WARNINGS: usize = 20;
 /// in between (each time it read, someone else wrote).
 const APPLY_ATTEMPTS: usize = 5;
 
-/// Write warnings as a terminal shows them: the first
-/// [`MAX_WRITE_WARNINGS`], then how many more.
-pub fn shown_warnings(mut warnings: Vec<String>) -> Vec<String> {
-    agents_core::text::cap_lines(&mut warnings, MAX_WRITE_WARNINGS, |more| {
+/// Write findings as a terminal shows them: the first
+/// [`MAX_WRITE_WARNINGS`] (the only ones a caller needs to point at a line
+/// for), then a line saying how many more, if any.
+pub fn shown_findings(findings: &[WriteFinding]) -> (&[WriteFinding], Option<String>) {
+    let shown = findings.get(..MAX_WRITE_WARNINGS).unwrap_or(findings);
+    let more = findings.len() - shown.len();
+    let trailer = (more > 0).then(|| {
         format!("… and {more} more problems (`agents skill validate` lists them per skill)")
     });
-    warnings
+    (shown, trailer)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{did_you_mean, shown_warnings};
+    use super::{WriteFinding, did_you_mean, shown_findings};
 
     #[test]
     fn write_warnings_are_bounded() {
-        let many: Vec<String> = (0..1000).map(|i| format!("w{i}")).collect();
-        let shown = shown_warnings(many);
-        assert_eq!(shown.len(), 21);
+        let finding = |message: String| WriteFinding {
+            skill: None,
+            site: None,
+            kind: "test",
+            message,
+        };
+        let many: Vec<WriteFinding> = (0..1000).map(|i| finding(format!("w{i}"))).collect();
+        let (shown, more) = shown_findings(&many);
+        assert_eq!(shown.len(), 20);
         assert_eq!(
-            shown[20],
-            "… and 980 more problems (`agents skill validate` lists them per skill)"
+            more.as_deref(),
+            Some("… and 980 more problems (`agents skill validate` lists them per skill)")
         );
-        assert_eq!(shown_warnings(vec!["one".into()]), ["one"]);
+        let one = [finding("one".into())];
+        assert_eq!(shown_findings(&one), (&one[..], None));
     }
 
     #[test]

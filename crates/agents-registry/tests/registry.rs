@@ -338,7 +338,10 @@ async fn write_hints_follow_the_services_own_tool_writes_and_are_bounded() {
     use agents_registry::WriteMode;
     let dir = tempfile::tempdir().unwrap();
     let svc = service(&dir).await;
-    let warned = |outcome: agents_registry::WriteOutcome| outcome.warnings.join("\n");
+    let warned = |outcome: agents_registry::WriteOutcome| {
+        let lines: Vec<String> = outcome.warnings.iter().map(|w| w.to_string()).collect();
+        lines.join("\n")
+    };
     let first = svc
         .write_skills(
             &[skill("h/a", vec![tool_ref("custom/deplyo")])],
@@ -498,5 +501,77 @@ async fn an_import_treats_stored_tools_as_tool_add_does() {
             ("mcp:srv@d1/add".to_owned(), ToolChange::Created),
             ("mcp:srv@d2/echo".to_owned(), ToolChange::Unchanged),
         ]
+    );
+}
+
+/// The write-time check's findings stay typed up to the caller: the skill
+/// whose definition holds each and the part of it, so a caller that has the
+/// file can point at the line (the service reads none).
+#[tokio::test]
+async fn write_findings_name_their_skill_and_the_part_of_it() {
+    use agents_core::{Include, Site};
+    use agents_registry::WriteMode;
+    let dir = tempfile::tempdir().unwrap();
+    let svc = service(&dir).await;
+    let include = |to: &str| {
+        SkillItem::Include(Include {
+            skill: name(to),
+            overrides: Default::default(),
+        })
+    };
+    let outcome = svc
+        .write_skills(
+            &[
+                skill("f/a", vec![tool_ref("custom/none"), include("f/missing")]),
+                skill("f/b", vec![include("f/c")]),
+                skill("f/c", vec![include("f/b")]),
+            ],
+            WriteMode::Add,
+            false,
+        )
+        .await
+        .unwrap();
+    let found: Vec<(&str, Option<&str>, Option<&Site>)> = outcome
+        .warnings
+        .iter()
+        .map(|f| {
+            (
+                f.kind,
+                f.skill.as_ref().map(SkillName::as_str),
+                f.site.as_ref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "missing_include",
+                Some("f/a"),
+                Some(&Site::Include(name("f/missing")))
+            ),
+            ("cycle", Some("f/b"), Some(&Site::Include(name("f/c")))),
+            (
+                "unknown_tool",
+                Some("f/a"),
+                Some(&Site::ToolRef("custom/none".into()))
+            ),
+        ]
+    );
+    let err = svc
+        .write_skills(
+            &[skill("f/d", vec![tool_ref("custom/none")])],
+            WriteMode::Add,
+            true,
+        )
+        .await
+        .unwrap_err();
+    let agents_registry::ServiceError::Strict(findings) = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(findings[0].site, Some(Site::ToolRef("custom/none".into())));
+    assert_eq!(
+        err.to_string(),
+        "nothing written: 1 problem under --strict\n  Skill 'f/d': Tool 'custom/none' is not registered"
     );
 }

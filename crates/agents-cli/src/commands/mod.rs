@@ -226,8 +226,9 @@ pub struct Written {
     pub names: Vec<String>,
     /// Every warning (the JSON result's).
     pub warnings: Vec<String>,
-    /// The warnings stderr shows (a long list cut).
-    pub shown: Vec<String>,
+    /// The warnings stderr shows (a long list cut), each naming the file
+    /// (and the line, where it is known).
+    pub shown: Vec<output::Warning>,
 }
 
 /// Runs `write` once per file (each file is its own transaction), reporting
@@ -254,7 +255,7 @@ where
                 warnings,
                 shown: cut,
             }) => {
-                output::warn_all(format, cut.iter().map(|w| format!("{shown}: {w}")));
+                output::warn_all_detailed(format, cut);
                 if format == Format::Table {
                     let plural = if names.len() == 1 { "" } else { "s" };
                     output::line(format!(

@@ -2,8 +2,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use agents_core::{Explanation, LockDiff, Lockfile, OverrideLayer, ResolvedToolEntry, SkillName};
-use agents_definition::{parse_skills_with, skill_to_json, skills_to_yaml};
-use agents_registry::{FileCheck, WriteMode, WriteOutcome};
+use agents_definition::{FieldPosition, parse_skill_documents_with, skill_to_json, skills_to_yaml};
+use agents_registry::{FileCheck, WriteFinding, WriteMode, WriteOutcome};
 use serde_json::{Value, json};
 
 use crate::cli::{Format, GlobalArgs, SkillCommand};
@@ -94,17 +94,25 @@ async fn write_files(
     let all = &all;
     let mut parsed = parsed.into_iter();
     super::for_each_file(ctx.format, files, verb, "skill", |file| {
-        let parsed = parsed.next().unwrap_or(Ok((0..0, FileCheck::default())));
+        let parsed = parsed
+            .next()
+            .unwrap_or_else(|| Ok((FileSkills::default(), FileCheck::default())));
         async move {
-            let (range, check) = parsed?;
-            let skills = all.get(range).unwrap_or_default();
-            let outcome = write_one(ctx, file, skills, check, mode, strict)
+            let (source, check) = parsed?;
+            let skills = all.get(source.range.clone()).unwrap_or_default();
+            let pointer = Pointer {
+                file,
+                skills,
+                source: &source,
+            };
+            let outcome = write_one(ctx, &pointer, check, mode, strict)
                 .await
                 .map_err(|failure| advise(failure, mode))?;
+            let (shown, more) = outcome.shown_warnings();
             Ok(Written {
                 names: skills.iter().map(|s| s.name.to_string()).collect(),
-                shown: outcome.shown_warnings(),
-                warnings: outcome.warnings,
+                shown: pointer.warnings(shown, more),
+                warnings: messages(&outcome.warnings),
             })
         }
     })
@@ -125,13 +133,155 @@ fn advise(mut failure: Failure, mode: WriteMode) -> Failure {
     failure
 }
 
+/// The messages of `findings`, as the JSON result lists them.
+fn messages(findings: &[WriteFinding]) -> Vec<String> {
+    findings
+        .iter()
+        .map(|finding| finding.message.clone())
+        .collect()
+}
+
+/// One file's part of a write: where its skills are in the command's
+/// batch, the document of the file each is in, and a fingerprint of the
+/// text they were parsed from.
+#[derive(Debug, Clone, Default)]
+struct FileSkills {
+    range: std::ops::Range<usize>,
+    documents: Vec<usize>,
+    fingerprint: u64,
+}
+
+/// A fingerprint of a file's text, to know it is the text read before.
+fn fingerprint(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Points the write-time findings of one file at the lines they are
+/// about: a finding about a skill the file defines, at the part of its
+/// definition the finding names ([`agents_core::Site::field_in`], found in
+/// the text by [`agents_definition::locate_fields`]).
+///
+/// Only the findings shown are located. The parse keeps no positions, so
+/// the file is read again (once, and only when a shown finding is about one
+/// of its skills) and used only when it still holds the text that was
+/// parsed; otherwise the findings name the file alone, as before.
+struct Pointer<'a> {
+    file: &'a Path,
+    skills: &'a [agents_core::Skill],
+    source: &'a FileSkills,
+}
+
+impl Pointer<'_> {
+    /// Where each of `findings` is written in the file, if it can be told.
+    fn locate(&self, findings: &[WriteFinding]) -> Vec<Option<FieldPosition>> {
+        let mut positions = vec![None; findings.len()];
+        let mut requests: Vec<(usize, usize, agents_core::FieldPath)> = Vec::new();
+        for (at, finding) in findings.iter().enumerate() {
+            let (Some(name), Some(site)) = (&finding.skill, &finding.site) else {
+                continue;
+            };
+            let Some(index) = self.skills.iter().position(|skill| skill.name == *name) else {
+                continue;
+            };
+            let (Some(skill), Some(&document)) =
+                (self.skills.get(index), self.source.documents.get(index))
+            else {
+                continue;
+            };
+            if let Some(path) = site.field_in(skill) {
+                requests.push((at, document, path));
+            }
+        }
+        if requests.is_empty() {
+            return positions;
+        }
+        let Ok(text) = read_text(self.file) else {
+            return positions;
+        };
+        if fingerprint(&text) != self.source.fingerprint {
+            return positions;
+        }
+        let wanted: Vec<(usize, &agents_core::FieldPath)> = requests
+            .iter()
+            .map(|(_, document, path)| (*document, path))
+            .collect();
+        let found = agents_definition::locate_fields(&text, &wanted);
+        for ((at, ..), position) in requests.iter().zip(found) {
+            if let Some(slot) = positions.get_mut(*at) {
+                *slot = position;
+            }
+        }
+        positions
+    }
+
+    /// `shown` and the line `more` as stderr shows them: each naming the
+    /// file, and the line with a caret where it is known; under `--format
+    /// json` the same one-line message as before, the position as fields.
+    fn warnings(&self, shown: &[WriteFinding], more: Option<String>) -> Vec<output::Warning> {
+        let file = self.file.display().to_string();
+        let positions = self.locate(shown);
+        let mut warnings: Vec<output::Warning> = shown
+            .iter()
+            .zip(positions)
+            .map(|(finding, position)| {
+                let message = format!("{file}: {}", finding.message);
+                let mut details = serde_json::Map::new();
+                details.insert("kind".into(), finding.kind.into());
+                if let Some(skill) = &finding.skill {
+                    details.insert("skill".into(), skill.as_str().into());
+                }
+                details.insert("file".into(), file.clone().into());
+                let text = match &position {
+                    Some(at) => {
+                        details.insert("line".into(), at.line.into());
+                        details.insert("column".into(), at.column.into());
+                        at.show(&file, &finding.message)
+                    }
+                    None => message.clone(),
+                };
+                output::Warning {
+                    text,
+                    message: Some(message),
+                    details,
+                }
+            })
+            .collect();
+        warnings.extend(more.map(|more| output::Warning {
+            text: format!("{file}: {more}"),
+            message: None,
+            details: serde_json::Map::new(),
+        }));
+        warnings
+    }
+
+    /// A `--strict` refusal of the file: its findings, the shown ones
+    /// pointing at their lines.
+    fn refusal(&self, findings: &[WriteFinding]) -> Failure {
+        let shown = findings
+            .get(..agents_registry::STRICT_SHOWN)
+            .unwrap_or(findings);
+        let file = self.file.display().to_string();
+        let positions = self.locate(shown);
+        let message = agents_registry::strict_message(findings, |at, finding| {
+            match positions.get(at).and_then(Option::as_ref) {
+                Some(at) => at.show(&file, &finding.message),
+                None => finding.message.clone(),
+            }
+        });
+        Failure::new("strict", format!("{file}: {message}"))
+    }
+}
+
 /// Every file's skills, parsed and checked before any is written, so that
 /// the check of one file sees the skills the command's other files define.
 struct Batch {
     all: Vec<agents_core::Skill>,
     /// Each file's skills in `all` and what the check found, or why the
     /// file could not be read.
-    files: Vec<Result<(std::ops::Range<usize>, FileCheck), Failure>>,
+    files: Vec<Result<(FileSkills, FileCheck), Failure>>,
 }
 
 impl Batch {
@@ -139,7 +289,7 @@ impl Batch {
         let Parsed { all, files } = Parsed::parse(ctx, paths);
         let ranges: Vec<std::ops::Range<usize>> = files
             .iter()
-            .filter_map(|file| file.as_ref().ok().cloned())
+            .filter_map(|file| file.as_ref().ok().map(|file| file.range.clone()))
             .collect();
         let mut checks = ctx.service.check_files(&all, &ranges).await.into_iter();
         let files = files
@@ -162,7 +312,7 @@ impl Batch {
 struct Parsed {
     all: Vec<agents_core::Skill>,
     /// Each file's skills in `all`, or why it could not be read.
-    files: Vec<Result<std::ops::Range<usize>, Failure>>,
+    files: Vec<Result<FileSkills, Failure>>,
 }
 
 impl Parsed {
@@ -171,7 +321,7 @@ impl Parsed {
         let files = files
             .iter()
             .map(|file| {
-                read_skills(ctx, file).map(|skills| {
+                read_skills(ctx, file).map(|(skills, documents, fingerprint)| {
                     let start = all.len();
                     if all.is_empty() {
                         // The first (usually only) file's skills are moved,
@@ -180,7 +330,11 @@ impl Parsed {
                     } else {
                         all.extend(skills);
                     }
-                    start..all.len()
+                    FileSkills {
+                        range: start..all.len(),
+                        documents,
+                        fingerprint,
+                    }
                 })
             })
             .collect();
@@ -197,22 +351,28 @@ async fn apply(ctx: &Context, files: &[PathBuf], strict: bool) -> Result<ExitCod
     let Batch { all, files: parsed } = Batch::read(ctx, files).await;
     for (file, parsed) in files.iter().zip(parsed) {
         let shown = file.display().to_string();
-        let written = match parsed {
-            Ok((range, check)) => {
-                let skills = all.get(range).unwrap_or_default();
-                write_one(ctx, file, skills, check, WriteMode::Apply, strict).await
+        let (source, written) = match parsed {
+            Ok((source, check)) => {
+                let skills = all.get(source.range.clone()).unwrap_or_default();
+                let pointer = Pointer {
+                    file,
+                    skills,
+                    source: &source,
+                };
+                let written = write_one(ctx, &pointer, check, WriteMode::Apply, strict).await;
+                (source, written)
             }
-            Err(failure) => Err(failure),
+            Err(failure) => (FileSkills::default(), Err(failure)),
         };
         match written {
             Ok(outcome) => {
-                output::warn_all(
-                    ctx.format,
-                    outcome
-                        .shown_warnings()
-                        .iter()
-                        .map(|w| format!("{shown}: {w}")),
-                );
+                let (shown_findings, more) = outcome.shown_warnings();
+                let pointer = Pointer {
+                    file,
+                    skills: all.get(source.range.clone()).unwrap_or_default(),
+                    source: &source,
+                };
+                output::warn_all_detailed(ctx.format, pointer.warnings(shown_findings, more));
                 if ctx.format == Format::Table {
                     for (name, change) in &outcome.changes {
                         output::line(format!("{} {name}", change.as_str()))?;
@@ -223,7 +383,7 @@ async fn apply(ctx: &Context, files: &[PathBuf], strict: bool) -> Result<ExitCod
                     .iter()
                     .map(|(name, change)| json!({"name": name, "change": change}))
                     .collect();
-                results.push(json!({"file": shown, "ok": true, "skills": skills, "warnings": outcome.warnings}));
+                results.push(json!({"file": shown, "ok": true, "skills": skills, "warnings": messages(&outcome.warnings)}));
             }
             Err(failure) => {
                 failed = true;
@@ -242,28 +402,37 @@ async fn apply(ctx: &Context, files: &[PathBuf], strict: bool) -> Result<ExitCod
     })
 }
 
-/// Parses one file of skill definitions (at least one).
-fn read_skills(ctx: &Context, file: &Path) -> Result<Vec<agents_core::Skill>, Failure> {
-    let skills = parse_definition(ctx, file, InputKind::Skills, parse_skills_with)?;
+/// Parses one file of skill definitions (at least one), with the document
+/// each is in and a [`fingerprint`] of the text.
+fn read_skills(
+    ctx: &Context,
+    file: &Path,
+) -> Result<(Vec<agents_core::Skill>, Vec<usize>, u64), Failure> {
+    let mut print = 0;
+    let (skills, documents) =
+        parse_definition(ctx, file, InputKind::Skills, |text, shown, limits| {
+            print = fingerprint(text);
+            parse_skill_documents_with(text, shown, limits)
+        })?;
     if skills.is_empty() {
         return Err(Failure::new(
             "invalid_definition",
             format!("{}: no skill definitions found", file.display()),
         ));
     }
-    Ok(skills)
+    Ok((skills, documents, print))
 }
 
 /// Writes one file's `skills` under `mode` (as the command's check found
 /// them) and trusts their launch specs for this user (they chose the file).
 async fn write_one(
     ctx: &Context,
-    file: &Path,
-    skills: &[agents_core::Skill],
+    pointer: &Pointer<'_>,
     check: FileCheck,
     mode: WriteMode,
     strict: bool,
 ) -> Result<WriteOutcome, Failure> {
+    let (file, skills) = (pointer.file, pointer.skills);
     let shown = file.display().to_string();
     let in_file = |err: agents_registry::ServiceError| super::in_file(file, err.into());
     // A file that fails still shows the problems of stored skills its
@@ -276,15 +445,12 @@ async fn write_one(
         .await
     {
         Ok(outcome) => outcome,
+        Err(agents_registry::ServiceError::Strict(findings)) => {
+            return Err(pointer.refusal(&findings));
+        }
         Err(err) => {
-            if !matches!(err, agents_registry::ServiceError::Strict(_)) {
-                output::warn_all(
-                    ctx.format,
-                    agents_registry::shown_warnings(found)
-                        .iter()
-                        .map(|w| format!("{shown}: {w}")),
-                );
-            }
+            let (found, more) = agents_registry::shown_findings(&found);
+            output::warn_all_detailed(ctx.format, pointer.warnings(found, more));
             return Err(in_file(err));
         }
     };

@@ -18,3 +18,4 @@ mod skill;
 mod tool;
 mod trust;
 mod workspace;
+mod write_lines;

@@ -603,7 +603,25 @@ fn json_write_results_keep_every_warning() {
         &format!("name: l/many\ntools: [{}]\n", tools.join(", ")),
     );
     let run = sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
-    assert_eq!(run.stderr.lines().count(), 21, "{}", run.stderr);
+    // Each warning quotes the line it points at under it.
+    let warnings = run
+        .stderr
+        .lines()
+        .filter(|line| line.starts_with("warning: "))
+        .count();
+    assert_eq!(warnings, 21, "{}", run.stderr);
+    assert_eq!(
+        run.stderr.matches("  |         ^\n").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("warning: [SANDBOX]/many.yaml:2:246: Skill 'l/many': Tool 'nowhere/t19'"),
+        "{}",
+        run.stderr
+    );
     assert!(
         run.stderr.contains("… and 10 more problems"),
         "{}",
@@ -1096,7 +1114,12 @@ fn a_command_over_many_files_prints_a_bounded_stderr() {
     let mut add = vec!["skill", "add"];
     add.extend(files.iter().map(String::as_str));
     let run = sb.run(&add).ok();
-    let lines: Vec<&str> = run.stderr.lines().collect();
+    // Each warning quotes the line it points at under it.
+    let lines: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|line| line.starts_with("warning: "))
+        .collect();
     assert_eq!(lines.len(), 201, "{}", run.stderr);
     assert_eq!(
         lines[200],
