@@ -38,8 +38,9 @@ pub use export::{
 pub use graph::{GraphEdge, GraphNode, IncludeGraph, NodeKind, include_graph};
 pub use lock::{
     AgentFiles, Change, ChangedEntry, FieldChange, LOCK_FIELDS, LOCK_VERSION, LockDiff, LockError,
-    LockedEntry, LockedSkill, Lockfile, ToolChange, canonical, canonicalize, compare_tool_lists,
-    diff_lock, entry_definition, listed_tool_fields, lock_entry, lock_skill, sha256_digest,
+    LockedEntry, LockedSkill, Lockfile, ToolChange, agent_files_digest, canonical, canonicalize,
+    compare_tool_lists, diff_lock, entry_definition, listed_tool_fields, lock_entry, lock_skill,
+    sha256_digest,
 };
 pub use name::{InvalidSkillName, SKILL_NAME_PATTERN, SkillName};
 pub use plan::{MAX_SHOWN, Plan, PlanReport, validate_plan};

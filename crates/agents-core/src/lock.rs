@@ -181,6 +181,19 @@ fn digest_of(value: &Value) -> String {
     sha256_digest(canonical(value).as_bytes())
 }
 
+/// The `upstream` field of an Agent Skill entry: the digest of every file
+/// of its folder.
+fn agent_files_upstream(files: &BTreeMap<String, String>) -> Value {
+    json!({ "files": files })
+}
+
+/// The `upstream` field digest a lock records for an Agent Skill whose
+/// folder holds `files` (see [`AgentFiles`]): what the gateway compares a
+/// served folder with, by the rule that locked it.
+pub fn agent_files_digest(files: &BTreeMap<String, String>) -> String {
+    digest_of(&agent_files_upstream(files))
+}
+
 /// The canonical definition of one entry, by field ([`LOCK_FIELDS`]).
 pub fn entry_definition(entry: &ResolvedToolEntry, agent_files: &AgentFiles) -> Map<String, Value> {
     let tool = entry.tool.as_ref();
@@ -200,7 +213,7 @@ pub fn entry_definition(entry: &ResolvedToolEntry, agent_files: &AgentFiles) -> 
         }),
         Some(ToolSource::AgentSkills) => agent_files
             .get(&entry.name)
-            .map_or(Value::Null, |files| json!({ "files": files })),
+            .map_or(Value::Null, agent_files_upstream),
         _ => Value::Null,
     };
     let mut fields = Map::new();

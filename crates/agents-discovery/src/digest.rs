@@ -11,7 +11,7 @@
 //! names and digests of files outside the folder (a link to a home
 //! directory) never go into a lock file a project commits.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -39,6 +39,122 @@ impl FolderDigestError {
 
 /// The digest of every file in `folder` (see the module documentation).
 pub fn folder_digests(folder: &Path) -> Result<BTreeMap<String, String>, FolderDigestError> {
+    digests_with(folder, None, 0)
+}
+
+/// [`folder_digests`] of a folder digested again and again (the gateway
+/// checks a served folder against its lock at every request): a file whose
+/// stamp (device, inode, size, modification and change times) is the one
+/// it was hashed at is not read again, unless it changed in the last
+/// [`SETTLED`], within a file system's time granularity of that hash.
+pub fn folder_digests_cached(
+    folder: &Path,
+    cache: &DigestCache,
+) -> Result<BTreeMap<String, String>, FolderDigestError> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs().cast_signed());
+    digests_with(folder, Some(cache), now)
+}
+
+/// A file changed this recently is hashed again every time: a write within
+/// the file system's timestamp granularity of the last hash could leave its
+/// stamp as it was.
+pub const SETTLED: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// What [`folder_digests_cached`] keeps of one folder: each file's digest
+/// by relative path, with the stamp it was computed at. It holds the files
+/// of the last digest only.
+#[derive(Debug, Default)]
+pub struct DigestCache {
+    files: std::sync::Mutex<HashMap<String, (Stamp, String)>>,
+    /// Files read and hashed in all, for the tests.
+    hashed: std::sync::atomic::AtomicUsize,
+}
+
+impl DigestCache {
+    /// Files read and hashed through this cache so far.
+    pub fn hashed(&self) -> usize {
+        self.hashed.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// What tells a file's content has not changed without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Self {
+        use std::os::unix::fs::MetadataExt;
+        Self {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            len: meta.len(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+
+    /// Neither time is within [`SETTLED`] of `now` (seconds since the epoch).
+    fn settled(&self, now: i64) -> bool {
+        let settled = SETTLED.as_secs().cast_signed();
+        self.mtime.0.saturating_add(settled) < now && self.ctime.0.saturating_add(settled) < now
+    }
+}
+
+/// The files a cached digest reads: the last digest's, and this one's.
+struct Cached<'a> {
+    cache: &'a DigestCache,
+    before: HashMap<String, (Stamp, String)>,
+    kept: HashMap<String, (Stamp, String)>,
+    now: i64,
+}
+
+impl Cached<'_> {
+    fn digest(&mut self, path: &Path, relative: &str) -> std::io::Result<String> {
+        let mut file = std::fs::File::open(path)?;
+        let stamp = Stamp::of(&file.metadata()?);
+        let digest = match self.before.remove(relative) {
+            Some((was, digest)) if was == stamp => digest,
+            _ => {
+                self.cache
+                    .hashed
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                digest_of_file(&mut file)?
+            }
+        };
+        if stamp.settled(self.now) {
+            self.kept
+                .insert(relative.to_owned(), (stamp, digest.clone()));
+        }
+        Ok(digest)
+    }
+}
+
+/// The digests, through `cache` when given, with the clock at `now`
+/// (seconds since the epoch).
+fn digests_with(
+    folder: &Path,
+    cache: Option<&DigestCache>,
+    now: i64,
+) -> Result<BTreeMap<String, String>, FolderDigestError> {
+    let mut cached = cache.map(|cache| Cached {
+        cache,
+        // A copy, so the lock is not held while files are read.
+        before: cache
+            .files
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone(),
+        kept: HashMap::new(),
+        now,
+    });
     let fail = |message: String| FolderDigestError {
         folder: folder.to_path_buf(),
         message,
@@ -121,20 +237,33 @@ pub fn folder_digests(folder: &Path) -> Result<BTreeMap<String, String>, FolderD
             if !kind.is_file() && !kind.is_symlink() {
                 continue;
             }
-            let digest = file_digest(&path)
-                .map_err(|err| fail(format!("cannot read `{relative}`: {err}")))?;
+            let digest = match &mut cached {
+                Some(cached) => cached.digest(&path, &relative),
+                None => file_digest(&path),
+            }
+            .map_err(|err| fail(format!("cannot read `{relative}`: {err}")))?;
             digests.insert(relative, digest);
         }
         // Popped in name order.
         pending.extend(below.into_iter().rev());
     }
+    if let Some(cached) = cached {
+        *cached
+            .cache
+            .files
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = cached.kept;
+    }
     Ok(digests)
 }
 
 fn file_digest(path: &Path) -> std::io::Result<String> {
-    let mut file = std::fs::File::open(path)?;
+    digest_of_file(&mut std::fs::File::open(path)?)
+}
+
+fn digest_of_file(file: &mut std::fs::File) -> std::io::Result<String> {
     let mut hasher = Sha256::new();
-    std::io::copy(&mut file, &mut hasher)?;
+    std::io::copy(file, &mut hasher)?;
     Ok(format!(
         "sha256:{}",
         agents_core::text::hex(&hasher.finalize())
@@ -167,6 +296,41 @@ mod tests {
             folder_digests(dir.path()).unwrap()["SKILL.md"],
             digests["SKILL.md"]
         );
+    }
+
+    #[test]
+    fn a_cached_digest_reads_only_the_files_that_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("SKILL.md"), "abc").unwrap();
+        std::fs::write(dir.path().join("b.txt"), "bravo").unwrap();
+        let cache = DigestCache::default();
+        let now = || {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs()
+                .cast_signed()
+        };
+        // Just written: not settled, so hashed every time.
+        let first = digests_with(dir.path(), Some(&cache), now()).unwrap();
+        assert_eq!(first, folder_digests(dir.path()).unwrap());
+        digests_with(dir.path(), Some(&cache), now()).unwrap();
+        assert_eq!(cache.hashed(), 4);
+        // An hour on, every file has settled: read once more, then not.
+        let later = now() + 3600;
+        digests_with(dir.path(), Some(&cache), later).unwrap();
+        assert_eq!(
+            digests_with(dir.path(), Some(&cache), later).unwrap(),
+            first
+        );
+        assert_eq!(cache.hashed(), 6, "an unchanged file was read again");
+        // A change of one file (the same size) is read, and only it.
+        std::fs::write(dir.path().join("SKILL.md"), "abd").unwrap();
+        let changed = digests_with(dir.path(), Some(&cache), later).unwrap();
+        assert_eq!(cache.hashed(), 7);
+        assert_eq!(changed, folder_digests(dir.path()).unwrap());
+        assert_ne!(changed["SKILL.md"], first["SKILL.md"]);
+        assert_eq!(changed["b.txt"], first["b.txt"]);
     }
 
     #[test]

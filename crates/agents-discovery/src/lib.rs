@@ -37,7 +37,9 @@ mod scan;
 mod skill_md;
 mod yaml;
 
-pub use digest::{FolderDigestError, MAX_DIGEST_FILES, folder_digests};
+pub use digest::{
+    DigestCache, FolderDigestError, MAX_DIGEST_FILES, folder_digests, folder_digests_cached,
+};
 pub use discover::{
     ConflictResolution, ConflictStrategy, DiscoveryConflict, DiscoveryError, DiscoveryResult,
     ExistingTool, discover, require_dirs,

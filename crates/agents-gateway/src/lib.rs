@@ -23,7 +23,10 @@
 //!   served (the last plan that matched stays, no list_changed goes out), the
 //!   difference is logged once per change, and a `tools/call` of an entry that
 //!   differs is refused; once the registry matches the lock again it is
-//!   served as usual.
+//!   served as usual. The files of an Agent Skill are read at request time,
+//!   so its folder is checked against the lock at every request too: a
+//!   skill whose folder (or entry) differs is left out of `resources/list`
+//!   and `skills/list`, and reading its files is refused naming the lock.
 //! - Agent Skills of the set ([`skills`]): every file of each skill's folder
 //!   is the resource `skill://<name>/<relative path>` and the server declares
 //!   the SEP-2640 skills extension (`skills/list`, `skills/get` with sha256
@@ -111,9 +114,11 @@ pub fn plan(set: &ServeSet, default_timeout: Duration) -> Plan {
         let Some(spec) = entry.tool.as_ref() else {
             continue;
         };
-        let Some(skill) = ServedSkill::of(spec) else {
+        let Some(mut skill) = ServedSkill::of(spec) else {
             continue;
         };
+        // As a lock names it.
+        skill.entry.clone_from(&entry.name);
         if !set.is_own_folder(spec) {
             not_own.push(LeftOut {
                 name: entry.name.clone(),
@@ -268,6 +273,14 @@ struct Locked {
     /// The lock file as messages name it.
     file: String,
     drift: std::sync::Mutex<Drift>,
+    /// Per Agent Skill entry of the served skills, the `upstream` digests
+    /// the lock records for it (its folder's files): a served folder is
+    /// checked against them at every request, since its files are read
+    /// then, not when the skills were resolved.
+    folders: HashMap<String, Vec<String>>,
+    /// The Agent Skills (entry names) refused for their folder now, each
+    /// logged once when refused and once when it matches again.
+    refused_folders: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 /// How the registry differs from the lock now (empty while it matches).
@@ -369,10 +382,38 @@ impl Gateway {
         Self::with_lock(plan, options, None)
     }
 
-    /// A gateway serving `plan`, which matches `lock` (read from `file`, as
-    /// messages name it): every re-resolution is checked against the lock
-    /// before it is served ([`Gateway::reload`]).
-    pub fn locked(plan: Plan, options: FetchOptions, lock: Lockfile, file: String) -> Self {
+    /// A gateway serving `plan` of the skills `names`, which matches `lock`
+    /// (read from `file`, as messages name it): every re-resolution is
+    /// checked against the lock before it is served ([`Gateway::reload`]),
+    /// and the folder of an Agent Skill at every request for its files.
+    pub fn locked(
+        plan: Plan,
+        options: FetchOptions,
+        lock: Lockfile,
+        file: String,
+        names: &[SkillName],
+    ) -> Self {
+        let served: std::collections::HashSet<&str> =
+            plan.skills.iter().map(|s| s.entry.as_str()).collect();
+        let mut folders: HashMap<String, Vec<String>> = HashMap::new();
+        for name in names {
+            let Some(locked) = lock.skills.get(name.as_str()) else {
+                continue;
+            };
+            for entry in &locked.entries {
+                if !served.contains(entry.name.as_str()) {
+                    continue;
+                }
+                let digests = folders.entry(entry.name.clone()).or_default();
+                // Each skill that locked it recorded its folder; a folder
+                // can match only one record, so two differing ones refuse it.
+                if let Some(digest) = entry.fields.get("upstream")
+                    && !digests.contains(digest)
+                {
+                    digests.push(digest.clone());
+                }
+            }
+        }
         Self::with_lock(
             plan,
             options,
@@ -380,6 +421,8 @@ impl Gateway {
                 lock,
                 file,
                 drift: std::sync::Mutex::new(Drift::default()),
+                folders,
+                refused_folders: std::sync::Mutex::new(std::collections::HashSet::new()),
             }),
         )
     }
@@ -436,10 +479,15 @@ impl Gateway {
     }
 
     /// The `resources/list` entries: every served file of every Agent Skill
-    /// (a folder that cannot be read is logged and left out).
+    /// (a folder that cannot be read, or under a lock no longer matches it,
+    /// is logged and left out).
     pub fn skill_resources(&self) -> Vec<Resource> {
         let mut out = Vec::new();
         for skill in &self.plan().skills {
+            if self.folder_check(skill).is_err() {
+                // Logged by the check, once.
+                continue;
+            }
             match skill.resources() {
                 Ok(resources) => out.extend(resources),
                 Err(err) => tracing::warn!("mcp serve: skill `{}`: {err}", skill.name),
@@ -448,25 +496,123 @@ impl Gateway {
         out
     }
 
-    /// The `skills/list` entries (a skill that cannot be read or breaks a
-    /// SEP-2640 rule is logged and left out).
+    /// The `skills/list` entries (a skill that cannot be read, breaks a
+    /// SEP-2640 rule or under a lock no longer matches it is logged and left
+    /// out).
     pub fn skill_manifests(&self) -> Vec<Skill> {
         let mut out = Vec::new();
         for skill in &self.plan().skills {
-            match skill.manifest() {
+            match self.checked_manifest(skill) {
                 Ok(manifest) => out.push(manifest),
+                // Logged by the check, once.
+                Err(SkillFileError::Refused(_)) => {}
                 Err(err) => tracing::warn!("mcp serve: skill `{}`: {err}", skill.name),
             }
         }
         out
     }
 
-    /// One `resources/read`, read from the folder now.
+    /// The manifest of `skill`, under a lock only when its folder is what
+    /// the lock recorded and every file listed has the digest checked.
+    fn checked_manifest(&self, skill: &ServedSkill) -> Result<Skill, SkillFileError> {
+        let checked = self.folder_check(skill)?;
+        let manifest = skill.manifest()?;
+        if let (Some(files), rmcp::model::SkillResources::Files(listed)) =
+            (&checked, &manifest.resources)
+        {
+            for file in listed {
+                let relative = skills::split_uri(&file.uri).map_or("", |(_, relative)| relative);
+                if !is_checked(files, relative, &file.digest) {
+                    return Err(self.refused_skill(skill, &changed_while_read(relative)));
+                }
+            }
+        }
+        Ok(manifest)
+    }
+
+    /// One `resources/read`, read from the folder now (under a lock, only
+    /// when the folder, and the bytes read, are what the lock recorded).
     pub fn read_skill_file(&self, uri: &str) -> Result<ReadResourceResult, SkillFileError> {
         let (name, relative) = skills::split_uri(uri).ok_or(SkillFileError::NotFound)?;
         let skill = self.skill(name).ok_or(SkillFileError::NotFound)?;
+        let checked = self.folder_check(&skill)?;
         let bytes = skill.read(relative)?;
+        if let Some(files) = &checked
+            && !is_checked(files, relative, &agents_core::sha256_digest(&bytes))
+        {
+            // Changed between the check and the read.
+            return Err(self.refused_skill(&skill, &changed_while_read(relative)));
+        }
         Ok(skills::contents(uri, relative, bytes))
+    }
+
+    /// Whether the files of `skill` may be served: `Ok(None)` without a
+    /// lock; under one `Ok(Some(digests))` (each file's, as checked) when
+    /// its entry is not among those a re-resolution found differing and its
+    /// folder is what the lock recorded (its files are read at request
+    /// time, not when the skills were resolved), else why not.
+    fn folder_check(
+        &self,
+        skill: &ServedSkill,
+    ) -> Result<Option<std::collections::BTreeMap<String, String>>, SkillFileError> {
+        let Some(locked) = self.shared.locked.as_ref() else {
+            return Ok(None);
+        };
+        let recorded = lock(&locked.drift).entries.get(&skill.entry).cloned();
+        let outcome = match recorded {
+            Some(what) => Err(what),
+            None => match skill.lock_digests() {
+                Err(err) => Err(format!("its folder cannot be checked: {err}")),
+                Ok((digest, files)) => match locked.folders.get(&skill.entry) {
+                    Some(recorded) if !recorded.is_empty() => {
+                        if recorded.iter().all(|r| *r == digest) {
+                            Ok(files)
+                        } else {
+                            Err("the files of its folder changed".to_owned())
+                        }
+                    }
+                    _ => Err("the lock records no files of it".to_owned()),
+                },
+            },
+        };
+        let mut refused = lock(&locked.refused_folders);
+        match outcome {
+            Ok(files) => {
+                if refused.remove(&skill.entry) {
+                    tracing::warn!(
+                        "mcp serve: Agent Skill `{}` matches the lock `{}` again; serving its files",
+                        agents_core::text::escape_control(&skill.name),
+                        locked.file
+                    );
+                }
+                Ok(Some(files))
+            }
+            Err(what) => {
+                let err = self.refused_skill(skill, &what);
+                if refused.insert(skill.entry.clone()) {
+                    tracing::warn!("mcp serve: {err}");
+                }
+                Err(err)
+            }
+        }
+    }
+
+    /// Why the files of `skill` are refused: `what` of it differs from the
+    /// lock (a `resources/read` answer, and the log's line).
+    fn refused_skill(&self, skill: &ServedSkill, what: &str) -> SkillFileError {
+        let file = self
+            .shared
+            .locked
+            .as_ref()
+            .map_or("", |locked| locked.file.as_str());
+        SkillFileError::Refused(format!(
+            "Agent Skill `{}` (`{}`) is refused: it no longer matches the lock `{file}` ({}), so \
+             its files are not what was reviewed; review the change (`agents skill diff SKILL \
+             --lock {file}`), then lock again or undo it",
+            agents_core::text::escape_control(&skill.name),
+            agents_core::text::escape_control(&skill.entry),
+            agents_core::text::escape_control(what),
+        ))
     }
 
     /// Runs `work` (reading skill folders: `skills/list` reads and hashes
@@ -698,6 +844,7 @@ impl Gateway {
                 return;
             }
         };
+        let refused_before = self.skills_refused_by_drift();
         let plan = match &self.shared.locked {
             Some(locked) if diffs.iter().any(|d| !d.is_clean()) => {
                 self.refuse_drift(locked, diffs);
@@ -709,7 +856,10 @@ impl Gateway {
             }
             None => plan(&set, self.shared.options.timeout),
         };
-        let (tools_changed, skills_changed) = self.replace_plan_changes(plan);
+        let (tools_changed, mut skills_changed) = self.replace_plan_changes(plan);
+        // An Agent Skill refused (or served again) leaves (or rejoins) the
+        // resources listed.
+        skills_changed |= self.skills_refused_by_drift() != refused_before;
         self.stop_unserved().await;
         if skills_changed {
             self.notify_resources_changed().await;
@@ -721,6 +871,21 @@ impl Gateway {
             );
             self.notify_tools_changed().await;
         }
+    }
+
+    /// The served Agent Skills (entry names) whose entries the last
+    /// re-resolution found differing from the lock.
+    fn skills_refused_by_drift(&self) -> Vec<String> {
+        let Some(locked) = self.shared.locked.as_ref() else {
+            return Vec::new();
+        };
+        let drift = lock(&locked.drift);
+        self.plan()
+            .skills
+            .iter()
+            .filter(|skill| drift.entries.contains_key(&skill.entry))
+            .map(|skill| skill.entry.clone())
+            .collect()
     }
 
     /// The plan that last matched the lock, less the tools whose server
@@ -1066,12 +1231,16 @@ impl rmcp::ServerHandler for Gateway {
                 None,
             ));
         };
-        let manifest = self.off_runtime(move |_| skill.manifest()).await?;
+        let manifest = self
+            .off_runtime(move |gateway| gateway.checked_manifest(&skill))
+            .await?;
         manifest.map(GetSkillResult::new).map_err(|err| {
-            ErrorData::internal_error(
-                format!("{}: {err}", echoed(&request.uri)),
-                Some(json!({"kind": err.kind()})),
-            )
+            let message = format!("{}: {err}", echoed(&request.uri));
+            let data = Some(json!({"kind": err.kind()}));
+            match err {
+                SkillFileError::Refused(_) => ErrorData::invalid_params(message, data),
+                _ => ErrorData::internal_error(message, data),
+            }
         })
     }
 
@@ -1133,6 +1302,29 @@ impl rmcp::ServerHandler for Gateway {
             ))
         }
     }
+}
+
+/// Whether `digest` is what `files` (a folder's digests as checked against
+/// a lock) holds for `relative`. A file the folder's digest covers under
+/// another path (a directory reached through a link is digested under the
+/// first path to it) is checked against every digest.
+fn is_checked(
+    files: &std::collections::BTreeMap<String, String>,
+    relative: &str,
+    digest: &str,
+) -> bool {
+    files.get(relative).map_or_else(
+        || files.values().any(|d| d == digest),
+        |locked| locked == digest,
+    )
+}
+
+/// A file of a checked folder whose bytes were not those checked.
+fn changed_while_read(relative: &str) -> String {
+    format!(
+        "its file `{}` changed as it was read",
+        agents_core::text::shorten(relative, agents_core::text::MAX_ECHO_BYTES)
+    )
 }
 
 /// The registry matches the lock: calls are no longer refused, and a

@@ -43,9 +43,28 @@ pub struct ServedSkill {
     pub description: String,
     /// The folder discovery found.
     pub folder: PathBuf,
+    /// The entry it is served for (`agent_skills/<name>`, as a lock names it).
+    pub entry: String,
     /// The digests of its files as last listed.
     digests: Digests,
+    /// The digests of its files as last checked against a lock.
+    locked: LockDigests,
 }
+
+/// What [`agents_registry::agent_folder_digests`] keeps of a served folder
+/// between the checks against a lock (`--locked`), shared by the clones of
+/// one served skill.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LockDigests(pub(crate) Arc<agents_registry::DigestCache>);
+
+impl PartialEq for LockDigests {
+    /// A cache: no part of what a served skill is.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for LockDigests {}
 
 /// What tells a file's content has not changed without reading it: the
 /// inode, size, and modification and change times (a change of the bytes,
@@ -118,8 +137,19 @@ impl ServedSkill {
             name,
             description: spec.description.clone(),
             folder: PathBuf::from(folder),
+            entry: spec.name.clone(),
             digests: Digests::default(),
+            locked: LockDigests::default(),
         })
+    }
+
+    /// The digest of the folder by the rule a lock records it, and of each
+    /// of its files (see [`agents_registry::agent_folder_digests`]).
+    pub(crate) fn lock_digests(
+        &self,
+    ) -> Result<(String, std::collections::BTreeMap<String, String>), SkillFileError> {
+        agents_registry::agent_folder_digests(&self.folder, &self.locked.0)
+            .map_err(|err| SkillFileError::Io(err.to_string()))
     }
 
     /// The folder itself must be a directory, not a symbolic link to one: a
@@ -294,6 +324,10 @@ pub enum SkillFileError {
     /// The skill breaks a SEP-2640 rule (e.g. its name).
     #[error("the skill cannot be listed: {0}")]
     Invalid(String),
+    /// Served under a lock (`--locked`) and no longer what it recorded:
+    /// why, naming the lock.
+    #[error("{0}")]
+    Refused(String),
 }
 
 impl SkillFileError {
@@ -305,6 +339,7 @@ impl SkillFileError {
             Self::TooLarge(_) => "too_large",
             Self::Io(_) => "io",
             Self::Invalid(_) => "invalid_skill",
+            Self::Refused(_) => "lock_mismatch",
         }
     }
 }
@@ -453,7 +488,9 @@ mod tests {
             name: "notes".into(),
             description: "Take notes".into(),
             folder: dir.to_path_buf(),
+            entry: "agent_skills/notes".into(),
             digests: Digests::default(),
+            locked: LockDigests::default(),
         }
     }
 

@@ -18,12 +18,13 @@ mod service;
 mod trust;
 mod write;
 
-pub use agents_discovery::{ConflictStrategy, DiscoveryResult};
+pub use agents_discovery::{ConflictStrategy, DigestCache, DiscoveryResult, FolderDigestError};
 pub use agents_mcp::FetchOptions;
 pub use agents_store::Store;
 pub use builtin::{builtin_registry, builtin_tools};
 pub use discovery::Progress;
 pub use error::{Hint, STRICT_SHOWN, ServiceError, strict_message};
+pub use lock::agent_folder_digests;
 pub use mcp::{
     DEFAULT_MCP_TIMEOUT, DriftWarning, McpDefinition, McpRefresh, McpServerState, McpToolDiff,
     REVIEWED_MAX, ReviewedDefinition, TRUST_DIGEST_MIN, TrustReview, TrustStep,

@@ -32,6 +32,20 @@ fn agent_files(entries: &[ResolvedToolEntry]) -> Result<AgentFiles, ServiceError
     Ok(files)
 }
 
+/// The folder of an Agent Skill as a lock records it: the `upstream` field
+/// digest ([`agents_core::agent_files_digest`], what [`lock_skill`] puts in
+/// a lock) and the digest of each file it covers, by relative path. Files
+/// unchanged since `cache` last read them are not read again
+/// ([`agents_discovery::folder_digests_cached`]): the gateway checks a
+/// served folder at every request under `--locked`.
+pub fn agent_folder_digests(
+    folder: &Path,
+    cache: &agents_discovery::DigestCache,
+) -> Result<(String, BTreeMap<String, String>), agents_discovery::FolderDigestError> {
+    let files = agents_discovery::folder_digests_cached(folder, cache)?;
+    Ok((agents_core::agent_files_digest(&files), files))
+}
+
 fn lock_entries(entries: &[ResolvedToolEntry]) -> Result<LockedSkill, ServiceError> {
     Ok(lock_skill(entries, &agent_files(entries)?))
 }

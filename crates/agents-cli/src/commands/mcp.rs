@@ -490,7 +490,7 @@ async fn serve(
     output::note(&note);
     let gateway = match lock {
         // Every change the gateway sees is checked against the lock too.
-        Some((lock, file)) => agents_gateway::Gateway::locked(plan, options, lock, file),
+        Some((lock, file)) => agents_gateway::Gateway::locked(plan, options, lock, file, &names),
         None => agents_gateway::Gateway::new(plan, options),
     };
     let follow = Some(agents_gateway::Follow {
