@@ -294,7 +294,11 @@ pub fn discover(
         }
         let skill = match outcome {
             Ok(skill) => skill,
-            Err(err) => {
+            Err(mut err) => {
+                // Said with the errors, not only once they are fixed.
+                result
+                    .warnings
+                    .extend(err.warnings.drain(..).map(|warning| warning.to_string()));
                 result.errors.push(err);
                 continue;
             }

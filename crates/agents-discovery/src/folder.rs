@@ -19,6 +19,11 @@ pub struct FolderError {
     pub folder: PathBuf,
     /// Each problem with its file, line and rule.
     pub problems: Vec<SkillMdError>,
+    /// What `SKILL.md` would be warned of, found beside the problems: a
+    /// report shows every finding at once, not the warnings only once the
+    /// errors are fixed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<SkillMdError>,
 }
 
 impl FolderError {
@@ -73,6 +78,7 @@ pub fn load_skill(folder: &Path) -> Result<LoadedSkill, FolderError> {
     let fail = |message: String| FolderError {
         folder: folder.to_path_buf(),
         problems: vec![SkillMdError::new(folder, None, Rule::Path, message)],
+        warnings: Vec::new(),
     };
     let realpath = std::fs::canonicalize(folder)
         .map_err(|err| fail(format!("cannot resolve folder: {err}")))?;
@@ -110,12 +116,13 @@ pub(crate) fn load_resolved(
     let folder_name = folder
         .file_name()
         .map(|name| name.to_string_lossy().into_owned());
-    let errors = |problems| FolderError {
+    let errors = |refused: skill_md::Refused| FolderError {
         folder: folder.to_path_buf(),
-        problems,
+        problems: refused.errors,
+        warnings: refused.warnings,
     };
-    let bytes = skill_md::read_capped(&file).map_err(|err| errors(vec![err]))?;
-    let doc = skill_md::parse_with_folder(&file, &bytes, folder_name.as_deref()).map_err(errors)?;
+    let bytes = skill_md::read_capped(&file).map_err(|err| errors(vec![err].into()))?;
+    let doc = skill_md::parse_all(&file, &bytes, folder_name.as_deref()).map_err(errors)?;
     Ok(to_tool(doc, realpath, &file_name))
 }
 

@@ -275,7 +275,10 @@ fn outcome(
                     errors: Vec::new(),
                     warnings: skill.warnings,
                 },
-                Err(err) => failed(folder, err.problems),
+                Err(err) => LintedFolder {
+                    warnings: err.warnings,
+                    ..failed(folder, err.problems)
+                },
             })
         }
     }

@@ -88,6 +88,7 @@ pub(crate) fn unreadable(folder: &Path, err: &std::io::Error) -> FolderError {
             Rule::Read,
             format!("cannot read folder: {err}"),
         )],
+        warnings: Vec::new(),
     }
 }
 
@@ -144,6 +145,7 @@ fn probe(folder: &Path) -> Probe {
                 Rule::Path,
                 format!("cannot resolve folder: {err}"),
             )],
+            warnings: Vec::new(),
         }),
     }
 }

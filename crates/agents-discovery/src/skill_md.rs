@@ -263,6 +263,35 @@ pub(crate) fn parse_with_folder(
     bytes: &[u8],
     folder: Option<&str>,
 ) -> Result<SkillDoc, Vec<SkillMdError>> {
+    parse_all(file, bytes, folder).map_err(|refused| refused.errors)
+}
+
+/// Why a `SKILL.md` does not load: every error, and the warnings found
+/// beside them (so a report shows a file's findings at once, not its
+/// warnings only once its errors are fixed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refused {
+    /// What stops it from loading, in line order.
+    pub(crate) errors: Vec<SkillMdError>,
+    /// What does not.
+    pub(crate) warnings: Vec<SkillMdError>,
+}
+
+impl From<Vec<SkillMdError>> for Refused {
+    fn from(errors: Vec<SkillMdError>) -> Self {
+        Self {
+            errors,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// [`parse_with_folder`], keeping the warnings of a file that does not load.
+pub(crate) fn parse_all(
+    file: &Path,
+    bytes: &[u8],
+    folder: Option<&str>,
+) -> Result<SkillDoc, Refused> {
     let one = |line: Option<usize>, rule, message: String| {
         vec![SkillMdError::new(file, line, rule, message)]
     };
@@ -271,7 +300,8 @@ pub(crate) fn parse_with_folder(
             None,
             Rule::FileSize,
             format!("file is larger than {MAX_SKILL_MD_BYTES} bytes (1 MiB)"),
-        ));
+        )
+        .into());
     }
     let text = match std::str::from_utf8(bytes) {
         Ok(text) => text,
@@ -289,7 +319,8 @@ pub(crate) fn parse_with_folder(
             return Err(vec![SkillMdError {
                 column: Some(column),
                 ..SkillMdError::new(file, Some(line), Rule::Encoding, "not valid UTF-8 text")
-            }]);
+            }]
+            .into());
         }
     };
     let mut warnings = Vec::new();
@@ -305,24 +336,33 @@ pub(crate) fn parse_with_folder(
         }
         None => text,
     };
+    // An error from here on keeps the warnings found so far.
+    let refuse = |errors: Vec<SkillMdError>, warnings: &mut Vec<SkillMdError>| Refused {
+        errors,
+        warnings: std::mem::take(warnings),
+    };
 
     let front = split_front_matter(text)
-        .map_err(|(line, message)| one(Some(line), Rule::Fence, message))?;
+        .map_err(|(line, message)| refuse(one(Some(line), Rule::Fence, message), &mut warnings))?;
     if let Some(offset) = yaml::too_deep(&front.yaml) {
         let (line, column) = yaml::line_and_column(&front.yaml, offset);
-        return Err(vec![SkillMdError {
-            column: Some(column),
-            ..SkillMdError::new(file, Some(line), Rule::Yaml, yaml::DEPTH_MESSAGE)
-        }]);
+        return Err(refuse(
+            vec![SkillMdError {
+                column: Some(column),
+                ..SkillMdError::new(file, Some(line), Rule::Yaml, yaml::DEPTH_MESSAGE)
+            }],
+            &mut warnings,
+        ));
     }
     let parsed = yaml::parse(&front.yaml).map_err(|problem| {
-        vec![SkillMdError {
+        let error = SkillMdError {
             file: file.to_path_buf(),
             line: problem.line.or(Some(1)),
             column: problem.column,
             rule: Rule::Yaml,
             message: bounded_message(format!("invalid YAML: {}", problem.message)),
-        }]
+        };
+        refuse(vec![error], &mut warnings)
     })?;
     let fields = match parsed.value {
         Value::Object(mut fields) if !fields.is_empty() => {
@@ -336,33 +376,36 @@ pub(crate) fn parse_with_folder(
                     .find_map(|(key, value)| Some((key, yaml::placeholder_at(value)?)))
             {
                 let path = format!("{top}{below}");
-                return Err(one(
+                let error = one(
                     front.top_keys.get(top).copied().or(Some(1)),
                     Rule::Yaml,
                     format!(
                         "invalid YAML: {}: `.nan`, `.inf` and integers wider than 64 bits are not supported (JSON cannot hold them; quote them for the text)",
                         agents_core::text::shorten(&path, agents_core::text::MAX_ECHO_BYTES)
                     ),
-                ));
+                );
+                return Err(refuse(error, &mut warnings));
             }
             fields
         }
         Value::Null | Value::Object(_) => {
-            return Err(one(
+            let error = one(
                 Some(1),
                 Rule::FrontMatter,
                 "front-matter is empty, expected at least `name` and `description`".into(),
-            ));
+            );
+            return Err(refuse(error, &mut warnings));
         }
         other => {
-            return Err(one(
+            let error = one(
                 Some(2),
                 Rule::FrontMatter,
                 format!(
                     "front-matter must be a YAML mapping of fields, got {}",
                     kind(&other)
                 ),
-            ));
+            );
+            return Err(refuse(error, &mut warnings));
         }
     };
     let mut checker = Checker {
@@ -375,20 +418,19 @@ pub(crate) fn parse_with_folder(
     let doc = checker.check(fields, folder, front.body_line);
     let Checker {
         mut errors,
-        warnings,
+        mut warnings,
         ..
     } = checker;
+    cap(&mut warnings, file, "warnings");
     match doc {
         Some(mut doc) if errors.is_empty() => {
-            let mut warnings = warnings;
-            cap(&mut warnings, file, "warnings");
             doc.warnings = warnings;
             Ok(doc)
         }
         _ => {
             errors.sort_by_key(|err| (err.line, err.column));
             cap(&mut errors, file, "errors");
-            Err(errors)
+            Err(Refused { errors, warnings })
         }
     }
 }

@@ -576,3 +576,65 @@ fn a_fresh_registry_discovers_before_any_resolution() {
         .run(&["plan", "validate", plan.to_str().unwrap()])
         .ok();
 }
+
+/// A `SKILL.md` with an error and warnings: `skill lint` (and `skill
+/// discover`) report every finding at once, errors first, not the
+/// warnings only once the error is fixed; lint still fails.
+#[test]
+fn lint_shows_a_folders_warnings_beside_its_errors() {
+    let sb = Sandbox::new();
+    sb.write(
+        "skills/mix/SKILL.md",
+        "---\nname: mix\ncolour: red\nauthr: me\n---\n\n# mix\n",
+    );
+    let folder = sb.path("skills/mix");
+    let run = sb
+        .run(&["skill", "lint", folder.to_str().unwrap()])
+        .fails(1);
+    let findings: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with("  "))
+        .collect();
+    assert_eq!(findings.len(), 3, "{}", run.stdout);
+    assert!(
+        findings[0].starts_with("  error: ") && findings[0].contains("description"),
+        "{}",
+        run.stdout
+    );
+    for (warning, field) in findings[1..].iter().zip(["colour", "authr"]) {
+        assert!(
+            warning.starts_with("  warning: ") && warning.contains(field),
+            "{}",
+            run.stdout
+        );
+    }
+    let json = sb
+        .run(&[
+            "skill",
+            "lint",
+            folder.to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+        .fails(1)
+        .json();
+    let linted = &json["folders"][0];
+    assert_eq!(linted["ok"], false, "{json}");
+    assert_eq!(linted["errors"].as_array().unwrap().len(), 1, "{json}");
+    assert_eq!(linted["warnings"].as_array().unwrap().len(), 2, "{json}");
+
+    // Discovery says the same of the folder it cannot register.
+    let run = sb
+        .run(&[
+            "skill",
+            "discover",
+            "--paths",
+            sb.path("skills").to_str().unwrap(),
+        ])
+        .fails(1);
+    let all = format!("{}{}", run.stdout, run.stderr);
+    for part in ["description", "colour", "authr"] {
+        assert!(all.contains(part), "{part} not in:\n{all}");
+    }
+}
