@@ -27,7 +27,7 @@ pub use error::{Hint, STRICT_SHOWN, ServiceError, strict_message};
 pub use lock::agent_folder_digests;
 pub use mcp::{
     DEFAULT_MCP_TIMEOUT, DriftWarning, McpDefinition, McpRefresh, McpServerState, McpToolDiff,
-    REVIEWED_MAX, ReviewedDefinition, TRUST_DIGEST_MIN, TrustReview, TrustStep,
+    McpToolGroup, REVIEWED_MAX, ReviewedDefinition, TRUST_DIGEST_MIN, TrustReview, TrustStep,
 };
 pub use scope::{DiscoveryScope, ScopeError};
 pub use service::{

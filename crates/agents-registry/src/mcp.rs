@@ -13,6 +13,7 @@
 //! server's stderr) are returned to the caller only; `registry_meta` holds
 //! `mcp.{digest}.fetched_at` and `defined_by.{skill}`.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use agents_core::{
@@ -126,6 +127,23 @@ pub struct McpToolDiff {
     pub fetched_at: Option<String>,
     /// What changed, tool by tool.
     pub changes: Vec<ToolChange>,
+}
+
+/// The cached tools of one definition of a server (`agents mcp tools
+/// SERVER`): two skills, or a skill and the config file, may each define a
+/// server of one name with another launch line, and each definition has a
+/// cache of its own.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct McpToolGroup {
+    /// The definition's digest: what its cache rows are keyed by (for a
+    /// server of the config file, keyed with this user's key).
+    pub digest: String,
+    /// Who defines it: `config` (the user's config file) and the skills
+    /// holding this exact spec inline, by name; empty for a cache no
+    /// current definition has (the definition was changed or removed).
+    pub defined_in: Vec<String>,
+    /// Its cached tools, as skills name them (`mcp:{server}/{tool}`).
+    pub tools: Vec<ToolSpec>,
 }
 
 /// One MCP server definition and whether this user trusts it.
@@ -888,6 +906,66 @@ impl<S: Store> SkillRegistryService<S> {
     /// The last change of each cached definition named `server`: the tool
     /// list a refresh replaced (kept one generation) against the current one
     /// (`agents mcp tools SERVER --diff`).
+    /// `agents mcp tools SERVER`: its cached tools, one group per
+    /// definition (those of the config file first, then of skills in the
+    /// order they are read, then caches no definition has any more), each
+    /// naming who defines it; an error when nothing is cached and no
+    /// definition of it exists.
+    pub async fn mcp_server_tool_groups(
+        &self,
+        server: &str,
+    ) -> Result<Vec<McpToolGroup>, ServiceError> {
+        let cached = self.mcp_cached_tools(server).await?;
+        let skills = self.readable_skills().await?;
+        let mut groups: Vec<McpToolGroup> = Vec::new();
+        let mut at: HashMap<String, usize> = HashMap::new();
+        let mut group = |digest: String| -> usize {
+            *at.entry(digest.clone()).or_insert_with(|| {
+                groups.push(McpToolGroup {
+                    digest,
+                    defined_in: Vec::new(),
+                    tools: Vec::new(),
+                });
+                groups.len() - 1
+            })
+        };
+        let mut definers: Vec<(usize, String)> = Vec::new();
+        if let Some(source) = self.mcp_servers().get(server) {
+            definers.push((group(self.config_digest(source)), "config".to_owned()));
+        }
+        for skill in &skills {
+            for item in &skill.items {
+                if let SkillItem::McpSource(source) = item
+                    && !source.is_reference()
+                    && source.server == server
+                {
+                    definers.push((group(spec_digest(source)), skill.name.to_string()));
+                }
+            }
+        }
+        let mut tools: Vec<(usize, ToolSpec)> = Vec::with_capacity(cached.len());
+        for (digest, tool) in cached {
+            tools.push((group(digest), tool));
+        }
+        // Each once: the config file, and a skill names a server once.
+        for (index, definer) in definers {
+            if let Some(found) = groups.get_mut(index) {
+                found.defined_in.push(definer);
+            }
+        }
+        for (index, tool) in tools {
+            if let Some(found) = groups.get_mut(index) {
+                found.tools.push(tool);
+            }
+        }
+        if groups.is_empty() {
+            return Err(ServiceError::McpServerNotDefined {
+                server: server.to_owned(),
+            });
+        }
+        Ok(groups)
+    }
+
     /// `agents mcp tools SERVER`: its cached tools; an error when nothing is
     /// cached and no definition of it exists.
     pub async fn mcp_server_tools(&self, server: &str) -> Result<Vec<ToolSpec>, ServiceError> {

@@ -125,23 +125,7 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
         McpCommand::Tools {
             server,
             diff: false,
-        } => {
-            let tools = ctx.service.mcp_server_tools(&server).await?;
-            if ctx.format.structured() {
-                output::json(&json!({"server": server, "tools": tools}))?;
-            } else if tools.is_empty() {
-                output::line(format!(
-                    "no cached tools for `{server}`: run `agents mcp refresh {server}`"
-                ))?;
-            } else {
-                let rows = tools
-                    .iter()
-                    .map(|t| [t.name.clone(), t.description.clone()])
-                    .collect();
-                output::table(["TOOL", "DESCRIPTION"], rows)?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        } => server_tools(ctx, &server).await,
         McpCommand::Trust {
             server,
             digest,
@@ -224,6 +208,91 @@ async fn tool_diff(ctx: &Context, server: &str) -> Result<ExitCode, Failure> {
         }
     }
     output::raw(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `agents mcp tools SERVER`: its cached tools. Two skills, or a skill and
+/// the config file, may each define a server of that name, each with a
+/// cache of its own: then the tools are shown per definition, each group
+/// headed by who defines it and its digest (under `--format json`, each
+/// tool carries its `definition`).
+async fn server_tools(ctx: &Context, server: &str) -> Result<ExitCode, Failure> {
+    let groups = ctx.service.mcp_server_tool_groups(server).await?;
+    let empty = || {
+        output::line(format!(
+            "no cached tools for `{server}`: run `agents mcp refresh {server}`"
+        ))
+    };
+    let table = |tools: &[agents_core::ToolSpec]| {
+        let rows = tools
+            .iter()
+            .map(|t| [t.name.clone(), t.description.clone()])
+            .collect();
+        output::table(["TOOL", "DESCRIPTION"], rows)
+    };
+    if let [group] = groups.as_slice() {
+        // One definition: its tools, as they always were shown.
+        if ctx.format.structured() {
+            output::json(&json!({"server": server, "tools": group.tools}))?;
+        } else if group.tools.is_empty() {
+            empty()?;
+        } else {
+            table(&group.tools)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if ctx.format.structured() {
+        let mut tools = Vec::new();
+        for group in &groups {
+            let definition = json!({"digest": group.digest, "defined_in": group.defined_in});
+            for tool in &group.tools {
+                let mut value = serde_json::to_value(tool).map_err(|err| {
+                    Failure::new("internal", format!("cannot encode a tool: {err}"))
+                })?;
+                if let Some(fields) = value.as_object_mut() {
+                    fields.insert("definition".into(), definition.clone());
+                }
+                tools.push(value);
+            }
+        }
+        output::json(&json!({"server": server, "tools": tools}))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for (index, group) in groups.iter().enumerate() {
+        if index > 0 {
+            output::line("")?;
+        }
+        let digest = agents_mcp_short(&group.digest);
+        let skills: Vec<String> = group
+            .defined_in
+            .iter()
+            .filter(|d| *d != "config")
+            .map(|skill| format!("`{skill}`"))
+            .collect();
+        let mut whose: Vec<String> = Vec::new();
+        if group.defined_in.iter().any(|d| d == "config") {
+            whose.push("your config file".to_owned());
+        }
+        match skills.as_slice() {
+            [] => {}
+            [one] => whose.push(format!("skill {one}")),
+            more => whose.push(format!("skills {}", super::preview(more))),
+        }
+        let heading = if whose.is_empty() {
+            "no current definition (the cache of a definition since changed or removed)".to_owned()
+        } else {
+            format!("defined in {}", whose.join(" and "))
+        };
+        output::line(format!(
+            "{server} ({digest}): {heading}, {} cached tool(s)",
+            group.tools.len()
+        ))?;
+        if group.tools.is_empty() {
+            output::line(format!("  none: run `agents mcp refresh {server}`"))?;
+        } else {
+            table(&group.tools)?;
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -424,3 +424,117 @@ fn a_server_s_left_out_tools_are_one_capped_list() {
         run.stderr
     );
 }
+
+/// Two definitions of one server name (the config file's and one two
+/// skills share), each with a cache of its own: `mcp tools SERVER` shows
+/// each definition's tools under a heading naming who defines it and its
+/// digest, and `--format json` gives each tool its `definition`. With one
+/// definition the output is as it always was.
+#[test]
+fn tools_of_a_server_defined_twice_are_shown_per_definition() {
+    let Some(python) = python("tools_per_definition") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let script = crate::support::py_script("listing_server.py");
+    let tool = |name: &str, description: &str| json!({"name": name, "description": description, "inputSchema": {"type": "object"}});
+    let mine = sb.write(
+        "mine.json",
+        &json!([tool("alpha", "Alpha of mine")]).to_string(),
+    );
+    let theirs = sb.write(
+        "theirs.json",
+        &json!([tool("alpha", "Alpha of theirs"), tool("beta", "Beta")]).to_string(),
+    );
+    sb.write(
+        "home/.cleveragents/config.toml",
+        &format!(
+            "[mcp.servers.gh]\ncommand = \"{python}\"\nargs = [\"{}\", \"{}\"]\n",
+            script.display(),
+            mine.display()
+        ),
+    );
+    sb.run(&["mcp", "refresh", "gh"]).ok();
+    // One definition: a plain table, no `definition` field.
+    let run = sb.run(&["mcp", "tools", "gh"]).ok();
+    assert_eq!(
+        run.stdout,
+        "TOOL\tDESCRIPTION\nmcp:gh/alpha\tAlpha of mine\n"
+    );
+    let one = sb
+        .run(&["mcp", "tools", "gh", "--format", "json"])
+        .ok()
+        .json();
+    assert_eq!(one["tools"].as_array().unwrap().len(), 1, "{one}");
+    assert!(one["tools"][0].get("definition").is_none(), "{one}");
+
+    for skill in ["l/two", "l/one"] {
+        let file = sb.write(
+            "s.yaml",
+            &format!(
+                "name: {skill}\nmcp_sources:\n  - server: gh\n    command: {python}\n    args: [\"{}\", \"{}\"]\n",
+                script.display(),
+                theirs.display()
+            ),
+        );
+        sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    }
+    sb.run(&["mcp", "refresh", "gh"]).ok();
+    let list = sb.run(&["mcp", "list", "--format", "json"]).ok().json();
+    let digest_of = |defined_in: &str| -> String {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["server"] == "gh" && s["defined_in"] == defined_in)
+            .unwrap_or_else(|| panic!("{defined_in}: {list}"))["digest"]
+            .as_str()
+            .unwrap()[..12]
+            .to_owned()
+    };
+    let (config, skills) = (digest_of("config"), digest_of("l/one"));
+    assert_ne!(config, skills);
+
+    let run = sb.run(&["mcp", "tools", "gh"]).ok();
+    assert_eq!(
+        run.stdout,
+        format!(
+            "gh ({config}): defined in your config file, 1 cached tool(s)\n\
+             TOOL\tDESCRIPTION\nmcp:gh/alpha\tAlpha of mine\n\
+             \n\
+             gh ({skills}): defined in skills `l/one`, `l/two`, 2 cached tool(s)\n\
+             TOOL\tDESCRIPTION\nmcp:gh/alpha\tAlpha of theirs\nmcp:gh/beta\tBeta\n"
+        )
+    );
+    let json = sb
+        .run(&["mcp", "tools", "gh", "--format", "json"])
+        .ok()
+        .json();
+    let rows: Vec<(String, String, serde_json::Value)> = json["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap().to_owned(),
+                t["definition"]["digest"].as_str().unwrap()[..12].to_owned(),
+                t["definition"]["defined_in"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("mcp:gh/alpha".into(), config.clone(), json!(["config"])),
+            (
+                "mcp:gh/alpha".into(),
+                skills.clone(),
+                json!(["l/one", "l/two"])
+            ),
+            (
+                "mcp:gh/beta".into(),
+                skills.clone(),
+                json!(["l/one", "l/two"])
+            ),
+        ]
+    );
+}
