@@ -273,8 +273,8 @@ struct Locked {
     /// The lock file as messages name it.
     file: String,
     drift: std::sync::Mutex<Drift>,
-    /// Per Agent Skill entry of the served skills, the `upstream` digests
-    /// the lock records for it (its folder's files): a served folder is
+    /// Per entry of the served skills, the `upstream` digests the lock
+    /// records for it (of an Agent Skill, its folder's files): a served folder is
     /// checked against them at every request, since its files are read
     /// then, not when the skills were resolved.
     folders: HashMap<String, Vec<String>>,
@@ -393,17 +393,15 @@ impl Gateway {
         file: String,
         names: &[SkillName],
     ) -> Self {
-        let served: std::collections::HashSet<&str> =
-            plan.skills.iter().map(|s| s.entry.as_str()).collect();
+        // Every entry of the served skills, not only the Agent Skills served
+        // now: a later resolution may serve a folder this one left out (one
+        // the user's discovery has found since).
         let mut folders: HashMap<String, Vec<String>> = HashMap::new();
         for name in names {
             let Some(locked) = lock.skills.get(name.as_str()) else {
                 continue;
             };
             for entry in &locked.entries {
-                if !served.contains(entry.name.as_str()) {
-                    continue;
-                }
                 let digests = folders.entry(entry.name.clone()).or_default();
                 // Each skill that locked it recorded its folder; a folder
                 // can match only one record, so two differing ones refuse it.
