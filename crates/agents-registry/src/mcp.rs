@@ -13,7 +13,7 @@
 //! server's stderr) are returned to the caller only; `registry_meta` holds
 //! `mcp.{digest}.fetched_at` and `defined_by.{skill}`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use agents_core::{
@@ -573,6 +573,8 @@ impl<S: Store> SkillRegistryService<S> {
             .values()
             .map(|source| self.definition(source, "config", None))
             .collect();
+        // A registry of thousands of servers: one probe each, not a scan.
+        let mut seen: HashSet<String> = definitions.iter().map(|d| d.digest.clone()).collect();
         for skill in skills {
             for item in &skill.items {
                 let SkillItem::McpSource(source) = item else {
@@ -582,7 +584,7 @@ impl<S: Store> SkillRegistryService<S> {
                     continue;
                 }
                 let digest = spec_digest(source);
-                if definitions.iter().any(|d| d.digest == digest) {
+                if !seen.insert(digest) {
                     continue;
                 }
                 let by = self.defined_by(&skill.name).await?;
@@ -598,6 +600,7 @@ impl<S: Store> SkillRegistryService<S> {
         skills: &[Skill],
     ) -> Result<Vec<McpDefinition>, ServiceError> {
         let mut definitions: Vec<McpDefinition> = Vec::new();
+        let mut seen: HashSet<String> = HashSet::new();
         for skill in skills {
             for item in &skill.items {
                 let SkillItem::McpSource(source) = item else {
@@ -615,7 +618,7 @@ impl<S: Store> SkillRegistryService<S> {
                     let by = self.defined_by(&skill.name).await?;
                     self.definition(source, skill.name.as_ref(), by)
                 };
-                if !definitions.iter().any(|d| d.digest == definition.digest) {
+                if seen.insert(definition.digest.clone()) {
                     definitions.push(definition);
                 }
             }
@@ -1047,18 +1050,18 @@ impl<S: Store> SkillRegistryService<S> {
         skills: &[Skill],
         reason: &str,
     ) -> Result<Vec<String>, ServiceError> {
-        let mut added = Vec::new();
-        for skill in skills {
-            for item in &skill.items {
-                if let SkillItem::McpSource(source) = item
-                    && !source.is_reference()
-                    && self.trust().trust(source, reason)?
-                {
-                    added.push(source.server.clone());
-                }
-            }
-        }
-        Ok(added)
+        let inline = skills.iter().flat_map(|skill| {
+            skill.items.iter().filter_map(|item| match item {
+                SkillItem::McpSource(source) if !source.is_reference() => Some(&**source),
+                _ => None,
+            })
+        });
+        Ok(self
+            .trust()
+            .trust_all(inline, reason)?
+            .into_iter()
+            .map(|source| source.server.clone())
+            .collect())
     }
 
     /// The definitions named `server` (only those whose digest starts with

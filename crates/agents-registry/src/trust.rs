@@ -84,6 +84,21 @@ struct TrustFile {
     /// too, so its records are dropped, not compared.)
     #[serde(default, skip_serializing_if = "indexmap::IndexMap::is_empty")]
     lists: indexmap::IndexMap<String, String>,
+    /// The digests of `trusted`, to answer [`TrustStore::is_trusted`] (once
+    /// per definition a command looks at) without a scan of every entry.
+    #[serde(skip)]
+    digests: std::collections::HashSet<String>,
+}
+
+impl TrustFile {
+    /// [`Self::digests`] made again from `trusted`.
+    fn reindex(&mut self) {
+        self.digests = self
+            .trusted
+            .iter()
+            .map(|entry| entry.digest.clone())
+            .collect();
+    }
 }
 
 /// Tool lists [`TrustStore::record_list`] remembers at most; the oldest go
@@ -194,6 +209,7 @@ impl TrustStore {
                     Err(err) => {
                         tracing::warn!("{err}; nothing is trusted until it is fixed");
                         file.trusted.clear();
+                        file.digests.clear();
                     }
                 }
                 *seen = now;
@@ -204,10 +220,7 @@ impl TrustStore {
 
     /// True when the spec with this digest is trusted.
     pub fn is_trusted(&self, digest: &str) -> bool {
-        self.current()
-            .trusted
-            .iter()
-            .any(|entry| entry.digest == digest)
+        self.current().digests.contains(digest)
     }
 
     /// Every trusted spec, in the order trusted.
@@ -235,21 +248,48 @@ impl TrustStore {
 
     /// Trusts `source` (its digest); returns false when it already was.
     pub fn trust(&self, source: &McpSource, reason: &str) -> Result<bool, TrustError> {
-        let digest = agents_mcp::spec_digest(source);
-        let entry = TrustEntry {
-            digest: digest.clone(),
-            server: source.server.clone(),
-            launch: describe_launch(source),
-            reason: reason.to_owned(),
-            trusted_at: now(),
-        };
-        self.update(|file| {
-            if file.trusted.iter().any(|e| e.digest == digest) {
-                false
-            } else {
-                file.trusted.push(entry);
-                true
+        let added = self.trust_all(std::iter::once(source), reason)?;
+        Ok(!added.is_empty())
+    }
+
+    /// Trusts every one of `sources` in one write of the file (none when
+    /// all of them are trusted already); returns those that were not.
+    /// A file of thousands of servers is one read and one write, not one
+    /// of each per server.
+    pub fn trust_all<'s>(
+        &self,
+        sources: impl IntoIterator<Item = &'s McpSource>,
+        reason: &str,
+    ) -> Result<Vec<&'s McpSource>, TrustError> {
+        let wanted: Vec<(&McpSource, String)> = sources
+            .into_iter()
+            .map(|source| (source, agents_mcp::spec_digest(source)))
+            .collect();
+        {
+            let file = self.current();
+            if wanted
+                .iter()
+                .all(|(_, digest)| file.digests.contains(digest))
+            {
+                return Ok(Vec::new());
             }
+        }
+        let trusted_at = now();
+        self.update(|file| {
+            let mut added = Vec::new();
+            for (source, digest) in wanted {
+                if file.digests.insert(digest.clone()) {
+                    file.trusted.push(TrustEntry {
+                        digest,
+                        server: source.server.clone(),
+                        launch: describe_launch(source),
+                        reason: reason.to_owned(),
+                        trusted_at: trusted_at.clone(),
+                    });
+                    added.push(source);
+                }
+            }
+            added
         })
     }
 
@@ -261,6 +301,7 @@ impl TrustStore {
         self.update(|file| {
             let (gone, kept): (Vec<_>, Vec<_>) = file.trusted.drain(..).partition(|e| remove(e));
             file.trusted = kept;
+            file.reindex();
             gone
         })
     }
@@ -717,6 +758,8 @@ fn read_file(path: &Path) -> Result<TrustFile, TrustError> {
             message: format!("unknown `version` {}", parsed.version),
         });
     }
+    let mut parsed = parsed;
+    parsed.reindex();
     Ok(parsed)
 }
 
@@ -935,6 +978,43 @@ mod tests {
     fn a_hidden_character_past_u_ffff_is_escaped_as_bash_reads_it() {
         assert_eq!(quote("a\u{e0041}b"), r"$'a\U000e0041b'");
         assert_eq!(quote("a\u{202e}b"), r"$'a\u202eb'");
+    }
+
+    #[test]
+    fn many_definitions_are_trusted_in_one_write_and_none_when_all_are() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = TrustStore::default_path(dir.path());
+        let store = TrustStore::open(&path).unwrap();
+        let sources: Vec<McpSource> = (0..300)
+            .map(|i| source(&format!("s{i}"), &format!("/bin/p{i}")))
+            .collect();
+        let added = store.trust_all(&sources[..200], "file").unwrap();
+        assert_eq!(added.len(), 200);
+        let written = std::fs::metadata(&path).unwrap();
+        // Half already trusted: only the new half is added, in one write.
+        let added = store.trust_all(&sources[100..], "file").unwrap();
+        let names: Vec<&str> = added.iter().map(|s| s.server.as_str()).collect();
+        assert_eq!(names.len(), 100);
+        assert_eq!(names[0], "s200");
+        let rewritten = std::fs::metadata(&path).unwrap();
+        // All trusted already: the file is not written at all.
+        assert!(store.trust_all(&sources, "file").unwrap().is_empty());
+        let kept = std::fs::metadata(&path).unwrap();
+        {
+            use std::os::unix::fs::MetadataExt;
+            assert_ne!(written.ino(), rewritten.ino());
+            assert_eq!(rewritten.ino(), kept.ino());
+        }
+        let reopened = TrustStore::open(&path).unwrap();
+        assert_eq!(reopened.entries().len(), 300);
+        assert!(reopened.is_trusted(&agents_mcp::spec_digest(&sources[299])));
+        // The index follows an untrust, here and in another process's view.
+        let gone = reopened.untrust(|entry| entry.server == "s7").unwrap();
+        assert_eq!(gone.len(), 1);
+        let digest = agents_mcp::spec_digest(&sources[7]);
+        assert!(!reopened.is_trusted(&digest));
+        assert!(!store.is_trusted(&digest));
+        assert!(store.is_trusted(&agents_mcp::spec_digest(&sources[8])));
     }
 
     #[test]
