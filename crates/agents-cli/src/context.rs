@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use agents_config::{CliOverrides, Settings};
 use agents_registry::{DiscoveryScope, SkillRegistryService, TrustStore, builtin_registry};
-use agents_store::{AnyStore, DatabaseUrl};
+use agents_store::{AnyStore, DatabaseUrl, SqliteStore, StoreError};
 
 use crate::cli::{Format, GlobalArgs};
 use crate::output::Failure;
@@ -40,41 +40,75 @@ pub fn settings(
     )?)
 }
 
+/// What a command does with the registry, which decides whether opening it
+/// may create a SQLite file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Only reads: a missing file is never created. Set explicitly (flag,
+    /// environment, config file), it is an error naming where the setting
+    /// came from; at the default location (nothing written yet) it reads
+    /// as an empty registry, kept in memory.
+    Read,
+    /// Writes: the file is created; its missing directory only at the
+    /// default location (`~/.cleveragents/`), anywhere else it is an error
+    /// pointing at `agents db init`.
+    Write,
+    /// `agents db init`: the file and its directory, wherever they are.
+    Init,
+}
+
 impl Context {
-    /// Opens the configured store. A SQLite file's missing directory is
-    /// created only at the default location (`~/.cleveragents/`); anywhere
-    /// else it is an error pointing at `agents db init`.
-    pub async fn open(global: &GlobalArgs) -> Result<Self, Failure> {
-        Self::open_inner(global, false).await
+    /// Opens the configured store for a command that only reads it.
+    pub async fn read(global: &GlobalArgs) -> Result<Self, Failure> {
+        Self::open(global, Access::Read).await
     }
 
-    /// `agents db init`: creates the SQLite file's directory wherever it is.
-    pub async fn create(global: &GlobalArgs) -> Result<Self, Failure> {
-        Self::open_inner(global, true).await
+    /// Opens the configured store for a command that writes it.
+    pub async fn write(global: &GlobalArgs) -> Result<Self, Failure> {
+        Self::open(global, Access::Write).await
     }
 
-    async fn open_inner(global: &GlobalArgs, create: bool) -> Result<Self, Failure> {
+    /// Opens the configured store as `access` says.
+    pub async fn open(global: &GlobalArgs, access: Access) -> Result<Self, Failure> {
         let format = global.format_or_table();
         let settings = settings(global, None)?;
+        let origin = &settings.database_url.origin;
         // Where the URL came from, as other settings' errors say it.
-        let url = DatabaseUrl::parse(&settings.database_url.value).map_err(|err| {
-            let mut failure = Failure::from(err);
-            failure.message = format!(
-                "`database.url` from {}: {}",
-                settings.database_url.origin, failure.message
-            );
-            failure
-        })?;
-        let store = if create || settings.database_url.origin == agents_config::Origin::Default {
-            agents_store::create(&url).await?
-        } else {
-            agents_store::open(&url).await?
+        let from_setting = |failure: Failure| Failure {
+            message: format!("`database.url` from {origin}: {}", failure.message),
+            ..failure
         };
+        let url = DatabaseUrl::parse(&settings.database_url.value)
+            .map_err(|err| from_setting(Failure::from(err)))?;
+        let default = *origin == agents_config::Origin::Default;
+        let mut missing = false;
+        let store = match access {
+            Access::Init => agents_store::create(&url).await?,
+            Access::Write if default => agents_store::create(&url).await?,
+            Access::Write => agents_store::open(&url).await?,
+            Access::Read => match agents_store::open_existing(&url).await {
+                Err(StoreError::MissingDatabase(path)) if default => {
+                    missing = true;
+                    AnyStore::Sqlite(SqliteStore::missing(&path).await?)
+                }
+                Err(err @ StoreError::MissingDatabase(_)) => {
+                    return Err(from_setting(Failure::from(err)));
+                }
+                other => other?,
+            },
+        };
+        let scope_path = DiscoveryScope::default_path(&settings.home);
+        // A registry read before it exists creates nothing, not even the
+        // scope file in its directory.
+        let scope = if missing {
+            DiscoveryScope::load_or_transient(&scope_path)
+        } else {
+            DiscoveryScope::load_or_create(&scope_path)
+        }
+        .map_err(|err| Failure::new(err.kind(), err.to_string()))?;
         let builtins =
             builtin_registry().map_err(|err| Failure::new("internal", err.to_string()))?;
         let trust = TrustStore::open(&TrustStore::default_path(&settings.home))
-            .map_err(|err| Failure::new(err.kind(), err.to_string()))?;
-        let scope = DiscoveryScope::load_or_create(&DiscoveryScope::default_path(&settings.home))
             .map_err(|err| Failure::new(err.kind(), err.to_string()))?;
         let service = SkillRegistryService::new(store, settings.home.clone())
             .with_scope(scope)

@@ -99,6 +99,25 @@ impl DiscoveryScope {
         home.join(".cleveragents").join("scope")
     }
 
+    /// The scope at `path` if that file exists, else a random one written
+    /// nowhere: for a command that reads a registry not created yet (an
+    /// empty one in memory), which creates no file; what it discovers lasts
+    /// as long as the command.
+    pub fn load_or_transient(path: &Path) -> Result<Self, ScopeError> {
+        match std::fs::symlink_metadata(path) {
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                let fail = |err: std::io::Error| ScopeError {
+                    path: path.display().to_string(),
+                    message: format!("cannot make a random id: {err}"),
+                };
+                let id = random_id().map_err(fail)?;
+                let key = random_id().map_err(fail)?;
+                Ok(Self::with_key(&id, &key))
+            }
+            _ => Self::load_or_create(path),
+        }
+    }
+
     /// Reads the scope id at `path`, creating a random one (mode 0600) the
     /// first time.
     pub fn load_or_create(path: &Path) -> Result<Self, ScopeError> {

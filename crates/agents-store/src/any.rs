@@ -22,6 +22,19 @@ pub async fn create(url: &DatabaseUrl) -> Result<AnyStore, StoreError> {
     open_in(url, true).await
 }
 
+/// Like [`open`], for a command that only reads: a SQLite file that does
+/// not exist is [`StoreError::MissingDatabase`] and is not created
+/// ([`SqliteStore::open_existing`]). PostgreSQL opens as with [`open`].
+pub async fn open_existing(url: &DatabaseUrl) -> Result<AnyStore, StoreError> {
+    match url {
+        DatabaseUrl::Sqlite(path) => {
+            tracing::debug!(database = %url, "opening the registry to read");
+            Ok(AnyStore::Sqlite(SqliteStore::open_existing(path).await?))
+        }
+        _ => open(url).await,
+    }
+}
+
 async fn open_in(url: &DatabaseUrl, create_dirs: bool) -> Result<AnyStore, StoreError> {
     // `DatabaseUrl`'s display has the password removed.
     tracing::debug!(database = %url, "opening the registry");

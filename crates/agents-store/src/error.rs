@@ -93,6 +93,13 @@ pub enum StoreError {
         .0.display()
     )]
     MissingDirectory(std::path::PathBuf),
+    /// A command that only reads found no SQLite file: it is not created
+    /// (a mistyped path would become a new, empty registry).
+    #[error(
+        "no registry exists at `{}`; `agents db init` creates it (so does any command that writes, such as `agents skill add`)",
+        agents_core::text::shown_path(.0)
+    )]
+    MissingDatabase(std::path::PathBuf),
     /// Filesystem trouble (creating the SQLite directory).
     #[error("{context}: {source}")]
     Io {
@@ -149,6 +156,7 @@ impl StoreError {
             Self::InvalidValue { .. } => "invalid_value",
             Self::Database { .. } => "database",
             Self::MissingDirectory(_) => "missing_database_directory",
+            Self::MissingDatabase(_) => "missing_database",
             Self::Io { .. } => "io",
         }
     }

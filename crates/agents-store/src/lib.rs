@@ -29,7 +29,7 @@ use std::future::Future;
 
 use agents_core::{Skill, SkillName, ToolSource, ToolSpec};
 
-pub use any::{AnyStore, create, open};
+pub use any::{AnyStore, create, open, open_existing};
 pub use codec::MAX_META_KEY;
 pub(crate) use error::db_error;
 pub use error::{DriverError, StoreError, names_bounded};

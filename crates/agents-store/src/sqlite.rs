@@ -73,7 +73,9 @@ pub(crate) static DIALECT: Dialect = Dialect {
 /// Where a pool's connections go.
 #[derive(Debug)]
 enum Target {
-    File(PathBuf),
+    /// A file; `create` when a connection may create it (a read's may not:
+    /// a file removed while it runs is not made again, empty).
+    File { path: PathBuf, create: bool },
     /// One private in-memory database: the pool holds its only connection.
     Memory,
 }
@@ -93,9 +95,12 @@ pub(crate) struct SqlitePool {
 }
 
 impl SqlitePool {
-    fn file(path: &Path) -> Self {
+    fn file(path: &Path, create: bool) -> Self {
         Self::new(
-            Target::File(path.to_path_buf()),
+            Target::File {
+                path: path.to_path_buf(),
+                create,
+            },
             Vec::new(),
             MAX_CONNECTIONS,
         )
@@ -134,7 +139,7 @@ impl SqlitePool {
             .pop();
         let conn = match (idle, &self.shared.target) {
             (Some(conn), _) => conn,
-            (None, Target::File(path)) => configure(Connection::open(path)?)?,
+            (None, Target::File { path, create }) => configure(open_file(path, *create)?)?,
             // The only connection of a memory database is never closed; a
             // permit without it means it was lost to a panic.
             (None, Target::Memory) => {
@@ -158,6 +163,21 @@ impl SqlitePool {
         handle.tx = true;
         Ok(handle)
     }
+}
+
+/// A connection to the file at `path`, which it creates only when `create`
+/// (rusqlite's default flags, less `SQLITE_OPEN_CREATE`).
+fn open_file(path: &Path, create: bool) -> Result<Connection, rusqlite::Error> {
+    use rusqlite::OpenFlags;
+    if create {
+        return Connection::open(path);
+    }
+    Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
 }
 
 fn configure(conn: Connection) -> Result<Connection, rusqlite::Error> {
@@ -266,10 +286,42 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
-    /// Opens (creating it and its directory if needed) the database at
-    /// `path` and applies pending migrations.
+    /// Opens (creating it if needed) the database at `path` and applies
+    /// pending migrations. A missing parent directory is an error.
     pub async fn open(path: &Path) -> Result<Self, StoreError> {
         Self::open_in(path, false).await
+    }
+
+    /// Opens the database at `path` for a command that only reads it: a
+    /// missing file is [`StoreError::MissingDatabase`], never created (a
+    /// mistyped path must not become a new, empty registry). The file is
+    /// opened read-write all the same, so an older schema is migrated as
+    /// any open migrates it, and the connections are opened without
+    /// `SQLITE_OPEN_CREATE`, so a file removed meanwhile is not made again.
+    pub async fn open_existing(path: &Path) -> Result<Self, StoreError> {
+        // One `stat`; a dangling symbolic link counts as missing (SQLite
+        // would not open it without creating its target either).
+        if matches!(path.try_exists(), Ok(false)) {
+            return Err(StoreError::MissingDatabase(path.to_path_buf()));
+        }
+        let engine = Engine::new(
+            Pool::Sqlite(SqlitePool::file(path, false)),
+            location_of(path),
+        );
+        Self::init(engine, true).await
+    }
+
+    /// An empty registry standing in for the database that does not exist
+    /// yet at `path` (a fresh machine's default location, read before
+    /// anything was written): in memory, migrated, reporting `path` as its
+    /// location, and never written to disk.
+    pub async fn missing(path: &Path) -> Result<Self, StoreError> {
+        let location = location_of(path);
+        let pool = SqlitePool::memory().map_err(crate::db_error(
+            "cannot open an in-memory sqlite database",
+            &location,
+        ))?;
+        Self::init(Engine::new(Pool::Sqlite(pool), location), false).await
     }
 
     /// Like [`open`](Self::open), but creates the file's missing parent
@@ -301,8 +353,8 @@ impl SqliteStore {
             source,
         })?;
         let engine = Engine::new(
-            Pool::Sqlite(SqlitePool::file(path)),
-            format!("sqlite://{}", path.display()),
+            Pool::Sqlite(SqlitePool::file(path, true)),
+            location_of(path),
         );
         let store = Self::init(engine, true).await?;
         if created {
@@ -344,6 +396,11 @@ impl SqliteStore {
         drop(conn);
         Ok(Self { engine })
     }
+}
+
+/// The location a store at `path` reports (`db status`, errors).
+fn location_of(path: &Path) -> String {
+    format!("sqlite://{}", path.display())
 }
 
 /// Switches the file to WAL. This needs a lock the busy timeout does not

@@ -5,16 +5,17 @@ use agents_registry::{Change, Store, ToolChange};
 use serde_json::json;
 
 use crate::cli::{DbCommand, GlobalArgs};
-use crate::context::Context;
+use crate::context::{Access, Context};
 use crate::output::{self, Failure};
 use agents_config::InputKind;
 
 pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Failure> {
-    let ctx = if matches!(command, DbCommand::Init) {
-        Context::create(global).await?
-    } else {
-        Context::open(global).await?
+    let access = match command {
+        DbCommand::Init => Access::Init,
+        DbCommand::Migrate | DbCommand::Import { .. } => Access::Write,
+        DbCommand::Status | DbCommand::Export { .. } => Access::Read,
     };
+    let ctx = Context::open(global, access).await?;
     match command {
         DbCommand::Init => {
             let status = ctx.service.store().status().await?;

@@ -61,16 +61,34 @@ pub async fn run(args: Args) -> Result<ExitCode, Failure> {
     match command {
         Command::Skill(command) => skill::run(&global, command).await,
         Command::Tool(command) => {
-            let ctx = Context::open(&global).await?;
+            let ctx = match command {
+                crate::cli::ToolCommand::List { .. } | crate::cli::ToolCommand::Get { .. } => {
+                    Context::read(&global).await?
+                }
+                crate::cli::ToolCommand::Add { .. } | crate::cli::ToolCommand::Remove { .. } => {
+                    Context::write(&global).await?
+                }
+            };
             tool::run(&ctx, command).await
         }
         Command::Plan(command) => {
-            let ctx = Context::open(&global).await?;
+            let ctx = Context::read(&global).await?;
             plan::run(&ctx, command).await
         }
         Command::Db(command) => db::run(&global, command).await,
         Command::Mcp(command) => {
-            let ctx = Context::open(&global).await?;
+            use crate::cli::McpCommand;
+            let ctx = match command {
+                McpCommand::List
+                | McpCommand::Tools { .. }
+                | McpCommand::Serve { .. }
+                | McpCommand::Export { .. }
+                | McpCommand::Trust { list: true, .. } => Context::read(&global).await?,
+                McpCommand::Refresh { .. }
+                | McpCommand::Import { .. }
+                | McpCommand::Trust { .. }
+                | McpCommand::Untrust { .. } => Context::write(&global).await?,
+            };
             mcp::run(&ctx, command).await
         }
         Command::Config(command) => config::run(&global, command),

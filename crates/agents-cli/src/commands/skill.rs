@@ -17,23 +17,22 @@ const UNKNOWN_SHOWN: usize = 10;
 
 pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode, Failure> {
     let format = global.format_or_table();
-    match command {
+    let ctx = match command {
         SkillCommand::Lint { paths } => return super::discover::lint(format, &paths),
-        SkillCommand::Add { .. }
-        | SkillCommand::Update { .. }
-        | SkillCommand::Apply { .. }
-        | SkillCommand::Get { .. }
+        SkillCommand::Get { .. }
         | SkillCommand::Prompt { .. }
         | SkillCommand::List { .. }
-        | SkillCommand::Remove { .. }
         | SkillCommand::Tools { .. }
         | SkillCommand::Lock { .. }
         | SkillCommand::Diff { .. }
         | SkillCommand::Graph { .. }
-        | SkillCommand::Validate { .. }
-        | SkillCommand::Discover { .. } => {}
-    }
-    let ctx = Context::open(global).await?;
+        | SkillCommand::Validate { .. } => Context::read(global).await?,
+        SkillCommand::Add { .. }
+        | SkillCommand::Update { .. }
+        | SkillCommand::Apply { .. }
+        | SkillCommand::Remove { .. }
+        | SkillCommand::Discover { .. } => Context::write(global).await?,
+    };
     match command {
         SkillCommand::Add { files, strict } => {
             write_files(&ctx, &files, WriteMode::Add, strict).await

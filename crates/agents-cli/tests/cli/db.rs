@@ -228,7 +228,7 @@ fn sigkill_during_a_large_add_leaves_the_database_consistent() {
         ));
     }
     let file = sb.write("bulk.yaml", &text);
-    sb.run(&["skill", "list"]).ok();
+    sb.init_db();
     let mut outcomes = Vec::new();
     for delay_ms in [30u64, 120, 250, 500, 900] {
         let mut child = sb

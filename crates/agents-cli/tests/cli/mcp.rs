@@ -342,6 +342,7 @@ fn validate_strict_queries_the_servers_and_checks_agent_skill_folders() {
 #[test]
 fn an_undefined_server_is_the_same_error_for_tools_diff_and_refresh() {
     let sb = Sandbox::new();
+    sb.init_db();
     for args in [
         &["mcp", "tools", "nope"][..],
         &["mcp", "tools", "nope", "--diff"],

@@ -433,7 +433,16 @@ fn remove_refuses_an_included_skill_and_force_names_what_broke() {
 fn a_database_in_a_missing_directory_is_an_error_until_db_init_creates_it() {
     let sb = Sandbox::new();
     let url = format!("sqlite://{}/nonexistent/dir/x.db", sb.dir.path().display());
-    let run = sb.run(&["--database-url", &url, "skill", "list"]).fails(1);
+    let tools = sb.write("t.yaml", "name: custom/t\ndescription: a tool\n");
+    let run = sb
+        .run(&[
+            "--database-url",
+            &url,
+            "tool",
+            "add",
+            tools.to_str().unwrap(),
+        ])
+        .fails(1);
     assert_eq!(
         run.stderr,
         "error: the directory `[SANDBOX]/nonexistent/dir` of the database does not exist; \
@@ -449,11 +458,11 @@ fn a_database_in_a_missing_directory_is_an_error_until_db_init_creates_it() {
     let run = sb.run(&["--database-url", &url, "skill", "list"]).ok();
     assert_eq!(run.stdout, "NAME\tVERSION\tITEMS\tDESCRIPTION\n");
     assert_eq!(run.stderr, "no skills registered\n");
-    // The default location is still created on first use.
+    // The default location is still created by the first write.
     let run = sb
         .cmd()
         .env_remove("CLEVERAGENTS_DATABASE_URL")
-        .args(["skill", "list"])
+        .args(["tool", "add", tools.to_str().unwrap()])
         .output()
         .unwrap();
     assert!(
@@ -462,6 +471,180 @@ fn a_database_in_a_missing_directory_is_an_error_until_db_init_creates_it() {
         String::from_utf8_lossy(&run.stderr)
     );
     assert!(sb.home().join(".cleveragents/cleveragents.db").is_file());
+}
+
+/// Every command that only reads the registry, with the arguments it needs.
+const READS: &[&[&str]] = &[
+    &["skill", "list"],
+    &["skill", "get", "l/x"],
+    &["skill", "tools", "nope/x"],
+    &["skill", "prompt", "l/x"],
+    &["skill", "graph", "l/x"],
+    &["skill", "validate", "l/x"],
+    &["skill", "lock", "l/x", "-o", "lock.json"],
+    &["skill", "diff", "l/x", "--lock", "lock.json"],
+    &["tool", "list"],
+    &["tool", "get", "builtin/grep"],
+    &["mcp", "list"],
+    &["mcp", "tools", "gh"],
+    &["mcp", "export"],
+    &["mcp", "serve", "l/x", "--dry-run"],
+    &["mcp", "trust", "--list"],
+    &["db", "status"],
+    &["db", "export"],
+    &["plan", "validate", "plan.yaml"],
+];
+
+/// A mistyped registry path read by any command is an error naming the path
+/// and where it was set, and nothing is created: not the file, not its
+/// directory. A write to the same path creates it as before.
+#[test]
+fn a_read_of_a_registry_that_does_not_exist_is_an_error_and_creates_nothing() {
+    let sb = Sandbox::new();
+    sb.write("plan.yaml", "skills: [l/x]\n");
+    sb.write("lock.json", "{}\n");
+    let missing_dir = format!("sqlite://{}/nodir/r.db", sb.dir.path().display());
+    for url in ["sqlite://regstry.db", missing_dir.as_str()] {
+        for args in READS {
+            let mut all = vec!["--database-url", url];
+            all.extend_from_slice(args);
+            let run = sb.run(&all).fails(1);
+            assert!(
+                run.stderr.starts_with(
+                    "error: `database.url` from command-line flag: no registry exists at `"
+                ),
+                "{args:?}: {}",
+                run.stderr
+            );
+            assert!(!sb.path("regstry.db").exists(), "{args:?}");
+            assert!(!sb.path("nodir").exists(), "{args:?}");
+        }
+    }
+    let run = sb
+        .run(&[
+            "--database-url",
+            "sqlite://regstry.db",
+            "--format",
+            "json",
+            "skill",
+            "list",
+        ])
+        .fails(1);
+    assert_eq!(run.stderr_json()["error"]["kind"], "missing_database");
+    let run = sb
+        .run(&["--database-url", "sqlite://regstry.db", "skill", "list"])
+        .fails(1);
+    assert_eq!(
+        run.stderr,
+        "error: `database.url` from command-line flag: no registry exists at `[SANDBOX]/regstry.db`; \
+         `agents db init` creates it (so does any command that writes, such as `agents skill add`)\n"
+    );
+    // The sandbox sets the URL in the environment; its file is not made yet.
+    let run = sb.run(&["skill", "tools", "nope/x"]).fails(1);
+    assert_eq!(
+        run.stderr,
+        "error: `database.url` from environment variable `CLEVERAGENTS_DATABASE_URL`: \
+         no registry exists at `[SANDBOX]/registry.db`; `agents db init` creates it \
+         (so does any command that writes, such as `agents skill add`)\n"
+    );
+    assert!(!sb.db_path().exists());
+    // From the config file.
+    let config = sb.write(
+        "conf/config.toml",
+        &format!(
+            "[database]\nurl = \"sqlite://{}/nodir/c.db\"\n",
+            sb.dir.path().display()
+        ),
+    );
+    let mut cmd = sb.cmd();
+    cmd.env_remove("CLEVERAGENTS_DATABASE_URL").args([
+        "--config",
+        config.to_str().unwrap(),
+        "db",
+        "status",
+    ]);
+    let run = crate::support::Run::from(cmd.output().unwrap(), &sb).fails(1);
+    assert_eq!(
+        run.stderr,
+        "error: `database.url` from `[SANDBOX]/conf/config.toml:2`: \
+         no registry exists at `[SANDBOX]/nodir/c.db`; `agents db init` creates it \
+         (so does any command that writes, such as `agents skill add`)\n"
+    );
+    assert!(!sb.path("nodir").exists());
+    // A write to the same explicit path creates it, as before; reads then work.
+    let file = sb.write("s.yaml", "name: l/x\ntools: [builtin/grep]\n");
+    sb.run(&[
+        "--database-url",
+        "sqlite://regstry.db",
+        "skill",
+        "add",
+        file.to_str().unwrap(),
+    ])
+    .ok();
+    assert!(sb.path("regstry.db").is_file());
+    let run = sb
+        .run(&[
+            "--database-url",
+            "sqlite://regstry.db",
+            "skill",
+            "list",
+            "--format",
+            "json",
+        ])
+        .ok();
+    assert_eq!(run.json()[0]["name"], "l/x");
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    assert!(sb.db_path().is_file());
+}
+
+/// A fresh user who has written nothing reads the default location as an
+/// empty registry, as before, and nothing is created in their home.
+#[test]
+fn a_read_of_the_default_location_on_a_fresh_home_is_empty_and_creates_nothing() {
+    let sb = Sandbox::new();
+    sb.write("plan.yaml", "skills: [l/x]\n");
+    sb.write("lock.json", "{}\n");
+    let run_default = |args: &[&str]| {
+        let mut cmd = sb.cmd();
+        cmd.env_remove("CLEVERAGENTS_DATABASE_URL").args(args);
+        crate::support::Run::from(cmd.output().unwrap(), &sb)
+    };
+    let run = run_default(&["skill", "list"]).ok();
+    assert_eq!(run.stdout, "NAME\tVERSION\tITEMS\tDESCRIPTION\n");
+    assert_eq!(run.stderr, "no skills registered\n");
+    let run = run_default(&["skill", "tools", "nope/x"]).fails(1);
+    assert_eq!(run.stderr, "error: Skill 'nope/x' is not registered\n");
+    let run = run_default(&["db", "status", "--format", "json"]).ok();
+    let status = run.json();
+    assert_eq!(
+        status["location"],
+        "sqlite://[SANDBOX]/home/.cleveragents/cleveragents.db"
+    );
+    assert_eq!(status["skills"], 0);
+    assert_eq!(status["schema_version"], status["supported_version"]);
+    let run = run_default(&["tool", "list", "--format", "json"]).ok();
+    assert!(
+        run.json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "builtin/grep")
+    );
+    // Every other read runs as on an empty registry (its own errors for a
+    // skill that is not there) and leaves the home as it was.
+    for args in READS {
+        let run = run_default(args);
+        assert!(
+            !run.stderr.contains("no registry"),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert_eq!(
+            std::fs::read_dir(sb.home()).unwrap().count(),
+            0,
+            "{args:?} created something in HOME"
+        );
+    }
 }
 
 #[test]
@@ -721,6 +904,7 @@ fn mcp_export_writes_claude_and_vscode_files_with_a_serve_entry() {
          headers = { Authorization = \"Bearer ${SENTRY_TOKEN}\" }\n",
     );
     // A serve entry must name a registered skill.
+    sb.init_db();
     let run = sb
         .run(&["mcp", "export", "--serve", "local/devops-toolkit"])
         .fails(1);
@@ -843,6 +1027,7 @@ fn a_slow_mcp_start_shows_a_spinner_on_a_terminal_only() {
 #[test]
 fn a_terminal_of_unknown_width_gets_whole_cells() {
     let sb = Sandbox::new();
+    sb.init_db();
     let Some(script) = script("a_terminal_of_unknown_width_gets_whole_cells") else {
         return;
     };
@@ -934,6 +1119,7 @@ fn yaml_works_wherever_json_does_and_says_the_same() {
 #[test]
 fn piped_tables_are_tab_separated_and_color_is_chosen_by_flag() {
     let sb = Sandbox::new();
+    sb.init_db();
     let run = sb.run(&["tool", "list", "--source", "builtin"]).ok();
     let mut lines = run.stdout.lines();
     assert_eq!(lines.next(), Some("NAME\tSOURCE\tDESCRIPTION"));

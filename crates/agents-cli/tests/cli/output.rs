@@ -103,6 +103,7 @@ fn quiet_commands_print_nothing_on_stderr() {
 #[test]
 fn a_bad_log_filter_is_warned_about_unless_quiet() {
     let sb = Sandbox::new();
+    sb.init_db();
     let bad = [("CLEVERAGENTS_LOG", "???bad[")];
     let run = sb.run_env(&["skill", "list"], &bad).ok();
     assert!(

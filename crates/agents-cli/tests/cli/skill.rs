@@ -224,6 +224,7 @@ fn bad_yaml_points_at_the_line_and_changes_nothing() {
 #[test]
 fn invalid_names_are_rejected_everywhere() {
     let sb = Sandbox::new();
+    sb.init_db();
     for args in [
         ["skill", "get", "nope"],
         ["skill", "remove", "a/b/c"],
@@ -408,7 +409,7 @@ fn usage_errors_exit_2() {
 fn two_processes_adding_at_once_both_land() {
     let sb = Sandbox::new();
     // Create the database first so both racers only insert.
-    sb.run(&["skill", "list"]).ok();
+    sb.init_db();
     let mut text_a = String::new();
     let mut text_b = String::new();
     for i in 0..300 {
@@ -672,6 +673,7 @@ fn a_cycle_per_skill_costs_little_and_shows_a_bounded_report() {
 #[test]
 fn json_errors_are_machine_readable() {
     let sb = Sandbox::new();
+    sb.init_db();
     let run = sb
         .run(&["skill", "get", "local/none", "--format", "json"])
         .fails(1);

@@ -5,6 +5,7 @@ use crate::support::{Sandbox, examples};
 #[test]
 fn builtin_tools_are_listed_and_protected() {
     let sb = Sandbox::new();
+    sb.init_db();
     let list = sb
         .run(&["tool", "list", "--source", "builtin", "--format", "json"])
         .ok()

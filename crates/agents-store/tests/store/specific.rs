@@ -47,6 +47,79 @@ async fn sqlite_creates_its_directory_only_when_asked_and_uses_wal() {
     assert_eq!(check, "ok");
 }
 
+/// A read never creates the file or its directory; a file that exists is
+/// opened as any open does, an older schema migrated.
+#[tokio::test]
+async fn sqlite_open_existing_never_creates_and_migrates_an_older_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    for path in [
+        dir.path().join("registry.db"),
+        dir.path().join("nested/registry.db"),
+    ] {
+        let err = SqliteStore::open_existing(&path).await.unwrap_err();
+        assert!(
+            matches!(&err, StoreError::MissingDatabase(p) if *p == path),
+            "{err}"
+        );
+        assert_eq!(err.kind(), "missing_database");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "no registry exists at `{}`; `agents db init` creates it \
+                 (so does any command that writes, such as `agents skill add`)",
+                path.display()
+            )
+        );
+        let url = DatabaseUrl::Sqlite(path.clone());
+        let err = agents_store::open_existing(&url).await.unwrap_err();
+        assert_eq!(err.kind(), "missing_database");
+        assert!(!path.exists());
+        assert!(!dir.path().join("nested").exists());
+    }
+    // An empty registry standing in for the missing file: it says where
+    // the file would be, holds what is written for as long as it lives, and
+    // never reaches the disk.
+    let path = dir.path().join("registry.db");
+    let stand_in = SqliteStore::missing(&path).await.unwrap();
+    let status = stand_in.status().await.unwrap();
+    assert_eq!(status.location, format!("sqlite://{}", path.display()));
+    assert_eq!(
+        (status.skills, status.schema_version),
+        (0, status.supported_version)
+    );
+    stand_in
+        .add_skills(&[skill("local/x", vec![tool_ref("a/b")])])
+        .await
+        .unwrap();
+    assert_eq!(stand_in.status().await.unwrap().skills, 1);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    // A registry at schema version 1 (before `tools_previous`): a read
+    // brings it up to date, keeping its rows, as opening it always did.
+    let store = SqliteStore::create(&path).await.unwrap();
+    store
+        .add_skills(&[skill("local/x", vec![tool_ref("a/b")])])
+        .await
+        .unwrap();
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "DROP TABLE tools_previous; DELETE FROM schema_migrations WHERE version = 2",
+    )
+    .unwrap();
+    drop(conn);
+    let store = SqliteStore::open_existing(&path).await.unwrap();
+    let status = store.status().await.unwrap();
+    assert_eq!(
+        (
+            status.schema_version,
+            status.supported_version,
+            status.skills
+        ),
+        (2, 2, 1)
+    );
+    assert!(store.get_skill(&name("local/x")).await.unwrap().is_some());
+}
+
 #[tokio::test]
 async fn sqlite_default_path_and_url_forms_open() {
     let home = tempfile::tempdir().unwrap();

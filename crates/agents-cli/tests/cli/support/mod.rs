@@ -61,6 +61,12 @@ impl Sandbox {
         cmd
     }
 
+    /// Creates the sandbox's registry (`agents db init`): a command that
+    /// only reads refuses a registry file that does not exist.
+    pub fn init_db(&self) {
+        self.run(&["db", "init"]).ok();
+    }
+
     pub fn run(&self, args: &[&str]) -> Run {
         self.run_env(args, &[])
     }
