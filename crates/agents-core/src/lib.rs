@@ -54,7 +54,8 @@ pub use resolve::{
 pub use site::{FieldPath, FieldStep, Site};
 pub use skill::{
     AgentSource, Include, IncludeOverrides, InlineTool, InvalidSkill, ItemKind, McpSource,
-    Overrides, Skill, SkillItem, ToolName, ValueMap, validate_server_name,
+    Overrides, Skill, SkillItem, ToolName, ValueMap, mcp_refresh_command, mcp_trust_command,
+    validate_server_name,
 };
 pub use summary::{
     EffectiveCapabilities, SkillCapabilitySummary, compute_capability_summary,

@@ -471,7 +471,8 @@ pub enum ResolveWarning {
     },
     /// An MCP server whose tools were never fetched.
     #[error(
-        "Skill '{skill}': MCP server '{server}' has no cached tool list (run `agents mcp refresh {server}` or use `--refresh`)"
+        "Skill '{skill}': MCP server '{server}' has no cached tool list (run `{}` or use `--refresh`)",
+        crate::skill::mcp_refresh_command(.server)
     )]
     McpNotCached {
         /// The skill holding the source.

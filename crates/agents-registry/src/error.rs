@@ -113,10 +113,11 @@ pub enum ServiceError {
     },
     /// Several untrusted definitions share the server name: trust needs a digest.
     #[error(
-        "mcp server `{server}` has {} untrusted definitions: {}{}; nothing was trusted: choose one with `agents mcp trust {server} --digest DIGEST`",
+        "mcp server `{server}` has {} untrusted definitions: {}{}; nothing was trusted: choose one with `{}`",
         .definitions.len() + .more,
         .definitions.join("; "),
-        if *.more > 0 { format!(" and {} more", .more) } else { String::new() }
+        if *.more > 0 { format!(" and {} more", .more) } else { String::new() },
+        agents_core::mcp_trust_command(.server, "DIGEST")
     )]
     McpAmbiguousTrust {
         /// The server name (shortened).

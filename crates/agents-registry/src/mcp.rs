@@ -205,15 +205,7 @@ impl McpDefinition {
     /// for a shell: `agents mcp trust NAME --digest DIGEST` (a name
     /// starting with `-` after `--`, so that it is not read as an option).
     pub fn trust_command(&self) -> String {
-        let digest = quote(&self.digest);
-        if self.server.starts_with('-') {
-            format!(
-                "agents mcp trust --digest {digest} -- {}",
-                quote(&self.server)
-            )
-        } else {
-            format!("agents mcp trust {} --digest {digest}", quote(&self.server))
-        }
+        agents_core::mcp_trust_command(&quote(&self.server), &quote(&self.digest))
     }
 
     /// What a message says of what it would run, and how to trust it (see

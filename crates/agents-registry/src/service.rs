@@ -711,8 +711,9 @@ impl<S: Store> SkillRegistryService<S> {
                         agents_core::text::MAX_ECHO_BYTES,
                     );
                     tracing::warn!(
-                        "mcp server `{server}`: its cached tool list was changed in the database since you fetched it (spec digest {}); it is not used until `agents mcp refresh {server}`",
-                        digest.get(..12).unwrap_or(digest)
+                        "mcp server `{server}`: its cached tool list was changed in the database since you fetched it (spec digest {}); it is not used until `{}`",
+                        digest.get(..12).unwrap_or(digest),
+                        agents_core::mcp_refresh_command(&server)
                     );
                     (*digest).to_owned()
                 })

@@ -220,7 +220,8 @@ async fn server_tools(ctx: &Context, server: &str) -> Result<ExitCode, Failure> 
     let groups = ctx.service.mcp_server_tool_groups(server).await?;
     let empty = || {
         output::line(format!(
-            "no cached tools for `{server}`: run `agents mcp refresh {server}`"
+            "no cached tools for `{server}`: run `{}`",
+            agents_core::mcp_refresh_command(server)
         ))
     };
     let table = |tools: &[agents_core::ToolSpec]| {
@@ -288,7 +289,10 @@ async fn server_tools(ctx: &Context, server: &str) -> Result<ExitCode, Failure> 
             group.tools.len()
         ))?;
         if group.tools.is_empty() {
-            output::line(format!("  none: run `agents mcp refresh {server}`"))?;
+            output::line(format!(
+                "  none: run `{}`",
+                agents_core::mcp_refresh_command(server)
+            ))?;
         } else {
             table(&group.tools)?;
         }

@@ -539,3 +539,31 @@ fn tools_of_a_server_defined_twice_are_shown_per_definition() {
         ]
     );
 }
+
+#[test]
+fn a_server_named_like_an_option_is_suggested_after_a_double_dash() {
+    let sb = Sandbox::new();
+    let file = sb.write(
+        "dash.yaml",
+        "name: l/dash\nmcp_sources:\n  - server: -x\n    command: \"false\"\n",
+    );
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    let run = sb.run(&["skill", "tools", "l/dash"]).ok();
+    assert!(
+        run.stderr.contains("run `agents mcp refresh -- -x`"),
+        "{}",
+        run.stderr
+    );
+    let run = sb.run(&["mcp", "tools", "--", "-x"]).ok();
+    assert!(
+        run.stdout.contains("run `agents mcp refresh -- -x`"),
+        "{}",
+        run.stdout
+    );
+    // The suggested line is a command that runs: the server's own failure,
+    // not a usage error (exit 2).
+    let run = sb.run(&["mcp", "refresh", "--", "-x"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("-x"), "{}", run.stderr);
+    assert!(!run.stderr.contains("unexpected argument"), "{}", run.stderr);
+}
