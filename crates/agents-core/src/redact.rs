@@ -580,10 +580,29 @@ pub fn masked_secret_fields(source: &crate::McpSource) -> Vec<String> {
         }
         (field == "url").then_some(source.url.as_deref()).flatten()
     };
-    literal_secret_fields(&probe)
+    let mut fields: Vec<String> = literal_secret_fields(&probe)
         .into_iter()
         .filter(|field| original(field).is_some_and(holds))
-        .collect()
+        .collect();
+    // [`redact_url`] hides a userinfo it cannot split (`user%3Apw@`, one
+    // holding `/` or `?`) whole, as `***@`: read back, that is a user name.
+    let userinfo_masked = |text: &str| {
+        text.split_once("://")
+            .and_then(|(_, rest)| rest.rsplit_once('@'))
+            .is_some_and(|(userinfo, _)| holds(userinfo))
+    };
+    let candidates = source
+        .args
+        .iter()
+        .enumerate()
+        .map(|(index, arg)| (format!("args[{index}]"), arg.as_str()))
+        .chain(source.url.as_deref().map(|url| ("url".to_owned(), url)));
+    for (field, text) in candidates {
+        if userinfo_masked(text) && !fields.contains(&field) {
+            fields.push(field);
+        }
+    }
+    fields
 }
 
 /// A command's arguments fit to print: each URL through [`redact_url`], and

@@ -431,6 +431,34 @@ impl Skill {
         )
     }
 
+    /// The MCP server fields that hold `***` where a secret goes
+    /// ([`crate::redact::masked_secret_fields`]): the definition as
+    /// `skill get` prints it with secrets masked, written back. Checked
+    /// when a skill is written (not by [`Self::validate`], which a config
+    /// file's servers and stored rows also go through: `skill get` has
+    /// nothing to do with them).
+    pub fn masked_secret_problems(&self) -> Vec<InvalidSkill> {
+        let sources = self.items.iter().filter_map(|item| match item {
+            SkillItem::McpSource(source) => Some(source),
+            _ => None,
+        });
+        sources
+            .enumerate()
+            .flat_map(|(index, source)| {
+                crate::redact::masked_secret_fields(source)
+                    .into_iter()
+                    .map(move |part| InvalidSkill {
+                        skill: self.name.to_string(),
+                        field: format!("mcp_sources[{index}].{part}"),
+                        message: format!(
+                            "holds `{}`, which `agents skill get` prints in place of a secret; write the secret, or a `${{VAR}}` reference to it",
+                            crate::redact::REDACTED
+                        ),
+                    })
+            })
+            .collect()
+    }
+
     /// Checks every rule beyond the name pattern: lengths, tool names, schemas,
     /// MCP connection fields. Returns all problems, not just the first.
     pub fn validate(&self) -> Result<(), Vec<InvalidSkill>> {
@@ -534,15 +562,6 @@ impl Skill {
                         servers.insert(source.server.as_str(), mcp);
                     }
                     others.into_iter().for_each(&mut report);
-                    for part in crate::redact::masked_secret_fields(source) {
-                        fail(
-                            format!("{field}.{part}"),
-                            format!(
-                                "holds `{}`, which `agents skill get` prints in place of a secret; write the secret, or a `${{VAR}}` reference to it",
-                                crate::redact::REDACTED
-                            ),
-                        );
-                    }
                     mcp += 1;
                 }
                 SkillItem::AgentSource(source) => {

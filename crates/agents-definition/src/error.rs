@@ -330,7 +330,8 @@ fn in_secret_map(above: &str, current: &str) -> bool {
     let indent = |l: &str| l.len() - l.trim_start_matches([' ', '-']).len();
     let mut within = indent(current);
     let above = above.strip_suffix('\n').unwrap_or(above);
-    if above.is_empty() {
+    // A line at the margin is inside no map; no line above need be read.
+    if above.is_empty() || within == 0 {
         return false;
     }
     for above in above.rsplit('\n') {
@@ -467,6 +468,17 @@ impl FieldPosition {
             }
         }
         Shown(self, bounded(file), bounded_message(message)).to_string()
+    }
+
+    /// The quoted line without the value at the caret: a finding about a
+    /// secret written out points at it, and the line-based masking cannot
+    /// tell every such value (a block list's `- sk-…` item) from another.
+    pub fn hide_value(&mut self) {
+        if let Some(source) = &mut self.source_line {
+            let kept: String = source.text.chars().take(source.caret).collect();
+            source.text = format!("{kept}{}", agents_core::redact::REDACTED);
+            source.cut_end = false;
+        }
     }
 }
 

@@ -119,9 +119,16 @@ pub(crate) fn locate_all(
             many => {
                 // Where the document's top value starts: the walk down no
                 // steps fails there.
-                let Some(start) = seek(document, &[], false) else {
+                let Some(value) = seek(document, &[], false) else {
                     continue;
                 };
+                // From the start of its line: a map indented under `---`
+                // cut at its first key would lose the indentation its
+                // other keys share, and read as another document.
+                let start = text
+                    .get(..value)
+                    .and_then(|before| before.rfind('\n'))
+                    .map_or(0, |newline| newline + 1);
                 let Some(rest) = text.get(start..) else {
                     continue;
                 };

@@ -1081,8 +1081,11 @@ pub(crate) fn plan_roots(plan: &Plan) -> Vec<SkillName> {
 pub(crate) fn validate_all(skills: &[Skill]) -> Result<(), ServiceError> {
     let problems: Vec<_> = skills
         .iter()
-        .filter_map(|skill| skill.validate().err())
-        .flatten()
+        .flat_map(|skill| {
+            let mut problems = skill.validate().err().unwrap_or_default();
+            problems.extend(skill.masked_secret_problems());
+            problems
+        })
         .collect();
     if problems.is_empty() {
         Ok(())

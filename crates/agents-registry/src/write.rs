@@ -89,6 +89,16 @@ pub struct WriteFinding {
 }
 
 impl WriteFinding {
+    /// The [`Self::kind`] of a secret written out in an MCP server's
+    /// definition.
+    pub const LITERAL_SECRET: &'static str = "literal_secret";
+
+    /// Whether the field it points at holds a secret: a line quoted for it
+    /// must not show the value.
+    pub fn quotes_a_secret(&self) -> bool {
+        self.kind == Self::LITERAL_SECRET
+    }
+
     fn of_error(error: &ResolveError) -> Self {
         let (skill, site) = split(error.site());
         Self {
@@ -714,7 +724,7 @@ fn literal_secret_warnings(skill: &Skill) -> impl Iterator<Item = WriteFinding> 
                             server: source.server.clone(),
                             field,
                         }),
-                        kind: "literal_secret",
+                        kind: WriteFinding::LITERAL_SECRET,
                     }
                 })
         })

@@ -197,6 +197,11 @@ impl Pointer<'_> {
         if requests.is_empty() {
             return positions;
         }
+        // Read again only a regular file: a named pipe's writer is gone, and
+        // opening it again would wait for another one forever.
+        if !std::fs::metadata(self.file).is_ok_and(|meta| meta.is_file()) {
+            return positions;
+        }
         let Ok(text) = read_text(self.file) else {
             return positions;
         };
@@ -208,7 +213,12 @@ impl Pointer<'_> {
             .map(|(_, document, path)| (*document, path))
             .collect();
         let found = agents_definition::locate_fields(&text, &wanted);
-        for ((at, ..), position) in requests.iter().zip(found) {
+        for ((at, ..), mut position) in requests.iter().zip(found) {
+            if let Some(position) = &mut position
+                && findings.get(*at).is_some_and(WriteFinding::quotes_a_secret)
+            {
+                position.hide_value();
+            }
             if let Some(slot) = positions.get_mut(*at) {
                 *slot = position;
             }

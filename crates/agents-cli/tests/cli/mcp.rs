@@ -565,5 +565,9 @@ fn a_server_named_like_an_option_is_suggested_after_a_double_dash() {
     let run = sb.run(&["mcp", "refresh", "--", "-x"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stderr.contains("-x"), "{}", run.stderr);
-    assert!(!run.stderr.contains("unexpected argument"), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("unexpected argument"),
+        "{}",
+        run.stderr
+    );
 }

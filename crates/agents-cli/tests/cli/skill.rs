@@ -1262,3 +1262,33 @@ fn skill_get_masks_secrets_written_out_and_refuses_the_masked_definition_back() 
     let run = sb.run(&["skill", "get", "l/plain"]).ok();
     assert!(!run.stderr.contains("shown as"), "{}", run.stderr);
 }
+
+#[test]
+fn a_url_whose_whole_userinfo_was_masked_is_refused_back_and_config_may_hold_the_mask() {
+    let sb = Sandbox::new();
+    let file = sb.write(
+        "u.yaml",
+        "name: l/u\nmcp_sources:\n  - server: web\n    url: \"https://user%3AS3CR3TPW@mcp.example.com/mcp\"\n",
+    );
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    let masked = sb.run(&["skill", "get", "l/u", "--format", "yaml"]).ok();
+    assert!(!masked.stdout.contains("S3CR3TPW"), "{}", masked.stdout);
+    let back = sb.write("back.yaml", &masked.stdout);
+    let run = sb
+        .run(&["skill", "update", back.to_str().unwrap()])
+        .fails(1);
+    assert!(
+        run.stderr.contains("mcp_sources[0].url: holds `***`"),
+        "{}",
+        run.stderr
+    );
+    let shown = sb.run(&["skill", "get", "l/u", "--show-secrets"]).ok();
+    assert!(shown.stdout.contains("S3CR3TPW"), "{}", shown.stdout);
+    // A config file is not `skill get` output: `***` there is a value.
+    let config = sb.write(
+        "config.toml",
+        "[mcp.servers.x]\ncommand = \"tool\"\nenv = { API_KEY = \"***\" }\n",
+    );
+    sb.run(&["--config", config.to_str().unwrap(), "skill", "list"])
+        .ok();
+}

@@ -181,3 +181,70 @@ fn apply_points_at_lines_too() {
         run.stderr
     );
 }
+
+#[test]
+fn a_secret_written_out_is_pointed_at_without_quoting_it() {
+    // Block-style `args`, as `skill get --show-secrets` prints them: no
+    // key on the secret's line says it is one.
+    let text = "name: local/gh\nmcp_sources:\n  - server: gh\n    command: npx\n    args:\n      - --api-key\n      - sk-live-SECRET123\n";
+    let (warned, refused) = add_both_ways("gh.yaml", text);
+    for stderr in [&warned, &refused] {
+        assert!(!stderr.contains("SECRET123"), "{stderr}");
+        assert!(stderr.contains("gh.yaml:7:9"), "{stderr}");
+        assert!(stderr.contains("7 |       - ***"), "{stderr}");
+    }
+    let sb = Sandbox::new();
+    let file = sb.write("gh.yaml", text);
+    let json = sb
+        .run(&[
+            "skill",
+            "add",
+            "--strict",
+            "--format",
+            "json",
+            file.to_str().unwrap(),
+        ])
+        .fails(1);
+    assert!(!json.stderr.contains("SECRET123"), "{}", json.stderr);
+}
+
+#[test]
+fn several_findings_in_an_indented_document_point_at_their_lines() {
+    let (warned, _) = add_both_ways(
+        "indented.yaml",
+        "---\n  name: local/ind\n  tools:\n    - builtin/raed_file\n    - builtin/wrte_file\n",
+    );
+    assert!(warned.contains("indented.yaml:4:7"), "{warned}");
+    assert!(warned.contains("indented.yaml:5:7"), "{warned}");
+}
+
+#[test]
+fn a_named_pipe_is_read_once_and_its_findings_name_the_file() {
+    let sb = Sandbox::new();
+    let fifo = sb.path("pipe.yaml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            std::fs::write(&fifo, "name: local/p\ntools:\n  - builtin/raed_file\n").unwrap();
+        })
+    };
+    // Opening the pipe again for the line would wait for a writer forever.
+    let out = sb
+        .command("timeout")
+        .args(["60", env!("CARGO_BIN_EXE_agents"), "skill", "add"])
+        .arg(&fifo)
+        .output()
+        .unwrap();
+    writer.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("pipe.yaml: Skill 'local/p': Tool 'builtin/raed_file'"),
+        "{stderr}"
+    );
+}
