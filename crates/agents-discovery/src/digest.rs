@@ -39,7 +39,7 @@ impl FolderDigestError {
 
 /// The digest of every file in `folder` (see the module documentation).
 pub fn folder_digests(folder: &Path) -> Result<BTreeMap<String, String>, FolderDigestError> {
-    digests_with(folder, None, 0)
+    digests_with(folder, None, std::time::UNIX_EPOCH)
 }
 
 /// [`folder_digests`] of a folder digested again and again (the gateway
@@ -51,10 +51,7 @@ pub fn folder_digests_cached(
     folder: &Path,
     cache: &DigestCache,
 ) -> Result<BTreeMap<String, String>, FolderDigestError> {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs().cast_signed());
-    digests_with(folder, Some(cache), now)
+    digests_with(folder, Some(cache), std::time::SystemTime::now())
 }
 
 /// A file changed this recently is hashed again every time: a write within
@@ -67,7 +64,7 @@ pub const SETTLED: std::time::Duration = std::time::Duration::from_secs(3);
 /// of the last digest only.
 #[derive(Debug, Default)]
 pub struct DigestCache {
-    files: std::sync::Mutex<HashMap<String, (Stamp, String)>>,
+    files: std::sync::Mutex<HashMap<String, (FileStamp, String)>>,
     /// Files read and hashed in all, for the tests.
     hashed: std::sync::atomic::AtomicUsize,
 }
@@ -79,9 +76,13 @@ impl DigestCache {
     }
 }
 
-/// What tells a file's content has not changed without reading it.
+/// What tells a file's content has not changed without reading it: the
+/// device, inode, size, and modification and change times (a change of the
+/// bytes, of the times set back by `touch -d`, or of the file swapped for
+/// another, moves one of them). The gateway's `skills/list` digests use it
+/// too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
+pub struct FileStamp {
     dev: u64,
     ino: u64,
     len: u64,
@@ -89,8 +90,9 @@ struct Stamp {
     ctime: (i64, i64),
 }
 
-impl Stamp {
-    fn of(meta: &std::fs::Metadata) -> Self {
+impl FileStamp {
+    /// The stamp of the file `meta` describes.
+    pub fn of(meta: &std::fs::Metadata) -> Self {
         use std::os::unix::fs::MetadataExt;
         Self {
             dev: meta.dev(),
@@ -101,25 +103,35 @@ impl Stamp {
         }
     }
 
-    /// Neither time is within [`SETTLED`] of `now` (seconds since the epoch).
-    fn settled(&self, now: i64) -> bool {
-        let settled = SETTLED.as_secs().cast_signed();
-        self.mtime.0.saturating_add(settled) < now && self.ctime.0.saturating_add(settled) < now
+    /// Neither time is within [`SETTLED`] of `now`: a digest computed now
+    /// may be kept for the stamp (a time the clock cannot place counts as
+    /// recent).
+    pub fn settled_at(&self, now: std::time::SystemTime) -> bool {
+        let at = |(secs, nanos): (i64, i64)| {
+            let since =
+                std::time::Duration::new(u64::try_from(secs).ok()?, u32::try_from(nanos).ok()?);
+            std::time::UNIX_EPOCH
+                .checked_add(since)?
+                .checked_add(SETTLED)
+        };
+        [self.mtime, self.ctime]
+            .into_iter()
+            .all(|time| at(time).is_some_and(|settled| settled <= now))
     }
 }
 
 /// The files a cached digest reads: the last digest's, and this one's.
 struct Cached<'a> {
     cache: &'a DigestCache,
-    before: HashMap<String, (Stamp, String)>,
-    kept: HashMap<String, (Stamp, String)>,
-    now: i64,
+    before: HashMap<String, (FileStamp, String)>,
+    kept: HashMap<String, (FileStamp, String)>,
+    now: std::time::SystemTime,
 }
 
 impl Cached<'_> {
     fn digest(&mut self, path: &Path, relative: &str) -> std::io::Result<String> {
         let mut file = std::fs::File::open(path)?;
-        let stamp = Stamp::of(&file.metadata()?);
+        let stamp = FileStamp::of(&file.metadata()?);
         let digest = match self.before.remove(relative) {
             Some((was, digest)) if was == stamp => digest,
             _ => {
@@ -129,7 +141,7 @@ impl Cached<'_> {
                 digest_of_file(&mut file)?
             }
         };
-        if stamp.settled(self.now) {
+        if stamp.settled_at(self.now) {
             self.kept
                 .insert(relative.to_owned(), (stamp, digest.clone()));
         }
@@ -137,12 +149,11 @@ impl Cached<'_> {
     }
 }
 
-/// The digests, through `cache` when given, with the clock at `now`
-/// (seconds since the epoch).
+/// The digests, through `cache` when given, with the clock at `now`.
 fn digests_with(
     folder: &Path,
     cache: Option<&DigestCache>,
-    now: i64,
+    now: std::time::SystemTime,
 ) -> Result<BTreeMap<String, String>, FolderDigestError> {
     let mut cached = cache.map(|cache| Cached {
         cache,
@@ -304,20 +315,14 @@ mod tests {
         std::fs::write(dir.path().join("SKILL.md"), "abc").unwrap();
         std::fs::write(dir.path().join("b.txt"), "bravo").unwrap();
         let cache = DigestCache::default();
-        let now = || {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_secs()
-                .cast_signed()
-        };
+        let now = std::time::SystemTime::now;
         // Just written: not settled, so hashed every time.
         let first = digests_with(dir.path(), Some(&cache), now()).unwrap();
         assert_eq!(first, folder_digests(dir.path()).unwrap());
         digests_with(dir.path(), Some(&cache), now()).unwrap();
         assert_eq!(cache.hashed(), 4);
         // An hour on, every file has settled: read once more, then not.
-        let later = now() + 3600;
+        let later = now() + std::time::Duration::from_secs(3600);
         digests_with(dir.path(), Some(&cache), later).unwrap();
         assert_eq!(
             digests_with(dir.path(), Some(&cache), later).unwrap(),

@@ -38,7 +38,8 @@ mod skill_md;
 mod yaml;
 
 pub use digest::{
-    DigestCache, FolderDigestError, MAX_DIGEST_FILES, folder_digests, folder_digests_cached,
+    DigestCache, FileStamp, FolderDigestError, MAX_DIGEST_FILES, folder_digests,
+    folder_digests_cached,
 };
 pub use discover::{
     ConflictResolution, ConflictStrategy, DiscoveryConflict, DiscoveryError, DiscoveryResult,

@@ -14,9 +14,10 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use agents_core::{Meta, ToolSource, ToolSpec};
+use agents_registry::FileStamp;
 
 use crate::lock;
 use base64::Engine;
@@ -66,37 +67,6 @@ impl PartialEq for LockDigests {
 
 impl Eq for LockDigests {}
 
-/// What tells a file's content has not changed without reading it: the
-/// inode, size, and modification and change times (a change of the bytes,
-/// of the times set back by `touch -d`, or of the file swapped for another,
-/// moves one of them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    dev: u64,
-    ino: u64,
-    len: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-}
-
-impl Stamp {
-    fn of(meta: &std::fs::Metadata) -> Self {
-        use std::os::unix::fs::MetadataExt;
-        Self {
-            dev: meta.dev(),
-            ino: meta.ino(),
-            len: meta.len(),
-            mtime: (meta.mtime(), meta.mtime_nsec()),
-            ctime: (meta.ctime(), meta.ctime_nsec()),
-        }
-    }
-}
-
-/// A file changed this recently is hashed again on every listing: a write
-/// within the file system's timestamp granularity of the last hash (up to
-/// 2 s on some) could leave the stamp as it was ("racy git").
-const SETTLED: Duration = Duration::from_secs(3);
-
 /// Each file's digest by relative path, with the stamp it was computed
 /// for: `skills/list` hashes only files whose stamp changed since the last
 /// listing, so a client asking again and again does not make the gateway
@@ -107,7 +77,7 @@ struct Digests(Arc<Mutex<Cached>>);
 
 #[derive(Debug, Default)]
 struct Cached {
-    files: HashMap<String, (Stamp, SkillResource)>,
+    files: HashMap<String, (FileStamp, SkillResource)>,
     /// Files read and hashed in all, for the tests.
     hashed: usize,
 }
@@ -273,7 +243,7 @@ impl ServedSkill {
         let mut files = Vec::new();
         for relative in self.files()? {
             let (file, meta) = self.open(&relative)?;
-            let stamp = Stamp::of(&meta);
+            let stamp = FileStamp::of(&meta);
             let resource = match before.remove(&relative) {
                 Some((was, resource)) if was == stamp => resource,
                 _ => {
@@ -282,9 +252,7 @@ impl ServedSkill {
                     SkillResource::from_bytes(self.uri_of(&relative), &bytes)
                 }
             };
-            let settled =
-                |time: std::io::Result<SystemTime>| time.is_ok_and(|time| time + SETTLED <= now);
-            if settled(meta.modified()) && settled(changed(&meta)) {
+            if stamp.settled_at(now) {
                 kept.insert(relative, (stamp, resource.clone()));
             }
             files.push(resource);
@@ -356,17 +324,6 @@ fn read_all(file: &std::fs::File, relative: &str) -> Result<Vec<u8>, SkillFileEr
         return Err(SkillFileError::TooLarge(relative.to_owned()));
     }
     Ok(bytes)
-}
-
-/// The inode change time (`ctime`), which no user can set back.
-fn changed(meta: &std::fs::Metadata) -> std::io::Result<SystemTime> {
-    use std::os::unix::fs::MetadataExt;
-    let (secs, nanos) = (meta.ctime(), meta.ctime_nsec());
-    let since_epoch = Duration::new(
-        u64::try_from(secs).map_err(std::io::Error::other)?,
-        u32::try_from(nanos).map_err(std::io::Error::other)?,
-    );
-    Ok(SystemTime::UNIX_EPOCH + since_epoch)
 }
 
 fn walk(
@@ -524,7 +481,7 @@ mod tests {
         std::fs::write(dir.join("b.txt"), "bravo").unwrap();
         let skill = skill(&dir);
         // An hour on, every file has settled.
-        let later = SystemTime::now() + Duration::from_secs(3600);
+        let later = SystemTime::now() + std::time::Duration::from_secs(3600);
         let first = skill.manifest_at(later).unwrap();
         assert_eq!(hashed(&skill), 3);
         assert_eq!(digests(&skill.manifest_at(later).unwrap()), digests(&first));

@@ -18,7 +18,9 @@ mod service;
 mod trust;
 mod write;
 
-pub use agents_discovery::{ConflictStrategy, DigestCache, DiscoveryResult, FolderDigestError};
+pub use agents_discovery::{
+    ConflictStrategy, DigestCache, DiscoveryResult, FileStamp, FolderDigestError,
+};
 pub use agents_mcp::FetchOptions;
 pub use agents_store::Store;
 pub use builtin::{builtin_registry, builtin_tools};
