@@ -962,6 +962,7 @@ impl Gateway {
         // No stamp yet: the first tick resolves once more, so a change made
         // between the first resolution and now is not missed.
         let mut last: Option<String> = None;
+        let mut withheld = self.folders_withheld().await;
         loop {
             tokio::select! {
                 () = tokio::time::sleep(POLL_EVERY) => {}
@@ -982,7 +983,36 @@ impl Gateway {
                 }
                 Err(err) => tracing::warn!("mcp serve: cannot read the registry: {err}"),
             }
+            // A folder that drifts from the lock, or matches it again, while
+            // the registry stays the same: the clients list resources again.
+            let now = self.folders_withheld().await;
+            if now != withheld {
+                withheld = now;
+                self.notify_resources_changed().await;
+            }
         }
+    }
+
+    /// Under a lock, the served Agent Skills (entry names) whose files are
+    /// withheld now ([`Self::folder_check`], which logs a change once);
+    /// empty without a lock. Checked at every poll, so a folder rug-pulled
+    /// while the registry is unchanged is heard of without waiting for a
+    /// request (unchanged files are not hashed again).
+    async fn folders_withheld(&self) -> Vec<String> {
+        if self.shared.locked.is_none() {
+            return Vec::new();
+        }
+        self.off_runtime(|gateway| {
+            gateway
+                .plan()
+                .skills
+                .iter()
+                .filter(|skill| gateway.folder_check(skill).is_err())
+                .map(|skill| skill.entry.clone())
+                .collect()
+        })
+        .await
+        .unwrap_or_default()
     }
 
     /// Lists the tools of a server that said they changed, on the gateway's

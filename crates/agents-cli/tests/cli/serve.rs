@@ -1858,8 +1858,12 @@ fn a_locked_gateway_withholds_an_agent_skill_whose_folder_drifted() {
     let steps = json!([
         {"resources": true},
         {"read": notes_uri},
+        // Nothing to tell the client yet.
+        {"wait_resources_changed": 1.5},
         // The folder is rug-pulled; the registry does not change.
         {"run": ["cp", rug, notes]},
+        // The gateway's poll notices it: the client is told to list again.
+        {"wait_resources_changed": 15},
         {"resources": true},
         {"read": notes_uri},
         {"read": "skill://notes/scripts/tidy.py"},
@@ -1918,32 +1922,35 @@ fn a_locked_gateway_withholds_an_agent_skill_whose_folder_drifted() {
     assert_eq!(uris(&steps[0]), all);
     assert_eq!(steps[1]["contents"][0]["text"], notes_md, "{}", steps[1]);
 
-    // Rug-pulled on disk: withheld, the other skill still served.
-    assert_eq!(steps[2]["code"], 0, "{}", steps[2]);
-    assert_eq!(uris(&steps[3]), ["skill://todo/SKILL.md"]);
-    refused(&steps[4], "the files of its folder changed");
-    refused(&steps[5], "the files of its folder changed");
-    assert_eq!(steps[6]["contents"][0]["text"], todo_md, "{}", steps[6]);
-    let listed: Vec<&str> = steps[7]["skills"]
+    // Rug-pulled on disk: the clients are told, and it is withheld, the
+    // other skill still served.
+    assert_eq!(steps[2]["resources_changed"], false, "{}", steps[2]);
+    assert_eq!(steps[3]["code"], 0, "{}", steps[3]);
+    assert_eq!(steps[4]["resources_changed"], true, "{}", steps[4]);
+    assert_eq!(uris(&steps[5]), ["skill://todo/SKILL.md"]);
+    refused(&steps[6], "the files of its folder changed");
+    refused(&steps[7], "the files of its folder changed");
+    assert_eq!(steps[8]["contents"][0]["text"], todo_md, "{}", steps[8]);
+    let listed: Vec<&str> = steps[9]["skills"]
         .as_array()
-        .unwrap_or_else(|| panic!("{}", steps[7]))
+        .unwrap_or_else(|| panic!("{}", steps[9]))
         .iter()
         .map(|s| s["uri"].as_str().unwrap())
         .collect();
     assert_eq!(listed, ["skill://todo/SKILL.md"]);
-    refused(&steps[8], "the files of its folder changed");
+    refused(&steps[10], "the files of its folder changed");
 
     // The re-resolution's record of the change refuses it too.
-    assert_eq!(steps[9]["code"], 0, "{}", steps[9]);
-    assert_eq!(steps[10]["found"], true, "not logged:\n{logged}");
-    assert_eq!(uris(&steps[12]), ["skill://todo/SKILL.md"]);
-    refused(&steps[13], "skill `l/as`: description, upstream changed");
+    assert_eq!(steps[11]["code"], 0, "{}", steps[11]);
+    assert_eq!(steps[12]["found"], true, "not logged:\n{logged}");
+    assert_eq!(uris(&steps[14]), ["skill://todo/SKILL.md"]);
+    refused(&steps[15], "skill `l/as`: description, upstream changed");
 
     // Matching again: served as before.
-    assert_eq!(steps[15]["found"], true, "not logged:\n{logged}");
-    assert_eq!(uris(&steps[16]), all);
-    assert_eq!(steps[17]["contents"][0]["text"], notes_md, "{}", steps[17]);
-    assert_eq!(steps[18]["skill"]["uri"], notes_uri, "{}", steps[18]);
+    assert_eq!(steps[17]["found"], true, "not logged:\n{logged}");
+    assert_eq!(uris(&steps[18]), all);
+    assert_eq!(steps[19]["contents"][0]["text"], notes_md, "{}", steps[19]);
+    assert_eq!(steps[20]["skill"]["uri"], notes_uri, "{}", steps[20]);
 
     // The refusal logged once while it lasted, without the new text.
     assert_eq!(

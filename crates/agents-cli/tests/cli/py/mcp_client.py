@@ -11,7 +11,8 @@ SCRIPT_JSON is a list of steps: {"list": true}, {"call": NAME, "arguments": {...
 records each result and how long after the start it was answered),
 {"run": [ARGV...]} (runs a command, e.g. `agents skill update`, and records its exit code),
 {"wait_list_changed": SECONDS} (waits, bounded, for notifications/tools/list_changed;
-records whether one arrived), {"wait_log": PATH, "contains": TEXT, "timeout": SECONDS}
+records whether one arrived), {"wait_resources_changed": SECONDS} (the same for
+notifications/resources/list_changed), {"wait_log": PATH, "contains": TEXT, "timeout": SECONDS}
 (waits, bounded, until the file PATH, e.g. the gateway's stderr, holds TEXT; records
 whether it did), {"http_status": {"headers": {...}}} (POSTs an initialize
 request to URL with only those headers and records the HTTP status),
@@ -161,6 +162,13 @@ async def run_steps(session, steps, changed, url):
                 arrived = True
             changed.reset()
             out.append({"list_changed": arrived})
+        elif "wait_resources_changed" in step:
+            arrived = False
+            with anyio.move_on_after(step["wait_resources_changed"]):
+                await changed.resources.wait()
+                arrived = True
+            changed.resources = anyio.Event()
+            out.append({"resources_changed": arrived})
         elif "wait_log" in step:
             found = False
             deadline = time.monotonic() + step.get("timeout", 30)
@@ -182,14 +190,19 @@ async def run_steps(session, steps, changed, url):
 
 
 class Changed:
-    """Set when notifications/tools/list_changed arrives."""
+    """Set when notifications/tools/list_changed arrives (`resources`: when
+    notifications/resources/list_changed does)."""
 
     def __init__(self):
         self.event = anyio.Event()
+        self.resources = anyio.Event()
 
     async def handler(self, message):
-        if getattr(message, "method", None) == "notifications/tools/list_changed":
+        method = getattr(message, "method", None)
+        if method == "notifications/tools/list_changed":
             self.event.set()
+        elif method == "notifications/resources/list_changed":
+            self.resources.set()
 
     async def wait(self):
         await self.event.wait()
