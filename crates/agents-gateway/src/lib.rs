@@ -281,6 +281,9 @@ struct Locked {
     /// The Agent Skills (entry names) refused for their folder now, each
     /// logged once when refused and once when it matches again.
     refused_folders: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// The served Agent Skills (entry names) withheld when the clients were
+    /// last told the resources ([`Gateway::withheld_changed`]).
+    withheld: std::sync::Mutex<Vec<String>>,
 }
 
 /// How the registry differs from the lock now (empty while it matches).
@@ -421,6 +424,7 @@ impl Gateway {
                 drift: std::sync::Mutex::new(Drift::default()),
                 folders,
                 refused_folders: std::sync::Mutex::new(std::collections::HashSet::new()),
+                withheld: std::sync::Mutex::new(Vec::new()),
             }),
         )
     }
@@ -842,7 +846,6 @@ impl Gateway {
                 return;
             }
         };
-        let refused_before = self.skills_refused_by_drift();
         let plan = match &self.shared.locked {
             Some(locked) if diffs.iter().any(|d| !d.is_clean()) => {
                 self.refuse_drift(locked, diffs);
@@ -857,7 +860,7 @@ impl Gateway {
         let (tools_changed, mut skills_changed) = self.replace_plan_changes(plan);
         // An Agent Skill refused (or served again) leaves (or rejoins) the
         // resources listed.
-        skills_changed |= self.skills_refused_by_drift() != refused_before;
+        skills_changed |= self.withheld_changed().await;
         self.stop_unserved().await;
         if skills_changed {
             self.notify_resources_changed().await;
@@ -869,21 +872,6 @@ impl Gateway {
             );
             self.notify_tools_changed().await;
         }
-    }
-
-    /// The served Agent Skills (entry names) whose entries the last
-    /// re-resolution found differing from the lock.
-    fn skills_refused_by_drift(&self) -> Vec<String> {
-        let Some(locked) = self.shared.locked.as_ref() else {
-            return Vec::new();
-        };
-        let drift = lock(&locked.drift);
-        self.plan()
-            .skills
-            .iter()
-            .filter(|skill| drift.entries.contains_key(&skill.entry))
-            .map(|skill| skill.entry.clone())
-            .collect()
     }
 
     /// The plan that last matched the lock, less the tools whose server
@@ -962,7 +950,8 @@ impl Gateway {
         // No stamp yet: the first tick resolves once more, so a change made
         // between the first resolution and now is not missed.
         let mut last: Option<String> = None;
-        let mut withheld = self.folders_withheld().await;
+        // What the clients were shown so far.
+        self.withheld_changed().await;
         loop {
             tokio::select! {
                 () = tokio::time::sleep(POLL_EVERY) => {}
@@ -985,34 +974,44 @@ impl Gateway {
             }
             // A folder that drifts from the lock, or matches it again, while
             // the registry stays the same: the clients list resources again.
-            let now = self.folders_withheld().await;
-            if now != withheld {
-                withheld = now;
+            if self.withheld_changed().await {
                 self.notify_resources_changed().await;
             }
         }
     }
 
-    /// Under a lock, the served Agent Skills (entry names) whose files are
-    /// withheld now ([`Self::folder_check`], which logs a change once);
-    /// empty without a lock. Checked at every poll, so a folder rug-pulled
-    /// while the registry is unchanged is heard of without waiting for a
-    /// request (unchanged files are not hashed again).
-    async fn folders_withheld(&self) -> Vec<String> {
-        if self.shared.locked.is_none() {
-            return Vec::new();
+    /// Under a lock, whether the served Agent Skills whose files are
+    /// withheld ([`Self::folder_check`]: a folder, or an entry a
+    /// re-resolution recorded, differing from the lock) are others than when
+    /// last asked; always false without a lock. Asked after every
+    /// re-resolution and at every poll, so a folder rug-pulled while the
+    /// registry is unchanged is heard of without waiting for a request
+    /// (unchanged files are not hashed again), and the clients are told once.
+    async fn withheld_changed(&self) -> bool {
+        let Some(locked) = self.shared.locked.as_ref() else {
+            return false;
+        };
+        let checked = self
+            .off_runtime(|gateway| {
+                gateway
+                    .plan()
+                    .skills
+                    .iter()
+                    .filter(|skill| gateway.folder_check(skill).is_err())
+                    .map(|skill| skill.entry.clone())
+                    .collect::<Vec<String>>()
+            })
+            .await;
+        let Ok(now) = checked else {
+            // The check could not run: nothing is known to have changed.
+            return false;
+        };
+        let mut told = lock(&locked.withheld);
+        if *told == now {
+            return false;
         }
-        self.off_runtime(|gateway| {
-            gateway
-                .plan()
-                .skills
-                .iter()
-                .filter(|skill| gateway.folder_check(skill).is_err())
-                .map(|skill| skill.entry.clone())
-                .collect()
-        })
-        .await
-        .unwrap_or_default()
+        *told = now;
+        true
     }
 
     /// Lists the tools of a server that said they changed, on the gateway's
