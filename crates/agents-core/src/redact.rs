@@ -564,25 +564,10 @@ pub fn masked_secret_fields(source: &crate::McpSource) -> Vec<String> {
         url: source.url.as_deref().map(unmask),
         ..source.clone()
     };
-    let original = |field: &str| -> Option<&str> {
-        if let Some(name) = field.strip_prefix("env.") {
-            return source.env.get(name).map(String::as_str);
-        }
-        if let Some(name) = field.strip_prefix("headers.") {
-            return source.headers.get(name).map(String::as_str);
-        }
-        if let Some(index) = field
-            .strip_prefix("args[")
-            .and_then(|rest| rest.strip_suffix(']'))
-            .and_then(|index| index.parse::<usize>().ok())
-        {
-            return source.args.get(index).map(String::as_str);
-        }
-        (field == "url").then_some(source.url.as_deref()).flatten()
-    };
+    let texts = source_texts(source);
     let mut fields: Vec<String> = literal_secret_fields(&probe)
         .into_iter()
-        .filter(|field| original(field).is_some_and(holds))
+        .filter(|field| texts.get(field).is_some_and(|text| holds(text)))
         .collect();
     // [`redact_url`] hides a userinfo it cannot split (`user%3Apw@`, one
     // holding `/` or `?`) whole, as `***@`: read back, that is a user name.
@@ -591,18 +576,38 @@ pub fn masked_secret_fields(source: &crate::McpSource) -> Vec<String> {
             .and_then(|(_, rest)| rest.rsplit_once('@'))
             .is_some_and(|(userinfo, _)| holds(userinfo))
     };
-    let candidates = source
-        .args
-        .iter()
-        .enumerate()
-        .map(|(index, arg)| (format!("args[{index}]"), arg.as_str()))
-        .chain(source.url.as_deref().map(|url| ("url".to_owned(), url)));
-    for (field, text) in candidates {
-        if userinfo_masked(text) && !fields.contains(&field) {
+    for (field, text) in texts {
+        let url_field = field == "url" || field.starts_with("args[");
+        if url_field && userinfo_masked(text) && !fields.contains(&field) {
             fields.push(field);
         }
     }
     fields
+}
+
+/// Every text of `source` a secret can be written in, by its field as
+/// [`literal_secret_fields`] names it (`env.NAME`, `headers.NAME`,
+/// `args[N]`, `url`), in that order.
+fn source_texts(source: &crate::McpSource) -> indexmap::IndexMap<String, &str> {
+    fn named<'s>(
+        kind: &'static str,
+        entries: &'s indexmap::IndexMap<String, String>,
+    ) -> impl Iterator<Item = (String, &'s str)> {
+        entries
+            .iter()
+            .map(move |(name, value)| (format!("{kind}.{name}"), value.as_str()))
+    }
+    named("env", &source.env)
+        .chain(named("headers", &source.headers))
+        .chain(
+            source
+                .args
+                .iter()
+                .enumerate()
+                .map(|(index, arg)| (format!("args[{index}]"), arg.as_str())),
+        )
+        .chain(source.url.as_deref().map(|url| ("url".to_owned(), url)))
+        .collect()
 }
 
 /// A command's arguments fit to print: each URL through [`redact_url`], and
