@@ -133,11 +133,28 @@ pub fn settings_with_paths(ctx: &Context, raw: String) -> Result<Vec<PathBuf>, F
     )?)
 }
 
+/// The name the password database gives this process's uid (a service,
+/// a container or `env -i` may leave `$USER` and `$LOGNAME` unset).
+#[cfg(unix)]
+fn uid_name() -> Option<String> {
+    nix::unistd::User::from_uid(nix::unistd::getuid())
+        .ok()
+        .flatten()
+        .map(|user| user.name)
+}
+
+#[cfg(not(unix))]
+fn uid_name() -> Option<String> {
+    None
+}
+
 /// `user@host` of whoever runs this command, recorded with the skills they write.
 fn identity() -> String {
-    let user = std::env::var("USER")
-        .or_else(|_| std::env::var("LOGNAME"))
-        .unwrap_or_else(|_| "unknown".into());
+    let user = ["USER", "LOGNAME"]
+        .iter()
+        .find_map(|var| std::env::var(var).ok().filter(|name| !name.is_empty()))
+        .or_else(uid_name)
+        .unwrap_or_else(|| "unknown".into());
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .or_else(|_| std::fs::read_to_string("/etc/hostname"))
         .map(|h| h.trim().to_owned())

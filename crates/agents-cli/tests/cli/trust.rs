@@ -1445,3 +1445,29 @@ fn a_warning_does_not_print_the_secret_a_definition_writes_out() {
         run.stderr
     );
 }
+
+/// Who wrote a definition is recorded by the uid's name when `$USER` and
+/// `$LOGNAME` are unset (a service, a container, `env -i`), not as
+/// `unknown`.
+#[test]
+fn the_writer_is_named_by_the_uid_without_user_or_logname() {
+    let sb = Sandbox::new();
+    let file = sb.write(
+        "s.yaml",
+        "name: team/who\nmcp_sources:\n  - server: who\n    command: /bin/true\n",
+    );
+    let mut cmd = sb.cmd();
+    cmd.env_remove("USER")
+        .env_remove("LOGNAME")
+        .args(["skill", "add", file.to_str().unwrap()]);
+    Run::from(cmd.output().unwrap(), &sb).ok();
+    let listed = sb.run(&["mcp", "list", "--format", "json"]).ok().json();
+    let by = listed[0]["defined_by"].as_str().unwrap().to_owned();
+    let uid = nix::unistd::getuid();
+    let name = nix::unistd::User::from_uid(uid).unwrap().unwrap().name;
+    assert!(
+        by.starts_with(&format!("{name}@")) || by == name,
+        "{listed}"
+    );
+    assert!(!by.starts_with("unknown"), "{listed}");
+}
