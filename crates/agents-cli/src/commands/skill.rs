@@ -740,18 +740,18 @@ async fn tools(
     )?;
     let s = set.summary;
     output::line(format!(
-        "{} tool(s): {} read-only, {} write, {} checkpointable inline; side effects: {}; {} MCP source(s), {} agent skill source(s)",
+        "{} tool(s), {} MCP source(s), {} agent skill source(s); inline tools only: {} read-only, {} write, {} checkpointable, inline side effects: {}",
         s.total_tools,
+        s.mcp_sources,
+        s.agent_skill_sources,
         s.read_only_tools,
         s.write_tools,
         s.checkpointable_tools,
         if s.has_side_effects { "yes" } else { "no" },
-        s.mcp_sources,
-        s.agent_skill_sources
     ))?;
     let e = &set.effective;
     output::line(format!(
-        "effective over all {} tools with known flags: {} read-only, {} write, {} checkpointable; side effects: {}; unknown: {}",
+        "effective (overrides applied) over all {} tools with known flags: {} read-only, {} write, {} checkpointable, effective side effects: {}; unknown: {}",
         e.known_tools,
         e.read_only_tools,
         e.write_tools,

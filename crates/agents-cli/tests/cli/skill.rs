@@ -529,6 +529,15 @@ fn tools_of_the_example_toolkit() {
         })
     );
     let table = sb.run(&["skill", "tools", "local/git-tools"]).ok();
+    // The two summaries say which is which: the specification's counts
+    // inline tools only, the effective one every tool with known flags.
+    assert!(
+        table.stdout.contains("inline tools only:")
+            && table.stdout.contains("inline side effects: no")
+            && table.stdout.contains("effective side effects: yes"),
+        "{}",
+        table.stdout
+    );
     insta::assert_snapshot!("git_tools_table", table.stdout);
 }
 
