@@ -57,7 +57,7 @@ pub enum ServiceError {
     InvalidNamespace(String),
     /// The tool is not in the catalogue.
     #[error(
-        "tool `{shown}` is not registered{hint}",
+        "Tool '{shown}' is not registered{hint}",
         shown = agents_core::text::shorten(.0, agents_core::text::MAX_ECHO_BYTES),
         hint = .1
     )]
@@ -256,7 +256,7 @@ fn strict_message_of(head: &str, warnings: &[impl ToString]) -> String {
     text
 }
 
-/// What a "not found" error adds to help: ` (did you mean `x`?)`, or nothing.
+/// What a "not found" error adds to help: ` (did you mean 'x'?)`, or nothing.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Hint(pub Option<String>);
 

@@ -451,7 +451,7 @@ impl<S: Store> SkillRegistryService<S> {
                         })
                         .collect();
                     crate::write::did_you_mean(name, &shown)
-                        .map(|close| format!("did you mean `{close}`?"))
+                        .map(|close| format!("did you mean '{close}'?"))
                 } else {
                     let names: Vec<&str> = cached.iter().map(|t| t.name.as_str()).take(5).collect();
                     Some(format!(
@@ -464,7 +464,7 @@ impl<S: Store> SkillRegistryService<S> {
             _ => {
                 let names: Vec<String> = tools.into_iter().map(|t| t.name).collect();
                 crate::write::did_you_mean(name, &names)
-                    .map(|close| format!("did you mean `{close}`?"))
+                    .map(|close| format!("did you mean '{close}'?"))
             }
         };
         Err(ServiceError::ToolNotFound(

@@ -6,8 +6,9 @@ pub enum StoreError {
     /// `add` of a name that is taken.
     #[error("skill `{0}` is already registered")]
     DuplicateSkill(SkillName),
-    /// `update`/`get` of a name that is not registered.
-    #[error("skill `{0}` is not registered")]
+    /// `update`/`get` of a name that is not registered (the
+    /// specification's wording, as every "not registered" failure says it).
+    #[error("Skill '{0}' is not registered")]
     SkillNotFound(SkillName),
     /// `remove` of a skill other skills include (without `force`).
     #[error(

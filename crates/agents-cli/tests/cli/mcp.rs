@@ -71,7 +71,7 @@ fn skill_tools_refresh_queries_a_real_mcp_server_and_falls_back_to_the_cache() {
     assert!(
         missing
             .stderr
-            .contains("(did you mean `mcp:everything/echo`?)"),
+            .contains("(did you mean 'mcp:everything/echo'?)"),
         "{}",
         missing.stderr
     );

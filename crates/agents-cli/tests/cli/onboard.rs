@@ -738,7 +738,7 @@ fn quiet_drops_warnings_but_not_results_or_errors() {
     assert_eq!(run.stderr, "");
     assert!(run.stdout.starts_with("added 3 skills"), "{}", run.stdout);
     let run = sb.run(&["--quiet", "skill", "get", "local/nope"]).fails(1);
-    assert_eq!(run.stderr, "error: skill `local/nope` is not registered\n");
+    assert_eq!(run.stderr, "error: Skill 'local/nope' is not registered\n");
 }
 
 const CLAUDE_DESKTOP: &str = r#"{

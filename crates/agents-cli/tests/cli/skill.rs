@@ -33,7 +33,7 @@ fn add_get_list_remove_round_trip() {
     let run = sb.run(&["skill", "remove", "local/base"]).ok();
     assert_eq!(run.stdout, "removed local/base\n");
     let run = sb.run(&["skill", "get", "local/base"]).fails(1);
-    assert_eq!(run.stderr, "error: skill `local/base` is not registered\n");
+    assert_eq!(run.stderr, "error: Skill 'local/base' is not registered\n");
 }
 
 #[test]
@@ -131,7 +131,7 @@ fn duplicate_add_fails_and_names_the_skill() {
         .fails(1);
     assert_eq!(
         run.stderr,
-        "error: [SANDBOX]/other.yaml: skill `local/other` is not registered (`agents skill apply` adds new skills and updates registered ones)\n"
+        "error: [SANDBOX]/other.yaml: Skill 'local/other' is not registered (`agents skill apply` adds new skills and updates registered ones)\n"
     );
     let run = sb
         .run(&["skill", "add", file.to_str().unwrap(), "--format", "json"])
@@ -327,7 +327,7 @@ fn update_replaces_keeps_created_at_and_bumps_updated_at() {
         .fails(1);
     assert!(
         run.stderr
-            .contains("skill `local/absent` is not registered"),
+            .contains("Skill 'local/absent' is not registered"),
         "{}",
         run.stderr
     );
@@ -688,7 +688,7 @@ fn json_errors_are_machine_readable() {
         .fails(1);
     assert_eq!(
         run.stderr_json(),
-        json!({"error": {"kind": "skill_not_found", "message": "skill `local/none` is not registered"}})
+        json!({"error": {"kind": "skill_not_found", "message": "Skill 'local/none' is not registered"}})
     );
     assert_eq!(run.stdout, "");
     let text = redact_times(&run.stderr);
@@ -1300,4 +1300,30 @@ fn a_url_whose_whole_userinfo_was_masked_is_refused_back_and_config_may_hold_the
     );
     sb.run(&["--config", config.to_str().unwrap(), "skill", "list"])
         .ok();
+}
+
+/// A name that is not registered fails in the specification's words
+/// (`Skill 'NAME' ... is not registered`), whichever command meets it and
+/// whether the store or the resolver finds it missing.
+#[test]
+fn not_registered_is_worded_one_way() {
+    let sb = Sandbox::new();
+    sb.init_db();
+    let absent = sb.write("absent.yaml", "name: local/none\n");
+    for args in [
+        vec!["skill", "get", "local/none"],
+        vec!["skill", "tools", "local/none"],
+        vec!["skill", "remove", "local/none"],
+        vec!["skill", "prompt", "local/none"],
+        vec!["skill", "update", absent.to_str().unwrap()],
+    ] {
+        let run = sb.run(&args).fails(1);
+        assert!(
+            run.stderr.contains("Skill 'local/none' is not registered"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    let run = sb.run(&["tool", "get", "custom/none"]).fails(1);
+    assert_eq!(run.stderr, "error: Tool 'custom/none' is not registered\n");
 }

@@ -110,7 +110,7 @@ includes: [local/ships]
     let run = sb.run(&["tool", "get", "custom/deploy"]).fails(1);
     assert_eq!(
         run.stderr,
-        "error: tool `custom/deploy` is not registered\n"
+        "error: Tool 'custom/deploy' is not registered\n"
     );
     sb.run(&["tool", "remove", "custom/deploy"]).fails(1);
     // The `agent_skill:{path}` name `skill tools` shows for an
@@ -139,7 +139,7 @@ includes: [local/ships]
     let run = sb.run(&["tool", "get", "builtin/read_fil"]).fails(1);
     assert_eq!(
         run.stderr,
-        "error: tool `builtin/read_fil` is not registered (did you mean `builtin/read_file`?)\n"
+        "error: Tool 'builtin/read_fil' is not registered (did you mean 'builtin/read_file'?)\n"
     );
 }
 

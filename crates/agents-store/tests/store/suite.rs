@@ -201,7 +201,7 @@ pub async fn not_found(ctx: Ctx) {
         matches!(&err, StoreError::SkillNotFound(name) if *name == ghost),
         "{err}"
     );
-    assert_eq!(err.to_string(), "skill `local/ghost` is not registered");
+    assert_eq!(err.to_string(), "Skill 'local/ghost' is not registered");
     // A batch with one missing skill writes nothing.
     store
         .add_skills(&[skill("local/real", vec![])])
