@@ -156,6 +156,46 @@ pub fn not_private(metadata: &std::fs::Metadata) -> Option<u32> {
     }
 }
 
+/// Opens the directory at `path`, a resolved path (absolute, no `.` or
+/// `..`, no symbolic link on the way: what `realpath` gives), one component
+/// at a time from `/`, each refusing a symbolic link (`O_NOFOLLOW`). A
+/// folder recorded by its realpath (an Agent Skill discovery found) and
+/// read later is then the folder recorded or nothing: a directory on the
+/// way swapped for a link since (`~/skills` made a link to a directory
+/// holding another `notes/`) is refused, not followed. The descriptor is
+/// what to read the folder through, so later reads cannot be redirected
+/// either.
+#[cfg(unix)]
+pub fn open_resolved_dir(path: &Path) -> io::Result<std::os::fd::OwnedFd> {
+    use nix::fcntl::{OFlag, openat};
+    use nix::sys::stat::Mode;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::path::Component;
+    let not_resolved = || {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a resolved path (absolute, without `.` or `..`)",
+        )
+    };
+    let mut components = path.components();
+    if components.next() != Some(Component::RootDir) {
+        return Err(not_resolved());
+    }
+    let mut dir: std::os::fd::OwnedFd = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags((OFlag::O_DIRECTORY | OFlag::O_CLOEXEC).bits())
+        .open("/")?
+        .into();
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    for component in components {
+        let Component::Normal(name) = component else {
+            return Err(not_resolved());
+        };
+        dir = openat(&dir, name, flags, Mode::empty()).map_err(io::Error::from)?;
+    }
+    Ok(dir)
+}
+
 /// Who may read a file [`write_atomically`] writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
@@ -322,6 +362,39 @@ mod tests {
         std::os::unix::fs::symlink(&other, &to_other).unwrap();
         assert!(!create_file(&to_other).unwrap());
         assert_eq!(mode(&other), 0o640);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_resolved_dir_is_opened_only_through_real_directories() {
+        let temp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(temp.path()).unwrap();
+        std::fs::create_dir_all(root.join("skills/notes")).unwrap();
+        std::fs::create_dir_all(root.join("other/notes")).unwrap();
+        std::fs::write(root.join("other/notes/secret.txt"), "SECRET").unwrap();
+        let notes = root.join("skills/notes");
+        let dir = std::fs::File::from(open_resolved_dir(&notes).unwrap());
+        assert!(dir.metadata().unwrap().is_dir());
+        // A parent swapped for a link: refused, though the path still
+        // leads to a directory named `notes`.
+        std::fs::rename(root.join("skills"), root.join("skills.real")).unwrap();
+        std::os::unix::fs::symlink(root.join("other"), root.join("skills")).unwrap();
+        assert!(notes.is_dir());
+        // (`ENOTDIR` on Linux: `O_DIRECTORY` meets the link first.)
+        let err = open_resolved_dir(&notes).unwrap_err();
+        assert!(
+            [Some(nix::libc::ELOOP), Some(nix::libc::ENOTDIR)].contains(&err.raw_os_error()),
+            "{err}"
+        );
+        // The folder itself a link: refused too.
+        let linked = root.join("skills.real/linked");
+        std::os::unix::fs::symlink(root.join("other/notes"), &linked).unwrap();
+        assert!(open_resolved_dir(&linked).is_err());
+        // Not a resolved path: refused before anything is opened.
+        for path in ["relative/notes", "/tmp/../tmp"] {
+            let err = open_resolved_dir(Path::new(path)).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{path}");
+        }
     }
 
     #[test]

@@ -4,15 +4,18 @@
 //! each skill's manifest (sha256 digest and size of every file).
 //!
 //! Files are read at request time from the folder discovery recorded
-//! (`source_metadata.path`). Folders may come from others, so reading is
-//! bounded: hidden entries (a name starting with `.`) and symlinks are
-//! skipped, only regular files and directories are walked, at most
-//! [`MAX_DEPTH`] levels, [`MAX_FILES`] files and [`MAX_FILE_BYTES`] bytes per
-//! file (larger files are left out of the listing and refused on read), and a
-//! requested path with `..`, `.`, empty or hidden segments is refused.
+//! (`source_metadata.path`, its realpath). Folders may come from others, so
+//! reading is bounded: the folder is opened one directory at a time from
+//! `/`, refusing a symbolic link at every step (a parent swapped for a link
+//! is not followed), and read through that descriptor; hidden entries (a
+//! name starting with `.`) and symlinks are skipped, only regular files and
+//! directories are walked, at most [`MAX_DEPTH`] levels, [`MAX_FILES`] files
+//! and [`MAX_FILE_BYTES`] bytes per file (larger files are left out of the
+//! listing and refused on read). A requested path with `..`, `.`, empty or
+//! hidden segments is refused.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -50,6 +53,54 @@ pub struct ServedSkill {
     digests: Digests,
     /// The digests of its files as last checked against a lock.
     locked: LockDigests,
+}
+
+/// Part of a served folder a listing leaves out, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Omission {
+    /// A file over [`MAX_FILE_BYTES`].
+    TooLarge(String),
+    /// More than [`MAX_FILES`] files: the rest.
+    TooManyFiles,
+}
+
+impl std::fmt::Display for Omission {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown = |path: &str| agents_core::text::escape_control(path).into_owned();
+        match self {
+            Self::TooLarge(path) => write!(
+                f,
+                "`{}` is over {MAX_FILE_BYTES} bytes; not served",
+                shown(path)
+            ),
+            Self::TooManyFiles => write!(
+                f,
+                "it has more than {MAX_FILES} files; the rest are not served"
+            ),
+        }
+    }
+}
+
+/// What one listing of a served folder found.
+#[derive(Debug, Default)]
+struct Listing {
+    /// The files served, as relative `/`-separated paths.
+    files: Vec<String>,
+    /// Files left out, each with why.
+    omitted: Vec<Omission>,
+    /// Stopped at [`MAX_FILES`].
+    too_many_files: bool,
+}
+
+impl Listing {
+    /// Everything left out, the caps last.
+    fn omissions(&self) -> Vec<Omission> {
+        let mut all = self.omitted.clone();
+        if self.too_many_files {
+            all.push(Omission::TooManyFiles);
+        }
+        all
+    }
 }
 
 /// What [`agents_registry::agent_folder_digests`] keeps of a served folder
@@ -122,14 +173,15 @@ impl ServedSkill {
             .map_err(|err| SkillFileError::Io(err.to_string()))
     }
 
-    /// The folder itself must be a directory, not a symbolic link to one: a
-    /// link put in its place (in a directory others can write, such as
-    /// `/tmp`) would otherwise serve whatever it points at.
-    fn check_folder(&self) -> Result<(), SkillFileError> {
-        match std::fs::symlink_metadata(&self.folder) {
-            Ok(meta) if meta.file_type().is_dir() => Ok(()),
-            _ => Err(SkillFileError::NotFound),
-        }
+    /// The folder, opened through real directories only
+    /// ([`agents_fs::open_resolved_dir`]): neither it nor any directory
+    /// above it may be a symbolic link, as none was when discovery
+    /// recorded its realpath. A link put in the place of either (in a
+    /// directory others can write, such as `/tmp`, or a `~/skills` made a
+    /// link to a directory holding another `notes/`) would otherwise serve
+    /// whatever it points at.
+    fn open_folder(&self) -> Result<std::os::fd::OwnedFd, SkillFileError> {
+        agents_fs::open_resolved_dir(&self.folder).map_err(|_| SkillFileError::NotFound)
     }
 
     /// The URI of the skill's `SKILL.md`.
@@ -144,11 +196,26 @@ impl ServedSkill {
     /// The files served, as relative `/`-separated paths, sorted; `SKILL.md`
     /// first.
     pub fn files(&self) -> Result<Vec<String>, SkillFileError> {
-        self.check_folder()?;
-        let mut out = Vec::new();
-        walk(&self.folder, "", 0, &mut out, &self.name)?;
-        out.sort_by(|a, b| (a != SKILL_MD).cmp(&(b != SKILL_MD)).then(a.cmp(b)));
-        Ok(out)
+        let listing = self.listing()?;
+        for line in listing.omissions() {
+            tracing::warn!(
+                "mcp serve: skill `{}`: {line}",
+                agents_core::text::escape_control(&self.name)
+            );
+        }
+        Ok(listing.files)
+    }
+
+    /// One walk of the folder, through the descriptor of [`Self::open_folder`].
+    fn listing(&self) -> Result<Listing, SkillFileError> {
+        let dir = nix::dir::Dir::from_fd(self.open_folder()?)
+            .map_err(|err| SkillFileError::Io(err.to_string()))?;
+        let mut listing = Listing::default();
+        walk(dir, "", 0, &mut listing);
+        listing
+            .files
+            .sort_by(|a, b| (a != SKILL_MD).cmp(&(b != SKILL_MD)).then(a.cmp(b)));
+        Ok(listing)
     }
 
     /// The bytes of one served file, re-checked at request time.
@@ -178,13 +245,7 @@ impl ServedSkill {
         // the open; it is then refused as not a regular file.
         use nix::fcntl::{OFlag, openat};
         use nix::sys::stat::Mode;
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut dir: std::os::fd::OwnedFd = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags((OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW).bits())
-            .open(&self.folder)
-            .map_err(|_| SkillFileError::NotFound)?
-            .into();
+        let mut dir = self.open_folder()?;
         let (last, parents) = segments.split_last().ok_or(SkillFileError::NotFound)?;
         for segment in parents {
             let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
@@ -326,57 +387,61 @@ fn read_all(file: &std::fs::File, relative: &str) -> Result<Vec<u8>, SkillFileEr
     Ok(bytes)
 }
 
-fn walk(
-    dir: &Path,
-    prefix: &str,
-    depth: usize,
-    out: &mut Vec<String>,
-    skill: &str,
-) -> Result<(), SkillFileError> {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|err| SkillFileError::Io(err.to_string()))?
-        .filter_map(Result::ok)
-        .collect();
-    entries.sort_by_key(std::fs::DirEntry::file_name);
-    for entry in entries {
-        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
-            continue;
+/// Lists `dir` into `listing` (its files as `prefix` and their names),
+/// and its subfolders down to [`MAX_DEPTH`], in name order. Every entry is
+/// looked at through `dir`'s descriptor without following a link. Returns
+/// `false` once a cap is reached: nothing more is read.
+fn walk(mut dir: nix::dir::Dir, prefix: &str, depth: usize, listing: &mut Listing) -> bool {
+    use nix::fcntl::{AtFlags, OFlag};
+    use nix::sys::stat::{Mode, SFlag, fstatat};
+    let mut names = Vec::new();
+    for entry in dir.iter() {
+        let Ok(entry) = entry else {
+            break;
         };
-        if name.starts_with('.') || name.contains('\\') {
+        let name = entry.file_name();
+        if name == c"." || name == c".." {
             continue;
         }
-        // `DirEntry::file_type` does not follow symlinks.
-        let Ok(kind) = entry.file_type() else {
+        names.push(name.to_owned());
+    }
+    names.sort();
+    for name in names {
+        let Ok(text) = name.to_str() else {
             continue;
         };
-        let relative = format!("{prefix}{name}");
-        if kind.is_dir() {
-            if depth < MAX_DEPTH {
-                walk(
-                    &entry.path(),
-                    &format!("{relative}/"),
-                    depth + 1,
-                    out,
-                    skill,
-                )?;
-            }
-        } else if kind.is_file() {
-            if entry.metadata().is_ok_and(|m| m.len() > MAX_FILE_BYTES) {
-                tracing::warn!(
-                    "mcp serve: skill `{skill}`: {relative} is over {MAX_FILE_BYTES} bytes; not served"
-                );
+        if text.starts_with('.') || text.contains('\\') {
+            continue;
+        }
+        let Ok(stat) = fstatat(&dir, name.as_c_str(), AtFlags::AT_SYMLINK_NOFOLLOW) else {
+            continue;
+        };
+        let kind = SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT;
+        let relative = format!("{prefix}{text}");
+        if kind == SFlag::S_IFDIR {
+            if depth >= MAX_DEPTH {
                 continue;
             }
-            if out.len() >= MAX_FILES {
-                tracing::warn!(
-                    "mcp serve: skill `{skill}` has more than {MAX_FILES} files; the rest are not served"
-                );
-                return Ok(());
+            let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+            let Ok(below) = nix::dir::Dir::openat(&dir, name.as_c_str(), flags, Mode::empty())
+            else {
+                continue;
+            };
+            if !walk(below, &format!("{relative}/"), depth + 1, listing) {
+                return false;
             }
-            out.push(relative);
+        } else if kind == SFlag::S_IFREG {
+            if u64::try_from(stat.st_size).unwrap_or(u64::MAX) > MAX_FILE_BYTES {
+                listing.omitted.push(Omission::TooLarge(relative));
+            } else if listing.files.len() >= MAX_FILES {
+                listing.too_many_files = true;
+                return false;
+            } else {
+                listing.files.push(relative);
+            }
         }
     }
-    Ok(())
+    true
 }
 
 /// A mime type guessed from the extension, else `application/octet-stream`.
@@ -439,6 +504,7 @@ pub fn contents(uri: &str, relative: &str, bytes: Vec<u8>) -> ReadResourceResult
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn skill(dir: &Path) -> ServedSkill {
         ServedSkill {
@@ -451,10 +517,11 @@ mod tests {
         }
     }
 
-    /// A temporary folder holding the skill folder `notes` with its `SKILL.md`.
+    /// A temporary folder holding the skill folder `notes` with its
+    /// `SKILL.md`, by its realpath (as discovery records it).
     fn notes_folder() -> (tempfile::TempDir, PathBuf) {
         let root = tempfile::tempdir().unwrap();
-        let dir = root.path().join("notes");
+        let dir = std::fs::canonicalize(root.path()).unwrap().join("notes");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("SKILL.md"), "---\nname: notes\n---\n").unwrap();
         (root, dir)
@@ -529,7 +596,7 @@ mod tests {
     #[test]
     fn lists_reads_and_refuses_escapes() {
         let root = tempfile::tempdir().unwrap();
-        let dir = root.path().join("notes");
+        let dir = std::fs::canonicalize(root.path()).unwrap().join("notes");
         std::fs::create_dir_all(dir.join("scripts")).unwrap();
         std::fs::create_dir_all(dir.join(".git")).unwrap();
         std::fs::write(dir.join("SKILL.md"), "---\nname: notes\n---\n").unwrap();
@@ -587,7 +654,7 @@ mod tests {
     #[test]
     fn a_file_swapped_for_a_link_while_reading_is_never_followed() {
         let root = tempfile::tempdir().unwrap();
-        let dir = root.path().join("race");
+        let dir = std::fs::canonicalize(root.path()).unwrap().join("race");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("SKILL.md"), "---\nname: race\n---\n").unwrap();
         std::fs::write(root.path().join("secret"), "SECRET").unwrap();
@@ -619,9 +686,37 @@ mod tests {
     #[test]
     fn a_fifo_is_refused_without_waiting_for_a_writer() {
         let root = tempfile::tempdir().unwrap();
-        let dir = root.path().join("notes");
+        let dir = std::fs::canonicalize(root.path()).unwrap().join("notes");
         std::fs::create_dir_all(&dir).unwrap();
         nix::unistd::mkfifo(&dir.join("pipe"), nix::sys::stat::Mode::S_IRUSR).unwrap();
         assert_eq!(skill(&dir).read("pipe"), Err(SkillFileError::NotFound));
+    }
+
+    /// The attack: `~/skills/notes` is served; `~/skills` is replaced by a
+    /// link to a directory holding another `notes/` with a `secret.txt`.
+    #[test]
+    fn a_parent_swapped_for_a_symbolic_link_is_not_followed() {
+        let root = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(root.path()).unwrap();
+        let dir = home.join("skills/notes");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("SKILL.md"), "---\nname: notes\n---\n").unwrap();
+        std::fs::create_dir_all(home.join("elsewhere/notes")).unwrap();
+        std::fs::write(home.join("elsewhere/notes/SKILL.md"), "x").unwrap();
+        std::fs::write(home.join("elsewhere/notes/secret.txt"), "SECRET").unwrap();
+        let s = skill(&dir);
+        assert_eq!(s.files().unwrap(), ["SKILL.md"]);
+        std::fs::rename(home.join("skills"), home.join("skills.real")).unwrap();
+        std::os::unix::fs::symlink(home.join("elsewhere"), home.join("skills")).unwrap();
+        // The path still names a folder with the secret in it.
+        assert!(dir.join("secret.txt").is_file());
+        assert_eq!(s.files(), Err(SkillFileError::NotFound));
+        assert_eq!(s.read("secret.txt"), Err(SkillFileError::NotFound));
+        assert_eq!(s.read("SKILL.md"), Err(SkillFileError::NotFound));
+        assert!(s.manifest().is_err());
+        // Put back, it is served again.
+        std::fs::remove_file(home.join("skills")).unwrap();
+        std::fs::rename(home.join("skills.real"), home.join("skills")).unwrap();
+        assert_eq!(s.read("SKILL.md").unwrap(), b"---\nname: notes\n---\n");
     }
 }

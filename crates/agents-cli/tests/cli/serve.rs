@@ -261,6 +261,55 @@ fn agent_skill_folders_are_served_as_skill_resources() {
     assert_eq!(steps[6]["skill"], skills[0], "{}", steps[6]);
 }
 
+/// The attack on a served folder, through the Python SDK client: once the
+/// folder's parent is swapped for a link to a directory holding another
+/// `notes/`, that directory's `secret.txt` is not served.
+#[test]
+fn a_parent_swapped_for_a_link_is_not_served() {
+    let Some((_, python)) = requirements("served_folder_attacks") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let dir = sb.path("skills");
+    sb.write(
+        "skills/notes/SKILL.md",
+        "---\nname: notes\ndescription: Take notes\n---\n",
+    );
+    sb.write("elsewhere/notes/SKILL.md", "---\nname: notes\n---\n");
+    sb.write("elsewhere/notes/secret.txt", "SECRET");
+    sb.write(
+        "home/.cleveragents/config.toml",
+        &format!("[skills]\nagent_skills_paths = \"{}\"\n", dir.display()),
+    );
+    let file = sb.write("as.yaml", "name: l/as\ntools: [agent_skills/notes]\n");
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    sb.run(&["skill", "discover"]).ok();
+    let steps = json!([
+        {"resources": true},
+        {"run": ["sh", "-c", "mv skills skills.real && ln -s elsewhere skills"]},
+        {"read": "skill://notes/secret.txt"},
+        {"read": "skill://notes/SKILL.md"},
+        {"resources": true},
+    ]);
+    let args: Vec<String> = ["--", env!("CARGO_BIN_EXE_agents"), "mcp", "serve", "l/as"]
+        .map(String::from)
+        .to_vec();
+    let out = python_client_with(&sb, &python, &steps, &args);
+    let steps = out["steps"].as_array().unwrap();
+    let uris: Vec<&str> = steps[0]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(uris, ["skill://notes/SKILL.md"], "{}", steps[0]);
+    assert_eq!(steps[1]["code"], 0, "{}", steps[1]);
+    assert!(steps[2]["error"].is_string(), "{}", steps[2]);
+    assert!(!steps[2].to_string().contains("SECRET"), "{}", steps[2]);
+    assert!(steps[3]["error"].is_string(), "{}", steps[3]);
+    assert_eq!(steps[4]["resources"], json!([]), "{}", steps[4]);
+}
+
 /// Export names of the served echo and get-sum tools (they carry a hash).
 /// `agents mcp serve SKILL --dry-run --format json`: what would be served.
 fn dry_run(sb: &Sandbox, skill: &str) -> Value {
