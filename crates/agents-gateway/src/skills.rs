@@ -11,8 +11,11 @@
 //! name starting with `.`) and symlinks are skipped, only regular files and
 //! directories are walked, at most [`MAX_DEPTH`] levels, [`MAX_FILES`] files
 //! and [`MAX_FILE_BYTES`] bytes per file (larger files are left out of the
-//! listing and refused on read). A requested path with `..`, `.`, empty or
-//! hidden segments is refused.
+//! listing and refused on read). A regular file with more than one hard
+//! link is left out and refused too: a hard link is the same file as one
+//! anywhere else on the file system (a `~/.ssh/id_rsa`), and nothing in the
+//! folder says which. A requested path with `..`, `.`, empty or hidden
+//! segments is refused.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -60,6 +63,8 @@ pub struct ServedSkill {
 pub enum Omission {
     /// A file over [`MAX_FILE_BYTES`].
     TooLarge(String),
+    /// A regular file with more than one hard link.
+    HardLinked(String),
     /// More than [`MAX_FILES`] files: the rest.
     TooManyFiles,
 }
@@ -71,6 +76,11 @@ impl std::fmt::Display for Omission {
             Self::TooLarge(path) => write!(
                 f,
                 "`{}` is over {MAX_FILE_BYTES} bytes; not served",
+                shown(path)
+            ),
+            Self::HardLinked(path) => write!(
+                f,
+                "`{}` has more than one hard link (it is the same file as one elsewhere); not served",
                 shown(path)
             ),
             Self::TooManyFiles => write!(
@@ -245,6 +255,7 @@ impl ServedSkill {
         // the open; it is then refused as not a regular file.
         use nix::fcntl::{OFlag, openat};
         use nix::sys::stat::Mode;
+        use std::os::unix::fs::MetadataExt;
         let mut dir = self.open_folder()?;
         let (last, parents) = segments.split_last().ok_or(SkillFileError::NotFound)?;
         for segment in parents {
@@ -263,6 +274,9 @@ impl ServedSkill {
         let meta = file.metadata().map_err(|_| SkillFileError::NotFound)?;
         if !meta.file_type().is_file() {
             return Err(SkillFileError::NotFound);
+        }
+        if meta.nlink() > 1 {
+            return Err(SkillFileError::HardLinked(relative.to_owned()));
         }
         if meta.len() > MAX_FILE_BYTES {
             return Err(SkillFileError::TooLarge(relative.to_owned()));
@@ -347,6 +361,10 @@ pub enum SkillFileError {
     /// Over [`MAX_FILE_BYTES`].
     #[error("skill file `{0}` is over {MAX_FILE_BYTES} bytes")]
     TooLarge(String),
+    /// A regular file with more than one hard link: it is the same file as
+    /// one that may be anywhere on the file system.
+    #[error("skill file `{0}` has more than one hard link; it is not served")]
+    HardLinked(String),
     /// The folder could not be read.
     #[error("cannot read the skill folder: {0}")]
     Io(String),
@@ -366,6 +384,7 @@ impl SkillFileError {
             Self::NotFound => "not_found",
             Self::BadPath(_) => "bad_path",
             Self::TooLarge(_) => "too_large",
+            Self::HardLinked(_) => "hard_linked",
             Self::Io(_) => "io",
             Self::Invalid(_) => "invalid_skill",
             Self::Refused(_) => "lock_mismatch",
@@ -433,6 +452,8 @@ fn walk(mut dir: nix::dir::Dir, prefix: &str, depth: usize, listing: &mut Listin
         } else if kind == SFlag::S_IFREG {
             if u64::try_from(stat.st_size).unwrap_or(u64::MAX) > MAX_FILE_BYTES {
                 listing.omitted.push(Omission::TooLarge(relative));
+            } else if stat.st_nlink > 1 {
+                listing.omitted.push(Omission::HardLinked(relative));
             } else if listing.files.len() >= MAX_FILES {
                 listing.too_many_files = true;
                 return false;
@@ -718,5 +739,29 @@ mod tests {
         std::fs::remove_file(home.join("skills")).unwrap();
         std::fs::rename(home.join("skills.real"), home.join("skills")).unwrap();
         assert_eq!(s.read("SKILL.md").unwrap(), b"---\nname: notes\n---\n");
+    }
+
+    #[test]
+    fn a_file_with_another_hard_link_is_neither_listed_nor_read() {
+        let (root, dir) = notes_folder();
+        let outside = root.path().join("id_rsa");
+        std::fs::write(&outside, "PRIVATE KEY").unwrap();
+        std::fs::create_dir_all(dir.join("keys")).unwrap();
+        std::fs::hard_link(&outside, dir.join("keys/id_rsa")).unwrap();
+        std::fs::write(dir.join("plain.txt"), "plain").unwrap();
+        let s = skill(&dir);
+        assert_eq!(s.files().unwrap(), ["SKILL.md", "plain.txt"]);
+        assert_eq!(
+            s.read("keys/id_rsa"),
+            Err(SkillFileError::HardLinked("keys/id_rsa".into()))
+        );
+        assert_eq!(s.read("plain.txt").unwrap(), b"plain");
+        let SkillResources::Files(files) = s.manifest().unwrap().resources else {
+            panic!("not a file list");
+        };
+        assert_eq!(files.len(), 2);
+        // The other link gone, the file is the folder's own again.
+        std::fs::remove_file(&outside).unwrap();
+        assert_eq!(s.read("keys/id_rsa").unwrap(), b"PRIVATE KEY");
     }
 }

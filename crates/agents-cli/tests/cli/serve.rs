@@ -261,11 +261,12 @@ fn agent_skill_folders_are_served_as_skill_resources() {
     assert_eq!(steps[6]["skill"], skills[0], "{}", steps[6]);
 }
 
-/// The attack on a served folder, through the Python SDK client: once the
+/// The attacks on a served folder, through the Python SDK client: a hard
+/// link in it to a private file is neither listed nor read, and once the
 /// folder's parent is swapped for a link to a directory holding another
 /// `notes/`, that directory's `secret.txt` is not served.
 #[test]
-fn a_parent_swapped_for_a_link_is_not_served() {
+fn a_hard_link_or_a_parent_swapped_for_a_link_is_not_served() {
     let Some((_, python)) = requirements("served_folder_attacks") else {
         return;
     };
@@ -275,6 +276,8 @@ fn a_parent_swapped_for_a_link_is_not_served() {
         "skills/notes/SKILL.md",
         "---\nname: notes\ndescription: Take notes\n---\n",
     );
+    let key = sb.write("home/.ssh/id_rsa", "PRIVATE KEY");
+    std::fs::hard_link(&key, sb.path("skills/notes/id_rsa")).unwrap();
     sb.write("elsewhere/notes/SKILL.md", "---\nname: notes\n---\n");
     sb.write("elsewhere/notes/secret.txt", "SECRET");
     sb.write(
@@ -286,6 +289,7 @@ fn a_parent_swapped_for_a_link_is_not_served() {
     sb.run(&["skill", "discover"]).ok();
     let steps = json!([
         {"resources": true},
+        {"read": "skill://notes/id_rsa"},
         {"run": ["sh", "-c", "mv skills skills.real && ln -s elsewhere skills"]},
         {"read": "skill://notes/secret.txt"},
         {"read": "skill://notes/SKILL.md"},
@@ -303,11 +307,14 @@ fn a_parent_swapped_for_a_link_is_not_served() {
         .map(|r| r["uri"].as_str().unwrap())
         .collect();
     assert_eq!(uris, ["skill://notes/SKILL.md"], "{}", steps[0]);
-    assert_eq!(steps[1]["code"], 0, "{}", steps[1]);
-    assert!(steps[2]["error"].is_string(), "{}", steps[2]);
-    assert!(!steps[2].to_string().contains("SECRET"), "{}", steps[2]);
+    let error = steps[1]["error"].as_str().unwrap_or_default();
+    assert!(error.contains("more than one hard link"), "{}", steps[1]);
+    assert!(!steps[1].to_string().contains("PRIVATE KEY"));
+    assert_eq!(steps[2]["code"], 0, "{}", steps[2]);
     assert!(steps[3]["error"].is_string(), "{}", steps[3]);
-    assert_eq!(steps[4]["resources"], json!([]), "{}", steps[4]);
+    assert!(!steps[3].to_string().contains("SECRET"), "{}", steps[3]);
+    assert!(steps[4]["error"].is_string(), "{}", steps[4]);
+    assert_eq!(steps[5]["resources"], json!([]), "{}", steps[5]);
 }
 
 /// Export names of the served echo and get-sum tools (they carry a hash).
