@@ -9,13 +9,14 @@
 //! `/`, refusing a symbolic link at every step (a parent swapped for a link
 //! is not followed), and read through that descriptor; hidden entries (a
 //! name starting with `.`) and symlinks are skipped, only regular files and
-//! directories are walked, at most [`MAX_DEPTH`] levels, [`MAX_FILES`] files
-//! and [`MAX_FILE_BYTES`] bytes per file (larger files are left out of the
-//! listing and refused on read). A regular file with more than one hard
-//! link is left out and refused too: a hard link is the same file as one
-//! anywhere else on the file system (a `~/.ssh/id_rsa`), and nothing in the
-//! folder says which. A requested path with `..`, `.`, empty or hidden
-//! segments is refused.
+//! directories are walked, at most [`MAX_DEPTH`] levels, [`MAX_ENTRIES`]
+//! entries read, [`MAX_FILES`] files and [`MAX_FILE_BYTES`] bytes per file
+//! (larger files are left out of the listing and refused on read). A
+//! regular file with more than one hard link is left out and refused too: a
+//! hard link is the same file as one anywhere else on the file system (a
+//! `~/.ssh/id_rsa`), and nothing in the folder says which. A requested path
+//! with `..`, `.`, empty or hidden segments is refused. What a listing
+//! leaves out is logged when it changes, not at every request.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -38,6 +39,10 @@ pub const MAX_FILES: usize = 256;
 pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 /// Directory levels below the skill folder walked at most.
 pub const MAX_DEPTH: usize = 8;
+/// Entries (files, folders, hidden names, links: every name read) one
+/// listing of a skill folder reads at most, its subfolders included: a
+/// folder of 150,000 entries costs no more to list than one of this many.
+pub const MAX_ENTRIES: usize = 4096;
 
 const SCHEME: &str = "skill://";
 
@@ -56,6 +61,8 @@ pub struct ServedSkill {
     digests: Digests,
     /// The digests of its files as last checked against a lock.
     locked: LockDigests,
+    /// What its last listing left out, as logged.
+    warned: Warned,
 }
 
 /// Part of a served folder a listing leaves out, and why.
@@ -67,6 +74,8 @@ pub enum Omission {
     HardLinked(String),
     /// More than [`MAX_FILES`] files: the rest.
     TooManyFiles,
+    /// More than [`MAX_ENTRIES`] entries: the rest were not read.
+    TooManyEntries,
 }
 
 impl std::fmt::Display for Omission {
@@ -87,6 +96,10 @@ impl std::fmt::Display for Omission {
                 f,
                 "it has more than {MAX_FILES} files; the rest are not served"
             ),
+            Self::TooManyEntries => write!(
+                f,
+                "it has more than {MAX_ENTRIES} entries; the rest are not read or served"
+            ),
         }
     }
 }
@@ -100,6 +113,10 @@ struct Listing {
     omitted: Vec<Omission>,
     /// Stopped at [`MAX_FILES`].
     too_many_files: bool,
+    /// Stopped at [`MAX_ENTRIES`].
+    too_many_entries: bool,
+    /// Entries read, `.` and `..` aside.
+    visited: usize,
 }
 
 impl Listing {
@@ -109,9 +126,31 @@ impl Listing {
         if self.too_many_files {
             all.push(Omission::TooManyFiles);
         }
+        if self.too_many_entries {
+            all.push(Omission::TooManyEntries);
+        }
         all
     }
 }
+
+/// The omissions of a served folder's last listing, so each is logged when
+/// it appears, not at every `resources/list` or `skills/list` (a client
+/// polling a large folder filled the log with one line per call). Shared by
+/// the clones of one served skill.
+#[derive(Debug, Clone, Default)]
+struct Warned(Arc<Mutex<Vec<Omission>>>);
+
+impl PartialEq for Warned {
+    /// A record of the log: no part of what a served skill is.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Warned {}
+
+/// Omissions logged one by one after a change; more are counted.
+const OMISSIONS_LOGGED: usize = 10;
 
 /// What [`agents_registry::agent_folder_digests`] keeps of a served folder
 /// between the checks against a lock (`--locked`), shared by the clones of
@@ -171,6 +210,7 @@ impl ServedSkill {
             entry: spec.name.clone(),
             digests: Digests::default(),
             locked: LockDigests::default(),
+            warned: Warned::default(),
         })
     }
 
@@ -207,7 +247,7 @@ impl ServedSkill {
     /// first.
     pub fn files(&self) -> Result<Vec<String>, SkillFileError> {
         let listing = self.listing()?;
-        for line in listing.omissions() {
+        for line in self.newly_omitted(&listing.omissions()) {
             tracing::warn!(
                 "mcp serve: skill `{}`: {line}",
                 agents_core::text::escape_control(&self.name)
@@ -226,6 +266,30 @@ impl ServedSkill {
             .files
             .sort_by(|a, b| (a != SKILL_MD).cmp(&(b != SKILL_MD)).then(a.cmp(b)));
         Ok(listing)
+    }
+
+    /// The log lines for `omitted`, the omissions of a listing: none when
+    /// they are those of the last listing, else each new one (at most
+    /// [`OMISSIONS_LOGGED`], then how many more).
+    fn newly_omitted(&self, omitted: &[Omission]) -> Vec<String> {
+        let mut last = lock(&self.warned.0);
+        if last.as_slice() == omitted {
+            return Vec::new();
+        }
+        let new: Vec<&Omission> = omitted.iter().filter(|o| !last.contains(o)).collect();
+        let mut lines: Vec<String> = new
+            .iter()
+            .take(OMISSIONS_LOGGED)
+            .map(ToString::to_string)
+            .collect();
+        if new.len() > OMISSIONS_LOGGED {
+            lines.push(format!(
+                "and {} more files are not served",
+                new.len() - OMISSIONS_LOGGED
+            ));
+        }
+        *last = omitted.to_vec();
+        lines
     }
 
     /// The bytes of one served file, re-checked at request time.
@@ -407,9 +471,10 @@ fn read_all(file: &std::fs::File, relative: &str) -> Result<Vec<u8>, SkillFileEr
 }
 
 /// Lists `dir` into `listing` (its files as `prefix` and their names),
-/// and its subfolders down to [`MAX_DEPTH`], in name order. Every entry is
-/// looked at through `dir`'s descriptor without following a link. Returns
-/// `false` once a cap is reached: nothing more is read.
+/// and its subfolders down to [`MAX_DEPTH`], in name order, reading at most
+/// what is left of [`MAX_ENTRIES`]. Every entry is looked at through `dir`'s
+/// descriptor without following a link. Returns `false` once a cap is
+/// reached: nothing more is read.
 fn walk(mut dir: nix::dir::Dir, prefix: &str, depth: usize, listing: &mut Listing) -> bool {
     use nix::fcntl::{AtFlags, OFlag};
     use nix::sys::stat::{Mode, SFlag, fstatat};
@@ -422,6 +487,11 @@ fn walk(mut dir: nix::dir::Dir, prefix: &str, depth: usize, listing: &mut Listin
         if name == c"." || name == c".." {
             continue;
         }
+        if listing.visited >= MAX_ENTRIES {
+            listing.too_many_entries = true;
+            break;
+        }
+        listing.visited += 1;
         names.push(name.to_owned());
     }
     names.sort();
@@ -462,7 +532,7 @@ fn walk(mut dir: nix::dir::Dir, prefix: &str, depth: usize, listing: &mut Listin
             }
         }
     }
-    true
+    !listing.too_many_entries
 }
 
 /// A mime type guessed from the extension, else `application/octet-stream`.
@@ -535,6 +605,7 @@ mod tests {
             entry: "agent_skills/notes".into(),
             digests: Digests::default(),
             locked: LockDigests::default(),
+            warned: Warned::default(),
         }
     }
 
@@ -763,5 +834,79 @@ mod tests {
         // The other link gone, the file is the folder's own again.
         std::fs::remove_file(&outside).unwrap();
         assert_eq!(s.read("keys/id_rsa").unwrap(), b"PRIVATE KEY");
+    }
+
+    #[test]
+    fn a_listing_reads_no_more_entries_than_its_cap() {
+        let (_root, dir) = notes_folder();
+        // Far more entries than the cap, in the folder and below it.
+        let wide = MAX_ENTRIES + 1000;
+        for i in 0..wide {
+            std::fs::write(dir.join(format!("f{i:05}")), "").unwrap();
+        }
+        std::fs::create_dir_all(dir.join("a/b")).unwrap();
+        for i in 0..MAX_ENTRIES {
+            std::fs::write(dir.join(format!("a/b/g{i:05}")), "").unwrap();
+        }
+        let listing = skill(&dir).listing().unwrap();
+        assert!(listing.visited <= MAX_ENTRIES, "{}", listing.visited);
+        assert!(listing.too_many_entries || listing.too_many_files);
+        assert!(listing.files.len() <= MAX_FILES);
+        // Under both caps, every file is listed, in name order.
+        let (_root, small) = notes_folder();
+        for i in 0..10 {
+            std::fs::write(small.join(format!("f{i}")), "").unwrap();
+        }
+        let listing = skill(&small).listing().unwrap();
+        assert_eq!(listing.files.len(), 11);
+        assert_eq!(listing.visited, 11);
+        assert!(listing.omissions().is_empty());
+        // Over the file cap only: the first files by name are served.
+        let (_root, many) = notes_folder();
+        for i in 0..MAX_FILES + 5 {
+            std::fs::write(many.join(format!("f{i:04}")), "").unwrap();
+        }
+        let listing = skill(&many).listing().unwrap();
+        assert_eq!(listing.omissions(), [Omission::TooManyFiles]);
+        assert_eq!(listing.files.len(), MAX_FILES);
+        assert_eq!(listing.files[0], "SKILL.md");
+        assert_eq!(
+            listing.files[MAX_FILES - 1],
+            format!("f{:04}", MAX_FILES - 2)
+        );
+    }
+
+    #[test]
+    fn what_a_listing_leaves_out_is_logged_once_per_change() {
+        let (_root, dir) = notes_folder();
+        for i in 0..MAX_FILES + 1 {
+            std::fs::write(dir.join(format!("f{i:04}")), "").unwrap();
+        }
+        let s = skill(&dir);
+        let logged = |s: &ServedSkill| {
+            let listing = s.listing().unwrap();
+            s.newly_omitted(&listing.omissions())
+        };
+        let first = logged(&s);
+        assert_eq!(first.len(), 1, "{first:?}");
+        assert!(first[0].contains("more than 256 files"), "{first:?}");
+        for _ in 0..5 {
+            assert_eq!(logged(&s), Vec::<String>::new());
+        }
+        // A change: a file over the size cap (sparse) is said, once.
+        let big = std::fs::File::create(dir.join("big.bin")).unwrap();
+        big.set_len(MAX_FILE_BYTES + 1).unwrap();
+        let second = logged(&s);
+        assert_eq!(second.len(), 1, "{second:?}");
+        assert!(second[0].contains("`big.bin` is over"), "{second:?}");
+        assert_eq!(logged(&s), Vec::<String>::new());
+        // Under the caps again, then over: said again.
+        std::fs::remove_file(dir.join("big.bin")).unwrap();
+        std::fs::remove_file(dir.join("f0000")).unwrap();
+        std::fs::remove_file(dir.join("f0001")).unwrap();
+        assert_eq!(logged(&s), Vec::<String>::new());
+        std::fs::write(dir.join("f0000"), "").unwrap();
+        std::fs::write(dir.join("f0001"), "").unwrap();
+        assert_eq!(logged(&s).len(), 1);
     }
 }
