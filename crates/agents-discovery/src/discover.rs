@@ -207,8 +207,8 @@ fn conflicts_message(conflicts: &[DiscoveryConflict]) -> String {
 /// Scans each directory of `paths` for immediate subfolders holding a
 /// `SKILL.md` (or, lacking one, a `skill.md`; hidden entries skipped,
 /// symlinks followed once), parses them in parallel and returns the tools in
-/// a deterministic order. A path that holds a `SKILL.md` itself is one skill
-/// folder. A folder that cannot be read (no permission) is an error, not
+/// a deterministic order. A path that holds a `SKILL.md` itself is a skill
+/// folder too, found before its subfolders (which are still scanned). A folder that cannot be read (no permission) is an error, not
 /// skipped. Several links to one folder load it once, under the link whose
 /// name the skill's `name` equals when there is one.
 ///
@@ -260,11 +260,12 @@ pub fn discover(
             }
             scanned.insert(real, dir);
         }
-        // A path that is a skill folder itself is that one skill (as `skill
-        // lint` takes it), not a directory of skill folders.
+        // A path that is a skill folder itself is that skill too (as `skill
+        // lint` takes it), before its subfolders: the specification finds
+        // the immediate subfolders holding a `SKILL.md` of every path, so
+        // its own `SKILL.md` hides none of them.
         if let Ok(Some(_)) = crate::skill_md::find_skill_md(dir) {
             folders.push(scan::resolve_unnamed(dir.clone()));
-            continue;
         }
         match scan::subfolders(dir, &mut result.warnings) {
             Ok(found) => folders.extend(found),

@@ -1095,18 +1095,30 @@ fn only_immediate_non_hidden_subfolders_with_skill_md_count() {
     assert!(result.errors.is_empty() && result.warnings.is_empty());
 }
 
-/// A path that holds a `SKILL.md` itself is that one skill folder, as `skill
-/// lint` takes it: scanning its subfolders found nothing, and the re-scan
-/// then dropped every skill found before.
+/// A path that holds a `SKILL.md` itself is a skill folder, as `skill lint`
+/// takes it (scanning only its subfolders found nothing, and the re-scan
+/// then dropped every skill found before), and its immediate subfolders
+/// holding a `SKILL.md` are skills too, as the specification finds them
+/// for every path: `top/SKILL.md` does not hide `top/sub/SKILL.md`.
 #[test]
-fn a_path_that_is_a_skill_folder_is_that_skill() {
+fn a_path_that_is_a_skill_folder_is_that_skill_and_its_subfolders_too() {
     let dir = tempfile::tempdir().unwrap();
     let one = good_skill(dir.path(), "valid-basic");
-    // Its subfolders are the skill's own files, not skills.
     good_skill(&one, "inner");
+    // Only immediate subfolders: one deeper is not looked at.
+    good_skill(&one.join("inner"), "deeper");
+    // A subfolder without a `SKILL.md` is the skill's own files.
+    std::fs::create_dir_all(one.join("scripts")).unwrap();
     let result = run(std::slice::from_ref(&one), ConflictStrategy::Skip);
-    assert_eq!(names(&result), ["agent_skills/valid-basic"]);
+    assert_eq!(
+        names(&result),
+        ["agent_skills/valid-basic", "agent_skills/inner"]
+    );
     assert_eq!(path_of(&result.discovered[0]), real(&one).to_str().unwrap());
+    assert_eq!(
+        path_of(&result.discovered[1]),
+        real(&one.join("inner")).to_str().unwrap()
+    );
     assert!(result.errors.is_empty() && result.warnings.is_empty());
     // With a directory of skill folders beside it, both count.
     let other = tempfile::tempdir().unwrap();
@@ -1117,7 +1129,11 @@ fn a_path_that_is_a_skill_folder_is_that_skill() {
     );
     assert_eq!(
         names(&result),
-        ["agent_skills/valid-basic", "agent_skills/second"]
+        [
+            "agent_skills/valid-basic",
+            "agent_skills/inner",
+            "agent_skills/second"
+        ]
     );
 }
 

@@ -223,12 +223,16 @@ fn conflicts_follow_the_strategy() {
 }
 
 /// `--paths` naming a skill folder (one holding a `SKILL.md`) discovers
-/// that skill, as `skill lint` takes it; it found none before, and the
-/// re-scan silently dropped every skill found earlier.
+/// that skill, as `skill lint` takes it (it found none before, and the
+/// re-scan silently dropped every skill found earlier), and its immediate
+/// subfolders holding a `SKILL.md` too, as the specification scans every
+/// path (its own `SKILL.md` hid them).
 #[test]
-fn discover_of_a_skill_folder_discovers_that_skill() {
+fn discover_of_a_skill_folder_discovers_that_skill_and_those_below() {
     let sb = Sandbox::new();
     sb.write("skills/one/SKILL.md", &skill_md("one", "First"));
+    sb.write("skills/one/sub/SKILL.md", &skill_md("sub", "Below"));
+    sb.write("skills/one/scripts/run.sh", "echo\n");
     sb.write("skills/two/SKILL.md", &skill_md("two", "Second"));
     let one = sb.path("skills/one");
     let out = sb
@@ -248,13 +252,13 @@ fn discover_of_a_skill_folder_discovers_that_skill() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["agent_skills/one"]);
+    assert_eq!(names, ["agent_skills/one", "agent_skills/sub"]);
     let run = sb
         .run(&["skill", "discover", "--paths", one.to_str().unwrap()])
         .ok();
     assert_eq!(
         run.stdout,
-        "discovered 1 agent skill(s), 0 conflict(s), 0 folder(s) with errors\n  agent_skills/one  [SANDBOX]/skills/one\n"
+        "discovered 2 agent skill(s), 0 conflict(s), 0 folder(s) with errors\n  agent_skills/one  [SANDBOX]/skills/one\n  agent_skills/sub  [SANDBOX]/skills/one/sub\n"
     );
     sb.run(&["skill", "lint", one.to_str().unwrap()]).ok();
 }
