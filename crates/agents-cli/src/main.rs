@@ -3,7 +3,6 @@
 //! exit code. All real work lives in the library crates; this is the only
 //! place that prints or exits.
 
-mod cli;
 mod commands;
 mod context;
 mod logs;
@@ -11,6 +10,7 @@ mod output;
 
 use std::process::ExitCode;
 
+use agents_cli::cli;
 use clap::Parser;
 
 use crate::output::Failure;
