@@ -17,7 +17,7 @@ use crate::output::Failure;
 
 /// Reading and resolving a large closure makes hundreds of thousands of
 /// short-lived allocations; mimalloc makes them cheaper than the system
-/// allocator and touches fewer fresh pages (measured in the README).
+/// allocator and touches fewer fresh pages (measured in BENCHMARKS.md).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
