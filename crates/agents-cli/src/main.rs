@@ -3,7 +3,6 @@
 //! exit code. All real work lives in the library crates; this is the only
 //! place that prints or exits.
 
-mod cli;
 mod commands;
 mod context;
 mod logs;
@@ -11,13 +10,14 @@ mod output;
 
 use std::process::ExitCode;
 
+use agents_cli::cli;
 use clap::Parser;
 
 use crate::output::Failure;
 
 /// Reading and resolving a large closure makes hundreds of thousands of
 /// short-lived allocations; mimalloc makes them cheaper than the system
-/// allocator and touches fewer fresh pages (measured in the README).
+/// allocator and touches fewer fresh pages (measured in BENCHMARKS.md).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -5,8 +5,8 @@
 //! The driver is synchronous (rusqlite): a statement runs on the calling
 //! task's thread, as in the `sqlite3` CLI. An asynchronous SQLite driver
 //! runs each connection on a worker thread and hands every row across; for
-//! a closure of 13,000 rows that cost more than the query itself (see the
-//! README's benchmarks). Blocking the task is fine here: SQLite is embedded,
+//! a closure of 13,000 rows that cost more than the query itself (see
+//! BENCHMARKS.md). Blocking the task is fine here: SQLite is embedded,
 //! its statements are short, and no transaction is held across a real
 //! suspension point (the engine's awaits inside a transaction are on this
 //! backend's statements, which complete before returning).

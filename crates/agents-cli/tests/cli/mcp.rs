@@ -403,7 +403,7 @@ fn a_server_s_left_out_tools_are_one_capped_list() {
     };
     let sb = Sandbox::new();
     // 120 tools whose input schema is not a JSON Schema: 50 lines, then how
-    // many more (the README's cap on one list), not 120 or the command's 200.
+    // many more (the documented cap on one list), not 120 or the command's 200.
     let tools: Vec<serde_json::Value> = (0..120)
         .map(|i| json!({"name": format!("broken{i}"), "inputSchema": {"type": "objekt"}}))
         .collect();
