@@ -3,7 +3,9 @@
 //! plan validation and discovery refresh.
 
 use agents_core::{Plan, Skill, SkillItem, SkillName, ToolRegistry, ToolSource};
-use agents_registry::{ConflictStrategy, ServiceError, SkillRegistryService, builtin_tools};
+use agents_registry::{
+    ConflictStrategy, ServiceError, SkillRegistryService, WriteMode, builtin_tools,
+};
 use agents_store::{AnyStore, DatabaseUrl, Store, StoreError};
 
 fn name(s: &str) -> SkillName {
@@ -574,4 +576,134 @@ async fn write_findings_name_their_skill_and_the_part_of_it() {
         err.to_string(),
         "nothing written: 1 problem under --strict\n  Skill 'f/d': Tool 'custom/none' is not registered"
     );
+}
+
+/// `skill apply` promises create-or-update: a remove that commits between
+/// its read of the stored skills and its write makes it create them again,
+/// never fail with `skill_not_found`. Writers race on one database, each on
+/// its own thread with its own connections, as processes would: appliers of
+/// all 12 names, removers and adders of single names. Before the fix about
+/// 1 % of these applies failed on PostgreSQL.
+fn applies_survive_racing_removes(url: &DatabaseUrl) {
+    const NAMES: usize = 12;
+    const WRITERS: usize = 8;
+    const ROUNDS: usize = 120;
+    let all: Vec<Skill> = (0..NAMES)
+        .map(|i| skill(&format!("race/s{i}"), vec![tool_ref("builtin/read_file")]))
+        .collect();
+    let writer = |writer: usize| {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let store = agents_store::open(url).await.unwrap();
+            let svc = SkillRegistryService::new(store, std::env::temp_dir());
+            let (mut applies, mut failures) = (0, Vec::new());
+            for round in 0..ROUNDS {
+                let one = name(&format!("race/s{}", (writer * 5 + round * 7) % NAMES));
+                match (writer % 2, round % 3) {
+                    (0, _) | (1, 0) => {
+                        applies += 1;
+                        if let Err(err) = svc.write_skills(&all, WriteMode::Apply, false).await {
+                            failures.push(err.to_string());
+                        }
+                    }
+                    (_, 1) => {
+                        let _ = svc.remove_skill(&one, false).await;
+                    }
+                    _ => {
+                        let _ = svc
+                            .add_skill(&skill(one.as_str(), vec![tool_ref("builtin/grep")]))
+                            .await;
+                    }
+                }
+            }
+            (applies, failures)
+        })
+    };
+    let (mut applies, mut failures) = (0, Vec::new());
+    std::thread::scope(|scope| {
+        let writers: Vec<_> = (0..WRITERS)
+            .map(|i| scope.spawn(move || writer(i)))
+            .collect();
+        for handle in writers {
+            let (count, mut failed) = handle.join().unwrap();
+            applies += count;
+            failures.append(&mut failed);
+        }
+    });
+    assert_eq!(applies, WRITERS / 2 * ROUNDS + WRITERS / 2 * ROUNDS / 3);
+    assert!(
+        failures.is_empty(),
+        "{} of {applies} applies failed: {:?}",
+        failures.len(),
+        failures
+    );
+}
+
+/// A migrated database at `url` (the writers then only open it).
+fn migrate(url: &DatabaseUrl) {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async { drop(agents_store::open(url).await.unwrap()) });
+}
+
+#[test]
+fn applies_survive_racing_removes_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = DatabaseUrl::Sqlite(dir.path().join("r.db"));
+    migrate(&url);
+    applies_survive_racing_removes(&url);
+}
+
+#[test]
+fn applies_survive_racing_removes_postgres() {
+    let Ok(admin) = std::env::var("AGENTS_TEST_POSTGRES_URL") else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "AGENTS_TEST_POSTGRES_URL must be set in CI"
+        );
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED (no AGENTS_TEST_POSTGRES_URL): applies_survive_racing_removes_postgres"
+        );
+        return;
+    };
+    let database = format!("registry_apply_race_{}", std::process::id());
+    let admin_sql = |sql: String| {
+        use sqlx::{Connection, Executor};
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async {
+                let mut conn = sqlx::PgConnection::connect(&admin).await.unwrap();
+                conn.execute(sqlx::AssertSqlSafe(sql)).await.unwrap();
+                let _ = conn.close().await;
+            });
+    };
+    let drop_it = format!("DROP DATABASE IF EXISTS \"{database}\" WITH (FORCE)");
+    admin_sql(drop_it.clone());
+    admin_sql(format!("CREATE DATABASE \"{database}\""));
+    let (base, query) = admin.split_once('?').unwrap_or((&admin, ""));
+    let authority = base.find("://").map_or(0, |i| i + 3);
+    let path = base[authority..]
+        .find('/')
+        .map_or(base.len(), |i| i + authority);
+    let mut url = format!("{}/{database}", &base[..path]);
+    if !query.is_empty() {
+        url = format!("{url}?{query}");
+    }
+    let url = DatabaseUrl::Postgres(url);
+    migrate(&url);
+    // A failed assertion still drops the database.
+    let outcome = std::panic::catch_unwind(|| applies_survive_racing_removes(&url));
+    admin_sql(drop_it);
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
+    }
 }

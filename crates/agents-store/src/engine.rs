@@ -87,6 +87,10 @@ pub(crate) fn closure_sql(dialect: &Dialect) -> String {
     }
 }
 
+/// How often [`Engine::write_skills`] makes its write again after its insert
+/// met a name another writer added and removed in between.
+const RACED_INSERT_ATTEMPTS: usize = 3;
+
 fn is_unique_violation(err: &StoreError) -> bool {
     matches!(err, StoreError::Database { source, .. } if source.is_unique_violation())
 }
@@ -448,40 +452,52 @@ impl Engine {
             .into_iter()
             .map(codec::encode_tool)
             .collect::<Result<Vec<_>, _>>()?;
-        let mut tx = self.write().await?;
-        if !tools.is_empty() {
-            self.lock_tools(&mut tx).await?;
-            self.upsert_tools(&mut tx, &tools, true).await?;
-        }
-        self.lock_included(&mut tx, add.iter().chain(update))
-            .await?;
-        for batch in add.chunks(self.dialect().rows_per_insert(SKILL_INSERT.len())) {
-            let encoded = batch
-                .iter()
-                .map(codec::encode_skill)
-                .collect::<Result<Vec<_>, _>>()?;
-            if let Err(err) = self.insert_skills(&mut tx, &encoded, &at).await {
-                drop(tx);
-                if is_unique_violation(&err) {
-                    let names: Vec<&str> = add.iter().map(|skill| skill.name.as_str()).collect();
-                    if let Some(name) = self.taken_after_race("skills", &names).await {
-                        return Err(StoreError::DuplicateSkill(self.skill_name(name)?));
-                    }
-                }
-                return Err(err);
+        let mut attempt = 1;
+        'write: loop {
+            let mut tx = self.write().await?;
+            if !tools.is_empty() {
+                self.lock_tools(&mut tx).await?;
+                self.upsert_tools(&mut tx, &tools, true).await?;
             }
+            self.lock_included(&mut tx, add.iter().chain(update))
+                .await?;
+            for batch in add.chunks(self.dialect().rows_per_insert(SKILL_INSERT.len())) {
+                let encoded = batch
+                    .iter()
+                    .map(codec::encode_skill)
+                    .collect::<Result<Vec<_>, _>>()?;
+                if let Err(err) = self.insert_skills(&mut tx, &encoded, &at).await {
+                    drop(tx);
+                    if is_unique_violation(&err) {
+                        let names: Vec<&str> =
+                            add.iter().map(|skill| skill.name.as_str()).collect();
+                        if let Some(name) = self.taken_after_race("skills", &names).await {
+                            return Err(StoreError::DuplicateSkill(self.skill_name(name)?));
+                        }
+                        // Another writer added one of the names after this
+                        // transaction checked them and has removed it again
+                        // since: every name is free, so the write is made
+                        // again, as if it had come after both.
+                        if attempt < RACED_INSERT_ATTEMPTS {
+                            attempt += 1;
+                            continue 'write;
+                        }
+                    }
+                    return Err(err);
+                }
+            }
+            let updated = self
+                .replace_skills(&mut tx, update, &encoded_updates, now)
+                .await?;
+            self.upsert_meta(&mut tx, meta)
+                .await
+                .map_err(self.db("cannot write `registry_meta`"))?;
+            self.commit(tx, "cannot commit the skills").await?;
+            return Ok(WriteStamps {
+                added_at: at,
+                updated,
+            });
         }
-        let updated = self
-            .replace_skills(&mut tx, update, &encoded_updates, now)
-            .await?;
-        self.upsert_meta(&mut tx, meta)
-            .await
-            .map_err(self.db("cannot write `registry_meta`"))?;
-        self.commit(tx, "cannot commit the skills").await?;
-        Ok(WriteStamps {
-            added_at: at,
-            updated,
-        })
     }
 
     /// Locks, until `tx` ends, the registered skills that `written` include
