@@ -115,7 +115,7 @@ impl Context {
             .with_builtins(builtins)
             .with_mcp_servers(settings.mcp_servers.clone())
             .with_trust(trust)
-            .with_identity(identity());
+            .with_identity(agents_registry::process_identity());
         Ok(Self {
             format,
             settings,
@@ -131,37 +131,4 @@ pub fn settings_with_paths(ctx: &Context, raw: String) -> Result<Vec<PathBuf>, F
         &ctx.settings.home,
         &agents_config::process_env,
     )?)
-}
-
-/// The name the password database gives this process's uid (a service,
-/// a container or `env -i` may leave `$USER` and `$LOGNAME` unset).
-#[cfg(unix)]
-fn uid_name() -> Option<String> {
-    nix::unistd::User::from_uid(nix::unistd::getuid())
-        .ok()
-        .flatten()
-        .map(|user| user.name)
-}
-
-#[cfg(not(unix))]
-fn uid_name() -> Option<String> {
-    None
-}
-
-/// `user@host` of whoever runs this command, recorded with the skills they write.
-fn identity() -> String {
-    let user = ["USER", "LOGNAME"]
-        .iter()
-        .find_map(|var| std::env::var(var).ok().filter(|name| !name.is_empty()))
-        .or_else(uid_name)
-        .unwrap_or_else(|| "unknown".into());
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
-        .map(|h| h.trim().to_owned())
-        .unwrap_or_default();
-    if host.is_empty() {
-        user
-    } else {
-        format!("{user}@{host}")
-    }
 }

@@ -11,6 +11,7 @@
 mod builtin;
 mod discovery;
 mod error;
+mod identity;
 mod lock;
 mod mcp;
 mod scope;
@@ -26,6 +27,7 @@ pub use agents_store::Store;
 pub use builtin::{builtin_registry, builtin_tools};
 pub use discovery::Progress;
 pub use error::{Hint, STRICT_SHOWN, ServiceError, strict_message};
+pub use identity::process_identity;
 pub use lock::agent_folder_digests;
 pub use mcp::{
     DEFAULT_MCP_TIMEOUT, DriftWarning, McpDefinition, McpRefresh, McpServerState, McpToolDiff,
