@@ -60,6 +60,27 @@ fn discover_registers_folders_and_skills_resolve_them() {
     assert_eq!(tools["summary"]["agent_skill_sources"], 1);
 }
 
+/// The names `tool list --source agent_skills` lists.
+fn agent_skill_names(sb: &Sandbox) -> Vec<String> {
+    let listed = sb
+        .run(&[
+            "tool",
+            "list",
+            "--source",
+            "agent_skills",
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
+    listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 #[test]
 fn refresh_picks_up_added_edited_and_deleted_folders() {
     let sb = Sandbox::new();
@@ -116,20 +137,7 @@ fn refresh_picks_up_added_edited_and_deleted_folders() {
     assert_eq!(out["tools"][2]["source"], "agent_skills");
     // Other sources are untouched by a refresh.
     sb.run(&["tool", "get", "custom/deploy"]).ok();
-    let agent_skills = || {
-        let listed = sb
-            .run(&[
-                "tool",
-                "list",
-                "--source",
-                "agent_skills",
-                "--format",
-                "json",
-            ])
-            .ok()
-            .json();
-        listed.as_array().unwrap().len()
-    };
+    let agent_skills = || agent_skill_names(&sb).len();
     assert_eq!(agent_skills(), 2);
 
     // A mistyped `--paths` is refused and drops nothing; a configured path
@@ -314,24 +322,7 @@ fn a_rescan_says_what_it_added_kept_changed_and_removed() {
          (a discovery replaces every Agent Skill found before with what it finds now: give \
          `--paths` every folder you scan)\n"
     );
-    let listed = sb
-        .run(&[
-            "tool",
-            "list",
-            "--source",
-            "agent_skills",
-            "--format",
-            "json",
-        ])
-        .ok()
-        .json();
-    let names: Vec<&str> = listed
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["agent_skills/gamma"]);
+    assert_eq!(agent_skill_names(&sb), ["agent_skills/gamma"]);
     // Both named: nothing found before is lost.
     let both = format!("{first},{}", other.display());
     let out = sb
