@@ -10,12 +10,82 @@ use std::sync::Arc;
 use agents_core::{Meta, ToolSource, ToolSpec};
 use agents_discovery::{ConflictStrategy, DiscoveryResult, ExistingTool};
 use agents_store::{Store, ToolGroup};
+use serde::Serialize;
 
 use crate::error::ServiceError;
 use crate::service::SkillRegistryService;
 
 /// Progress callback: (folders done, folders total).
 pub type Progress = Arc<dyn Fn(usize, usize) + Send + Sync>;
+
+/// A re-scan ([`SkillRegistryService::refresh_agent_skills`]): what it
+/// found, and how that changed the Agent Skills this scope had.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Refreshed {
+    /// What the scan found.
+    #[serde(flatten)]
+    pub result: DiscoveryResult,
+    /// How the scope's Agent Skills changed.
+    pub changes: ScopeChanges,
+}
+
+/// How a re-scan changed this scope's Agent Skills, by name (sorted). The
+/// re-scan removes every skill found before, then registers what it finds
+/// (the specification's refresh): a skill found before and not now is
+/// removed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ScopeChanges {
+    /// Found now, not before.
+    pub added: Vec<String>,
+    /// Found before and now, the same.
+    pub kept: Vec<String>,
+    /// Found before and now, different (its folder, description, schema…).
+    pub changed: Vec<String>,
+    /// Found before, not now.
+    pub removed: Vec<RemovedSkill>,
+}
+
+/// An Agent Skill a re-scan removed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RemovedSkill {
+    /// Its name, `agent_skills/<name>`.
+    pub name: String,
+    /// The folder it was found in.
+    pub path: Option<String>,
+}
+
+impl ScopeChanges {
+    /// What replacing `before` (the scope's Agent Skills) with `now` does.
+    fn between(before: &[ToolSpec], now: &[ToolSpec]) -> Self {
+        let before: HashMap<&str, &ToolSpec> = before
+            .iter()
+            .map(|tool| (tool.name.as_str(), tool))
+            .collect();
+        let mut changes = Self::default();
+        let mut found = std::collections::HashSet::new();
+        for tool in now {
+            found.insert(tool.name.as_str());
+            match before.get(tool.name.as_str()) {
+                None => changes.added.push(tool.name.clone()),
+                Some(old) if *old == tool => changes.kept.push(tool.name.clone()),
+                Some(_) => changes.changed.push(tool.name.clone()),
+            }
+        }
+        for (name, tool) in &before {
+            if !found.contains(name) {
+                changes.removed.push(RemovedSkill {
+                    name: (*name).to_owned(),
+                    path: tool.meta_str(Meta::Path).map(str::to_owned),
+                });
+            }
+        }
+        changes.added.sort();
+        changes.kept.sort();
+        changes.changed.sort();
+        changes.removed.sort_by(|a, b| a.name.cmp(&b.name));
+        changes
+    }
+}
 
 impl<S: Store> SkillRegistryService<S> {
     /// Scans `paths` and registers what it finds next to what is there:
@@ -37,8 +107,9 @@ impl<S: Store> SkillRegistryService<S> {
     }
 
     /// Re-scans `paths`: replaces every agent-skill tool this scope
-    /// discovered before with what is found now, in one transaction. Tools of
-    /// other sources and other scopes are untouched (unless `replace` wins a
+    /// discovered before with what is found now, in one transaction, and
+    /// says what that added, kept, changed and removed. Tools of other
+    /// sources and other scopes are untouched (unless `replace` wins a
     /// conflict with a custom tool). `named`: the user named `paths` for
     /// this run, so each must be a directory or nothing is written (a
     /// configured path that is missing is only a warning).
@@ -48,14 +119,16 @@ impl<S: Store> SkillRegistryService<S> {
         named: bool,
         strategy: ConflictStrategy,
         progress: Option<Progress>,
-    ) -> Result<DiscoveryResult, ServiceError> {
+    ) -> Result<Refreshed, ServiceError> {
         if named {
             agents_discovery::require_dirs(paths)?;
         }
         let existing = self.existing_tools(false).await?;
+        let before = self.list_tools(Some(ToolSource::AgentSkills)).await?;
         let result = run_discovery(paths.to_vec(), existing, strategy, progress).await?;
         self.replace_scope(&result.discovered).await?;
-        Ok(result)
+        let changes = ScopeChanges::between(&before, &result.discovered);
+        Ok(Refreshed { result, changes })
     }
 
     /// True once any discovery has run in this scope.

@@ -185,17 +185,40 @@ async fn refresh_agent_skills_replaces_only_agent_skill_tools() {
         )
         .await
         .unwrap();
-    assert_eq!(result.discovered.len(), 2);
+    assert_eq!(result.result.discovered.len(), 2);
+    assert_eq!(
+        result.changes.added,
+        ["agent_skills/one", "agent_skills/two"]
+    );
     assert!(svc.agent_skills_discovered().await.unwrap());
     std::fs::remove_dir_all(skills.join("two")).unwrap();
-    svc.refresh_agent_skills(
-        std::slice::from_ref(&skills),
-        false,
-        ConflictStrategy::Skip,
-        None,
-    )
-    .await
-    .unwrap();
+    let again = svc
+        .refresh_agent_skills(
+            std::slice::from_ref(&skills),
+            false,
+            ConflictStrategy::Skip,
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        again.changes,
+        agents_registry::ScopeChanges {
+            added: vec![],
+            kept: vec!["agent_skills/one".into()],
+            changed: vec![],
+            removed: vec![agents_registry::RemovedSkill {
+                name: "agent_skills/two".into(),
+                path: Some(
+                    std::fs::canonicalize(&skills)
+                        .unwrap()
+                        .join("two")
+                        .to_string_lossy()
+                        .into_owned()
+                ),
+            }],
+        }
+    );
     let agent: Vec<_> = svc
         .list_tools(Some(ToolSource::AgentSkills))
         .await

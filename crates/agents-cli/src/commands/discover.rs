@@ -3,7 +3,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use agents_core::SkillName;
-use agents_registry::{ConflictStrategy, DiscoveryResult, Progress};
+use agents_registry::{ConflictStrategy, Progress, Refreshed};
 
 use crate::cli::{ConflictArg, Format};
 use crate::commands::mcp;
@@ -49,13 +49,13 @@ pub async fn discover(
         Some(raw) => crate::context::settings_with_paths(ctx, raw)?,
         None => ctx.settings.agent_skills_paths.value.clone(),
     };
-    let result = refresh(ctx, &dirs, named, strategy(on_conflict)).await?;
+    let refreshed = refresh(ctx, &dirs, named, strategy(on_conflict)).await?;
     if ctx.format.structured() {
-        output::json(&result)?;
+        output::json(&refreshed)?;
     } else {
-        print_result(ctx, &result)?;
+        print_result(ctx, &refreshed, named)?;
     }
-    Ok(if result.errors.is_empty() {
+    Ok(if refreshed.result.errors.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -67,7 +67,7 @@ async fn refresh(
     dirs: &[PathBuf],
     named: bool,
     strategy: ConflictStrategy,
-) -> Result<DiscoveryResult, Failure> {
+) -> Result<Refreshed, Failure> {
     let (progress, bar) = progress_bar(ctx.format);
     let result = ctx
         .service
@@ -76,12 +76,13 @@ async fn refresh(
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let result = result?;
-    output::warn_all(ctx.format, &result.warnings);
-    Ok(result)
+    let refreshed = result?;
+    output::warn_all(ctx.format, &refreshed.result.warnings);
+    Ok(refreshed)
 }
 
-fn print_result(ctx: &Context, result: &DiscoveryResult) -> Result<(), Failure> {
+fn print_result(ctx: &Context, refreshed: &Refreshed, named: bool) -> Result<(), Failure> {
+    let result = &refreshed.result;
     output::warn_all(ctx.format, result.conflicts.iter().map(ToString::to_string));
     // One block per folder, as many as a warning list shows; the count of
     // them all is in the summary line below, and `skill lint` lists each.
@@ -117,6 +118,44 @@ fn print_result(ctx: &Context, result: &DiscoveryResult) -> Result<(), Failure> 
         let path = tool.meta_str(agents_core::Meta::Path).unwrap_or("");
         output::line(format!("  {}  {path}", tool.name))?;
     }
+    print_changes(&refreshed.changes, named)
+}
+
+/// The counts of a re-scan's changes, then each skill it removed (it
+/// replaces what the scope found before, so a folder not scanned this time
+/// is dropped: said, not silent).
+fn print_changes(changes: &agents_registry::ScopeChanges, named: bool) -> Result<(), Failure> {
+    output::line(format!(
+        "{} added, {} kept, {} changed, {} removed",
+        changes.added.len(),
+        changes.kept.len(),
+        changes.changed.len(),
+        changes.removed.len()
+    ))?;
+    for removed in changes.removed.iter().take(output::MAX_WARNING_LINES) {
+        let path = removed
+            .path
+            .as_deref()
+            .map(|path| format!("  (was {path})"))
+            .unwrap_or_default();
+        output::line(format!("  removed {}{path}", removed.name))?;
+    }
+    if let Some(more) = changes
+        .removed
+        .len()
+        .checked_sub(output::MAX_WARNING_LINES)
+        .filter(|more| *more > 0)
+    {
+        output::line(format!(
+            "  and {more} more removed (`--format json` lists them)"
+        ))?;
+    }
+    if named && !changes.removed.is_empty() {
+        output::line(
+            "  (a discovery replaces every Agent Skill found before with what it finds now: give \
+             `--paths` every folder you scan)",
+        )?;
+    }
     Ok(())
 }
 
@@ -135,7 +174,7 @@ pub async fn discover_unless_done(ctx: &Context, always: bool) -> Result<(), Fai
         dirs.retain(|dir| dir.is_dir());
     }
     let result = match refresh(ctx, &dirs, false, ConflictStrategy::Skip).await {
-        Ok(result) => result,
+        Ok(refreshed) => refreshed.result,
         // The automatic first discovery is a convenience: a user who may
         // only read the registry (a read-only role, a file they cannot
         // write) still gets what they asked for, without Agent Skills.

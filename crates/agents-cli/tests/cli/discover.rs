@@ -60,6 +60,27 @@ fn discover_registers_folders_and_skills_resolve_them() {
     assert_eq!(tools["summary"]["agent_skill_sources"], 1);
 }
 
+/// The names `tool list --source agent_skills` lists.
+fn agent_skill_names(sb: &Sandbox) -> Vec<String> {
+    let listed = sb
+        .run(&[
+            "tool",
+            "list",
+            "--source",
+            "agent_skills",
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
+    listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 #[test]
 fn refresh_picks_up_added_edited_and_deleted_folders() {
     let sb = Sandbox::new();
@@ -116,20 +137,7 @@ fn refresh_picks_up_added_edited_and_deleted_folders() {
     assert_eq!(out["tools"][2]["source"], "agent_skills");
     // Other sources are untouched by a refresh.
     sb.run(&["tool", "get", "custom/deploy"]).ok();
-    let agent_skills = || {
-        let listed = sb
-            .run(&[
-                "tool",
-                "list",
-                "--source",
-                "agent_skills",
-                "--format",
-                "json",
-            ])
-            .ok()
-            .json();
-        listed.as_array().unwrap().len()
-    };
+    let agent_skills = || agent_skill_names(&sb).len();
     assert_eq!(agent_skills(), 2);
 
     // A mistyped `--paths` is refused and drops nothing; a configured path
@@ -258,9 +266,72 @@ fn discover_of_a_skill_folder_discovers_that_skill_and_those_below() {
         .ok();
     assert_eq!(
         run.stdout,
-        "discovered 2 agent skill(s), 0 conflict(s), 0 folder(s) with errors\n  agent_skills/one  [SANDBOX]/skills/one\n  agent_skills/sub  [SANDBOX]/skills/one/sub\n"
+        "discovered 2 agent skill(s), 0 conflict(s), 0 folder(s) with errors\n  agent_skills/one  [SANDBOX]/skills/one\n  agent_skills/sub  [SANDBOX]/skills/one/sub\n0 added, 2 kept, 0 changed, 0 removed\n"
     );
     sb.run(&["skill", "lint", one.to_str().unwrap()]).ok();
+}
+
+/// `skill discover` is the specification's refresh: it removes every Agent
+/// Skill found before, then registers what it finds. A `--paths` naming
+/// other folders drops those found before: said, with the counts of what
+/// was added, kept, changed and removed, not silent.
+#[test]
+fn a_rescan_says_what_it_added_kept_changed_and_removed() {
+    let sb = Sandbox::new();
+    sb.write("first/alpha/SKILL.md", &skill_md("alpha", "First"));
+    sb.write("first/beta/SKILL.md", &skill_md("beta", "Second"));
+    sb.write("other/gamma/SKILL.md", &skill_md("gamma", "Third"));
+    let first = sb.path("first");
+    let first = first.to_str().unwrap();
+    let run = sb.run(&["skill", "discover", "--paths", first]).ok();
+    assert!(
+        run.stdout
+            .ends_with("\n2 added, 0 kept, 0 changed, 0 removed\n"),
+        "{}",
+        run.stdout
+    );
+    // One edited, one gone, one new.
+    sb.write("first/alpha/SKILL.md", &skill_md("alpha", "First, edited"));
+    std::fs::remove_dir_all(sb.path("first/beta")).unwrap();
+    sb.write("first/delta/SKILL.md", &skill_md("delta", "Fourth"));
+    let out = sb
+        .run(&["skill", "discover", "--paths", first, "--format", "json"])
+        .ok()
+        .json();
+    assert_eq!(
+        out["changes"],
+        json!({
+            "added": ["agent_skills/delta"],
+            "kept": [],
+            "changed": ["agent_skills/alpha"],
+            "removed": [{"name": "agent_skills/beta", "path": "[SANDBOX]/first/beta"}],
+        })
+    );
+    // Another folder named alone: what the first held is removed, and said.
+    let other = sb.path("other");
+    let run = sb
+        .run(&["skill", "discover", "--paths", other.to_str().unwrap()])
+        .ok();
+    assert_eq!(
+        run.stdout,
+        "discovered 1 agent skill(s), 0 conflict(s), 0 folder(s) with errors\n  \
+         agent_skills/gamma  [SANDBOX]/other/gamma\n\
+         1 added, 0 kept, 0 changed, 2 removed\n  \
+         removed agent_skills/alpha  (was [SANDBOX]/first/alpha)\n  \
+         removed agent_skills/delta  (was [SANDBOX]/first/delta)\n  \
+         (a discovery replaces every Agent Skill found before with what it finds now: give \
+         `--paths` every folder you scan)\n"
+    );
+    assert_eq!(agent_skill_names(&sb), ["agent_skills/gamma"]);
+    // Both named: nothing found before is lost.
+    let both = format!("{first},{}", other.display());
+    let out = sb
+        .run(&["skill", "discover", "--paths", &both, "--format", "json"])
+        .ok()
+        .json();
+    assert_eq!(out["changes"]["kept"], json!(["agent_skills/gamma"]));
+    assert_eq!(out["changes"]["removed"], json!([]));
+    assert_eq!(out["changes"]["added"].as_array().unwrap().len(), 2);
 }
 
 #[test]

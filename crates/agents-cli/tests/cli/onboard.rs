@@ -1575,3 +1575,65 @@ fn sigterm_stops_a_command_busy_computing() {
     assert_eq!(status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("terminated (SIGTERM)"), "{stderr}");
 }
+
+/// `scripts/quickstart.sh` runs the `agents` cargo says it built, wherever
+/// that is (it ran a hard-coded `target/debug/agents`, and failed with exit
+/// 127 after the whole build when `CARGO_TARGET_DIR` was set), and ends
+/// with the next step to try. The build is cargo's JSON message of a fresh
+/// artifact in another target directory (a real build takes minutes); the
+/// rest of the script runs for real, on the sandbox's home.
+#[test]
+fn quickstart_runs_what_cargo_built_and_ends_with_the_next_step() {
+    let sb = Sandbox::new();
+    let target = sb.path("elsewhere/target/debug");
+    std::fs::create_dir_all(&target).unwrap();
+    let agents = target.join("agents");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_agents"), &agents).unwrap();
+    let library = json!({"reason": "compiler-artifact", "target": {"kind": ["lib"], "name": "agents_core"}, "executable": null, "fresh": true});
+    let binary = json!({"reason": "compiler-artifact", "target": {"kind": ["bin"], "crate_types": ["bin"], "name": "agents", "src_path": "main.rs"}, "filenames": [agents], "executable": agents, "fresh": true});
+    let done = json!({"reason": "build-finished", "success": true});
+    let args = sb.path("cargo-args");
+    sb.write(
+        "bin/cargo",
+        &format!(
+            "#!/bin/sh\necho \"$*\" > '{}'\nprintf '%s\\n' '{library}' '{binary}' '{done}'\n",
+            args.display()
+        ),
+    );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let cargo = sb.path("bin/cargo");
+        std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        sb.path("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/quickstart.sh");
+    let out = sb
+        .command("bash")
+        .arg(&script)
+        .env("PATH", path)
+        .env("CARGO_TARGET_DIR", sb.path("elsewhere/target"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(&args).unwrap(),
+        "build --locked -p agents-cli --bin agents --message-format=json-render-diagnostics\n"
+    );
+    let tools: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(tools["skill"], "local/devops-toolkit");
+    assert!(
+        stderr.ends_with(&format!(
+            "\nNext, ask why each of these tools is there:\n  {} skill tools local/devops-toolkit --explain\nthen serve them to Claude Desktop, Claude Code or VS Code: docs/guide/agents.md\n",
+            agents.display()
+        )),
+        "{stderr}"
+    );
+    assert!(sb.home().join(".cleveragents/agent_skills").is_dir());
+}
