@@ -25,7 +25,7 @@ pub use agents_mcp::FetchOptions;
 pub use agents_store::Store;
 pub use builtin::{builtin_registry, builtin_tools};
 pub use discovery::Progress;
-pub use error::{Hint, STRICT_SHOWN, ServiceError, strict_message};
+pub use error::{Hint, MAX_SUGGESTIONS, STRICT_SHOWN, ServiceError, strict_message};
 pub use lock::agent_folder_digests;
 pub use mcp::{
     DEFAULT_MCP_TIMEOUT, DriftWarning, McpDefinition, McpRefresh, McpServerState, McpToolDiff,
