@@ -25,6 +25,9 @@ pub struct Failure {
     pub kind: String,
     pub message: String,
     pub usage: bool,
+    /// Registered names likely meant, shown after the message
+    /// ([`did_you_mean`]) and as a field of a JSON error.
+    pub did_you_mean: Vec<String>,
 }
 
 impl Failure {
@@ -33,15 +36,15 @@ impl Failure {
             kind: kind.into(),
             message: message.into(),
             usage: false,
+            did_you_mean: Vec::new(),
         }
     }
 
     /// A problem with how the command was called: exit code 2.
     pub fn usage(message: impl Into<String>) -> Self {
         Self {
-            kind: "usage".into(),
-            message: message.into(),
             usage: true,
+            ..Self::new("usage", message)
         }
     }
 
@@ -56,7 +59,30 @@ impl Failure {
 
 impl From<agents_registry::ServiceError> for Failure {
     fn from(err: agents_registry::ServiceError) -> Self {
-        Self::new(err.kind(), err.to_string())
+        Self {
+            did_you_mean: err.did_you_mean().to_vec(),
+            ..Self::new(err.kind(), err.to_string())
+        }
+    }
+}
+
+/// ` (did you mean 'a'?)`, ` (did you mean 'a' or 'b'?)`, … after a
+/// message naming something that is not registered; empty without names.
+/// The names are anyone's: each escaped and cut.
+pub fn did_you_mean(names: &[String]) -> String {
+    let quoted: Vec<String> = names
+        .iter()
+        .map(|name| {
+            format!(
+                "'{}'",
+                agents_core::text::shorten(name, agents_core::text::MAX_ECHO_BYTES)
+            )
+        })
+        .collect();
+    match quoted.split_last() {
+        None => String::new(),
+        Some((last, [])) => format!(" (did you mean {last}?)"),
+        Some((last, rest)) => format!(" (did you mean {} or {last}?)", rest.join(", ")),
     }
 }
 
@@ -95,9 +121,14 @@ impl From<agents_config::ConfigError> for Failure {
 pub fn report_error(format: Format, failure: &Failure) {
     let message = bounded_lines(&failure.message);
     let text = if format == Format::Json {
-        json_text(json!({"error": {"kind": failure.kind, "message": message}}).to_string())
+        let mut error = json!({"kind": failure.kind, "message": message});
+        if !failure.did_you_mean.is_empty() {
+            error["did_you_mean"] = json!(failure.did_you_mean);
+        }
+        json_text(json!({ "error": error }).to_string())
     } else {
-        format!("{}{}", prefix("error"), plain(&message))
+        let hint = did_you_mean(&failure.did_you_mean);
+        format!("{}{}{}", prefix("error"), plain(&message), plain(&hint))
     };
     to_stderr(&text);
 }

@@ -544,14 +544,18 @@ pub enum ResolveWarning {
         server: String,
         /// The allow-listed tool.
         tool: String,
+        /// The tool of the server's cached list closest to `tool`, if one
+        /// is close enough to be what was meant (the caller shows it).
+        did_you_mean: Option<String>,
     },
 }
 
 impl ResolveWarning {
     /// The skill whose definition holds the problem and the part of it the
-    /// problem is about (see [`ResolveError::site`]). `None` for the cache
-    /// state of an MCP server, and for an Agent Skill named twice (a
-    /// problem of the tool set, not of one entry).
+    /// problem is about (see [`ResolveError::site`]). `None` for an MCP
+    /// server with no cached list, and for an Agent Skill named twice (a
+    /// problem of the tool set, not of one entry); an allow-listed tool its
+    /// server's cached list lacks is at the entry's `tools`.
     pub fn site(&self) -> Option<(&SkillName, Site)> {
         match self {
             Self::UnknownTool { skill, tool } => Some((skill, Site::ToolRef(tool.clone()))),
@@ -562,9 +566,14 @@ impl ResolveWarning {
                 Some((skill, Site::AgentSource(path.clone())))
             }
             Self::MistypedOverride { skill, site, .. } => Some((skill, site.clone())),
-            Self::McpNotCached { .. }
-            | Self::McpToolMissing { .. }
-            | Self::DuplicateAgentSkill { .. } => None,
+            Self::McpToolMissing { skill, server, .. } => Some((
+                skill,
+                Site::McpSourceField {
+                    server: server.clone(),
+                    field: "tools".into(),
+                },
+            )),
+            Self::McpNotCached { .. } | Self::DuplicateAgentSkill { .. } => None,
         }
     }
 
@@ -796,11 +805,17 @@ fn other_entries<'t>(
                         for wanted in allow {
                             match by_short.get(wanted) {
                                 Some(spec) => chosen.push(*spec),
-                                None => warnings.push(ResolveWarning::McpToolMissing {
-                                    skill: skill.name.clone(),
-                                    server: source.server.clone(),
-                                    tool: wanted.clone(),
-                                }),
+                                None => {
+                                    let offered: Vec<&str> =
+                                        by_short.keys().map(String::as_str).collect();
+                                    warnings.push(ResolveWarning::McpToolMissing {
+                                        skill: skill.name.clone(),
+                                        server: source.server.clone(),
+                                        tool: wanted.clone(),
+                                        did_you_mean: crate::text::did_you_mean(wanted, &offered)
+                                            .map(str::to_owned),
+                                    });
+                                }
                             }
                         }
                         chosen

@@ -11,6 +11,24 @@ use std::fmt::Write as _;
 /// The longest echoed name or value in an error message, in bytes.
 pub const MAX_ECHO_BYTES: usize = 200;
 
+/// The candidate closest to `unknown`, if one is close enough to be a
+/// likely typo (edit distance with transpositions, at most a quarter of the
+/// name and never more than 3; the first by name among equally close ones).
+pub fn did_you_mean<'a, S: AsRef<str>>(unknown: &str, candidates: &'a [S]) -> Option<&'a str> {
+    let chars = unknown.chars().count();
+    let limit = (chars / 4).clamp(1, 3);
+    candidates
+        .iter()
+        .map(AsRef::as_ref)
+        // The distance is at least the difference in length: a name that
+        // much longer or shorter is no candidate, and costs no edit matrix.
+        .filter(|name| name.chars().count().abs_diff(chars) <= limit)
+        .map(|name| (strsim::damerau_levenshtein(unknown, name), name))
+        .filter(|(distance, _)| *distance <= limit)
+        .min_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)))
+        .map(|(_, name)| name)
+}
+
 /// Cuts `lines` to its first `max`, then one line from `more(how many
 /// were cut)`, so a list of problems a hostile input can make endless is
 /// shown in a few KiB. Returns how many lines there were in all.
@@ -258,6 +276,18 @@ pub fn head_tail_by<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn suggests_the_closest_name_only_when_close() {
+        let names = ["builtin/read_file", "builtin/grep", "builtin/write_file"];
+        assert_eq!(
+            did_you_mean("builtin/raed_file", &names),
+            Some("builtin/read_file")
+        );
+        assert_eq!(did_you_mean("builtin/gerp", &names), Some("builtin/grep"));
+        assert_eq!(did_you_mean("local/deploy", &names), None);
+        assert_eq!(did_you_mean("ecko", &["echo", "get-sum"]), Some("echo"));
+    }
 
     #[test]
     fn names_and_paths_in_messages_are_cut() {

@@ -615,7 +615,8 @@ fn mcp_entries_use_cached_tools_allow_list_and_warn() {
     assert!(r.warnings.contains(&ResolveWarning::McpToolMissing {
         skill: name("l/root"),
         server: "gh".into(),
-        tool: "nope".into()
+        tool: "nope".into(),
+        did_you_mean: None,
     }));
     assert!(r.warnings.contains(&ResolveWarning::McpNotCached {
         skill: name("l/root"),

@@ -114,6 +114,9 @@ impl DefinitionError {
                 limit = broken;
             }
         }
+        if let Some(hint) = line.and_then(|n| misindented(&message, text, n)) {
+            message.push_str(&hint);
+        }
         Self {
             file: bounded(file),
             document,
@@ -214,6 +217,82 @@ impl DefinitionError {
             ..self
         }
     }
+}
+
+/// The parser's messages for a line whose indentation puts it in no block
+/// (libyaml says what token it expected, not why it is missing).
+const INDENTATION_SYMPTOMS: &[&str] = &[
+    "did not find expected key",
+    "did not find expected '-' indicator",
+    "did not find expected <document start>",
+    "mapping values are not allowed in this context",
+    "block sequence entries are not allowed in this context",
+];
+
+/// What to add to the parser's `message` about line `line` (1-based) of
+/// `text` when its indentation matches none of the blocks open above it: a
+/// key indented one space in (` includes:` under `name:`), or one space
+/// short of its siblings. The open blocks are read upwards from the line:
+/// each line less indented than all below it opens one (a `- key:` item
+/// opens two: the list at its dash, the item's mapping after it), up to the margin or
+/// the document's start. `None` when the indentation matches one (the
+/// problem is something else).
+fn misindented(message: &str, text: &str, line: usize) -> Option<String> {
+    if !INDENTATION_SYMPTOMS.iter().any(|s| message.starts_with(s)) {
+        return None;
+    }
+    let lines: Vec<&str> = text.split('\n').take(line).collect();
+    let (current, above) = lines.split_last()?;
+    let indent = |l: &str| l.len() - l.trim_start_matches(' ').len();
+    let own = indent(current);
+    let mut open: Vec<(usize, usize)> = Vec::new();
+    let mut least = usize::MAX;
+    for (index, above) in above.iter().enumerate().rev() {
+        let content = above.trim();
+        if content.is_empty() || content.starts_with('#') {
+            continue;
+        }
+        if content == "---" || content == "..." || above.starts_with("--- ") {
+            break;
+        }
+        let at = indent(above);
+        if at >= least {
+            continue;
+        }
+        if let Some(item) = content.strip_prefix("- ") {
+            let inner = at + 2 + (item.len() - item.trim_start().len());
+            let mapping = item.contains(": ") || item.trim_end().ends_with(':');
+            if inner < least && mapping {
+                open.push((inner, index + 1));
+            }
+        }
+        open.push((at, index + 1));
+        least = at;
+        if at == 0 {
+            break;
+        }
+    }
+    if open.is_empty() || open.iter().any(|(at, _)| *at == own) {
+        return None;
+    }
+    open.sort_unstable();
+    open.dedup_by_key(|(at, _)| *at);
+    let spaces = |n: usize| {
+        if n == 1 {
+            "1 space".to_owned()
+        } else {
+            format!("{n} spaces")
+        }
+    };
+    let blocks: Vec<String> = open
+        .iter()
+        .map(|(at, line)| format!("{} (line {line})", spaces(*at)))
+        .collect();
+    Some(format!(
+        ": the indentation does not match the block it is in (line {line} is indented {}; the blocks open there are indented {})",
+        spaces(own),
+        blocks.join(", ")
+    ))
 }
 
 fn bounded(text: &str) -> String {
@@ -538,6 +617,50 @@ pub fn locate_fields(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A key indented into no block says so, with the line and the
+    /// indentations it could have had; a YAML error of another kind, or a
+    /// line whose indentation matches a block, gets no such words.
+    #[test]
+    fn an_indentation_slip_says_the_block_does_not_match() {
+        let slip = |text: &str| crate::parse_skills(text, "s.yaml").unwrap_err();
+        // One space in, after a list (libyaml: `did not find expected key`).
+        let err = slip("name: team/x\ntools:\n  - builtin/grep\n includes: [team/base]\n");
+        assert_eq!((err.line, err.column), (Some(4), Some(2)));
+        assert!(
+            err.message.starts_with("did not find expected key"),
+            "{err}"
+        );
+        assert!(
+            err.message.ends_with(
+                ": the indentation does not match the block it is in (line 4 is indented 1 space; \
+                 the blocks open there are indented 0 spaces (line 2), 2 spaces (line 3))"
+            ),
+            "{err}"
+        );
+        assert_eq!(err.source_line.as_ref().map(|l| l.caret), Some(1));
+        // One space in, after a scalar (`mapping values are not allowed`).
+        let err = slip("name: team/x\ndescription: d\n includes: [team/base]\n");
+        assert!(
+            err.message.contains(
+                "the indentation does not match the block it is in (line 3 is indented 1 space"
+            ),
+            "{err}"
+        );
+        // One space short of its siblings in a list item's mapping.
+        let err = slip("name: a/b\nmcp_sources:\n  - server: s\n    command: x\n   args: [y]\n");
+        assert!(
+            err.message.contains(
+                "line 5 is indented 3 spaces; the blocks open there are indented 0 spaces (line 2), 2 spaces (line 3), 4 spaces (line 4)"
+            ),
+            "{err}"
+        );
+        // Not an indentation problem: nothing added.
+        let err = slip("name: a/b\ntools: [x\n");
+        assert!(!err.message.contains("indentation"), "{err}");
+        let err = slip("name: a/b\ndescription: a: b\n");
+        assert!(!err.message.contains("indentation"), "{err}");
+    }
 
     #[test]
     fn source_lines_keep_no_secrets() {

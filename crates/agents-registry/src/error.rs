@@ -172,12 +172,40 @@ pub enum ServiceError {
     /// The local MCP trust store cannot be used.
     #[error(transparent)]
     Trust(#[from] crate::trust::TrustError),
+    /// A skill name that does not match the name rule.
+    #[error(transparent)]
+    InvalidName(#[from] agents_core::InvalidSkillName),
+    /// `error` names something that is not registered (or a bare short
+    /// name), and these registered names are likely what was meant; the
+    /// caller shows them ([`ServiceError::did_you_mean`]).
+    #[error("{error}")]
+    Suggested {
+        /// The failure itself.
+        error: Box<ServiceError>,
+        /// The registered names, closest first (at most
+        /// [`MAX_SUGGESTIONS`]).
+        did_you_mean: Vec<String>,
+    },
 }
 
+/// The most names a "did you mean" offers.
+pub const MAX_SUGGESTIONS: usize = 5;
+
 impl ServiceError {
+    /// The registered names a failure about an unknown name suggests
+    /// instead (empty when none is close).
+    pub fn did_you_mean(&self) -> &[String] {
+        match self {
+            Self::Suggested { did_you_mean, .. } => did_you_mean,
+            _ => &[],
+        }
+    }
+
     /// A stable machine-readable kind, used in `--format json` errors.
     pub fn kind(&self) -> &'static str {
         match self {
+            Self::Suggested { error, .. } => error.kind(),
+            Self::InvalidName(err) => err.kind(),
             Self::Store(err) => err.kind(),
             Self::InvalidSkill(errors) => {
                 errors.first().map_or("invalid_skill", InvalidSkill::kind)

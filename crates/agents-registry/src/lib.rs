@@ -26,7 +26,7 @@ pub use agents_mcp::FetchOptions;
 pub use agents_store::Store;
 pub use builtin::{builtin_registry, builtin_tools};
 pub use discovery::{Progress, Refreshed, RemovedSkill, ScopeChanges};
-pub use error::{Hint, STRICT_SHOWN, ServiceError, strict_message};
+pub use error::{Hint, MAX_SUGGESTIONS, STRICT_SHOWN, ServiceError, strict_message};
 pub use identity::process_identity;
 pub use lock::agent_folder_digests;
 pub use mcp::{

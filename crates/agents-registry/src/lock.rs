@@ -62,7 +62,8 @@ impl<S: Store> SkillRegistryService<S> {
         let mut skills = BTreeMap::new();
         let mut warnings: Vec<String> = Vec::new();
         let mut seen = std::collections::HashSet::new();
-        for (name, entries, lines) in self.resolve_each(names).await? {
+        let resolved = self.resolve_each(names).await;
+        for (name, entries, lines) in self.suggesting(resolved).await? {
             skills.insert(name.to_string(), lock_entries(&entries)?);
             for line in lines {
                 if seen.insert(line.clone()) {
@@ -136,7 +137,7 @@ impl<S: Store> SkillRegistryService<S> {
                 diffs.push(diff_lock(name.as_ref(), lock, &lock_entries(entries)?));
                 Ok(())
             })
-            .await?;
-        Ok((set, diffs))
+            .await;
+        Ok((self.suggesting(set).await?, diffs))
     }
 }

@@ -325,10 +325,84 @@ impl<S: Store> SkillRegistryService<S> {
 
     /// The skill called `name`.
     pub async fn get_skill(&self, name: &SkillName) -> Result<Skill, ServiceError> {
-        self.store
+        let found = self
+            .store
             .get_skill(name)
-            .await?
-            .ok_or_else(|| StoreError::SkillNotFound(name.clone()).into())
+            .await
+            .map_err(ServiceError::from)
+            .and_then(|skill| skill.ok_or_else(|| StoreError::SkillNotFound(name.clone()).into()));
+        self.suggesting(found).await
+    }
+
+    /// `raw` as a skill name. A bare short name (`assistant`) fails with the
+    /// registered skills of that short name (`team/assistant`), or of the
+    /// short name closest to it, as [`ServiceError::did_you_mean`].
+    pub async fn skill_name(&self, raw: &str) -> Result<SkillName, ServiceError> {
+        let err = match SkillName::new(raw) {
+            Ok(name) => return Ok(name),
+            Err(err) => ServiceError::InvalidName(err),
+        };
+        if raw.contains('/') {
+            return Err(err);
+        }
+        let names = self.skill_names().await;
+        fn short(name: &str) -> &str {
+            name.split_once('/').map_or("", |(_, short)| short)
+        }
+        let mut close: Vec<String> = names
+            .iter()
+            .filter(|name| short(name) == raw)
+            .take(crate::error::MAX_SUGGESTIONS)
+            .cloned()
+            .collect();
+        if close.is_empty() {
+            let shorts: Vec<&str> = names.iter().map(|name| short(name)).collect();
+            if let Some(near) = agents_core::text::did_you_mean(raw, &shorts) {
+                close = names
+                    .iter()
+                    .filter(|name| short(name) == near)
+                    .take(crate::error::MAX_SUGGESTIONS)
+                    .cloned()
+                    .collect();
+            }
+        }
+        Err(suggested(err, close))
+    }
+
+    /// Every registered skill name, sorted (what a "did you mean" picks
+    /// from; none when they cannot be read: a hint is no reason to fail).
+    pub(crate) async fn skill_names(&self) -> Vec<String> {
+        self.store
+            .list_skills(None)
+            .await
+            .map(|skills| skills.into_iter().map(|s| s.name.to_string()).collect())
+            .unwrap_or_default()
+    }
+
+    /// `result`, its error (when it says a skill, or an included one, is not
+    /// registered) with the registered names likely meant: the closest by
+    /// edit distance, else those of the same short name in another
+    /// namespace.
+    pub(crate) async fn suggesting<T>(
+        &self,
+        result: Result<T, ServiceError>,
+    ) -> Result<T, ServiceError> {
+        let err = match result {
+            Ok(value) => return Ok(value),
+            Err(err) => err,
+        };
+        let missing = match &err {
+            ServiceError::Store(StoreError::SkillNotFound(name))
+            | ServiceError::Resolve(agents_core::ResolveError::SkillNotFound { name }) => {
+                name.as_str()
+            }
+            ServiceError::Resolve(agents_core::ResolveError::MissingInclude {
+                include, ..
+            }) => include.as_str(),
+            _ => return Err(err),
+        };
+        let close = closest_skills(missing, &self.skill_names().await);
+        Err(suggested(err, close))
     }
 
     /// Skills sorted by name, optionally in one namespace.
@@ -370,10 +444,12 @@ impl<S: Store> SkillRegistryService<S> {
         name: &SkillName,
         force: bool,
     ) -> Result<Vec<SkillName>, ServiceError> {
-        match self.store.remove_skill(name, force).await? {
-            Some(broken) => Ok(broken),
-            None => Err(StoreError::SkillNotFound(name.clone()).into()),
-        }
+        let removed = match self.store.remove_skill(name, force).await {
+            Ok(Some(broken)) => Ok(broken),
+            Ok(None) => Err(StoreError::SkillNotFound(name.clone()).into()),
+            Err(err) => Err(err.into()),
+        };
+        self.suggesting(removed).await
     }
 
     // ----- tool catalogue -----------------------------------------------
@@ -425,7 +501,7 @@ impl<S: Store> SkillRegistryService<S> {
         // the one cached row of that server's definitions that has it;
         // anything else may be a typo.
         let tools = self.list_tools(None).await?;
-        let hint = match name
+        let (hint, close) = match name
             .strip_prefix("mcp:")
             .and_then(|rest| rest.split_once('/'))
         {
@@ -450,26 +526,27 @@ impl<S: Store> SkillRegistryService<S> {
                             Some(format!("mcp:{server}/{tool}"))
                         })
                         .collect();
-                    crate::write::did_you_mean(name, &shown)
-                        .map(|close| format!("did you mean '{close}'?"))
+                    let close = crate::write::did_you_mean(name, &shown).map(str::to_owned);
+                    (None, close)
                 } else {
                     let names: Vec<&str> = cached.iter().map(|t| t.name.as_str()).take(5).collect();
-                    Some(format!(
+                    let note = format!(
                         "{} definitions of `{server}` list it: `{}`",
                         cached.len(),
                         names.join("`, `")
-                    ))
+                    );
+                    (Some(note), None)
                 }
             }
             _ => {
                 let names: Vec<String> = tools.into_iter().map(|t| t.name).collect();
-                crate::write::did_you_mean(name, &names)
-                    .map(|close| format!("did you mean '{close}'?"))
+                let close = crate::write::did_you_mean(name, &names).map(str::to_owned);
+                (None, close)
             }
         };
-        Err(ServiceError::ToolNotFound(
-            name.to_owned(),
-            crate::error::Hint(hint),
+        Err(suggested(
+            ServiceError::ToolNotFound(name.to_owned(), crate::error::Hint(hint)),
+            close.into_iter().collect(),
         ))
     }
 
@@ -832,6 +909,15 @@ impl<S: Store> SkillRegistryService<S> {
         name: &SkillName,
         explain: bool,
     ) -> Result<ToolSet, ServiceError> {
+        let resolved = self.resolve_tools_of(name, explain).await;
+        self.suggesting(resolved).await
+    }
+
+    async fn resolve_tools_of(
+        &self,
+        name: &SkillName,
+        explain: bool,
+    ) -> Result<ToolSet, ServiceError> {
         let (skills, catalog) = self.load_checked(std::slice::from_ref(name)).await?;
         let resolver = SkillResolver::new(&skills, &catalog);
         let (resolution, explanations) = if explain {
@@ -993,7 +1079,8 @@ impl<S: Store> SkillRegistryService<S> {
 
     /// The tool set `agents mcp serve` serves for `names` (see [`ServeSet`]).
     pub async fn serve_set(&self, names: &[SkillName]) -> Result<ServeSet, ServiceError> {
-        self.serve_set_with(names, |_, _| Ok(())).await
+        let set = self.serve_set_with(names, |_, _| Ok(())).await;
+        self.suggesting(set).await
     }
 
     /// [`Self::serve_set`], handing each skill's own resolution (a name
@@ -1047,7 +1134,9 @@ impl<S: Store> SkillRegistryService<S> {
             .map(|skill| (skill.name.clone(), skill))
             .collect();
         if !skills.contains_key(name) {
-            return Err(StoreError::SkillNotFound(name.clone()).into());
+            return self
+                .suggesting(Err(StoreError::SkillNotFound(name.clone()).into()))
+                .await;
         }
         Ok(agents_core::include_graph(name, &skills))
     }
@@ -1199,4 +1288,37 @@ pub(crate) enum Written {
     Directly,
     /// From an export file (`db import`), which anyone may have written.
     Imported,
+}
+
+/// The registered names of `names` likely meant by `missing`: the closest
+/// by edit distance, else (at most [`crate::MAX_SUGGESTIONS`]) those with
+/// its short name in another namespace.
+pub(crate) fn closest_skills(missing: &str, names: &[String]) -> Vec<String> {
+    if let Some(close) = agents_core::text::did_you_mean(missing, names) {
+        return vec![close.to_owned()];
+    }
+    let Some((_, short)) = missing.split_once('/') else {
+        return Vec::new();
+    };
+    names
+        .iter()
+        .filter(|name| {
+            name.split_once('/')
+                .is_some_and(|(_, other)| other == short)
+        })
+        .take(crate::error::MAX_SUGGESTIONS)
+        .cloned()
+        .collect()
+}
+
+/// `err` with `close` to suggest, when there is any.
+pub(crate) fn suggested(err: ServiceError, close: Vec<String>) -> ServiceError {
+    if close.is_empty() {
+        err
+    } else {
+        ServiceError::Suggested {
+            error: Box::new(err),
+            did_you_mean: close,
+        }
+    }
 }

@@ -86,6 +86,10 @@ pub struct WriteFinding {
     /// The problem on one line, as it has always been shown: it names the
     /// skill, and every name in it is shortened.
     pub message: String,
+    /// The registered names likely meant where the problem is a name that
+    /// names nothing (an unknown tool, a missing include, an allow-listed
+    /// tool the server's cached list lacks); the caller shows them.
+    pub did_you_mean: Vec<String>,
 }
 
 impl WriteFinding {
@@ -106,6 +110,7 @@ impl WriteFinding {
             site,
             kind: error.kind(),
             message: error.to_string(),
+            did_you_mean: Vec::new(),
         }
     }
 
@@ -116,6 +121,7 @@ impl WriteFinding {
             site,
             kind: warning.kind(),
             message,
+            did_you_mean: Vec::new(),
         }
     }
 }
@@ -187,22 +193,7 @@ fn same_definition(stored: &Skill, new: &Skill) -> bool {
     strip(stored) == strip(new)
 }
 
-/// The catalogue name closest to `unknown`, if one is close enough to be a
-/// likely typo (edit distance with transpositions, at most a quarter of the
-/// name and never more than 3).
-pub fn did_you_mean<'a>(unknown: &str, candidates: &'a [String]) -> Option<&'a str> {
-    let chars = unknown.chars().count();
-    let limit = (chars / 4).clamp(1, 3);
-    candidates
-        .iter()
-        // The distance is at least the difference in length: a name that
-        // much longer or shorter is no candidate, and costs no edit matrix.
-        .filter(|name| name.chars().count().abs_diff(chars) <= limit)
-        .map(|name| (strsim::damerau_levenshtein(unknown, name), name))
-        .filter(|(distance, _)| *distance <= limit)
-        .min_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)))
-        .map(|(_, name)| name.as_str())
-}
+pub use agents_core::text::did_you_mean;
 
 impl<S: Store> SkillRegistryService<S> {
     /// Checks `skills` against the closure they would have once written,
@@ -288,6 +279,7 @@ impl<S: Store> SkillRegistryService<S> {
                     skill: Some(skill),
                     site: Some(Site::Include(included)),
                     kind: "included_problems",
+                    did_you_mean: Vec::new(),
                 });
             }
             if !warnings.is_empty() {
@@ -595,7 +587,7 @@ impl<S: Store> SkillRegistryService<S> {
                 .filter(|name| checked(name)),
         );
         let references = self.check_mcp_references(skills.skills());
-        self.lines(errors, warnings, references).await
+        self.lines(errors, warnings, references, written).await
     }
 
     /// Problems as a write reports them: errors first, then warnings
@@ -607,13 +599,31 @@ impl<S: Store> SkillRegistryService<S> {
         errors: Vec<ResolveError>,
         warnings: Vec<ResolveWarning>,
         references: Vec<ServiceError>,
+        batch: &[Skill],
     ) -> Result<Vec<WriteFinding>, ServiceError> {
         let mut lines = Findings::default();
         let mut unknown: IndexSet<(SkillName, String)> = IndexSet::new();
         // The walk follows each include once, so it meets each cycle once
         // (by the one back edge that closes it).
+        // Registered names and those the command writes, read once and
+        // only for a missing include.
+        let mut skill_names: Option<Vec<String>> = None;
         for error in &errors {
-            lines.push(WriteFinding::of_error(error));
+            let mut finding = WriteFinding::of_error(error);
+            if let ResolveError::MissingInclude { include, .. } = error
+                && lines.len() < MAX_WRITE_WARNINGS
+            {
+                if skill_names.is_none() {
+                    let mut names = self.skill_names().await;
+                    names.extend(batch.iter().map(|skill| skill.name.to_string()));
+                    skill_names = Some(names);
+                }
+                finding.did_you_mean = crate::service::closest_skills(
+                    include.as_str(),
+                    skill_names.as_deref().unwrap_or_default(),
+                );
+            }
+            lines.push(finding);
         }
         for warning in warnings {
             match warning {
@@ -626,7 +636,16 @@ impl<S: Store> SkillRegistryService<S> {
                 | ResolveWarning::DuplicateAgentSkill { .. } => {
                     lines.push(WriteFinding::of_warning(&warning, warning.to_string()));
                 }
-                ResolveWarning::McpNotCached { .. } | ResolveWarning::McpToolMissing { .. } => {}
+                // Cached: the server's list says which tools it offers.
+                ResolveWarning::McpToolMissing {
+                    ref did_you_mean, ..
+                } => {
+                    let mut finding = WriteFinding::of_warning(&warning, warning.to_string());
+                    finding.did_you_mean = did_you_mean.iter().cloned().collect();
+                    lines.push(finding);
+                }
+                // Not a problem of the definition: nothing fetched yet.
+                ResolveWarning::McpNotCached { .. } => {}
             }
         }
         for error in references {
@@ -636,12 +655,14 @@ impl<S: Store> SkillRegistryService<S> {
                     site: Some(Site::McpSource(server.clone())),
                     kind: error.kind(),
                     message: error.to_string(),
+                    did_you_mean: Vec::new(),
                 },
                 other => WriteFinding {
                     skill: None,
                     site: None,
                     kind: other.kind(),
                     message: other.to_string(),
+                    did_you_mean: other.did_you_mean().to_vec(),
                 },
             };
             lines.push(finding);
@@ -653,16 +674,15 @@ impl<S: Store> SkillRegistryService<S> {
                 // lines that can be shown get one (a file naming thousands of
                 // unknown tools spent most of its `skill add` here), and a
                 // command a few hundred in all.
-                let hint = if lines.len() < MAX_WRITE_WARNINGS && self.take_hint() {
-                    did_you_mean(&tool, &candidates)
-                        .map(|name| format!(" (did you mean '{name}'?)"))
-                        .unwrap_or_default()
+                let close = if lines.len() < MAX_WRITE_WARNINGS && self.take_hint() {
+                    did_you_mean(&tool, &candidates).map(str::to_owned)
                 } else {
-                    String::new()
+                    None
                 };
                 let warning = ResolveWarning::UnknownTool { skill, tool };
-                let line = format!("{warning}{hint}");
-                lines.push(WriteFinding::of_warning(&warning, line));
+                let mut finding = WriteFinding::of_warning(&warning, warning.to_string());
+                finding.did_you_mean = close.into_iter().collect();
+                lines.push(finding);
             }
         }
         Ok(lines.found)
@@ -735,6 +755,7 @@ fn literal_secret_warnings(skill: &Skill) -> impl Iterator<Item = WriteFinding> 
                             field,
                         }),
                         kind: WriteFinding::LITERAL_SECRET,
+                        did_you_mean: Vec::new(),
                     }
                 })
         })
@@ -861,17 +882,19 @@ impl<S: Store> SkillRegistryService<S> {
             troubled.insert(at);
         }
         for warning in warnings {
-            if matches!(
-                warning,
-                ResolveWarning::McpNotCached { .. } | ResolveWarning::McpToolMissing { .. }
-            ) {
+            if matches!(warning, ResolveWarning::McpNotCached { .. }) {
                 continue;
             }
             let at = located_warning(&warning).clone();
+            // What a server's cached list lacks is said of the skill that
+            // allow-lists it, not of every skill that includes it.
+            let of_cache = matches!(warning, ResolveWarning::McpToolMissing { .. });
             if let Some(found) = slot(&mut found, place(&at)) {
                 found.warnings.push(warning);
             }
-            troubled.insert(at);
+            if !of_cache {
+                troubled.insert(at);
+            }
         }
         for error in self.check_mcp_references(skills.skills()) {
             if let ServiceError::UnknownMcpServer { skill, .. } = &error
@@ -886,9 +909,11 @@ impl<S: Store> SkillRegistryService<S> {
         let bad = graph.reaching(all.iter().map(|skill| &skill.name), &troubled);
         let mut checks = Vec::with_capacity(files.len());
         for (range, [own, stored]) in files.iter().zip(found) {
-            let mut warnings = self.lines(own.errors, own.warnings, own.references).await?;
+            let mut warnings = self
+                .lines(own.errors, own.warnings, own.references, all)
+                .await?;
             let from_stored = self
-                .lines(stored.errors, stored.warnings, stored.references)
+                .lines(stored.errors, stored.warnings, stored.references, all)
                 .await?;
             warnings.extend(from_stored.iter().cloned());
             let reaches = all
@@ -1187,7 +1212,7 @@ pub fn shown_findings(findings: &[WriteFinding]) -> (&[WriteFinding], Option<Str
 
 #[cfg(test)]
 mod tests {
-    use super::{WriteFinding, did_you_mean, shown_findings};
+    use super::{WriteFinding, shown_findings};
 
     #[test]
     fn write_warnings_are_bounded() {
@@ -1196,6 +1221,7 @@ mod tests {
             site: None,
             kind: "test",
             message,
+            did_you_mean: Vec::new(),
         };
         let many: Vec<WriteFinding> = (0..1000).map(|i| finding(format!("w{i}"))).collect();
         let (shown, more) = shown_findings(&many);
@@ -1206,18 +1232,5 @@ mod tests {
         );
         let one = [finding("one".into())];
         assert_eq!(shown_findings(&one), (&one[..], None));
-    }
-
-    #[test]
-    fn suggests_the_closest_name_only_when_close() {
-        let names: Vec<String> = ["builtin/read_file", "builtin/grep", "builtin/write_file"]
-            .map(String::from)
-            .to_vec();
-        assert_eq!(
-            did_you_mean("builtin/raed_file", &names),
-            Some("builtin/read_file")
-        );
-        assert_eq!(did_you_mean("builtin/gerp", &names), Some("builtin/grep"));
-        assert_eq!(did_you_mean("local/deploy", &names), None);
     }
 }

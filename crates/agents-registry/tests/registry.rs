@@ -363,9 +363,13 @@ async fn write_hints_follow_the_services_own_tool_writes_and_are_bounded() {
     use agents_registry::WriteMode;
     let dir = tempfile::tempdir().unwrap();
     let svc = service(&dir).await;
-    let warned = |outcome: agents_registry::WriteOutcome| {
-        let lines: Vec<String> = outcome.warnings.iter().map(|w| w.to_string()).collect();
-        lines.join("\n")
+    // The names a warning suggests (data the caller shows).
+    let warned = |outcome: agents_registry::WriteOutcome| -> Vec<String> {
+        outcome
+            .warnings
+            .into_iter()
+            .flat_map(|w| w.did_you_mean)
+            .collect()
     };
     let first = svc
         .write_skills(
@@ -375,7 +379,7 @@ async fn write_hints_follow_the_services_own_tool_writes_and_are_bounded() {
         )
         .await
         .unwrap();
-    assert!(!warned(first).contains("did you mean"));
+    assert!(warned(first).is_empty());
     svc.add_tools(
         &[ToolSpec::new("custom/deploy", "ships", ToolSource::Custom)],
         false,
@@ -391,7 +395,7 @@ async fn write_hints_follow_the_services_own_tool_writes_and_are_bounded() {
         .await
         .unwrap();
     assert!(
-        warned(second).contains("(did you mean 'custom/deploy'?)"),
+        warned(second) == ["custom/deploy"],
         "the hint names were read before the tool was added"
     );
     // 300 files with a near miss each: of the 200 lines a service looks
@@ -406,7 +410,7 @@ async fn write_hints_follow_the_services_own_tool_writes_and_are_bounded() {
             )
             .await
             .unwrap();
-        hinted += usize::from(warned(outcome).contains("did you mean"));
+        hinted += usize::from(!warned(outcome).is_empty());
     }
     assert_eq!(hinted, 198);
 }

@@ -33,9 +33,8 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
             // A serve entry for a skill that is not registered would only
             // fail later, in the client.
             for name in &serve {
-                ctx.service
-                    .get_skill(&agents_core::SkillName::new(name)?)
-                    .await?;
+                let name = ctx.service.skill_name(name).await?;
+                ctx.service.get_skill(&name).await?;
             }
             export(ctx, &serve, client, target.as_deref())
         }
@@ -464,10 +463,10 @@ async fn serve(
     if let Transport::Http(addr, ..) = &transport {
         access.check(*addr).map_err(|err| gateway_failure(&err))?;
     }
-    let names = skills
-        .iter()
-        .map(|s| agents_core::SkillName::new(s))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut names = Vec::with_capacity(skills.len());
+    for skill in skills {
+        names.push(ctx.service.skill_name(skill).await?);
+    }
     let options = fetch_options(ctx);
     let (set, lock) = match locked {
         Some(file) => {

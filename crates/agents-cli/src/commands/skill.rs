@@ -43,7 +43,7 @@ pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode,
         SkillCommand::Apply { files, strict } => apply(&ctx, &files, strict).await,
         SkillCommand::Get { name, show_secrets } => get(&ctx, &name, show_secrets).await,
         SkillCommand::Prompt { name } => {
-            let name = SkillName::new(&name)?;
+            let name = ctx.service.skill_name(&name).await?;
             // No refresh, so no drift to tell.
             super::discover::prepare_for_tools(&ctx, &name, false).await?;
             let (prompt, left_out) = ctx.service.skill_prompt(&name).await?;
@@ -134,10 +134,16 @@ fn advise(mut failure: Failure, mode: WriteMode) -> Failure {
 
 /// The messages of `findings`, as the JSON result lists them.
 fn messages(findings: &[WriteFinding]) -> Vec<String> {
-    findings
-        .iter()
-        .map(|finding| finding.message.clone())
-        .collect()
+    findings.iter().map(finding_text).collect()
+}
+
+/// A finding's message with the names it suggests.
+fn finding_text(finding: &WriteFinding) -> String {
+    format!(
+        "{}{}",
+        finding.message,
+        output::did_you_mean(&finding.did_you_mean)
+    )
 }
 
 /// One file's part of a write: where its skills are in the command's
@@ -236,9 +242,13 @@ impl Pointer<'_> {
             .iter()
             .zip(positions)
             .map(|(finding, position)| {
-                let message = format!("{file}: {}", finding.message);
+                let text = finding_text(finding);
+                let message = format!("{file}: {text}");
                 let mut details = serde_json::Map::new();
                 details.insert("kind".into(), finding.kind.into());
+                if !finding.did_you_mean.is_empty() {
+                    details.insert("did_you_mean".into(), json!(finding.did_you_mean));
+                }
                 if let Some(skill) = &finding.skill {
                     details.insert("skill".into(), skill.as_str().into());
                 }
@@ -247,7 +257,7 @@ impl Pointer<'_> {
                     Some(at) => {
                         details.insert("line".into(), at.line.into());
                         details.insert("column".into(), at.column.into());
-                        at.show(&file, &finding.message)
+                        at.show(&file, &text)
                     }
                     None => message.clone(),
                 };
@@ -276,8 +286,8 @@ impl Pointer<'_> {
         let positions = self.locate(shown);
         let message = agents_registry::strict_message(findings, |at, finding| {
             match positions.get(at).and_then(Option::as_ref) {
-                Some(at) => at.show(&file, &finding.message),
-                None => finding.message.clone(),
+                Some(at) => at.show(&file, &finding_text(finding)),
+                None => finding_text(finding),
             }
         });
         Failure::new("strict", format!("{file}: {message}"))
@@ -476,7 +486,7 @@ async fn write_one(
 }
 
 async fn get(ctx: &Context, name: &str, show_secrets: bool) -> Result<ExitCode, Failure> {
-    let name = SkillName::new(name)?;
+    let name = ctx.service.skill_name(name).await?;
     let mut skill = ctx.service.get_skill(&name).await?;
     if !show_secrets {
         let (masked, fields) = skill.with_secrets_masked();
@@ -559,7 +569,7 @@ async fn list(ctx: &Context, namespace: Option<&str>) -> Result<ExitCode, Failur
 }
 
 async fn remove(ctx: &Context, name: &str, force: bool) -> Result<ExitCode, Failure> {
-    let name = SkillName::new(name)?;
+    let name = ctx.service.skill_name(name).await?;
     let broken = ctx.service.remove_skill(&name, force).await?;
     if ctx.format.structured() {
         output::json(&json!({"removed": name, "broken": broken}))?;
@@ -615,7 +625,7 @@ async fn tools(
     explain: bool,
     locked: Option<&Path>,
 ) -> Result<ExitCode, Failure> {
-    let name = SkillName::new(name)?;
+    let name = ctx.service.skill_name(name).await?;
     let lock = locked.map(read_lock).transpose()?;
     let drift = super::discover::prepare_for_tools(ctx, &name, refresh).await?;
     if export_format(ctx.format) == Some(agents_core::ExportFormat::Mcp) {
@@ -783,10 +793,11 @@ pub fn read_lock(file: &Path) -> Result<Lockfile, Failure> {
 }
 
 async fn lock(ctx: &Context, names: &[String], file: &Path) -> Result<ExitCode, Failure> {
-    let names = names
-        .iter()
-        .map(|n| SkillName::new(n))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut parsed = Vec::with_capacity(names.len());
+    for name in names {
+        parsed.push(ctx.service.skill_name(name).await?);
+    }
+    let names = parsed;
     let (lock, warnings) = ctx.service.lock_skills(&names).await?;
     // What `skill tools` warns of each skill: a lock of an incomplete
     // resolution (a server never fetched, an unknown tool) is not silent.
@@ -826,7 +837,7 @@ async fn lock(ctx: &Context, names: &[String], file: &Path) -> Result<ExitCode, 
 }
 
 async fn diff(ctx: &Context, name: &str, file: &Path) -> Result<ExitCode, Failure> {
-    let name = SkillName::new(name)?;
+    let name = ctx.service.skill_name(name).await?;
     let lock = read_lock(file)?;
     let diff = ctx.service.diff_lock(&name, &lock).await?;
     print_diff(ctx.format, &diff, file)?;
@@ -909,7 +920,7 @@ fn export_format(format: Format) -> Option<agents_core::ExportFormat> {
 }
 
 async fn graph(ctx: &Context, name: &str) -> Result<ExitCode, Failure> {
-    let name = SkillName::new(name)?;
+    let name = ctx.service.skill_name(name).await?;
     let graph = ctx.service.include_graph(&name).await?;
     match ctx.format {
         Format::Json | Format::Yaml => output::json(&graph)?,

@@ -571,3 +571,35 @@ fn a_server_named_like_an_option_is_suggested_after_a_double_dash() {
         run.stderr
     );
 }
+
+/// An allow-listed tool the server's cached list lacks is warned of at
+/// `skill add`, with the listed tool likely meant.
+#[test]
+fn an_allow_listed_typo_is_warned_at_add_when_the_list_is_cached() {
+    let Some(entry) = everything("allow_list_typo") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    sb.write(
+        "home/.cleveragents/config.toml",
+        &format!("[mcp.servers.everything]\ncommand = \"node\"\nargs = [\"{entry}\", \"stdio\"]\n"),
+    );
+    let file = sb.write(
+        "s.yaml",
+        "name: l/typo\nmcp_sources:\n  - server: everything\n    tools: [echo, ecko]\n",
+    );
+    // Nothing cached yet: nothing to compare with, no warning.
+    let run = sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    assert!(!run.stderr.contains("ecko"), "{}", run.stderr);
+    sb.run(&["mcp", "refresh", "everything"]).ok();
+    let run = sb.run(&["skill", "apply", file.to_str().unwrap()]).ok();
+    assert!(
+        run.stderr.contains(
+            "Skill 'l/typo': MCP server 'everything' has no tool 'ecko' (did you mean 'echo'?)"
+        ),
+        "{}",
+        run.stderr
+    );
+    // It points at the allow-list.
+    assert!(run.stderr.contains("s.yaml:4:"), "{}", run.stderr);
+}

@@ -1327,3 +1327,81 @@ fn not_registered_is_worded_one_way() {
     let run = sb.run(&["tool", "get", "custom/none"]).fails(1);
     assert_eq!(run.stderr, "error: Tool 'custom/none' is not registered\n");
 }
+
+/// A name that names nothing registered comes with the registered names
+/// likely meant, as data (`did_you_mean` in a JSON error or warning) and
+/// after the message: a typo of a skill name, a bare short name, a missing
+/// include.
+#[test]
+fn unknown_skill_names_suggest_the_registered_ones() {
+    let sb = Sandbox::new();
+    let file = sb.write(
+        "team.yaml",
+        "name: team/base\ntools: [builtin/grep]\n---\nname: team/assistant\nincludes: [team/base]\n",
+    );
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+
+    let run = sb.run(&["skill", "tools", "team/asistant"]).fails(1);
+    assert_eq!(
+        run.stderr,
+        "error: Skill 'team/asistant' is not registered (did you mean 'team/assistant'?)\n"
+    );
+    let run = sb
+        .run(&["skill", "get", "team/asistant", "--format", "json"])
+        .fails(1);
+    assert_eq!(
+        run.stderr_json(),
+        json!({"error": {
+            "kind": "skill_not_found",
+            "message": "Skill 'team/asistant' is not registered",
+            "did_you_mean": ["team/assistant"],
+        }})
+    );
+    // The same short name in another namespace.
+    let run = sb.run(&["skill", "get", "local/assistant"]).fails(1);
+    assert!(
+        run.stderr.ends_with("(did you mean 'team/assistant'?)\n"),
+        "{}",
+        run.stderr
+    );
+    // A bare short name: the registered skills of that short name.
+    for bare in ["assistant", "asistant"] {
+        let run = sb.run(&["skill", "tools", bare]).fails(1);
+        assert!(
+            run.stderr.contains("invalid skill name")
+                && run.stderr.ends_with("(did you mean 'team/assistant'?)\n"),
+            "{bare}: {}",
+            run.stderr
+        );
+    }
+    // Nothing close: no hint.
+    let run = sb.run(&["skill", "get", "other/zzz"]).fails(1);
+    assert_eq!(run.stderr, "error: Skill 'other/zzz' is not registered\n");
+
+    // A missing include: warned at `skill add`, an error at `skill tools`.
+    let typo = sb.write("typo.yaml", "name: team/typo\nincludes: [team/bsae]\n");
+    let run = sb
+        .run(&["skill", "add", typo.to_str().unwrap(), "--format", "json"])
+        .ok();
+    let warning = run
+        .stderr
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap()["warning"].clone())
+        .find(|warning| warning["kind"] == "missing_include")
+        .unwrap_or_else(|| panic!("{}", run.stderr));
+    assert_eq!(warning["did_you_mean"], json!(["team/base"]), "{warning}");
+    assert!(
+        warning["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("(did you mean 'team/base'?)"),
+        "{warning}"
+    );
+    let run = sb.run(&["skill", "tools", "team/typo"]).fails(1);
+    assert!(
+        run.stderr.contains("Included skill 'team/bsae' not found")
+            && run.stderr.ends_with("(did you mean 'team/base'?)\n"),
+        "{}",
+        run.stderr
+    );
+}
