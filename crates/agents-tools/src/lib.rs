@@ -36,6 +36,7 @@ mod error;
 mod files;
 mod output;
 mod roots;
+mod search;
 mod spec;
 
 use std::sync::Arc;
@@ -227,6 +228,18 @@ impl Executor {
                 let args = parse(tool, args)?;
                 let (roots, limits) = (self.roots.clone(), self.limits.clone());
                 blocking(move || files::list_dir(&roots, &limits, args)).await
+            }
+            Builtin::Glob => {
+                let args = parse(tool, args)?;
+                let (roots, limits, cancel) =
+                    (self.roots.clone(), self.limits.clone(), cancel.clone());
+                blocking(move || search::glob(&roots, &limits, args, &cancel)).await
+            }
+            Builtin::Grep => {
+                let args = parse(tool, args)?;
+                let (roots, limits, cancel) =
+                    (self.roots.clone(), self.limits.clone(), cancel.clone());
+                blocking(move || search::grep(&roots, &limits, args, &cancel)).await
             }
             tool => Err(ToolError::Failed(format!(
                 "`{}` is not implemented yet",

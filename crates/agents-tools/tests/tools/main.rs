@@ -4,6 +4,7 @@
 
 mod files;
 mod roots;
+mod search;
 
 use std::path::{Path, PathBuf};
 

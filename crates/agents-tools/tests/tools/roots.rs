@@ -74,6 +74,20 @@ async fn absolute_paths_outside_the_roots_are_refused() {
             Rule::OutsideRoots,
         )
         .await;
+        refused(
+            &executor,
+            "glob",
+            json!({"pattern": "**", "root": "/"}),
+            Rule::OutsideRoots,
+        )
+        .await;
+        refused(
+            &executor,
+            "grep",
+            json!({"pattern": "secret", "path": tree.outside}),
+            Rule::OutsideRoots,
+        )
+        .await;
         // The same file by its absolute path inside the root is fine.
         let output = ok(
             &executor,
@@ -136,6 +150,27 @@ async fn symbolic_links_out_of_the_root_are_refused() {
             &executor,
             "list_dir",
             json!({"path": "out"}),
+            Rule::SymlinkEscape,
+        )
+        .await;
+        refused(
+            &executor,
+            "glob",
+            json!({"pattern": "*", "root": "out"}),
+            Rule::SymlinkEscape,
+        )
+        .await;
+        refused(
+            &executor,
+            "grep",
+            json!({"pattern": "secret", "path": "out"}),
+            Rule::SymlinkEscape,
+        )
+        .await;
+        refused(
+            &executor,
+            "grep",
+            json!({"pattern": "secret", "path": "relative"}),
             Rule::SymlinkEscape,
         )
         .await;
@@ -386,6 +421,7 @@ async fn a_path_with_a_newline_is_a_path() {
 async fn without_roots_every_file_tool_is_refused() {
     let executor = Executor::new(Roots::none(), Limits::default());
     refused(&executor, "read_file", json!({"path": "x"}), Rule::NoRoots).await;
+    refused(&executor, "grep", json!({"pattern": "x"}), Rule::NoRoots).await;
 }
 
 #[tokio::test]
