@@ -35,6 +35,7 @@
 mod error;
 mod files;
 mod output;
+mod process;
 mod roots;
 mod search;
 mod spec;
@@ -208,6 +209,7 @@ impl Executor {
         args: Value,
         cancel: &CancellationToken,
     ) -> Result<ToolOutput, ToolError> {
+        let limits = &self.limits;
         match tool {
             Builtin::ReadFile => {
                 let args = parse(tool, args)?;
@@ -241,6 +243,7 @@ impl Executor {
                     (self.roots.clone(), self.limits.clone(), cancel.clone());
                 blocking(move || search::grep(&roots, &limits, args, &cancel)).await
             }
+            Builtin::Shell => process::shell(&self.roots, limits, parse(tool, args)?, cancel).await,
             tool => Err(ToolError::Failed(format!(
                 "`{}` is not implemented yet",
                 tool.name()

@@ -5,6 +5,7 @@
 mod files;
 mod roots;
 mod search;
+mod shell;
 
 use std::path::{Path, PathBuf};
 

@@ -36,6 +36,13 @@ async fn parent_dir_above_the_root_is_refused() {
             Rule::ParentDir,
         )
         .await;
+        refused(
+            &executor,
+            "shell",
+            json!({"command": "true", "cwd": ".."}),
+            Rule::ParentDir,
+        )
+        .await;
         // `..` that stays beneath the root is a path like any other.
         let output = ok(&executor, "read_file", json!({"path": "sub/../sub/file"})).await;
         assert_eq!(output.text, "inside\n");
@@ -171,6 +178,13 @@ async fn symbolic_links_out_of_the_root_are_refused() {
             &executor,
             "grep",
             json!({"pattern": "secret", "path": "relative"}),
+            Rule::SymlinkEscape,
+        )
+        .await;
+        refused(
+            &executor,
+            "shell",
+            json!({"command": "cat secret", "cwd": "out"}),
             Rule::SymlinkEscape,
         )
         .await;
@@ -421,6 +435,13 @@ async fn a_path_with_a_newline_is_a_path() {
 async fn without_roots_every_file_tool_is_refused() {
     let executor = Executor::new(Roots::none(), Limits::default());
     refused(&executor, "read_file", json!({"path": "x"}), Rule::NoRoots).await;
+    refused(
+        &executor,
+        "shell",
+        json!({"command": "true"}),
+        Rule::NoRoots,
+    )
+    .await;
     refused(&executor, "grep", json!({"pattern": "x"}), Rule::NoRoots).await;
 }
 
