@@ -34,13 +34,14 @@
 
 mod error;
 mod files;
+mod http;
 mod output;
 mod process;
 mod roots;
 mod search;
 mod spec;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
@@ -131,6 +132,7 @@ impl ToolOutput {
 pub struct Executor {
     roots: Roots,
     limits: Arc<Limits>,
+    http: Arc<OnceLock<Result<reqwest::Client, String>>>,
 }
 
 impl Executor {
@@ -138,6 +140,7 @@ impl Executor {
         Self {
             roots,
             limits: Arc::new(limits),
+            http: Arc::new(OnceLock::new()),
         }
     }
 
@@ -244,6 +247,15 @@ impl Executor {
                 blocking(move || search::grep(&roots, &limits, args, &cancel)).await
             }
             Builtin::Shell => process::shell(&self.roots, limits, parse(tool, args)?, cancel).await,
+            Builtin::HttpGet => {
+                let args = parse(tool, args)?;
+                let client = self
+                    .http
+                    .get_or_init(|| http::client(limits))
+                    .as_ref()
+                    .map_err(|err| ToolError::Failed(err.clone()))?;
+                http::get(client, limits, args, cancel).await
+            }
             tool => Err(ToolError::Failed(format!(
                 "`{}` is not implemented yet",
                 tool.name()

@@ -3,6 +3,7 @@
 //! The builtin tools on real files, processes and repositories.
 
 mod files;
+mod http;
 mod roots;
 mod search;
 mod shell;
