@@ -29,11 +29,10 @@
 
 // Library code returns errors; it does not panic on what it is given.
 #![deny(clippy::panic, clippy::indexing_slicing)]
-// Until every builtin has its executor (the commits that follow).
-#![allow(dead_code, unused_variables)]
 
 mod error;
 mod files;
+mod git;
 mod http;
 mod output;
 mod process;
@@ -256,10 +255,13 @@ impl Executor {
                     .map_err(|err| ToolError::Failed(err.clone()))?;
                 http::get(client, limits, args, cancel).await
             }
-            tool => Err(ToolError::Failed(format!(
-                "`{}` is not implemented yet",
-                tool.name()
-            ))),
+            Builtin::GitStatus => {
+                git::status(&self.roots, limits, parse(tool, args)?, cancel).await
+            }
+            Builtin::GitDiff => git::diff(&self.roots, limits, parse(tool, args)?, cancel).await,
+            Builtin::GitCommit => {
+                git::commit(&self.roots, limits, parse(tool, args)?, cancel).await
+            }
         }
     }
 }

@@ -3,6 +3,7 @@
 //! The builtin tools on real files, processes and repositories.
 
 mod files;
+mod git;
 mod http;
 mod roots;
 mod search;

@@ -43,6 +43,13 @@ async fn parent_dir_above_the_root_is_refused() {
             Rule::ParentDir,
         )
         .await;
+        refused(
+            &executor,
+            "git_status",
+            json!({"repo": ".."}),
+            Rule::ParentDir,
+        )
+        .await;
         // `..` that stays beneath the root is a path like any other.
         let output = ok(&executor, "read_file", json!({"path": "sub/../sub/file"})).await;
         assert_eq!(output.text, "inside\n");
@@ -185,6 +192,13 @@ async fn symbolic_links_out_of_the_root_are_refused() {
             &executor,
             "shell",
             json!({"command": "cat secret", "cwd": "out"}),
+            Rule::SymlinkEscape,
+        )
+        .await;
+        refused(
+            &executor,
+            "git_status",
+            json!({"repo": "out"}),
             Rule::SymlinkEscape,
         )
         .await;
@@ -442,6 +456,7 @@ async fn without_roots_every_file_tool_is_refused() {
         Rule::NoRoots,
     )
     .await;
+    refused(&executor, "git_status", json!({}), Rule::NoRoots).await;
     refused(&executor, "grep", json!({"pattern": "x"}), Rule::NoRoots).await;
 }
 
