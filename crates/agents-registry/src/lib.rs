@@ -8,7 +8,6 @@
 // Library code returns errors; it does not panic on what it is given.
 #![deny(clippy::panic, clippy::indexing_slicing)]
 
-mod builtin;
 mod discovery;
 mod error;
 mod identity;
@@ -24,7 +23,8 @@ pub use agents_discovery::{
 };
 pub use agents_mcp::FetchOptions;
 pub use agents_store::Store;
-pub use builtin::{builtin_registry, builtin_tools};
+// The builtin specs live beside their executors, in one place.
+pub use agents_tools::{builtin_registry, builtin_tools};
 pub use discovery::{Progress, Refreshed, RemovedSkill, ScopeChanges};
 pub use error::{Hint, MAX_SUGGESTIONS, STRICT_SHOWN, ServiceError, strict_message};
 pub use identity::process_identity;
