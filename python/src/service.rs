@@ -868,6 +868,7 @@ impl PyService {
                 inner
                     .runtime
                     .block_on(service.refresh_agent_skills(&folders, false, strategy, None))
+                    .map(|refreshed| refreshed.result)
             } else {
                 inner
                     .runtime
