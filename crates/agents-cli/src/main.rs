@@ -11,8 +11,6 @@ mod output;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 use crate::output::Failure;
 
 /// Reading and resolving a large closure makes hundreds of thousands of
@@ -36,7 +34,10 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(127);
     }
-    let args = match cli::Args::try_parse() {
+    let args = match cli::command()
+        .try_get_matches()
+        .and_then(|matches| <cli::Args as clap::FromArgMatches>::from_arg_matches(&matches))
+    {
         Ok(args) => args,
         Err(err) => {
             // `--help`/`--version` are not errors; everything else is a usage error.
