@@ -12,19 +12,29 @@ pub struct Args {
     pub command: Command,
 }
 
+/// The heading the options every command takes are listed under, apart
+/// from the command's own.
+pub const GLOBAL_HEADING: &str = "Global options";
+
 #[derive(Debug, ClapArgs)]
 pub struct GlobalArgs {
     /// Database URL (`sqlite:///abs/path.db`, `sqlite://relative.db`, `postgres://…`)
-    #[arg(long, global = true, value_name = "URL")]
+    #[arg(long, global = true, value_name = "URL", help_heading = GLOBAL_HEADING)]
     pub database_url: Option<String>,
     /// Config file (default `~/.cleveragents/config.toml`)
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, global = true, value_name = "FILE", help_heading = GLOBAL_HEADING)]
     pub config: Option<PathBuf>,
-    /// Output format
-    #[arg(long, global = true, value_enum)]
+    /// Output format (each command's `--help` lists those it writes)
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        hide_possible_values = true,
+        help_heading = GLOBAL_HEADING
+    )]
     pub format: Option<Format>,
     /// More logging on stderr (`-vv` for debug)
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, help_heading = GLOBAL_HEADING)]
     pub verbose: u8,
     /// Colour in log lines: `auto` (only on a terminal, and not when `NO_COLOR` is set), `always`, `never`
     #[arg(
@@ -32,12 +42,63 @@ pub struct GlobalArgs {
         global = true,
         value_enum,
         default_value = "auto",
-        value_name = "WHEN"
+        value_name = "WHEN",
+        hide_possible_values = true,
+        help_heading = GLOBAL_HEADING
     )]
     pub color: ColorArg,
     /// No warnings or progress notes on stderr (results and errors still print)
-    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    #[arg(
+        short,
+        long,
+        global = true,
+        conflicts_with = "verbose",
+        help_heading = GLOBAL_HEADING
+    )]
     pub quiet: bool,
+}
+
+/// The command line as parsed and as `--help`, man pages and completions
+/// show it: every leaf command's `--format` help lists only the formats
+/// that command writes ([`crate::commands::formats`]).
+pub fn command() -> clap::Command {
+    /// Gives every leaf under `command` (at `path`) a `--format` of its own,
+    /// a copy of the global one with its own help: the global one is then
+    /// not added to it when the command is built, and its value still
+    /// reaches the global arguments.
+    fn adjust(command: clap::Command, path: &str, format: &clap::Arg) -> clap::Command {
+        let subs: Vec<String> = command
+            .get_subcommands()
+            .map(|sub| sub.get_name().to_owned())
+            .collect();
+        if subs.is_empty() {
+            return command.arg(
+                format
+                    .clone()
+                    .global(false)
+                    .help(crate::commands::formats::help_of(path)),
+            );
+        }
+        let mut command = command;
+        for name in subs {
+            let path = if path.is_empty() {
+                name.clone()
+            } else {
+                format!("{path} {name}")
+            };
+            command = command.mut_subcommand(&name, |sub| adjust(sub, &path, format));
+        }
+        command
+    }
+    let command = <Args as clap::CommandFactory>::command();
+    let format = command
+        .get_arguments()
+        .find(|arg| arg.get_id() == "format")
+        .cloned();
+    match format {
+        Some(format) => adjust(command, "", &format),
+        None => command,
+    }
 }
 
 impl GlobalArgs {
@@ -93,7 +154,8 @@ pub enum Command {
     /// Manage the tool catalogue
     #[command(subcommand)]
     Tool(ToolCommand),
-    /// Manage cached MCP server tool lists
+    /// MCP: serve skills as an MCP server (a gateway), import and export
+    /// client configs, trust servers, refresh and inspect cached tool lists
     #[command(subcommand)]
     Mcp(McpCommand),
     /// Validate plans
@@ -525,6 +587,37 @@ mod tests {
         let mut missing = Vec::new();
         walk(&super::Args::command(), "agents", &mut missing);
         assert!(missing.is_empty(), "arguments without help: {missing:#?}");
+    }
+
+    /// Every leaf command has its formats in the one table `--format` is
+    /// checked against and its `--help` lists.
+    #[test]
+    fn every_leaf_command_has_its_formats() {
+        fn walk(command: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            let subs: Vec<_> = command
+                .get_subcommands()
+                .filter(|sub| sub.get_name() != "help")
+                .collect();
+            if subs.is_empty() {
+                let known = crate::commands::formats::COMMANDS
+                    .iter()
+                    .any(|(name, _)| *name == path);
+                if !known {
+                    missing.push(path.to_owned());
+                }
+            }
+            for sub in subs {
+                let path = if path.is_empty() {
+                    sub.get_name().to_owned()
+                } else {
+                    format!("{path} {}", sub.get_name())
+                };
+                walk(sub, &path, missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&super::command(), "", &mut missing);
+        assert!(missing.is_empty(), "commands without formats: {missing:#?}");
     }
 
     /// Every command that runs something shows one example in `--help`.

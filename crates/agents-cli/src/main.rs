@@ -36,7 +36,10 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(127);
     }
-    let args = match cli::Args::try_parse() {
+    let args = match cli::command()
+        .try_get_matches()
+        .and_then(|matches| <cli::Args as clap::FromArgMatches>::from_arg_matches(&matches))
+    {
         Ok(args) => args,
         Err(err) => {
             // `--help`/`--version` are not errors; everything else is a usage error.

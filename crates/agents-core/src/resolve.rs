@@ -354,6 +354,35 @@ pub struct ResolvedToolEntry {
     pub tool: Option<ToolSpec>,
 }
 
+impl ResolvedToolEntry {
+    /// Where the entry's tool comes from: its spec's source, else what the
+    /// item that produced it says (an `mcp_sources` entry whose server has
+    /// not been queried yet is `mcp`, an `agent_sources` path that matches
+    /// no folder `agent_skills`), else the namespace its name is in when
+    /// that namespace is reserved for one source (`mcp:`, `agent_skills/`).
+    /// `None` for a tool ref the registry does not know in any other
+    /// namespace: nothing says where it would come from.
+    pub fn source(&self) -> Option<ToolSource> {
+        if let Some(tool) = &self.tool {
+            return Some(tool.source);
+        }
+        match self.kind {
+            ItemKind::McpSource => Some(ToolSource::Mcp),
+            ItemKind::AgentSource => Some(ToolSource::AgentSkills),
+            ItemKind::InlineTool => Some(ToolSource::Custom),
+            ItemKind::ToolRef | ItemKind::Include => {
+                if self.name.starts_with("mcp:") {
+                    Some(ToolSource::Mcp)
+                } else if self.name.starts_with("agent_skills/") {
+                    Some(ToolSource::AgentSkills)
+                } else {
+                    None
+                }
+            }
+        }
+    }
+}
+
 /// Why one entry is in a tool set and where its overrides came from
 /// ([`SkillResolver::explain`]).
 ///

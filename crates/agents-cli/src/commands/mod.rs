@@ -4,7 +4,7 @@
 mod config;
 mod db;
 mod discover;
-mod formats;
+pub mod formats;
 mod mcp;
 mod plan;
 mod skill;
@@ -14,7 +14,6 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::CommandFactory;
 use serde_json::json;
 
 use crate::cli::{Args, Command, Format};
@@ -94,7 +93,7 @@ pub async fn run(args: Args) -> Result<ExitCode, Failure> {
         Command::Config(command) => config::run(&global, command),
         Command::Completions { shell } => {
             let mut text = Vec::new();
-            clap_complete::generate(shell, &mut Args::command(), "agents", &mut text);
+            clap_complete::generate(shell, &mut crate::cli::command(), "agents", &mut text);
             output::raw(&String::from_utf8_lossy(&text))?;
             Ok(ExitCode::SUCCESS)
         }
@@ -110,7 +109,7 @@ pub async fn run(args: Args) -> Result<ExitCode, Failure> {
         Command::Man { command } => {
             // The page of `agents skill tools` is `agents-skill-tools(1)`,
             // the name `agents(1)`'s SUBCOMMANDS section refers to.
-            let mut page = Args::command();
+            let mut page = crate::cli::command();
             let mut name = page.get_name().to_owned();
             for word in &command {
                 let Some(sub) = page.find_subcommand(word).cloned() else {

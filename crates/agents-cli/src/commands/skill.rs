@@ -728,19 +728,19 @@ async fn tools(
         .map(|e| {
             [
                 e.name.clone(),
-                e.tool
-                    .as_ref()
-                    .map_or("?".to_owned(), |t| t.source.to_string()),
+                e.source()
+                    .map_or("?".to_owned(), |source| source.to_string()),
                 e.source_skill.to_string(),
                 if e.overrides.is_empty() {
                     String::new()
                 } else {
                     Value::Object(e.overrides.clone()).to_string()
                 },
-                e.tool
-                    .as_ref()
-                    .map(|t| t.description.clone())
-                    .unwrap_or_default(),
+                // Where there is no description, why there is none.
+                e.tool.as_ref().map_or_else(
+                    || format!("({})", not_callable(e).unwrap_or_default()),
+                    |t| t.description.clone(),
+                ),
             ]
         })
         .collect();
@@ -1058,12 +1058,18 @@ fn explain_tree(out: &mut String, entry: &ResolvedToolEntry, explanation: &Expla
 /// the entry: no `Value` tree in between, since a large closure's include
 /// paths are hundreds of thousands of strings. Keys in this order; `source`,
 /// `description` and `input_schema` are `null` when absent, the fields after
-/// them are left out.
+/// them are left out. `source` is known from the item when the tool is not
+/// ([`ResolvedToolEntry::source`]: an MCP server not queried yet is `mcp`);
+/// whether the entry can be given to a model as a function is `callable`,
+/// and why not `not_callable`.
 #[derive(serde::Serialize)]
 pub struct EntryJson<'a> {
     name: &'a str,
     export_name: String,
     source: Option<agents_core::ToolSource>,
+    callable: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_callable: Option<String>,
     source_skill: &'a SkillName,
     is_inline: bool,
     kind: agents_core::ItemKind,
@@ -1090,10 +1096,13 @@ pub struct EntryJson<'a> {
 /// One entry of `agents skill tools --format json`.
 pub fn entry_json(entry: &ResolvedToolEntry) -> EntryJson<'_> {
     let tool = entry.tool.as_ref();
+    let not_callable = not_callable(entry);
     EntryJson {
         name: &entry.name,
         export_name: agents_core::export_name(&entry.name),
-        source: tool.map(|t| t.source),
+        source: entry.source(),
+        callable: not_callable.is_none(),
+        not_callable,
         source_skill: &entry.source_skill,
         is_inline: entry.is_inline,
         kind: entry.kind,
@@ -1111,6 +1120,39 @@ pub fn entry_json(entry: &ResolvedToolEntry) -> EntryJson<'_> {
         side_effects: tool.and_then(|t| t.side_effects),
         explain: None,
     }
+}
+
+/// Why `entry` cannot be given to a model as a function, if it cannot: its
+/// MCP server has not been queried (or does not list it), its tool is not
+/// registered, or it is an Agent Skill (instructions the model reads, as
+/// `skill prompt` lists them, not a function anything runs).
+fn not_callable(entry: &ResolvedToolEntry) -> Option<String> {
+    if let Some(tool) = &entry.tool {
+        return (tool.source == agents_core::ToolSource::AgentSkills).then(|| {
+            "an Agent Skill is instructions for the model, not a function: \
+             `agents skill prompt` lists it"
+                .to_owned()
+        });
+    }
+    Some(match entry.source() {
+        Some(agents_core::ToolSource::Mcp) => match mcp_server_of(&entry.name) {
+            Some(server) => format!(
+                "not fetched yet: mcp server `{server}` has no cached tool list listing it (`{}`)",
+                agents_core::mcp_refresh_command(&server)
+            ),
+            None => "not fetched yet: its mcp server has no cached tool list listing it".into(),
+        },
+        Some(agents_core::ToolSource::AgentSkills) => {
+            "no discovered Agent Skill folder matches it (`agents skill discover`)".into()
+        }
+        _ => "not registered".into(),
+    })
+}
+
+/// The server of an entry named `mcp:{server}/{tool}`, escaped and short.
+fn mcp_server_of(name: &str) -> Option<String> {
+    let (server, _) = name.strip_prefix("mcp:")?.split_once('/')?;
+    Some(agents_core::text::shorten(server, agents_core::text::MAX_ECHO_BYTES).into_owned())
 }
 
 /// `--locked` and `skill diff` read at most `limit` bytes: a lock of `len`

@@ -114,9 +114,29 @@ fn refresh_picks_up_added_edited_and_deleted_folders() {
         .iter()
         .map(|t| t["source"].clone())
         .collect();
+    // `agent_skills/gamma` names no folder yet: its namespace says where
+    // it would come from, and `not_callable` why it is not there.
     assert_eq!(
         sources,
-        [json!("agent_skills"), json!("agent_skills"), json!(null)]
+        [
+            json!("agent_skills"),
+            json!("agent_skills"),
+            json!("agent_skills")
+        ]
+    );
+    assert_eq!(out["tools"][2]["callable"], false);
+    assert_eq!(
+        out["tools"][2]["not_callable"],
+        "no discovered Agent Skill folder matches it (`agents skill discover`)"
+    );
+    // An Agent Skill is read by the model, not called.
+    assert_eq!(out["tools"][0]["callable"], false);
+    assert!(
+        out["tools"][0]["not_callable"]
+            .as_str()
+            .unwrap()
+            .starts_with("an Agent Skill is instructions for the model"),
+        "{out}"
     );
 
     std::fs::remove_dir_all(dir.join("beta")).unwrap();
@@ -133,7 +153,8 @@ fn refresh_picks_up_added_edited_and_deleted_folders() {
         .ok()
         .json();
     assert_eq!(out["tools"][0]["description"], "First, edited");
-    assert_eq!(out["tools"][1]["source"], json!(null));
+    assert_eq!(out["tools"][1]["source"], "agent_skills");
+    assert_eq!(out["tools"][1]["callable"], false);
     assert_eq!(out["tools"][2]["source"], "agent_skills");
     // Other sources are untouched by a refresh.
     sb.run(&["tool", "get", "custom/deploy"]).ok();

@@ -25,7 +25,22 @@ fn skill_tools_refresh_queries_a_real_mcp_server_and_falls_back_to_the_cache() {
     let run = sb
         .run(&["skill", "tools", "l/mcp", "--format", "json"])
         .ok();
-    assert_eq!(run.json()["tools"][0]["source"], json!(null));
+    // The origin is known from the item: `mcp`, not fetched yet.
+    let unfetched = &run.json()["tools"][0];
+    assert_eq!(unfetched["source"], "mcp", "{unfetched}");
+    assert_eq!(unfetched["callable"], false, "{unfetched}");
+    assert_eq!(
+        unfetched["not_callable"],
+        "not fetched yet: mcp server `everything` has no cached tool list listing it (`agents mcp refresh everything`)"
+    );
+    let table = sb.run(&["skill", "tools", "l/mcp"]).ok();
+    assert!(
+        table
+            .stdout
+            .contains("mcp:everything/echo\tmcp\tl/mcp\t\t(not fetched yet: "),
+        "{}",
+        table.stdout
+    );
     assert!(
         run.stderr.contains("has no cached tool list"),
         "{}",
@@ -45,6 +60,8 @@ fn skill_tools_refresh_queries_a_real_mcp_server_and_falls_back_to_the_cache() {
     assert_eq!(names, ["mcp:everything/echo", "mcp:everything/get-sum"]);
     let echo = &out["tools"][0];
     assert_eq!(echo["source"], "mcp");
+    assert_eq!(echo["callable"], true);
+    assert_eq!(echo.get("not_callable"), None);
     assert_eq!(
         echo["input_schema"]["properties"]["message"]["type"],
         "string"

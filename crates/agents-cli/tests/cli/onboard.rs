@@ -1637,3 +1637,64 @@ fn quickstart_runs_what_cargo_built_and_ends_with_the_next_step() {
     );
     assert!(sb.home().join(".cleveragents/agent_skills").is_dir());
 }
+
+/// `agents --help` says all `mcp` does; a command's `--help` lists its own
+/// options first and the global ones apart, and `--format` there names only
+/// the formats that command writes.
+#[test]
+fn help_says_what_each_command_does_and_takes() {
+    let sb = Sandbox::new();
+    let top = sb.run(&["--help"]).ok().stdout;
+    let mcp = top
+        .lines()
+        .find(|line| line.trim_start().starts_with("mcp "))
+        .unwrap_or_else(|| panic!("{top}"));
+    for word in ["serve", "import", "export", "trust", "cached"] {
+        assert!(mcp.contains(word), "{word}: {mcp}");
+    }
+    let format_line = |help: &str| -> String {
+        help.lines()
+            .find(|line| line.trim_start().starts_with("--format"))
+            .unwrap_or_else(|| panic!("{help}"))
+            .to_owned()
+    };
+    let serve = sb.run(&["mcp", "serve", "--help"]).ok().stdout;
+    let own = serve
+        .find("\nOptions:\n")
+        .unwrap_or_else(|| panic!("{serve}"));
+    let global = serve
+        .find("\nGlobal options:\n")
+        .unwrap_or_else(|| panic!("{serve}"));
+    assert!(own < global, "{serve}");
+    // Its own options under its heading, the global ones under theirs.
+    assert!(serve.find("--dry-run").unwrap() < global, "{serve}");
+    assert!(serve.find("--database-url").unwrap() > global, "{serve}");
+    assert!(
+        format_line(&serve).ends_with("Output format: table, json"),
+        "{serve}"
+    );
+    // Shorter than the options of every command and every format: under 40 lines.
+    assert!(serve.lines().count() < 40, "{serve}");
+    let tools = sb.run(&["skill", "tools", "--help"]).ok().stdout;
+    assert!(
+        format_line(&tools).ends_with(
+            "Output format: table, json, openai, anthropic, mcp; with `--explain`: table, json"
+        ),
+        "{tools}"
+    );
+    let graph = sb.run(&["skill", "graph", "--help"]).ok().stdout;
+    assert!(
+        format_line(&graph).ends_with("Output format: dot, mermaid, json"),
+        "{graph}"
+    );
+    // The format still parses wherever it is given.
+    sb.init_db();
+    sb.run(&["--format", "json", "skill", "list"]).ok();
+    sb.run(&["skill", "list", "--format", "json"]).ok();
+    let run = sb.run(&["skill", "list", "--format", "openai"]).fails(2);
+    assert!(
+        run.stderr.contains("only for `agents skill tools`"),
+        "{}",
+        run.stderr
+    );
+}

@@ -472,6 +472,8 @@ fn tools_of_the_example_toolkit() {
     // custom/deploy was never added: kept with a null source and a warning.
     let deploy = &out["tools"][9];
     assert_eq!(deploy["source"], json!(null));
+    assert_eq!(deploy["callable"], false);
+    assert_eq!(deploy["not_callable"], "not registered");
     assert!(
         run.stderr
             .contains("Tool 'custom/deploy' is not registered"),
@@ -502,6 +504,19 @@ fn tools_of_the_example_toolkit() {
     let inline = &out["tools"][10];
     assert_eq!(inline["is_inline"], true);
     assert_eq!(inline["source"], "custom");
+    assert_eq!(inline["callable"], true);
+    // The MCP entries before their server is queried: `mcp`, not callable yet.
+    for unfetched in [&out["tools"][12], &out["tools"][13]] {
+        assert_eq!(unfetched["source"], "mcp", "{unfetched}");
+        assert_eq!(unfetched["callable"], false, "{unfetched}");
+        assert!(
+            unfetched["not_callable"]
+                .as_str()
+                .unwrap()
+                .starts_with("not fetched yet: mcp server `everything`"),
+            "{unfetched}"
+        );
+    }
     // The spec's seven fields, exactly as specified (inline tools only)...
     let mut summary = out["summary"].clone();
     let effective = summary
