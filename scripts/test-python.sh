@@ -2,7 +2,8 @@
 # The Python package's checks: builds python/ into a fresh venv with pip
 # (maturin from PyPI as the build backend, the debug profile in the
 # workspace's target folder, so what `cargo test` compiled is reused), then
-# runs its pytest suite.
+# runs its pytest suite, `mypy --strict` on the examples, and mypy's
+# stubtest of the shipped stubs against the built module.
 #
 #   scripts/test-python.sh DIR [pytest args]
 #
@@ -20,14 +21,17 @@ shift
 
 # Pinned, as the other tools CI installs.
 PYTEST_VERSION=9.2.0
+MYPY_VERSION=2.4.1
 
 export PYTHONDONTWRITEBYTECODE=1
 python3 -m venv "$dir"
 py=$dir/bin/python
 pip=("$py" -m pip install --quiet --disable-pip-version-check)
-"${pip[@]}" "pytest==$PYTEST_VERSION"
+"${pip[@]}" "pytest==$PYTEST_VERSION" "mypy==$MYPY_VERSION"
 MATURIN_PEP517_ARGS="--profile dev" "${pip[@]}" ./python
 
 target=${CARGO_TARGET_DIR:-$PWD/target}
 export AGENTS_BIN=${AGENTS_BIN:-$target/debug/agents}
 "$py" -m pytest -q -p no:cacheprovider python/tests "$@"
+"$py" -m mypy --strict --cache-dir "$dir/mypy-cache" python/examples
+"$py" -m mypy.stubtest --mypy-config-file /dev/null agents_registry

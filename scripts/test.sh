@@ -29,7 +29,7 @@ export AGENTS_TEST_REQUIRE_ALL=1
 
 echo "== cargo test"
 cargo test --workspace --locked "$@"
-echo "== python package (pip + maturin into a fresh venv, pytest)"
+echo "== python package (pip + maturin into a fresh venv, pytest, mypy --strict, stubtest)"
 start=$SECONDS
 scripts/test-python.sh "$work/python-venv"
 echo "python package: $((SECONDS - start))s"
