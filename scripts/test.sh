@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, with everything it needs: a throwaway PostgreSQL
 # server (TLS on, loopback only), a real third-party MCP server from npm and
-# the official MCP Python SDK (a real third-party client) from PyPI.
+# the official MCP Python SDK (a real third-party client) from PyPI; then
+# the Python package, built into a fresh venv (scripts/test-python.sh).
 # Usage: scripts/test.sh [extra cargo test args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,3 +29,7 @@ export AGENTS_TEST_REQUIRE_ALL=1
 
 echo "== cargo test"
 cargo test --workspace --locked "$@"
+echo "== python package (pip + maturin into a fresh venv, pytest, mypy --strict, stubtest)"
+start=$SECONDS
+scripts/test-python.sh "$work/python-venv"
+echo "python package: $((SECONDS - start))s"

@@ -4,11 +4,16 @@
 //! the same way, and prints one JSON object (timings in
 //! milliseconds, peak memory in bytes) for `bench/run`. It asserts nothing:
 //! the harness compares.
+//!
+//! `agents-bench service-tools ...` times the registry service's `tools`
+//! call in process instead (see [`service`]).
 
 #![allow(
     clippy::indexing_slicing,
     reason = "a benchmark driver indexing its own sample vectors; not fed user input"
 )]
+
+mod service;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -150,7 +155,10 @@ fn run(options: &Options) -> Result<Value, String> {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = parse(&args).and_then(|options| run(&options));
+    let result = match args.split_first() {
+        Some((mode, rest)) if mode == "service-tools" => service::run(rest),
+        _ => parse(&args).and_then(|options| run(&options)),
+    };
     match result {
         Ok(report) => {
             let mut out = std::io::stdout().lock();

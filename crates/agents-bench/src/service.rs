@@ -1,0 +1,92 @@
+//! `agents-bench service-tools --database-url URL --skill NAME [--runs R]`:
+//! `SkillRegistryService::tools` in process, against a registry on disk,
+//! built as the Python package builds its service (the CLI's builtin tools,
+//! this user's discovery scope and trust store) and called on a runtime as
+//! it calls it (`block_on` from the calling thread). One warm-up call, then
+//! `R` timed ones; prints one JSON object for `bench/run`, which compares
+//! them with the same call from Python.
+
+use std::time::Instant;
+
+use agents_core::SkillName;
+use agents_registry::{DiscoveryScope, SkillRegistryService, TrustStore, builtin_registry};
+use agents_store::DatabaseUrl;
+use serde_json::{Value, json};
+
+struct Options {
+    url: String,
+    skill: String,
+    runs: usize,
+}
+
+fn parse(args: &[String]) -> Result<Options, String> {
+    let (mut url, mut skill, mut runs) = (None, None, 15);
+    let mut args = args.iter();
+    while let Some(flag) = args.next() {
+        let value = args
+            .next()
+            .ok_or_else(|| format!("`{flag}` needs a value"))?;
+        match flag.as_str() {
+            "--database-url" => url = Some(value.clone()),
+            "--skill" => skill = Some(value.clone()),
+            "--runs" => {
+                runs = value
+                    .parse::<usize>()
+                    .map_err(|_| format!("`--runs` expects a whole number, got `{value}`"))?
+                    .max(1);
+            }
+            other => {
+                return Err(format!(
+                    "unknown argument `{other}`, expected `--database-url`, `--skill` or `--runs`"
+                ));
+            }
+        }
+    }
+    Ok(Options {
+        url: url.ok_or("`--database-url` is required")?,
+        skill: skill.ok_or("`--skill` is required")?,
+        runs,
+    })
+}
+
+/// Runs the case; `args` are those after `service-tools`.
+pub fn run(args: &[String]) -> Result<Value, String> {
+    let options = parse(args)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|err| err.to_string())?;
+    let url = DatabaseUrl::parse(&options.url).map_err(|err| err.to_string())?;
+    let home = std::env::home_dir().ok_or("cannot find the home directory")?;
+    let store = runtime
+        .block_on(agents_store::open(&url))
+        .map_err(|err| err.to_string())?;
+    let scope = DiscoveryScope::load_or_create(&DiscoveryScope::default_path(&home))
+        .map_err(|err| err.to_string())?;
+    let trust =
+        TrustStore::open(&TrustStore::default_path(&home)).map_err(|err| err.to_string())?;
+    let service = SkillRegistryService::new(store, home)
+        .with_scope(scope)
+        .with_builtins(builtin_registry().map_err(|err| err.to_string())?)
+        .with_trust(trust);
+    let name = SkillName::new(&options.skill).map_err(|err| err.to_string())?;
+    let call = || {
+        runtime
+            .block_on(service.tools(&name))
+            .map_err(|err| err.to_string())
+    };
+    let entries = call()?.entries.len();
+    let mut samples = Vec::with_capacity(options.runs);
+    for _ in 0..options.runs {
+        let start = Instant::now();
+        let set = call()?;
+        samples.push(start.elapsed().as_secs_f64() * 1e3);
+        std::hint::black_box(set);
+    }
+    Ok(json!({
+        "entries": entries,
+        "median_ms": crate::median(&samples),
+        "samples_ms": samples,
+    }))
+}
