@@ -76,7 +76,7 @@ pub fn command() -> clap::Command {
                 format
                     .clone()
                     .global(false)
-                    .help(crate::commands::formats::help_of(path)),
+                    .help(crate::formats::help_of(path)),
             );
         }
         let mut command = command;
@@ -599,7 +599,7 @@ mod tests {
                 .filter(|sub| sub.get_name() != "help")
                 .collect();
             if subs.is_empty() {
-                let known = crate::commands::formats::COMMANDS
+                let known = crate::formats::COMMANDS
                     .iter()
                     .any(|(name, _)| *name == path);
                 if !known {

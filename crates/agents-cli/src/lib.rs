@@ -6,3 +6,4 @@
 #![deny(clippy::panic, clippy::indexing_slicing)]
 
 pub mod cli;
+pub mod formats;

@@ -11,7 +11,6 @@ mod output;
 use std::process::ExitCode;
 
 use agents_cli::cli;
-use clap::Parser;
 
 use crate::output::Failure;
 

@@ -4,7 +4,7 @@
 mod config;
 mod db;
 mod discover;
-pub mod formats;
+pub use agents_cli::formats;
 mod mcp;
 mod plan;
 mod skill;
