@@ -40,7 +40,7 @@
 mod http;
 pub mod skills;
 
-pub use http::{BearerToken, ENDPOINT, HttpAccess, HttpServer};
+pub use http::{BearerToken, ENDPOINT, HttpAccess, HttpServer, raise_open_files_limit};
 pub use skills::{ServedSkill, SkillFileError};
 
 use std::collections::HashMap;
