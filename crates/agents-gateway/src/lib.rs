@@ -39,6 +39,7 @@
 
 mod http;
 pub mod skills;
+mod stdio;
 
 pub use http::{BearerToken, ENDPOINT, HttpAccess, HttpServer, raise_open_files_limit};
 pub use skills::{ServedSkill, SkillFileError};
@@ -1473,7 +1474,7 @@ impl Gateway {
         use rmcp::ServiceExt;
         let running = self
             .clone()
-            .serve(rmcp::transport::stdio())
+            .serve(stdio::stdio())
             .await
             .map_err(|err| GatewayError::Session(Box::new(err)))?;
         tokio::select! {
