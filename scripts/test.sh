@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, with everything it needs: a throwaway PostgreSQL
-# server (TLS on, loopback only), a real third-party MCP server from npm and
-# the official MCP Python SDK (a real third-party client) from PyPI; then
-# the Python package, built into a fresh venv (scripts/test-python.sh).
+# server (TLS on, loopback only), a real third-party MCP server from npm,
+# the official MCP Python SDK from PyPI and TypeScript SDK from npm (real
+# third-party clients); then the Python package, built into a fresh venv
+# (scripts/test-python.sh).
 # Usage: scripts/test.sh [extra cargo test args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +25,9 @@ export AGENTS_TEST_MCP_EVERYTHING
 echo "== installing the MCP Python SDK (PyPI) for the gateway tests"
 AGENTS_TEST_MCP_PYTHON=$(scripts/install-mcp-python.sh)
 export AGENTS_TEST_MCP_PYTHON
+echo "== installing the MCP TypeScript SDK (npm) for the keep-alive client tests"
+AGENTS_TEST_MCP_TS_SDK=$(scripts/install-mcp-ts-sdk.sh)
+export AGENTS_TEST_MCP_TS_SDK
 # Tests that need these fail instead of skipping.
 export AGENTS_TEST_REQUIRE_ALL=1
 

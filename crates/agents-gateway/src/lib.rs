@@ -39,8 +39,9 @@
 
 mod http;
 pub mod skills;
+mod stdio;
 
-pub use http::{BearerToken, ENDPOINT, HttpAccess, HttpServer};
+pub use http::{BearerToken, ENDPOINT, HttpAccess, HttpServer, raise_open_files_limit};
 pub use skills::{ServedSkill, SkillFileError};
 
 use std::collections::HashMap;
@@ -80,6 +81,24 @@ pub struct ServedTool {
     pub definition: McpDefinition,
     /// Call timeout.
     pub timeout: Duration,
+    /// The validator of its arguments, compiled at its first call and
+    /// reused by every call after it; each resolution makes new tools, so
+    /// a changed schema is compiled again (compiling it for every call was
+    /// most of the gateway's own work per call).
+    validator: Arc<std::sync::OnceLock<Result<jsonschema::Validator, String>>>,
+}
+
+impl ServedTool {
+    /// Checks `arguments` against the tool's input schema, as
+    /// [`check_arguments`] does, with the validator compiled once.
+    pub fn check_arguments(&self, arguments: &Value) -> Result<(), String> {
+        let schema = self.tool.get("inputSchema").unwrap_or(&Value::Null);
+        let validator = self
+            .validator
+            .get_or_init(|| compile(&self.export_name, schema))
+            .as_ref()?;
+        check_with(&self.export_name, schema, validator, arguments)
+    }
 }
 
 /// What the gateway serves and what it leaves out.
@@ -197,6 +216,7 @@ pub fn plan(set: &ServeSet, default_timeout: Duration) -> Plan {
             definition: definition.clone(),
             timeout,
             tool,
+            validator: Arc::default(),
         });
     }
     Plan {
@@ -216,12 +236,28 @@ const MAX_PROBLEM_BYTES: usize = 400;
 /// than [`agents_core::MAX_ARGUMENT_CHECK_STEPS`] steps are refused
 /// unchecked.
 pub fn check_arguments(tool: &str, schema: &Value, arguments: &Value) -> Result<(), String> {
+    check_with(tool, schema, &compile(tool, schema)?, arguments)
+}
+
+/// The validator of `schema`, the input schema of `tool`.
+fn compile(tool: &str, schema: &Value) -> Result<jsonschema::Validator, String> {
+    #[cfg(test)]
+    tests::COMPILED.with(|compiled| compiled.set(compiled.get() + 1));
+    jsonschema::validator_for(schema)
+        .map_err(|err| format!("tool `{tool}` has an invalid input schema: {err}"))
+}
+
+/// [`check_arguments`] with `validator`, compiled from `schema`.
+fn check_with(
+    tool: &str,
+    schema: &Value,
+    validator: &jsonschema::Validator,
+    arguments: &Value,
+) -> Result<(), String> {
     // A validator tries every branch again at each level of the value: a
     // branching recursive schema costs 2^depth. Counted first, bounded.
     agents_core::argument_check_steps(schema, arguments, agents_core::MAX_ARGUMENT_CHECK_STEPS)
         .map_err(|message| format!("cannot check the arguments for `{tool}`: {message}"))?;
-    let validator = jsonschema::validator_for(schema)
-        .map_err(|err| format!("tool `{tool}` has an invalid input schema: {err}"))?;
     let problems: Vec<String> = validator
         .iter_errors(arguments)
         .take(5)
@@ -652,12 +688,7 @@ impl Gateway {
             return Some(tool_error(refused));
         }
         let arguments = arguments.unwrap_or_else(|| json!({}));
-        let schema = served
-            .tool
-            .get("inputSchema")
-            .cloned()
-            .unwrap_or(Value::Null);
-        if let Err(message) = check_arguments(&served.export_name, &schema, &arguments) {
+        if let Err(message) = served.check_arguments(&arguments) {
             return Some(tool_error(message));
         }
         let Value::Object(arguments) = arguments else {
@@ -1473,7 +1504,7 @@ impl Gateway {
         use rmcp::ServiceExt;
         let running = self
             .clone()
-            .serve(rmcp::transport::stdio())
+            .serve(stdio::stdio())
             .await
             .map_err(|err| GatewayError::Session(Box::new(err)))?;
         tokio::select! {
@@ -1495,6 +1526,55 @@ impl Gateway {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    thread_local! {
+        /// Validators compiled on this thread.
+        pub(crate) static COMPILED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    fn served_tool(schema: Value) -> ServedTool {
+        ServedTool {
+            tool: json!({"name": "t", "inputSchema": schema}),
+            export_name: "t".into(),
+            registry_name: "mcp:up/t".into(),
+            server_tool: "t".into(),
+            definition: McpDefinition {
+                server: "up".into(),
+                defined_in: "config".into(),
+                defined_by: None,
+                digest: "d".into(),
+                trusted: true,
+                source: agents_core::McpSource::default(),
+            },
+            timeout: Duration::from_secs(1),
+            validator: Arc::default(),
+        }
+    }
+
+    #[test]
+    fn a_validator_is_compiled_once_per_resolved_tool() {
+        let schema = json!({"type": "object", "properties": {"a": {"type": "integer"}}});
+        let tool = served_tool(schema.clone());
+        let before = COMPILED.with(std::cell::Cell::get);
+        for _ in 0..3 {
+            assert!(tool.check_arguments(&json!({"a": 1})).is_ok());
+            assert!(tool.check_arguments(&json!({"a": "x"})).is_err());
+        }
+        // A clone (what a call takes from the plan) shares it.
+        assert!(tool.clone().check_arguments(&json!({"a": 2})).is_ok());
+        assert_eq!(COMPILED.with(std::cell::Cell::get) - before, 1);
+        // Another resolution's tool compiles its own.
+        let again = served_tool(schema);
+        assert!(again.check_arguments(&json!({"a": 1})).is_ok());
+        assert_eq!(COMPILED.with(std::cell::Cell::get) - before, 2);
+        // An invalid schema is said at every call, compiled once too.
+        let broken = served_tool(json!({"type": 5}));
+        for _ in 0..2 {
+            let err = broken.check_arguments(&json!({})).unwrap_err();
+            assert!(err.contains("invalid input schema"), "{err}");
+        }
+        assert_eq!(COMPILED.with(std::cell::Cell::get) - before, 3);
+    }
 
     #[test]
     fn a_proxied_result_is_complete_or_a_tool_error() {

@@ -575,6 +575,10 @@ async fn serve(
             .await
             .map_err(|err| gateway_failure(&err))?,
         Transport::Http(addr, ..) => {
+            // A socket per client connection besides the upstreams' pipes.
+            if let Err(err) = agents_gateway::raise_open_files_limit() {
+                tracing::debug!(error = %err, "mcp serve: cannot raise the limit of open files");
+            }
             let server = gateway
                 .bind_http(addr, access)
                 .await

@@ -2022,3 +2022,146 @@ fn a_locked_gateway_withholds_an_agent_skill_whose_folder_drifted() {
         "{logged}"
     );
 }
+
+/// A keep-alive client (the official TypeScript SDK's, which reuses one
+/// connection as most Node-based agents do) calls a proxied tool 200 times:
+/// fewer than 20 calls may take over 20 ms (a loaded machine), where
+/// Nagle's wait for the client's delayed ACK made every call take 44 ms.
+/// Closing the session answers 2xx (the SDK throws on anything else).
+#[test]
+fn a_keep_alive_client_is_answered_without_delay() {
+    let Some((entry, _)) = requirements("ts_sdk_keep_alive") else {
+        return;
+    };
+    let Some(sdk) = crate::support::ts_sdk("ts_sdk_keep_alive") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let marker = format!("gw-keepalive-{}", std::process::id());
+    gateway_skill(&sb, &entry, &marker);
+    let (echo, _) = export_names(&sb);
+    let token = "t0k-keep-alive";
+    let (mut child, url) = http_gateway(
+        &sb,
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--auth-token-env",
+            "AGENTS_GW_TOKEN",
+        ],
+        &[("AGENTS_GW_TOKEN", token)],
+    );
+    let out = sb
+        .command("node")
+        .arg(crate::support::js_script("keepalive_client.js"))
+        .args([sdk.as_str(), url.as_str(), echo.as_str(), "200", token])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "client failed\nstdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_str(stdout.trim()).unwrap();
+
+    // The same over a raw keep-alive connection: one write per request.
+    let address = url
+        .strip_prefix("http://")
+        .and_then(|rest| rest.strip_suffix("/mcp"))
+        .unwrap()
+        .to_owned();
+    let raw_slow = raw_keep_alive_calls(&address, token, &echo, 200);
+
+    nix_kill(child.id());
+    child.wait().unwrap();
+    assert_eq!(report["calls"], 200, "{report}");
+    assert!(
+        text_of(&report["first"]).contains("call 0"),
+        "{}",
+        report["first"]
+    );
+    let slow = report["over_20ms"].as_u64().unwrap();
+    assert!(slow < 20, "{slow} of 200 calls took over 20 ms: {report}");
+    assert_eq!(report["terminated"], "ok", "{report}");
+    assert!(raw_slow < 20, "{raw_slow} of 200 raw calls took over 20 ms");
+    assert_eq!(settle(&marker), 0);
+}
+
+/// Opens a session on one keep-alive connection to `address` and calls
+/// `tool` `count` times; how many calls took over 20 ms.
+fn raw_keep_alive_calls(address: &str, token: &str, tool: &str, count: usize) -> usize {
+    use std::io::Read;
+    let stream = std::net::TcpStream::connect(address).unwrap();
+    stream.set_nodelay(true).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut session = String::new();
+    let mut post = |body: &str, session: &str| -> (String, String) {
+        let session_line = if session.is_empty() {
+            String::new()
+        } else {
+            format!("Mcp-Session-Id: {session}\r\n")
+        };
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\n\
+             {session_line}Content-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        reader.get_mut().write_all(request.as_bytes()).unwrap();
+        let mut head = String::new();
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if line == "\r\n" {
+                break;
+            }
+            head.push_str(&line);
+        }
+        let mut body = Vec::new();
+        if let Some(length) = head.lines().find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length:")
+                .map(|v| v.trim().parse::<usize>().unwrap())
+        }) {
+            body.resize(length, 0);
+            reader.read_exact(&mut body).unwrap();
+        } else {
+            // Chunked: read chunks up to the last.
+            loop {
+                let mut size = String::new();
+                reader.read_line(&mut size).unwrap();
+                let size = usize::from_str_radix(size.trim(), 16).unwrap();
+                let mut chunk = vec![0; size + 2];
+                reader.read_exact(&mut chunk).unwrap();
+                if size == 0 {
+                    break;
+                }
+                body.extend_from_slice(&chunk[..size]);
+            }
+        }
+        (head, String::from_utf8(body).unwrap())
+    };
+    let (head, _) = post(INITIALIZE, "");
+    session.push_str(&session_id_of(&head).unwrap());
+    post(
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        &session,
+    );
+    let mut slow = 0;
+    for id in 2..2 + count {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": {"message": "raw"}}});
+        let started = std::time::Instant::now();
+        let (head, body) = post(&call.to_string(), &session);
+        if started.elapsed() > std::time::Duration::from_millis(20) {
+            slow += 1;
+        }
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        assert!(body.contains("Echo: raw"), "{body}");
+    }
+    slow
+}

@@ -286,7 +286,7 @@ pub fn required_env(var: &str, test: &str) -> Option<String> {
                 std::env::var("CI").as_deref() != Ok("true")
                     && std::env::var("AGENTS_TEST_REQUIRE_ALL").is_err(),
                 "{var} must be set (scripts/test.sh installs it: scripts/install-mcp-everything.sh, \
-                 scripts/install-mcp-python.sh)"
+                 scripts/install-mcp-python.sh, scripts/install-mcp-ts-sdk.sh)"
             );
             eprintln!("SKIPPED (no {var}): {test}");
             None
@@ -302,6 +302,19 @@ pub fn everything(test: &str) -> Option<String> {
 /// The venv python with the MCP Python SDK (`AGENTS_TEST_MCP_PYTHON`).
 pub fn python(test: &str) -> Option<String> {
     required_env("AGENTS_TEST_MCP_PYTHON", test)
+}
+
+/// The folder the MCP TypeScript SDK is installed in
+/// (`AGENTS_TEST_MCP_TS_SDK`, from `scripts/install-mcp-ts-sdk.sh`).
+pub fn ts_sdk(test: &str) -> Option<String> {
+    required_env("AGENTS_TEST_MCP_TS_SDK", test)
+}
+
+/// The path of `tests/cli/js/NAME`, the Node clients the tests run.
+pub fn js_script(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/cli/js")
+        .join(name)
 }
 
 /// The path of `tests/cli/py/NAME`, the Python servers and clients the
