@@ -58,7 +58,7 @@ pub fn import_mcp_servers(
             "file is larger than {MAX_CLIENT_BYTES} bytes"
         )));
     }
-    let text = without_comments(source_text);
+    let text = without_comments(agents_core::text::without_bom(source_text));
     let json = agents_core::walk::json_from_str(&text).map_err(|err| {
         let text = err.to_string();
         let shown = agents_core::text::shorten_middle(&text, MAX_MESSAGE_BYTES);
@@ -967,6 +967,27 @@ mod tests {
 
     fn import(client: &str, config: &str) -> Result<ImportReport, ConfigError> {
         import_mcp_servers(Path::new("mcp.json"), client, Path::new("c.toml"), config)
+    }
+
+    /// Found by an attack of the release build: a file a Windows editor
+    /// saved with a byte order mark was refused as not JSON.
+    #[test]
+    fn a_byte_order_mark_is_skipped_and_positions_stay() {
+        let report = import(
+            "\u{feff}{\"mcpServers\": {\"fetch\": {\"command\": \"uvx\"}}}",
+            "",
+        )
+        .unwrap();
+        assert_eq!(report.added, ["fetch"]);
+        // Columns count as an editor shows the line (without the mark), and
+        // lines as they were.
+        for (text, at) in [
+            ("\u{feff}{\"mcpServers\": x}", "line 1 column 16"),
+            ("\u{feff}{\n\"mcpServers\": {}\n,}x", "line 3 column 3"),
+        ] {
+            let err = import(text, "").unwrap_err().to_string();
+            assert!(err.contains("not JSON: ") && err.contains(at), "{err}");
+        }
     }
 
     /// Found by an audit: VS Code's `mcp.json` is JSONC and was refused.

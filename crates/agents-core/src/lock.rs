@@ -327,6 +327,7 @@ impl Lockfile {
         // unknown keys took 4 GB), the typed lock about its size, and keys
         // it does not know are skipped unread. A key written twice is
         // refused ([`unique_keys`]; serde refuses a field given twice).
+        let text = crate::text::without_bom(text);
         let probe: VersionOnly<'_> = serde_json::from_str(text).map_err(invalid)?;
         let version = probe
             .version

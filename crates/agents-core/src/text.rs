@@ -215,6 +215,13 @@ pub fn bounded_message(message: &str) -> String {
     shorten_middle(message, MAX_MESSAGE_BYTES).into_owned()
 }
 
+/// `text` without a leading UTF-8 byte order mark, which Windows editors
+/// write and JSON and YAML parsers refuse or take as content. Lines stay as
+/// they were, and columns count as an editor shows them (it hides the mark).
+pub fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
 /// 1-based line and column (in characters) in `text` of a position libyaml
 /// reported, given as its mark's byte `index`.
 ///

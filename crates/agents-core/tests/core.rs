@@ -1427,6 +1427,9 @@ fn locking_is_deterministic_and_canonical() {
     let parsed = Lockfile::parse(&first, "skills.lock").unwrap();
     assert_eq!(parsed.version, LOCK_VERSION);
     assert_eq!(parsed.to_text(), first);
+    // A Windows editor that saved the lock put a byte order mark before it.
+    let parsed = Lockfile::parse(&format!("\u{feff}{first}"), "skills.lock").unwrap();
+    assert_eq!(parsed.to_text(), first);
     assert!(first.starts_with("{\n  \"digest\": \"sha256:"), "{first}");
     // Canonical JSON sorts keys at every depth and has no whitespace.
     assert_eq!(
@@ -1636,6 +1639,9 @@ fn lock_files_of_another_version_or_shape_are_refused() {
     assert_eq!(err.kind(), "lock_version");
     let err = Lockfile::parse("not json", "x.lock").unwrap_err();
     assert_eq!(err.kind(), "invalid_lock");
+    // Past a byte order mark, positions are an editor's (which hides it).
+    let err = Lockfile::parse("\u{feff}{\"version\": x}", "x.lock").unwrap_err();
+    assert!(err.to_string().contains("line 1 column 13"), "{err}");
     // A lock file comes with a project, so from anyone: serde quotes the
     // offending value whole, and the error still stays short.
     let huge = "A".repeat(1 << 20);

@@ -159,7 +159,7 @@ impl DefinitionError {
     ) -> Self {
         let mut error = Self::at_document(file, document, subject, message);
         // As the parse read it (see `documents`).
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let text = agents_core::text::without_bom(text);
         if let Some(index) = crate::locate::locate(text, document, field) {
             let (line, column) = agents_core::text::yaml_mark_position(text, index);
             error.line = Some(line);
@@ -575,7 +575,7 @@ pub fn locate_fields(
     text: &str,
     wanted: &[(usize, &agents_core::FieldPath)],
 ) -> Vec<Option<FieldPosition>> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = agents_core::text::without_bom(text);
     let found = crate::locate::locate_all(text, wanted);
     // Lines and columns of every index found, in one pass over the text.
     let mut order: Vec<(usize, usize)> = found

@@ -57,7 +57,7 @@ where
     // A byte order mark (Windows editors write one) is not part of the
     // first document: libyaml took it as content and refused the next line.
     // Lines and columns then count as an editor shows them.
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = agents_core::text::without_bom(text);
     let walk = expansion::walk_for(text.len());
     // The walk's own refusals end the parse at once. Any other error (a
     // syntax error, or a value its tag does not fit, such as `!!int abc`)

@@ -12,6 +12,10 @@
 
 #![deny(clippy::panic, clippy::indexing_slicing)]
 
+mod input;
+
+pub use input::{Input, InputError, is_stdin, read_input};
+
 use std::fs::OpenOptions;
 use std::io::{self, Write as _};
 use std::path::Path;

@@ -189,44 +189,27 @@ pub fn parse_definition<T>(
     parse(&text, &shown, &limits).map_err(failure)
 }
 
-/// Reads at most `cap` bytes of UTF-8 text; `too_large` makes the error for
-/// a larger file, given its size and whether that size is exact (a stream
-/// is read only to one byte past the cap).
+/// Reads at most `cap` bytes of UTF-8 text from the input file `path` (a
+/// regular file, or `-` for standard input: [`agents_fs::read_input`]);
+/// `too_large` makes the error for a larger file, given its size and
+/// whether that size is exact (a stream is read only to one byte past the
+/// cap).
 fn read_capped(
     path: &Path,
     cap: u64,
     too_large: impl Fn(u64, bool) -> Failure,
 ) -> Result<String, Failure> {
-    use std::io::Read;
     let shown = path.display();
-    let file = std::fs::File::open(path)
-        .map_err(|err| Failure::new("io", format!("cannot read `{shown}`: {err}")))?;
-    let metadata = file
-        .metadata()
-        .map_err(|err| Failure::new("io", format!("cannot read `{shown}`: {err}")))?;
-    if metadata.is_dir() {
-        return Err(Failure::new(
-            "io",
-            format!("cannot read `{shown}`: it is a directory"),
-        ));
-    }
-    if metadata.is_file() && metadata.len() > cap {
-        return Err(too_large(metadata.len(), true));
-    }
-    // A regular file's size is known: the buffer is made once, not doubled
-    // as it fills (which would hold up to twice the file).
-    let known = if metadata.is_file() {
-        metadata.len()
-    } else {
-        0
+    let bytes = match agents_fs::read_input(path, cap) {
+        Ok(input) => input.bytes,
+        Err(agents_fs::InputError::TooLarge { size, exact, .. }) => {
+            return Err(too_large(size, exact));
+        }
+        Err(err @ agents_fs::InputError::NotAFile { .. }) => {
+            return Err(Failure::new("not_a_file", err.to_string()));
+        }
+        Err(err) => return Err(Failure::new("io", err.to_string())),
     };
-    let mut bytes = Vec::with_capacity(usize::try_from(known.saturating_add(1)).unwrap_or(0));
-    file.take(cap + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|err| Failure::new("io", format!("cannot read `{shown}`: {err}")))?;
-    if bytes.len() as u64 > cap {
-        return Err(too_large(bytes.len() as u64, false));
-    }
     String::from_utf8(bytes).map_err(|err| {
         let valid = err.utf8_error().valid_up_to();
         let before = err.as_bytes().get(..valid).unwrap_or_default();

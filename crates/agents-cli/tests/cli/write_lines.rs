@@ -217,34 +217,3 @@ fn several_findings_in_an_indented_document_point_at_their_lines() {
     assert!(warned.contains("indented.yaml:4:7"), "{warned}");
     assert!(warned.contains("indented.yaml:5:7"), "{warned}");
 }
-
-#[test]
-fn a_named_pipe_is_read_once_and_its_findings_name_the_file() {
-    let sb = Sandbox::new();
-    let fifo = sb.path("pipe.yaml");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(made.success());
-    let writer = {
-        let fifo = fifo.clone();
-        std::thread::spawn(move || {
-            std::fs::write(&fifo, "name: local/p\ntools:\n  - builtin/raed_file\n").unwrap();
-        })
-    };
-    // Opening the pipe again for the line would wait for a writer forever.
-    let out = sb
-        .command("timeout")
-        .args(["60", env!("CARGO_BIN_EXE_agents"), "skill", "add"])
-        .arg(&fifo)
-        .output()
-        .unwrap();
-    writer.join().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(
-        stderr.contains("pipe.yaml: Skill 'local/p': Tool 'builtin/raed_file'"),
-        "{stderr}"
-    );
-}
