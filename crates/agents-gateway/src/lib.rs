@@ -158,7 +158,35 @@ pub fn plan(set: &ServeSet, default_timeout: Duration) -> Plan {
                 .get(l.name.as_str())
                 .is_none_or(|e| e.tool.as_ref().and_then(ServedSkill::of).is_none())
         })
+        .map(|mut l| {
+            // An MCP tool the catalogue does not know because its server is
+            // not trusted, or was never queried: said as such.
+            let unknown = by_name
+                .get(l.name.as_str())
+                .is_some_and(|e| e.tool.is_none());
+            if let Some(reason) = mcp_server_of(&l.name)
+                .filter(|_| unknown)
+                .and_then(|server| unlisted_reason(set, server))
+            {
+                l.reason = reason;
+            }
+            l
+        })
         .collect();
+    // A server none of whose tools a skill names (no allow-list) and whose
+    // list was never fetched leaves out everything it has: said once.
+    for server in &set.uncached {
+        let named = set
+            .entries
+            .iter()
+            .any(|e| mcp_server_of(&e.name) == Some(server.as_str()));
+        if !named && let Some(reason) = unlisted_reason(set, server) {
+            left_out.push(LeftOut {
+                name: format!("mcp:{server}"),
+                reason,
+            });
+        }
+    }
     left_out.extend(not_own);
     let mut served = Vec::new();
     for tool in exported.tools {
@@ -225,6 +253,82 @@ pub fn plan(set: &ServeSet, default_timeout: Duration) -> Plan {
         left_out,
         warnings: set.warnings.clone(),
     }
+}
+
+/// The server of an MCP entry (`mcp:{server}/{tool}`).
+fn mcp_server_of(name: &str) -> Option<&str> {
+    name.strip_prefix("mcp:")?
+        .split_once('/')
+        .map(|(server, _)| server)
+}
+
+/// Why the tools of `server` are not known, when that is because no
+/// definition of it the set uses is trusted here, or because it has no
+/// cached tool list; `None` otherwise (a tool its list does not have).
+fn unlisted_reason(set: &ServeSet, server: &str) -> Option<String> {
+    let definitions: Vec<&McpDefinition> =
+        set.servers.iter().filter(|d| d.server == server).collect();
+    let trusted = definitions.iter().find(|d| d.trusted);
+    match trusted {
+        None => definitions.first().map(|d| d.untrusted_hint()),
+        Some(d) if set.uncached.iter().any(|s| s == server) => Some(format!(
+            "mcp server `{}` has no cached tool list, so none of its tools is known",
+            d.shown_server()
+        )),
+        Some(_) => None,
+    }
+}
+
+/// The left-out entries the server's `instructions` name one by one.
+const LEFT_OUT_IN_INSTRUCTIONS: usize = 10;
+
+/// The longest reason the server's `instructions` give, in bytes.
+const MAX_REASON_BYTES: usize = 400;
+
+/// The server's `instructions` (the `initialize` result): what it serves
+/// and, where the skills name something it does not serve, what and why,
+/// so a client whose user never sees the gateway's log (Claude Desktop)
+/// can tell. Reasons are the plan's own, which never quote what an
+/// untrusted definition would run: what a skill's writer wrote does not
+/// reach the model as instructions.
+fn instructions(plan: &Plan) -> String {
+    let mut text = String::from(
+        "Tools of skills resolved by the `agents` skill registry; \
+         `_meta[\"io.cleveragents/name\"]` is each tool's registry name. \
+         Agent Skills of those skills are resources under `skill://<name>/` \
+         (see `skills/list`).",
+    );
+    if plan.left_out.is_empty() {
+        return text;
+    }
+    text.push_str(&format!(
+        "\n\nServing {} tool(s) and {} Agent Skill(s); left out of what the skills name ({}):",
+        plan.served.len(),
+        plan.skills.len(),
+        plan.left_out.len()
+    ));
+    for l in plan.left_out.iter().take(LEFT_OUT_IN_INSTRUCTIONS) {
+        text.push_str(&format!(
+            "\n- `{}`: {}",
+            agents_core::text::escape_control(&agents_core::text::shorten(
+                &l.name,
+                agents_core::text::MAX_ECHO_BYTES
+            )),
+            agents_core::text::escape_control(&agents_core::text::shorten(
+                &l.reason,
+                MAX_REASON_BYTES
+            ))
+        ));
+    }
+    if let Some(more) = plan
+        .left_out
+        .len()
+        .checked_sub(LEFT_OUT_IN_INSTRUCTIONS)
+        .filter(|more| *more > 0)
+    {
+        text.push_str(&format!("\n- and {more} more"));
+    }
+    text
 }
 
 /// The longest one argument problem is shown, in bytes.
@@ -1173,12 +1277,7 @@ impl rmcp::ServerHandler for Gateway {
                 "agents-gateway",
                 env!("CARGO_PKG_VERSION"),
             ))
-            .with_instructions(
-                "Tools of skills resolved by the `agents` skill registry; \
-                 `_meta[\"io.cleveragents/name\"]` is each tool's registry name. \
-                 Agent Skills of those skills are resources under `skill://<name>/` \
-                 (see `skills/list`).",
-            )
+            .with_instructions(instructions(&self.plan()))
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

@@ -25,7 +25,7 @@ use agents_store::{Store, ToolGroup};
 use serde::Serialize;
 
 use crate::error::ServiceError;
-use crate::service::SkillRegistryService;
+use crate::service::{ServeSet, SkillRegistryService};
 use crate::trust::{Launch, MAX_LAUNCH_BYTES, quote};
 
 /// How many rows that do not decode a registry-wide listing names.
@@ -661,6 +661,47 @@ impl<S: Store> SkillRegistryService<S> {
             }
         }
         self.refresh_definitions(chosen, options).await
+    }
+
+    /// Fetches the tool list of every trusted MCP server definition of
+    /// `set` whose server has no cached list there (`set.uncached`): what
+    /// `agents mcp serve` does at start, so a server that is configured or
+    /// trusted and was never queried has its tools served rather than none.
+    /// Untrusted definitions are not started, and not in the outcomes; one
+    /// outcome per definition fetched (its error, if the fetch failed).
+    pub async fn fetch_missing_tool_lists(
+        &self,
+        set: &ServeSet,
+        options: &FetchOptions,
+    ) -> Result<Vec<McpRefresh>, ServiceError> {
+        let missing: Vec<McpDefinition> = set
+            .servers
+            .iter()
+            .filter(|d| d.trusted && set.uncached.contains(&d.server))
+            .cloned()
+            .collect();
+        if missing.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.refresh_definitions(missing, options).await
+    }
+
+    /// Fetches the tool list of `definition` as this user's trust store now
+    /// says of it: what `agents mcp trust` offers once it trusted one.
+    pub async fn fetch_definition(
+        &self,
+        definition: &McpDefinition,
+        options: &FetchOptions,
+    ) -> Result<Vec<McpRefresh>, ServiceError> {
+        let mut definition = definition.clone();
+        definition.trusted =
+            definition.defined_in == "config" || self.trust().is_trusted(&definition.digest);
+        self.refresh_definitions(vec![definition], options).await
+    }
+
+    /// Whether a tool list of the definition with `digest` was ever stored.
+    pub async fn tool_list_fetched(&self, digest: &str) -> Result<bool, ServiceError> {
+        Ok(self.cached_at(digest).await?.is_some())
     }
 
     async fn cached_at(&self, digest: &str) -> Result<Option<String>, ServiceError> {

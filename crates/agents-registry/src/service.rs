@@ -140,6 +140,10 @@ pub struct ServeSet {
     pub servers: Vec<crate::McpDefinition>,
     /// Non-fatal problems.
     pub warnings: Vec<String>,
+    /// The MCP servers (by name, each once, in the order met) a skill of
+    /// the set uses whose tool list was never fetched: none of their tools
+    /// is known, so none is in `entries` unless a skill names it.
+    pub uncached: Vec<String>,
     /// The Agent Skill folders (realpaths) this user's own discovery found
     /// (rows sealed by their scope): the only ones whose files may be
     /// served or pointed to. An `agent_sources` path in a skill is a row
@@ -1108,6 +1112,14 @@ impl<S: Store> SkillRegistryService<S> {
             }
         }
         let entries: Vec<ResolvedToolEntry> = entries.into_values().collect();
+        let mut uncached: Vec<String> = Vec::new();
+        for warning in &warnings {
+            if let agents_core::ResolveWarning::McpNotCached { server, .. } = warning
+                && !uncached.contains(server)
+            {
+                uncached.push(server.clone());
+            }
+        }
         let warnings = self.warning_lines(&skills, &warnings).await?;
         let mut closure: Vec<Skill> = skills.into_values().collect();
         closure.sort_by(|a, b| a.name.cmp(&b.name));
@@ -1116,6 +1128,7 @@ impl<S: Store> SkillRegistryService<S> {
             entries,
             servers,
             warnings,
+            uncached,
             own_folders: catalog.agent_by_folder.into_keys().collect(),
         })
     }

@@ -53,17 +53,7 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
                 output::line("no MCP servers are defined")?;
             } else {
                 for outcome in &outcomes {
-                    match &outcome.error {
-                        None => output::line(format!(
-                            "{}: {} tool(s) cached ({})",
-                            outcome.server,
-                            outcome.tools.len(),
-                            outcome.transport.as_deref().unwrap_or("?")
-                        ))?,
-                        Some(_) => report_failure(ctx, outcome),
-                    }
-                    // One list per server: at most 50 lines, then a count.
-                    output::warn_all(ctx.format, outcome.rejected.iter().map(String::as_str));
+                    print_outcome(ctx, outcome)?;
                 }
             }
             if failed {
@@ -405,17 +395,80 @@ async fn trust(
         }
     };
     ctx.service.trust_definition(definition)?;
+    let fetched = ctx.service.tool_list_fetched(&definition.digest).await?;
     if structured {
-        output::json(&json!({"review": review, "trusted": [definition]}))?;
-    } else {
-        output::line(format!(
-            "trusted mcp server `{}` (digest {}) defined in {}",
-            definition.shown_server(),
-            agents_mcp_short(&definition.digest),
-            definition.definer()
-        ))?;
+        output::json(&json!({
+            "review": review,
+            "trusted": [definition],
+            "tool_list_fetched": fetched,
+        }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    output::line(format!(
+        "trusted mcp server `{}` (digest {}) defined in {}",
+        definition.shown_server(),
+        agents_mcp_short(&definition.digest),
+        definition.definer()
+    ))?;
+    if !fetched {
+        offer_fetch(ctx, definition, can_ask).await?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// After `mcp trust` of a definition whose tool list was never fetched:
+/// at a terminal, asks whether to fetch it now (and does); otherwise says
+/// how (its tools are not served until it is fetched, which `mcp serve`
+/// also does at start).
+async fn offer_fetch(
+    ctx: &Context,
+    definition: &agents_registry::McpDefinition,
+    can_ask: bool,
+) -> Result<(), Failure> {
+    let server = definition.shown_server();
+    if !can_ask {
+        output::line(format!(
+            "its tool list was never fetched: `{}` fetches it now (`agents mcp serve` does at start)",
+            agents_core::mcp_refresh_command(&definition.server)
+        ))?;
+        return Ok(());
+    }
+    let question =
+        format!("fetch the tool list of mcp server `{server}` now (it starts it)? [y/N] ");
+    if !output::confirm(&question).map_err(Failure::io)? {
+        output::line(format!(
+            "not fetched: `{}` fetches it later (`agents mcp serve` does at start)",
+            agents_core::mcp_refresh_command(&definition.server)
+        ))?;
+        return Ok(());
+    }
+    let spinner = output::spinner(ctx.format, "querying the MCP server…");
+    let outcomes = ctx
+        .service
+        .fetch_definition(definition, &fetch_options(ctx))
+        .await;
+    spinner.finish_and_clear();
+    for outcome in &outcomes? {
+        print_outcome(ctx, outcome)?;
+    }
+    Ok(())
+}
+
+/// A refresh of one server for people: how many tools it cached, or why
+/// not (a warning), then the tools of its list that were refused (one list
+/// per server: at most 50 lines, then a count).
+fn print_outcome(ctx: &Context, outcome: &McpRefresh) -> Result<(), Failure> {
+    match &outcome.error {
+        None => output::line(format!(
+            "{}: {} tool(s) cached ({})",
+            outcome.server,
+            outcome.tools.len(),
+            outcome.transport.as_deref().unwrap_or("?")
+        ))?,
+        Some(_) => report_failure(ctx, outcome),
+    }
+    output::warn_all(ctx.format, outcome.rejected.iter().map(String::as_str));
+    Ok(())
 }
 
 fn untrust(ctx: &Context, server: &str, digest: Option<&str>) -> Result<ExitCode, Failure> {
@@ -468,6 +521,15 @@ async fn serve(
         names.push(ctx.service.skill_name(skill).await?);
     }
     let options = fetch_options(ctx);
+    // The set as it is, unless serving fetched a missing tool list first
+    // (then resolved again, below).
+    let mut ready = None;
+    if !dry_run {
+        let set = ctx.service.serve_set(&names).await?;
+        if !fetch_missing_lists(ctx, &set, &options).await? {
+            ready = Some(set);
+        }
+    }
     let (set, lock) = match locked {
         Some(file) => {
             let lock = super::skill::read_lock(file)?;
@@ -486,7 +548,10 @@ async fn serve(
             }
             (set, Some((lock, file.display().to_string())))
         }
-        None => (ctx.service.serve_set(&names).await?, None),
+        None => match ready {
+            Some(set) => (set, None),
+            None => (ctx.service.serve_set(&names).await?, None),
+        },
     };
     let plan = agents_gateway::plan(&set, options.timeout);
     output::warn_all(ctx.format, plan.warnings.iter().map(String::as_str));
@@ -496,6 +561,17 @@ async fn serve(
         .map(|l| format!("`{}`: {}", l.name, l.reason))
         .collect();
     if dry_run {
+        // What a serve would fetch first (see `fetch_missing_lists`).
+        let fetch_at_start: Vec<&str> = set
+            .uncached
+            .iter()
+            .filter(|server| {
+                set.servers
+                    .iter()
+                    .any(|d| d.trusted && &d.server == *server)
+            })
+            .map(String::as_str)
+            .collect();
         if ctx.format.structured() {
             let left: Vec<_> = plan
                 .left_out
@@ -514,7 +590,12 @@ async fn serve(
                     })
                 })
                 .collect();
-            output::json(&json!({"tools": served, "skills": skills, "left_out": left}))?;
+            output::json(&json!({
+                "tools": served,
+                "skills": skills,
+                "left_out": left,
+                "fetch_at_start": fetch_at_start,
+            }))?;
         } else {
             for tool in &plan.served {
                 output::line(format!(
@@ -532,6 +613,11 @@ async fn serve(
             }
             for line in &left_out {
                 output::line(format!("left out {line}"))?;
+            }
+            for server in &fetch_at_start {
+                output::line(format!(
+                    "fetch at start the tool list of mcp server `{server}` (none is cached), then serve its tools"
+                ))?;
             }
         }
         return Ok(ExitCode::SUCCESS);
@@ -588,6 +674,33 @@ async fn serve(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Before serving: fetches the tool list of every trusted server of `set`
+/// that has none cached (a server just configured, imported or trusted),
+/// so its tools are served rather than none. Said on stderr (with stdio,
+/// stdout is the client's channel); a failure is a warning, and the server
+/// is then left out, which the served `instructions` say. Returns whether
+/// anything was fetched.
+async fn fetch_missing_lists(
+    ctx: &Context,
+    set: &agents_registry::ServeSet,
+    options: &FetchOptions,
+) -> Result<bool, Failure> {
+    let outcomes = ctx.service.fetch_missing_tool_lists(set, options).await?;
+    for outcome in &outcomes {
+        warn_drift(ctx, outcome);
+        match &outcome.error {
+            None => output::note(&format!(
+                "agents mcp serve: fetched the tool list of mcp server `{}` (none was cached): {} tool(s)",
+                outcome.server,
+                outcome.tools.len()
+            )),
+            Some(_) => report_failure(ctx, outcome),
+        }
+        output::warn_all(ctx.format, outcome.rejected.iter().map(String::as_str));
+    }
+    Ok(outcomes.iter().any(|outcome| outcome.error.is_none()))
 }
 
 /// Options for MCP fetches from the resolved settings.

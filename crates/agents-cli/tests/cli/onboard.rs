@@ -1011,7 +1011,9 @@ fn a_slow_mcp_start_shows_a_spinner_on_a_terminal_only() {
         run.stderr
     );
     // On a terminal (`script` gives the command a pseudo-terminal).
-    let Some(script) = script("a_slow_mcp_start_shows_a_spinner_on_a_terminal_only") else {
+    let Some(script) =
+        crate::support::script_program("a_slow_mcp_start_shows_a_spinner_on_a_terminal_only")
+    else {
         return;
     };
     let line = format!("{} mcp refresh slow", env!("CARGO_BIN_EXE_agents"));
@@ -1028,7 +1030,9 @@ fn a_slow_mcp_start_shows_a_spinner_on_a_terminal_only() {
 fn a_terminal_of_unknown_width_gets_whole_cells() {
     let sb = Sandbox::new();
     sb.init_db();
-    let Some(script) = script("a_terminal_of_unknown_width_gets_whole_cells") else {
+    let Some(script) =
+        crate::support::script_program("a_terminal_of_unknown_width_gets_whole_cells")
+    else {
         return;
     };
     let agents = env!("CARGO_BIN_EXE_agents");
@@ -1048,30 +1052,6 @@ fn a_terminal_of_unknown_width_gets_whole_cells() {
             "{setup:?}: {text}"
         );
     }
-}
-
-/// `script` (util-linux), which runs a command on a pseudo-terminal: needed
-/// in CI; elsewhere its absence skips the test `test`.
-fn script(test: &str) -> Option<std::path::PathBuf> {
-    let found = which("script").ok();
-    if found.is_none() {
-        assert!(
-            std::env::var("CI").is_err(),
-            "`script` (util-linux) is needed in CI"
-        );
-        eprintln!("SKIPPED (no `script`): {test}");
-    }
-    found
-}
-
-fn which(program: &str) -> Result<std::path::PathBuf, ()> {
-    std::env::var_os("PATH")
-        .and_then(|paths| {
-            std::env::split_paths(&paths)
-                .map(|dir| dir.join(program))
-                .find(|path| path.is_file())
-        })
-        .ok_or(())
 }
 
 #[test]

@@ -2165,3 +2165,145 @@ fn raw_keep_alive_calls(address: &str, token: &str, tool: &str, count: usize) ->
     }
     slow
 }
+
+/// A trusted server whose tool list was never fetched (just configured,
+/// imported or trusted) is fetched when `mcp serve` starts, not served as
+/// nothing; what is still left out is said in-band, in the `instructions`
+/// a client gets at `initialize` (Claude Desktop users never see stderr),
+/// and `--dry-run` says "not trusted" where that is why, not "its source is
+/// unknown". `mcp trust` then offers the fetch: the command outside a
+/// terminal, the question at one.
+#[test]
+fn a_trusted_server_never_fetched_is_fetched_at_start_and_the_rest_said_in_band() {
+    let Some((entry, python)) = requirements("fetch_at_start") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let marker = format!("gw-start-{}", std::process::id());
+    sb.write(
+        "home/.cleveragents/config.toml",
+        &format!(
+            "[mcp.servers.everything]\ncommand = \"node\"\nargs = [\"{entry}\", \"stdio\"]\nenv = {{ AGENTS_TEST_MARKER = \"{marker}\" }}\n"
+        ),
+    );
+    let file = sb.write(
+        "start.yaml",
+        &format!(
+            "name: l/start\nmcp_sources:\n  - server: everything\n  - server: other\n    command: node\n    args: [\"{entry}\", stdio]\n    env: {{AGENTS_TEST_MARKER: {marker}}}\n    tools: [echo]\n"
+        ),
+    );
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    sb.run(&["mcp", "untrust", "other"]).ok();
+    let dry = dry_run(&sb, "l/start");
+    assert_eq!(dry["tools"], json!([]), "{dry}");
+    assert_eq!(dry["fetch_at_start"], json!(["everything"]), "{dry}");
+    let left: Vec<(&str, &str)> = dry["left_out"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["name"].as_str().unwrap(), l["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(left.len(), 2, "{dry}");
+    assert_eq!(left[0].0, "mcp:other/echo");
+    assert!(
+        left[0].1.contains("is not trusted on this machine"),
+        "{}",
+        left[0].1
+    );
+    assert_eq!(left[1].0, "mcp:everything");
+    assert!(
+        left[1].1.contains("has no cached tool list"),
+        "{}",
+        left[1].1
+    );
+    for (_, reason) in &left {
+        assert!(!reason.contains("source is unknown"), "{reason}");
+    }
+
+    let steps = json!([{"list": true}]);
+    let args: Vec<String> = [
+        "--",
+        env!("CARGO_BIN_EXE_agents"),
+        "mcp",
+        "serve",
+        "l/start",
+    ]
+    .map(String::from)
+    .to_vec();
+    let out = python_client_with(&sb, &python, &steps, &args);
+    let names: Vec<&str> = out["steps"][0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["_meta"]["io.cleveragents/name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"mcp:everything/echo"), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n.starts_with("mcp:other/")),
+        "{names:?}"
+    );
+    let instructions = out["instructions"].as_str().unwrap();
+    assert!(
+        instructions
+            .contains("\n- `mcp:other/echo`: mcp server `other` (defined in skill `l/start`"),
+        "{instructions}"
+    );
+    assert!(
+        instructions.contains("is not trusted on this machine"),
+        "{instructions}"
+    );
+    // What an untrusted definition would run never reaches the client.
+    assert!(!instructions.contains("node"), "{instructions}");
+    // Fetched once: the next start has nothing to fetch.
+    assert_eq!(dry_run(&sb, "l/start")["fetch_at_start"], json!([]));
+    assert_eq!(settle(&marker), 0);
+
+    // `mcp trust`, outside a terminal: trusted by digest, and the fetch said.
+    let listed = sb.run(&["mcp", "list", "--format", "json"]).ok().json();
+    let digest = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["server"] == "other")
+        .map(|s| s["digest"].as_str().unwrap().to_owned())
+        .unwrap();
+    let run = sb.run(&["mcp", "trust", "other", "--digest", &digest]).ok();
+    assert!(
+        run.stdout.ends_with(
+            "its tool list was never fetched: `agents mcp refresh other` fetches it now (`agents mcp serve` does at start)\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    // At a terminal, asked; yes fetches it.
+    sb.run(&["mcp", "untrust", "other"]).ok();
+    if let Some(script) = crate::support::script_program("the terminal part of a fetch test") {
+        let line = format!("{} mcp trust other", env!("CARGO_BIN_EXE_agents"));
+        let mut child = sb
+            .command(&script)
+            .args(["-qec", &line, "/dev/null"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(b"y\ny\n").unwrap();
+        let out = child.wait_with_output().unwrap();
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            said.contains("fetch the tool list of mcp server `other` now (it starts it)? [y/N]"),
+            "{said}"
+        );
+        assert!(said.contains("other: "), "{said}");
+        assert!(said.contains(" tool(s) cached (stdio)"), "{said}");
+        let dry = dry_run(&sb, "l/start");
+        let names: Vec<&str> = dry["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["_meta"]["io.cleveragents/name"].as_str().unwrap())
+            .collect();
+        assert!(names.contains(&"mcp:other/echo"), "{dry}");
+    }
+    assert_eq!(settle(&marker), 0);
+}

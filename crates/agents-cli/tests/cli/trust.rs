@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::support::{PgDatabase, Run, Sandbox};
+use crate::support::{PgDatabase, Run, Sandbox, script_program};
 
 /// One shared database, and users with their own HOME (trust store, config,
 /// discovery scope) on it.
@@ -1235,7 +1235,7 @@ fn a_name_alone_trusts_nothing_unseen(shared: &Shared) {
     let digest = trust_digest(&run.stderr, "github");
     assert_eq!(trusted(shared), 0);
     // At a terminal, bob is asked; anything but yes trusts nothing.
-    if let Some(script) = script_program() {
+    if let Some(script) = script_program("the terminal part of a trust test") {
         let line = format!("{} mcp trust github", env!("CARGO_BIN_EXE_agents"));
         for (answer, count) in [("n\n", 0), ("y\n", 1)] {
             let mut child = shared
@@ -1283,24 +1283,6 @@ fn a_name_alone_trusts_nothing_unseen_postgres() {
     if let Some(shared) = Shared::postgres("trust_unseen") {
         a_name_alone_trusts_nothing_unseen(&shared);
     }
-}
-
-/// `script` (util-linux), which runs a command on a pseudo-terminal: needed
-/// in CI; elsewhere its absence skips that part.
-fn script_program() -> Option<PathBuf> {
-    let found = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join("script"))
-            .find(|path| path.is_file())
-    });
-    if found.is_none() {
-        assert!(
-            std::env::var("CI").is_err(),
-            "`script` (util-linux) is needed in CI"
-        );
-        eprintln!("SKIPPED (no `script`): the terminal part of a trust test");
-    }
-    found
 }
 
 /// Names in text output are escaped wherever they are printed: a line

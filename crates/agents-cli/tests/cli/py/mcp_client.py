@@ -20,7 +20,8 @@ request to URL with only those headers and records the HTTP status),
 {"request": METHOD, "params": {...}} (any request, e.g. the SEP-2640 `skills/list`,
 sent through the SDK's generic `send_request`; records the raw result, or {"error": ...}).
 Prints one JSON object: {"capabilities": <server capabilities from initialize>,
-"steps": [...]} with each step's result.
+"instructions": <the server's instructions from initialize>, "steps": [...]} with each
+step's result.
 """
 
 import json
@@ -232,7 +233,8 @@ async def main():
                 init = await session.initialize()
                 out = await run_steps(session, steps, changed, None)
     capabilities = init.capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
-    print(json.dumps({"capabilities": capabilities, "steps": out}))
+    print(json.dumps({"capabilities": capabilities, "instructions": init.instructions,
+                      "steps": out}))
 
 
 anyio.run(main)

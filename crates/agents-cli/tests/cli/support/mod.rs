@@ -351,3 +351,21 @@ pub fn settle(marker: &str) -> usize {
     }
     processes_with(marker)
 }
+
+/// `script` (util-linux), which runs a command on a pseudo-terminal: needed
+/// in CI; elsewhere its absence skips `what` (a test, or part of one).
+pub fn script_program(what: &str) -> Option<PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join("script"))
+            .find(|path| path.is_file())
+    });
+    if found.is_none() {
+        assert!(
+            std::env::var("CI").is_err(),
+            "`script` (util-linux) is needed in CI"
+        );
+        eprintln!("SKIPPED (no `script`): {what}");
+    }
+    found
+}
