@@ -473,9 +473,14 @@ pub enum McpCommand {
         /// Whose file format to write
         #[arg(long, value_enum, default_value = "claude")]
         client: ClientArg,
-        /// Write here (mode 0600, secrets included) instead of stdout (secrets masked)
+        /// Write here (mode 0600, secrets included) instead of stdout (values
+        /// that look secret masked, and said on stderr)
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,
+        /// Write the serve entry's command as `agents` (found on the
+        /// client's PATH) instead of this program's absolute path
+        #[arg(long)]
+        bare_command: bool,
     },
     /// Show an MCP server's definitions from the registry in full (what
     /// each would run, who defined it) and trust one on this machine: at a

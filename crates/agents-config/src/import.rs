@@ -286,18 +286,34 @@ pub enum ClientFormat {
     VsCode,
 }
 
+/// What [`export_mcp_servers`] made: the client's file, and the values it
+/// masked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientExport {
+    /// The client's JSON file.
+    pub value: Value,
+    /// Each value masked, as `SERVER.env.NAME`, `SERVER.headers.NAME`,
+    /// `SERVER.args[N]` or `SERVER.url`: a client given the file as it is
+    /// would start those servers with `***` for the value.
+    pub masked: Vec<String>,
+}
+
 /// `agents mcp export`: the configured servers as a client's JSON file, plus
-/// one `agents` entry serving `serve` (when not empty) through `agents mcp
-/// serve`, with `serve_env` ([`crate::Settings::serve_env`]) as its `env`. With `mask`, literal `env` and `headers` values (not `${VAR}`
-/// references) and secret options' values in `args` become `***`, so the
-/// result can be printed.
+/// one entry named `agents` serving `serve` (when not empty) by running
+/// `serve_command mcp serve SKILL…`, with `serve_env`
+/// ([`crate::Settings::serve_env`]) as its `env`. With `mask`, only what
+/// looks secret is masked, as [`agents_core::redact::mask_source`] hides it
+/// (values of secret-named `env` and `headers` entries and options, URL
+/// passwords, credentials by their shape; `${VAR}` references stay), and
+/// [`ClientExport::masked`] says where.
 pub fn export_mcp_servers(
     servers: &indexmap::IndexMap<String, agents_core::McpSource>,
     serve: &[String],
+    serve_command: &str,
     serve_env: &[(&str, String)],
     format: ClientFormat,
     mask: bool,
-) -> Value {
+) -> ClientExport {
     // VS Code expands `${env:VAR}`, not `${VAR}` (which it would pass on
     // as written): the form `mcp import` reads back as `${VAR}`.
     let vars = |text: &str| -> String {
@@ -309,28 +325,29 @@ pub fn export_mcp_servers(
     };
     let shown = |map: &indexmap::IndexMap<String, String>| -> Value {
         map.iter()
-            .map(|(k, v)| {
-                let v = if mask {
-                    agents_core::redact::redact_setting_value(v)
-                } else {
-                    v.clone()
-                };
-                (k.clone(), Value::String(vars(&v)))
-            })
+            .map(|(k, v)| (k.clone(), Value::String(vars(v))))
             .collect::<serde_json::Map<_, _>>()
             .into()
     };
+    let mut masked = Vec::new();
     let mut out = serde_json::Map::new();
     for (name, source) in servers {
+        let masked_source;
+        let source = if mask {
+            masked.extend(
+                agents_core::redact::literal_secret_fields(source)
+                    .into_iter()
+                    .map(|field| format!("{name}.{field}")),
+            );
+            masked_source = agents_core::redact::mask_source(source);
+            &masked_source
+        } else {
+            source
+        };
         let mut entry = serde_json::Map::new();
         if let Some(url) = &source.url {
             entry.insert("type".into(), "http".into());
-            let url = if mask {
-                agents_core::redact::redact_url(url)
-            } else {
-                url.clone()
-            };
-            entry.insert("url".into(), vars(&url).into());
+            entry.insert("url".into(), vars(url).into());
             if !source.headers.is_empty() {
                 entry.insert("headers".into(), shown(&source.headers));
             }
@@ -339,12 +356,7 @@ pub fn export_mcp_servers(
                 entry.insert("type".into(), "stdio".into());
             }
             entry.insert("command".into(), vars(command).into());
-            let args = if mask {
-                agents_core::redact::redact_args(&source.args)
-            } else {
-                source.args.clone()
-            };
-            let args: Vec<Value> = args.iter().map(|a| vars(a).into()).collect();
+            let args: Vec<Value> = source.args.iter().map(|a| vars(a).into()).collect();
             entry.insert("args".into(), args.into());
             if !source.env.is_empty() {
                 entry.insert("env".into(), shown(&source.env));
@@ -364,7 +376,7 @@ pub fn export_mcp_servers(
         if format == ClientFormat::VsCode {
             entry.insert("type".into(), "stdio".into());
         }
-        entry.insert("command".into(), "agents".into());
+        entry.insert("command".into(), serve_command.into());
         entry.insert("args".into(), Value::Array(args));
         if !serve_env.is_empty() {
             // A database URL may hold a password: masked when printed, as
@@ -372,12 +384,15 @@ pub fn export_mcp_servers(
             let env: serde_json::Map<String, Value> = serve_env
                 .iter()
                 .map(|(var, value)| {
-                    let value = if mask {
+                    let shown = if mask {
                         agents_core::redact::redact_url(value)
                     } else {
                         value.clone()
                     };
-                    ((*var).to_owned(), Value::String(value))
+                    if shown != *value {
+                        masked.push(format!("agents.env.{var}"));
+                    }
+                    ((*var).to_owned(), Value::String(shown))
                 })
                 .collect();
             entry.insert("env".into(), Value::Object(env));
@@ -388,7 +403,10 @@ pub fn export_mcp_servers(
         ClientFormat::Claude => "mcpServers",
         ClientFormat::VsCode => "servers",
     };
-    serde_json::json!({ key: out })
+    ClientExport {
+        value: serde_json::json!({ key: out }),
+        masked,
+    }
 }
 
 /// `[mcp.servers]` of `doc`, created (implicit, so no empty headers are
@@ -1276,7 +1294,8 @@ env = { KEY = "***" }
             ..Default::default()
         };
         let servers = indexmap::IndexMap::from([("gh".to_owned(), source)]);
-        let masked = export_mcp_servers(&servers, &[], &[], ClientFormat::VsCode, true);
+        let masked =
+            export_mcp_servers(&servers, &[], "agents", &[], ClientFormat::VsCode, true).value;
         assert_eq!(
             masked["servers"]["gh"]["args"],
             serde_json::json!([
@@ -1307,16 +1326,20 @@ env = { KEY = "***" }
 
     #[test]
     fn a_masked_export_shows_references_not_literals() {
+        let token = format!("ghp_{}", "k3Y".repeat(12));
+        let default = format!("${{KEY:-{token}}}");
         let source = agents_core::McpSource {
             server: "gh".into(),
             command: Some("docker".into()),
             env: [
                 ("TOKEN", "ghp_literal"),
                 ("HOME_DIR", "${HOME}"),
-                // A shell-style default may be the secret itself: masked,
-                // the reference kept.
-                ("FALLBACK", "${KEY:-ghp_default}"),
+                // A shell-style default may be the secret itself: masked
+                // (by its shape here), the reference kept.
+                ("FALLBACK", default.as_str()),
                 ("TWO", "${A}${B}"),
+                // Only what looks secret is masked.
+                ("NODE_ENV", "production"),
             ]
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v.to_owned()))
@@ -1325,10 +1348,18 @@ env = { KEY = "***" }
             ..Default::default()
         };
         let servers = indexmap::IndexMap::from([("gh".to_owned(), source)]);
-        let masked = export_mcp_servers(&servers, &[], &[], ClientFormat::Claude, true);
+        let export = export_mcp_servers(&servers, &[], "agents", &[], ClientFormat::Claude, true);
+        assert_eq!(
+            export.masked,
+            ["gh.env.TOKEN", "gh.env.FALLBACK", "gh.args[2]"]
+        );
+        let masked = export.value;
         assert_eq!(
             masked["mcpServers"]["gh"]["env"],
-            serde_json::json!({"TOKEN": "***", "HOME_DIR": "${HOME}", "FALLBACK": "${KEY:-***}", "TWO": "${A}${B}"})
+            serde_json::json!({
+                "TOKEN": "***", "HOME_DIR": "${HOME}", "FALLBACK": "${KEY:-***}",
+                "TWO": "${A}${B}", "NODE_ENV": "production",
+            })
         );
         assert_eq!(
             masked["mcpServers"]["gh"]["args"],
@@ -1343,20 +1374,19 @@ env = { KEY = "***" }
             ("gh".to_owned(), servers["gh"].clone()),
             ("api".to_owned(), http),
         ]);
-        let masked = export_mcp_servers(&servers, &[], &[], ClientFormat::Claude, true);
+        let masked =
+            export_mcp_servers(&servers, &[], "agents", &[], ClientFormat::Claude, true).value;
         assert_eq!(
             masked["mcpServers"]["api"]["url"],
             "https://bob:***@api.example/mcp?token=***&v=2"
         );
-        let plain = export_mcp_servers(&servers, &[], &[], ClientFormat::Claude, false);
+        let plain =
+            export_mcp_servers(&servers, &[], "agents", &[], ClientFormat::Claude, false).value;
         assert_eq!(
             plain["mcpServers"]["api"]["url"],
             "https://bob:pw1@api.example/mcp?token=tok1&v=2"
         );
-        assert_eq!(
-            plain["mcpServers"]["gh"]["env"]["FALLBACK"],
-            "${KEY:-ghp_default}"
-        );
+        assert_eq!(plain["mcpServers"]["gh"]["env"]["FALLBACK"], default);
         assert_eq!(plain["mcpServers"]["gh"]["args"][2], "ghp_arg");
     }
 
@@ -1372,7 +1402,8 @@ env = { KEY = "***" }
             ..Default::default()
         };
         let servers = indexmap::IndexMap::from([("gh".to_owned(), source)]);
-        let vscode = export_mcp_servers(&servers, &[], &[], ClientFormat::VsCode, false);
+        let vscode =
+            export_mcp_servers(&servers, &[], "agents", &[], ClientFormat::VsCode, false).value;
         let gh = &vscode["servers"]["gh"];
         assert_eq!(
             gh["args"],
@@ -1381,7 +1412,8 @@ env = { KEY = "***" }
         assert_eq!(gh["env"]["HOME_DIR"], "${env:HOME}/x");
         // And `mcp import` reads them back as written here.
         assert_eq!(env("${env:HOME}/x", Client::VsCode).unwrap(), "${HOME}/x");
-        let claude = export_mcp_servers(&servers, &[], &[], ClientFormat::Claude, false);
+        let claude =
+            export_mcp_servers(&servers, &[], "agents", &[], ClientFormat::Claude, false).value;
         assert_eq!(claude["mcpServers"]["gh"]["env"]["HOME_DIR"], "${HOME}/x");
     }
 }

@@ -32,8 +32,8 @@ pub use expand::expand_path;
 pub use file::config_schema;
 use file::{FileConfig, PathList, located};
 pub use import::{
-    ClientFormat, ImportReport, export_mcp_servers, import_into_config, import_mcp_servers,
-    read_config_text, write_config_text, write_output_file,
+    ClientExport, ClientFormat, ImportReport, export_mcp_servers, import_into_config,
+    import_mcp_servers, read_config_text, write_config_text, write_output_file,
 };
 
 /// One environment variable the program reads.

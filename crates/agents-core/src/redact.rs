@@ -468,12 +468,73 @@ pub fn redact_setting_value(value: &str) -> String {
     out
 }
 
+/// Prefixes of credentials issued in a recognisable shape, each with the
+/// fewest characters that follow it in a real one (a word shorter than
+/// that, `sk-learn`, `ghp_default`, is not taken for one): GitHub, GitLab,
+/// OpenAI and Anthropic (`sk-`), Slack, Stripe, npm, PyPI, Hugging Face,
+/// Google API keys, AWS access key ids, DigitalOcean, Shopify.
+const TOKEN_SHAPES: &[(&str, usize)] = &[
+    ("ghp_", 30),
+    ("gho_", 30),
+    ("ghu_", 30),
+    ("ghs_", 30),
+    ("ghr_", 30),
+    ("github_pat_", 30),
+    ("glpat-", 20),
+    ("sk-", 20),
+    ("xoxb-", 10),
+    ("xoxp-", 10),
+    ("xoxa-", 10),
+    ("xoxr-", 10),
+    ("xoxe-", 10),
+    ("xapp-", 10),
+    ("sk_live_", 16),
+    ("sk_test_", 16),
+    ("rk_live_", 16),
+    ("npm_", 30),
+    ("pypi-", 30),
+    ("hf_", 30),
+    ("AIza", 30),
+    ("AKIA", 16),
+    ("ASIA", 16),
+    ("dop_v1_", 30),
+    ("shpat_", 30),
+];
+
+/// Whether `text` holds a word in the shape of a known credential
+/// ([`TOKEN_SHAPES`]: `ghp_…`, `sk-…`, `xoxb-…`, `AKIA…`), a JSON Web Token
+/// (`eyJ…` in three dot-separated parts) or a PEM private key. A value
+/// under an innocent name (`GH: ghp_…`) is a secret all the same.
+pub fn looks_like_token(text: &str) -> bool {
+    if text.contains("PRIVATE KEY-----") {
+        return true;
+    }
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+        .any(|word| {
+            // `${KEY:-ghp_…}`, `--opt=-…`: a word of its own after the dash.
+            let word = word.trim_start_matches(['-', '.']);
+            let shaped = TOKEN_SHAPES.iter().any(|(prefix, rest)| {
+                word.strip_prefix(prefix).is_some_and(|tail| {
+                    tail.len() >= *rest
+                        && tail
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+                })
+            });
+            let jwt = word.starts_with("eyJ")
+                && word.len() >= 30
+                && word.split('.').filter(|part| !part.is_empty()).count() == 3;
+            shaped || jwt
+        })
+}
+
 /// An `env` entry's or a header's value as shown where only secrets are
 /// hidden: as written, unless its name says it holds a secret (`API_KEY`,
-/// `Authorization`); then [`redact_setting_value`] of it (its `${VAR}`
+/// `Authorization`) or it holds a word in a known credential's shape
+/// ([`looks_like_token`]); then [`redact_setting_value`] of it (its `${VAR}`
 /// references and an auth scheme stay).
 pub fn redact_named_value<'v>(name: &str, value: &'v str) -> std::borrow::Cow<'v, str> {
-    if is_secret_name(name) {
+    if is_secret_name(name) || looks_like_token(value) {
         redact_setting_value(value).into()
     } else {
         value.into()
@@ -617,8 +678,9 @@ fn source_texts(source: &crate::McpSource) -> indexmap::IndexMap<String, &str> {
 /// name is a secret's (`GITHUB_TOKEN=VALUE`, as after docker's `-e` or
 /// `--env`), and of a header given as an argument whose name is a secret's
 /// (`Authorization: Bearer VALUE`, as mcp-remote's `--header` takes it; the
-/// auth scheme stays). A value that starts with `-` is taken for the next
-/// option, not hidden.
+/// auth scheme stays), and any word that holds a credential by its shape
+/// ([`looks_like_token`]). A value that starts with `-` is taken for the
+/// next option, not hidden.
 pub fn redact_args<S: AsRef<str>>(args: &[S]) -> Vec<String> {
     let mut hide_next = false;
     args.iter()
@@ -630,6 +692,8 @@ pub fn redact_args<S: AsRef<str>>(args: &[S]) -> Vec<String> {
                     format!("{option}{}", redact_setting_value(value))
                 }
                 OptionWord::Other if arg.contains("://") => redact_url(arg),
+                // A credential by its shape, whatever option it follows.
+                OptionWord::Other if looks_like_token(arg) => redact_setting_value(arg),
                 OptionWord::Other => arg.to_owned(),
             }
         })
@@ -772,6 +836,40 @@ pub fn redact_inline_args(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Values are hidden by their name or by a known credential's shape,
+    /// and only then: `NODE_ENV: production` is shown as written.
+    #[test]
+    fn only_values_that_look_secret_are_hidden() {
+        let github = format!("ghp_{}", "a1B2".repeat(9));
+        let openai = format!("sk-proj-{}", "x9".repeat(12));
+        let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlc2ln";
+        for (name, value, shown) in [
+            ("NODE_ENV", "production", "production"),
+            ("LOG_LEVEL", "debug", "debug"),
+            ("HOME_DIR", "${HOME}", "${HOME}"),
+            ("PYTHON", "sk-learn", "sk-learn"),
+            ("NOTE", "ghp_default", "ghp_default"),
+            ("GITHUB_TOKEN", "plainish", REDACTED),
+            ("API_KEY", "${API_KEY}", "${API_KEY}"),
+            ("GH", github.as_str(), REDACTED),
+            ("AUTH_HEADER_VALUE", "x", REDACTED),
+            ("OPENAI", openai.as_str(), REDACTED),
+            ("AWS_ID", "AKIAIOSFODNN7EXAMPLE", REDACTED),
+            ("SESSION_JWT", jwt, REDACTED),
+            ("BLOB", jwt, REDACTED),
+            ("HEADER", &format!("Bearer {github}"), REDACTED),
+        ] {
+            assert_eq!(redact_named_value(name, value), shown, "{name}={value}");
+        }
+        assert!(looks_like_token(
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n"
+        ));
+        assert_eq!(
+            redact_args(&["--verbose", github.as_str(), "--name", "sk-learn"]),
+            ["--verbose", REDACTED, "--name", "sk-learn"]
+        );
+    }
 
     #[test]
     fn hides_the_values_of_secret_options() {

@@ -29,6 +29,7 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
             serve,
             client,
             output: target,
+            bare_command,
         } => {
             // A serve entry for a skill that is not registered would only
             // fail later, in the client.
@@ -36,7 +37,7 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
                 let name = ctx.service.skill_name(name).await?;
                 ctx.service.get_skill(&name).await?;
             }
-            export(ctx, &serve, client, target.as_deref())
+            export(ctx, &serve, client, target.as_deref(), bare_command)
         }
         McpCommand::Refresh { servers } => {
             let spinner = output::spinner(ctx.format, "querying MCP servers…");
@@ -816,6 +817,7 @@ fn export(
     serve: &[String],
     client: crate::cli::ClientArg,
     target: Option<&std::path::Path>,
+    bare_command: bool,
 ) -> Result<ExitCode, Failure> {
     for skill in serve {
         agents_core::SkillName::new(skill)?;
@@ -826,16 +828,37 @@ fn export(
     };
     let servers = &ctx.settings.mcp_servers;
     let serve_env = ctx.settings.serve_env();
+    // The client starts the serve entry with its own PATH, which often lacks
+    // where this program is (`~/.cargo/bin` is not on Claude Desktop's).
+    let program = if bare_command || serve.is_empty() {
+        None
+    } else {
+        match std::env::current_exe() {
+            Ok(path) => Some(path.display().to_string()),
+            Err(err) => {
+                output::warn(
+                    ctx.format,
+                    &format!(
+                        "cannot tell where this program is ({err}): the serve entry runs `agents` from the client's PATH"
+                    ),
+                );
+                None
+            }
+        }
+    };
+    let command = program.as_deref().unwrap_or("agents");
     match target {
         Some(path) => {
-            let value =
-                agents_config::export_mcp_servers(servers, serve, &serve_env, format, false);
-            let text = serde_json::to_string_pretty(&value)
+            let export = agents_config::export_mcp_servers(
+                servers, serve, command, &serve_env, format, false,
+            );
+            let text = serde_json::to_string_pretty(&export.value)
                 .map_err(|err| Failure::new("internal", err.to_string()))?;
             agents_config::write_output_file(path, &format!("{text}\n"))?;
             output::line(format!(
                 "wrote {} server(s) to {}",
-                value
+                export
+                    .value
                     .as_object()
                     .and_then(|o| o.values().next())
                     .and_then(|v| v.as_object())
@@ -843,9 +866,24 @@ fn export(
                 path.display()
             ))?;
         }
-        None => output::json(&agents_config::export_mcp_servers(
-            servers, serve, &serve_env, format, true,
-        ))?,
+        None => {
+            let export = agents_config::export_mcp_servers(
+                servers, serve, command, &serve_env, format, true,
+            );
+            if !export.masked.is_empty() {
+                // What is printed is not the whole file: a client given it
+                // would start those servers with `***` for the value.
+                output::warn(
+                    ctx.format,
+                    &format!(
+                        "{} value(s) that look secret are masked as `***` ({}): a client given this output would start those servers with `***`; `-o FILE` writes them whole (mode 0600)",
+                        export.masked.len(),
+                        super::preview(&export.masked)
+                    ),
+                );
+            }
+            output::json(&export.value)?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -899,7 +899,7 @@ fn mcp_export_writes_claude_and_vscode_files_with_a_serve_entry() {
     sb.write(
         "home/.cleveragents/config.toml",
         "[mcp.servers.github]\ncommand = \"docker\"\nargs = [\"run\", \"-i\"]\n\
-         env = { TOKEN = \"ghp_literal\", HOME_DIR = \"${HOME}\" }\n\
+         env = { TOKEN = \"ghp_literal\", HOME_DIR = \"${HOME}\", NODE_ENV = \"production\" }\n\
          [mcp.servers.sentry]\nurl = \"https://mcp.sentry.dev/mcp\"\n\
          headers = { Authorization = \"Bearer ${SENTRY_TOKEN}\" }\n",
     );
@@ -922,19 +922,56 @@ fn mcp_export_writes_claude_and_vscode_files_with_a_serve_entry() {
         .run(&["mcp", "export", "--serve", "local/devops-toolkit"])
         .ok();
     assert!(!run.stdout.contains("ghp_literal"), "{}", run.stdout);
+    // The serve entry runs this very program, by its absolute path: a
+    // client's PATH often lacks `~/.cargo/bin`.
+    let program = std::fs::canonicalize(env!("CARGO_BIN_EXE_agents")).unwrap();
     assert_eq!(
         run.json(),
         json!({"mcpServers": {
+            // Only what looks secret is masked: `NODE_ENV` is not.
             "github": {"command": "docker", "args": ["run", "-i"],
-                       "env": {"TOKEN": "***", "HOME_DIR": "${HOME}"}},
+                       "env": {"TOKEN": "***", "HOME_DIR": "${HOME}", "NODE_ENV": "production"}},
             "sentry": {"type": "http", "url": "https://mcp.sentry.dev/mcp",
                        "headers": {"Authorization": "Bearer ${SENTRY_TOKEN}"}},
             // The sandbox's database is not the default one (it is set by
             // `CLEVERAGENTS_DATABASE_URL`): the entry carries it, so the
             // client's gateway reads the registry this command read.
-            "agents": {"command": "agents", "args": ["mcp", "serve", "local/devops-toolkit"],
+            "agents": {"command": program.display().to_string(),
+                       "args": ["mcp", "serve", "local/devops-toolkit"],
                        "env": {"CLEVERAGENTS_DATABASE_URL": "sqlite://[SANDBOX]/registry.db"}},
         }})
+    );
+    // What was masked is said on stderr, with where the whole file comes from.
+    assert!(
+        run.stderr
+            .contains("1 value(s) that look secret are masked as `***` (github.env.TOKEN)")
+            && run.stderr.contains("`-o FILE` writes them whole"),
+        "{}",
+        run.stderr
+    );
+    // `--bare-command` keeps the name, for a client whose PATH has it.
+    let run = sb
+        .run(&[
+            "mcp",
+            "export",
+            "--serve",
+            "local/devops-toolkit",
+            "--bare-command",
+        ])
+        .ok();
+    assert_eq!(run.json()["mcpServers"]["agents"]["command"], "agents");
+    // Nothing that looks secret: nothing masked, nothing said.
+    let quiet = Sandbox::new();
+    quiet.write(
+        "home/.cleveragents/config.toml",
+        "[mcp.servers.fs]\ncommand = \"npx\"\nenv = { NODE_ENV = \"production\" }\n",
+    );
+    quiet.init_db();
+    let run = quiet.run(&["mcp", "export"]).ok();
+    assert_eq!(run.stderr, "");
+    assert_eq!(
+        run.json()["mcpServers"]["fs"]["env"]["NODE_ENV"],
+        "production"
     );
     // A flag too, and a config file named by `--config`; a password in a
     // database URL is masked when printed.
