@@ -248,6 +248,18 @@ pub fn write_atomically(path: &Path, bytes: &[u8], access: Access) -> io::Result
             "it is a directory: name a file in it",
         ));
     }
+    // Dropped on any error below, the temporary file is removed.
+    let mut temp = temp_file_beside(path, access)?;
+    temp.write_all(bytes)?;
+    temp.as_file().sync_all()?;
+    temp.persist(path).map_err(|err| err.error)?;
+    Ok(())
+}
+
+/// A new temporary file next to `path` (`.NAME.XXXXXX.partial`, with the
+/// mode `access` gives), removed when dropped; leftovers of writes that
+/// were killed are removed first.
+fn temp_file_beside(path: &Path, access: Access) -> io::Result<tempfile::NamedTempFile> {
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
@@ -284,12 +296,24 @@ pub fn write_atomically(path: &Path, bytes: &[u8], access: Access) -> io::Result
     #[cfg(not(unix))]
     let _ = access;
     remove_stale_partials(dir, &prefix);
-    // Dropped on any error below, the temporary file is removed.
-    let mut temp = builder.tempfile_in(dir).map_err(in_dir)?;
+    builder.tempfile_in(dir).map_err(in_dir)
+}
+
+/// Creates `path` holding `bytes` (mode 0600) unless a file is there: the
+/// bytes are written to a temporary file next to it, synced, then linked
+/// into place, so whoever opens `path` reads all of them, never a file made
+/// but not written yet. Returns whether it was created (`false`: another
+/// writer's file was there first, and is left as it is).
+pub fn create_with(path: &Path, bytes: &[u8]) -> io::Result<bool> {
+    let mut temp = temp_file_beside(path, Access::Owner)?;
     temp.write_all(bytes)?;
     temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|err| err.error)?;
-    Ok(())
+    match temp.persist_noclobber(path) {
+        Ok(_) => Ok(true),
+        // Dropped with the error, the temporary file is removed.
+        Err(err) if err.error.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(err) => Err(err.error),
+    }
 }
 
 /// Random characters in a temporary file's name.
@@ -369,6 +393,23 @@ mod tests {
     }
 
     #[cfg(unix)]
+    #[test]
+    fn create_with_makes_a_whole_private_file_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("scope");
+        assert!(create_with(&path, b"first\n").unwrap());
+        assert!(!create_with(&path, b"second\n").unwrap());
+        assert_eq!(std::fs::read(&path).unwrap(), b"first\n");
+        #[cfg(unix)]
+        assert_eq!(mode(&path), FILE_MODE);
+        // No temporary file is left beside it.
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["scope"]);
+    }
+
     #[test]
     fn a_resolved_dir_is_opened_only_through_real_directories() {
         let temp = tempfile::tempdir().unwrap();

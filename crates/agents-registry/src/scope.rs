@@ -25,7 +25,7 @@
 //! canonical JSON under the key), and a row whose seal does not verify is
 //! not this scope's, whatever its id says.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use agents_core::text::hex;
@@ -188,22 +188,22 @@ impl DiscoveryScope {
                     agents_fs::create_dir_all(dir)
                         .map_err(|err| fail("create its directory", err))?;
                 }
-                match agents_fs::open_options()
-                    .write(true)
-                    .create_new(true)
-                    .open(path)
+                // Made whole or not at all: another `agents` (or thread)
+                // making it at the same time reads all of the winner's.
+                if agents_fs::create_with(path, format!("{id}\n{key}\n").as_bytes())
+                    .map_err(|err| fail("create it", err))?
                 {
-                    Ok(mut file) => {
-                        file.write_all(format!("{id}\n{key}\n").as_bytes())
-                            .and_then(|()| file.sync_all())
-                            .map_err(|err| fail("write it", err))?;
-                        Ok(Self::with_key(&id, &key))
-                    }
+                    Ok(Self::with_key(&id, &key))
+                } else if std::fs::metadata(path).is_err() {
+                    // Something is there that opens as nothing (a link to
+                    // nothing): reading it again would go round forever.
+                    Err(ScopeError {
+                        path: path.display().to_string(),
+                        message: "it is a link to nothing: remove it to make a new one".into(),
+                    })
+                } else {
                     // Another `agents` made it first: use theirs.
-                    Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
-                        Self::load_or_create(path)
-                    }
-                    Err(err) => Err(fail("create it", err)),
+                    Self::load_or_create(path)
                 }
             }
             Err(err) => Err(fail("read it", err)),
@@ -326,6 +326,47 @@ fn unhex(text: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn processes_making_the_scope_at_once_all_read_one_whole_file() {
+        // Each round, threads race to make the file: whoever loses must read
+        // the winner's id and key, never a file made but not written yet.
+        for _ in 0..40 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = DiscoveryScope::default_path(dir.path());
+            let start = std::sync::Barrier::new(8);
+            let scopes: Vec<Result<DiscoveryScope, ScopeError>> = std::thread::scope(|threads| {
+                let racers: Vec<_> = (0..8)
+                    .map(|_| {
+                        threads.spawn(|| {
+                            start.wait();
+                            DiscoveryScope::load_or_create(&path)
+                        })
+                    })
+                    .collect();
+                racers
+                    .into_iter()
+                    .map(|racer| racer.join().unwrap())
+                    .collect()
+            });
+            let ids: Vec<String> = scopes
+                .into_iter()
+                .map(|scope| scope.unwrap().id().to_owned())
+                .collect();
+            assert!(ids.iter().all(|id| *id == ids[0]), "{ids:?}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_scope_file_linked_to_nothing_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = DiscoveryScope::default_path(dir.path());
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("gone"), &path).unwrap();
+        let err = DiscoveryScope::load_or_create(&path).unwrap_err();
+        assert!(err.message.contains("link to nothing"), "{err}");
+    }
 
     #[test]
     fn rows_round_trip_only_in_their_own_scope() {
