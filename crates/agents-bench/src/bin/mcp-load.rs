@@ -185,6 +185,12 @@ fn spawn(command: &[String]) -> Result<(Child, StdioSession), String> {
 
 // ----- streamable HTTP -------------------------------------------------------
 
+/// An HTTP answer: status, headers (names in lower case), body.
+type Answer = (u16, Vec<(String, String)>, String);
+
+/// A session opened, with the server process it started (over stdio).
+type Opened = (Option<Child>, Box<dyn Session>);
+
 struct HttpSession {
     reader: BufReader<TcpStream>,
     authority: String,
@@ -211,7 +217,7 @@ impl HttpSession {
         })
     }
 
-    fn post(&mut self, message: &Value) -> Result<(u16, Vec<(String, String)>, String), String> {
+    fn post(&mut self, message: &Value) -> Result<Answer, String> {
         let body = message.to_string();
         let mut head = format!(
             "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
@@ -238,7 +244,7 @@ impl HttpSession {
     }
 }
 
-fn read_answer(reader: &mut impl BufRead) -> std::io::Result<(u16, Vec<(String, String)>, String)> {
+fn read_answer(reader: &mut impl BufRead) -> std::io::Result<Answer> {
     let mut line = String::new();
     reader.read_line(&mut line)?;
     let status = line
@@ -376,37 +382,34 @@ fn main() {
     let mut pids = options.pids.clone();
     // Sessions open in parallel: 32 servers starting one after the other
     // took as long as the run.
-    let opened: Vec<Result<(Option<Child>, Box<dyn Session>), String>> =
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..options.sessions)
-                .map(|_| {
-                    scope.spawn(|| -> Result<(Option<Child>, Box<dyn Session>), String> {
-                        let (child, mut session): (Option<Child>, Box<dyn Session>) =
-                            if options.mode == "http" {
-                                (
-                                    None,
-                                    Box::new(HttpSession::connect(
-                                        &options.url,
-                                        options.token.clone(),
-                                    )?),
-                                )
-                            } else {
-                                let (child, session) = spawn(&options.command)?;
-                                (Some(child), Box::new(session))
-                            };
-                        initialize(session.as_mut())?;
-                        Ok((child, session))
-                    })
+    let opened: Vec<Result<Opened, String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..options.sessions)
+            .map(|_| {
+                scope.spawn(|| -> Result<Opened, String> {
+                    let (child, mut session): (Option<Child>, Box<dyn Session>) = if options.mode
+                        == "http"
+                    {
+                        (
+                            None,
+                            Box::new(HttpSession::connect(&options.url, options.token.clone())?),
+                        )
+                    } else {
+                        let (child, session) = spawn(&options.command)?;
+                        (Some(child), Box::new(session))
+                    };
+                    initialize(session.as_mut())?;
+                    Ok((child, session))
                 })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err("a session thread panicked".into()))
-                })
-                .collect()
-        });
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("a session thread panicked".into()))
+            })
+            .collect()
+    });
     let mut failed = None;
     for result in opened {
         match result {

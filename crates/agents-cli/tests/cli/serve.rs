@@ -2129,8 +2129,11 @@ fn raw_keep_alive_calls(address: &str, token: &str, tool: &str, count: usize) ->
         }) {
             body.resize(length, 0);
             reader.read_exact(&mut body).unwrap();
-        } else {
-            // Chunked: read chunks up to the last.
+        } else if head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked")
+        {
+            // Read chunks up to the last.
             loop {
                 let mut size = String::new();
                 reader.read_line(&mut size).unwrap();
