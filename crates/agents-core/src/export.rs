@@ -2,20 +2,27 @@
 //! Anthropic Messages, MCP `tools/list`).
 //!
 //! Registry names (`builtin/read_file`, `mcp:github/create_issue`) are not valid
-//! tool names for OpenAI or Anthropic (`^[a-zA-Z0-9_-]{1,64}$`). [`export_name`]
-//! maps every registry name to one that is, with one rule used everywhere:
+//! tool names for OpenAI or Anthropic (`^[a-zA-Z0-9_-]{1,64}$`). [`export_names`]
+//! maps the names of one tool set to names that are, with one rule used
+//! everywhere:
 //!
-//! - a name that already matches the pattern, and does not end like a hashed name
-//!   (`_` and eight lowercase hex digits), is kept as it is;
-//! - otherwise the name is sanitised (`mcp:` dropped; `agent_skill:{path}` becomes
-//!   `skill__{last path segment}`; `/` and `:` become `__`; any other character
-//!   outside the pattern becomes `_`), cut to 55 characters, and `_` plus the first
-//!   eight hex digits of the SHA-256 of the full registry name is appended.
+//! - each name is made readable: `mcp:` dropped; `agent_skill:{path}` becomes
+//!   `skill__{last path segment}`; `/` and `:` become `__`; any other
+//!   character outside the pattern becomes `_` (`builtin/read_file` →
+//!   `builtin__read_file`);
+//! - the readable name is the export name when it fits (at most 64
+//!   characters, not empty), no other name of the set reads the same, and it
+//!   does not end like a hashed name (`_` and eight lowercase hex digits);
+//! - otherwise (a collision or an overflow) the readable name is cut to 55
+//!   characters and `_` plus the first eight hex digits of the SHA-256 of the
+//!   full registry name is appended.
 //!
-//! The result depends on the registry name alone. Two different registry names can
-//! only share an export name if they share the sanitised prefix *and* the 32-bit
-//! hash, so the mapping is collision-free in practice; the mapping back is carried
-//! in `_meta["io.cleveragents/name"]` (MCP) and `export_name` (JSON).
+//! The result depends on the set of names alone, not on their order: the same
+//! tool set exports the same names. A readable name never ends like a hashed
+//! one, so the two kinds never meet; two hashed names can only meet if they
+//! share the cut prefix *and* the 32-bit hash ([`export_tools`] leaves such
+//! entries out). The mapping back is carried in `_meta["io.cleveragents/name"]`
+//! (MCP) and `export_name` (JSON).
 
 use std::collections::HashMap;
 
@@ -54,45 +61,80 @@ fn looks_hashed(name: &str) -> bool {
     }
 }
 
-/// The export name of a registry name (see the module documentation).
-pub fn export_name(registry_name: &str) -> String {
-    if is_valid_export_name(registry_name) && !looks_hashed(registry_name) {
-        return registry_name.to_owned();
-    }
-    let readable: String = if let Some(rest) = registry_name.strip_prefix("mcp:") {
-        rest.to_owned()
+/// The readable form of a registry name (see the module documentation),
+/// cut once it is longer than any export name can be.
+fn readable(registry_name: &str) -> String {
+    let source: std::borrow::Cow<'_, str> = if let Some(rest) = registry_name.strip_prefix("mcp:") {
+        rest.into()
     } else if let Some(path) = registry_name.strip_prefix("agent_skill:") {
         let last = path
             .trim_end_matches(['/', '\\'])
             .rsplit(['/', '\\'])
             .next()
             .unwrap_or_default();
-        format!("skill__{last}")
+        format!("skill__{last}").into()
     } else {
-        registry_name.to_owned()
+        registry_name.into()
     };
-    let budget = EXPORT_NAME_MAX - HASH_HEX - 1;
-    let mut base = String::with_capacity(budget);
-    for c in readable.chars() {
-        let piece = match c {
-            'a'..='z' | 'A'..='Z' | '0'..='9' | '_' | '-' => {
-                base.push(c);
-                None
-            }
-            '/' | ':' => Some("__"),
-            _ => Some("_"),
-        };
-        if let Some(piece) = piece {
-            base.push_str(piece);
+    let mut out = String::with_capacity(source.len().min(EXPORT_NAME_MAX + 2));
+    for c in source.chars() {
+        match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '_' | '-' => out.push(c),
+            '/' | ':' => out.push_str("__"),
+            _ => out.push('_'),
         }
-        if base.len() >= budget {
+        if out.len() > EXPORT_NAME_MAX {
             break;
         }
     }
-    base.truncate(budget);
+    out
+}
+
+/// The hashed export name of `registry_name`: its readable form cut to 55
+/// characters, `_`, and eight hex digits of its SHA-256.
+fn hashed(registry_name: &str, readable: &str) -> String {
+    let budget = EXPORT_NAME_MAX - HASH_HEX - 1;
+    let base = readable
+        .get(..budget.min(readable.len()))
+        .unwrap_or(readable);
     let digest = Sha256::digest(registry_name.as_bytes());
     let hash = crate::text::hex(digest.get(..HASH_HEX / 2).unwrap_or(&digest));
     format!("{base}_{hash}")
+}
+
+/// The export names of one tool set's registry names, in the same order
+/// (see the module documentation): readable where that is valid and unique
+/// in the set, hashed on a collision or an overflow. A name given twice
+/// gets the same export name both times.
+pub fn export_names<S: AsRef<str>>(names: &[S]) -> Vec<String> {
+    let readables: Vec<String> = names.iter().map(|name| readable(name.as_ref())).collect();
+    // How many distinct registry names read the same.
+    let mut readers: HashMap<&str, Vec<&str>> = HashMap::with_capacity(names.len());
+    for (name, readable) in names.iter().zip(&readables) {
+        let sharing = readers.entry(readable.as_str()).or_default();
+        if !sharing.contains(&name.as_ref()) {
+            sharing.push(name.as_ref());
+        }
+    }
+    names
+        .iter()
+        .zip(&readables)
+        .map(|(name, readable)| {
+            let unique = readers.get(readable.as_str()).is_some_and(|s| s.len() == 1);
+            if unique && is_valid_export_name(readable) && !looks_hashed(readable) {
+                readable.clone()
+            } else {
+                hashed(name.as_ref(), readable)
+            }
+        })
+        .collect()
+}
+
+/// The export names of `entries`, by registry name ([`export_names`] of all
+/// of them).
+pub fn entry_export_names(entries: &[ResolvedToolEntry]) -> HashMap<&str, String> {
+    let names: Vec<&str> = entries.iter().map(|entry| entry.name.as_str()).collect();
+    names.iter().copied().zip(export_names(&names)).collect()
 }
 
 /// A tool format agents consume.
@@ -125,6 +167,11 @@ pub struct ExportedTools {
     /// What was changed to fit the provider, or will not fit it (a cut
     /// description, too many tools), one line each.
     pub notes: Vec<String>,
+    /// The Agent Skills of the entries, by registry name, left out of an
+    /// OpenAI or Anthropic function array: an Agent Skill is instructions
+    /// the model reads (the `<available_skills>` block of the system
+    /// prompt), not a function anything runs.
+    pub agent_skills: Vec<String>,
 }
 
 /// The capability flags and texts of an entry after its overrides.
@@ -263,24 +310,30 @@ pub fn mcp_annotations(tool: &Effective<'_>) -> Option<Value> {
 
 /// The input schema as an object schema: absent → `{"type":"object"}`, an object
 /// schema without `type` gets `"type": "object"`; any other type is an error.
-fn object_schema(schema: Option<&Value>) -> Result<Value, String> {
-    let Some(schema) = schema else {
-        return Ok(json!({"type": "object"}));
-    };
-    let Some(fields) = schema.as_object() else {
-        return Err("its input schema is not a JSON object".into());
+/// For a model API (`properties`) an object schema without `properties` gets
+/// `"properties": {}`: OpenAI refuses parameters without them in some
+/// cases, and they change nothing it accepts.
+fn object_schema(schema: Option<&Value>, properties: bool) -> Result<Value, String> {
+    let mut fields = match schema {
+        None => Map::new(),
+        Some(Value::Object(fields)) => fields.clone(),
+        Some(_) => return Err("its input schema is not a JSON object".into()),
     };
     match fields.get("type") {
         None => {
-            let mut fields = fields.clone();
             fields.insert("type".into(), json!("object"));
-            Ok(Value::Object(fields))
         }
-        Some(Value::String(kind)) if kind == "object" => Ok(schema.clone()),
-        Some(other) => Err(format!(
-            "its input schema has `type` {other}, expected `\"object\"`"
-        )),
+        Some(Value::String(kind)) if kind == "object" => {}
+        Some(other) => {
+            return Err(format!(
+                "its input schema has `type` {other}, expected `\"object\"`"
+            ));
+        }
     }
+    if properties && !fields.contains_key("properties") {
+        fields.insert("properties".into(), json!({}));
+    }
+    Ok(Value::Object(fields))
 }
 
 /// The longest function description OpenAI's API takes, in characters: a
@@ -364,7 +417,11 @@ fn has_reference(value: &Value) -> bool {
     false
 }
 
-/// Exports `entries` in `format`. Entries whose tool is unknown, or whose input
+/// Exports `entries` in `format`, each under its name of [`export_names`]
+/// over all of them. For OpenAI and Anthropic, Agent Skills are left out
+/// and named in [`ExportedTools::agent_skills`]; OpenAI's functions are
+/// `strict` when [`crate::strict::strict_parameters`] can write their
+/// schema so. Entries whose tool is unknown, or whose input
 /// schema is not an object schema (or, for OpenAI and Anthropic, combines
 /// schemas at its top level), are left out; [`ExportFormat::Mcp`] also leaves
 /// out everything the gateway cannot execute (all but MCP tools, and those
@@ -372,9 +429,11 @@ fn has_reference(value: &Value) -> bool {
 /// OpenAI a description over [`OPENAI_MAX_DESCRIPTION`] characters is cut
 /// to it, and more than [`OPENAI_MAX_TOOLS`] tools are said in `notes`.
 pub fn export_tools(entries: &[ResolvedToolEntry], format: ExportFormat) -> ExportedTools {
+    let export_names = entry_export_names(entries);
     let mut tools = Vec::new();
     let mut left_out = Vec::new();
     let mut notes = Vec::new();
+    let mut agent_skills = Vec::new();
     for entry in entries {
         let mut leave = |reason: String| {
             left_out.push(LeftOut {
@@ -393,6 +452,10 @@ pub fn export_tools(entries: &[ResolvedToolEntry], format: ExportFormat) -> Expo
             ));
             continue;
         }
+        if format != ExportFormat::Mcp && tool.tool.source == ToolSource::AgentSkills {
+            agent_skills.push(entry.name.clone());
+            continue;
+        }
         if format == ExportFormat::Mcp
             && let Some(reason) = gateway_cannot_call(tool.tool)
         {
@@ -408,14 +471,18 @@ pub fn export_tools(entries: &[ResolvedToolEntry], format: ExportFormat) -> Expo
             leave(reason);
             continue;
         }
-        let schema = match object_schema(tool.tool.input_schema.as_ref()) {
-            Ok(schema) => schema,
-            Err(reason) => {
-                leave(reason);
-                continue;
-            }
-        };
-        let name = export_name(&entry.name);
+        let schema =
+            match object_schema(tool.tool.input_schema.as_ref(), format != ExportFormat::Mcp) {
+                Ok(schema) => schema,
+                Err(reason) => {
+                    leave(reason);
+                    continue;
+                }
+            };
+        let name = export_names
+            .get(entry.name.as_str())
+            .cloned()
+            .unwrap_or_else(|| readable(&entry.name));
         let value = match format {
             ExportFormat::OpenAi => {
                 let chars = tool.description.chars().count();
@@ -434,9 +501,20 @@ pub fn export_tools(entries: &[ResolvedToolEntry], format: ExportFormat) -> Expo
                 } else {
                     std::borrow::Cow::Borrowed(tool.description.as_str())
                 };
+                // Strict when the schema can be written as strict mode
+                // takes it without changing what it accepts.
+                let (parameters, strict) = match crate::strict::strict_parameters(&schema) {
+                    Some(strict) => (strict, true),
+                    None => (schema, false),
+                };
                 json!({
                     "type": "function",
-                    "function": {"name": name, "description": description, "parameters": schema},
+                    "function": {
+                        "name": name,
+                        "description": description,
+                        "parameters": parameters,
+                        "strict": strict,
+                    },
                 })
             }
             ExportFormat::Anthropic => {
@@ -489,6 +567,7 @@ pub fn export_tools(entries: &[ResolvedToolEntry], format: ExportFormat) -> Expo
         tools: kept,
         left_out,
         notes,
+        agent_skills,
     }
 }
 
@@ -543,24 +622,44 @@ mod tests {
     use super::*;
 
     #[test]
-    fn valid_names_are_kept_and_others_get_a_hash() {
-        assert_eq!(export_name("deploy"), "deploy");
-        assert_eq!(export_name("run-it_2"), "run-it_2");
-        let github = export_name("mcp:github/create_issue");
-        assert!(github.starts_with("github__create_issue_"), "{github}");
-        assert_eq!(github.len(), "github__create_issue_".len() + 8);
-        let builtin = export_name("builtin/read_file");
-        assert!(builtin.starts_with("builtin__read_file_"), "{builtin}");
-        let skill = export_name("agent_skill:~/.cleveragents/agent_skills/pdf-processing");
-        assert!(skill.starts_with("skill__pdf-processing_"), "{skill}");
+    fn readable_names_are_kept_unless_they_collide_or_overflow() {
+        let names = [
+            "deploy",
+            "run-it_2",
+            "mcp:github/create_issue",
+            "builtin/read_file",
+            "agent_skill:~/.cleveragents/agent_skills/pdf-processing",
+        ];
+        assert_eq!(
+            export_names(&names),
+            [
+                "deploy",
+                "run-it_2",
+                "github__create_issue",
+                "builtin__read_file",
+                "skill__pdf-processing"
+            ]
+        );
+        // Two names that read the same: both hashed, each its own way.
+        let both = export_names(&["builtin/read_file", "builtin:read_file"]);
+        assert_ne!(both[0], both[1]);
+        for name in &both {
+            assert!(name.starts_with("builtin__read_file_"), "{name}");
+            assert_eq!(name.len(), "builtin__read_file_".len() + 8);
+        }
+        // The same set in another order: the same names.
+        let reversed = export_names(&["builtin:read_file", "builtin/read_file"]);
+        assert_eq!(reversed, [both[1].clone(), both[0].clone()]);
+        // A name given twice is one name.
+        assert_eq!(export_names(&["a/b", "a/b"]), ["a__b", "a__b"]);
     }
 
     #[test]
     fn names_that_look_hashed_are_hashed_again() {
-        let github = export_name("mcp:github/create_issue");
-        let again = export_name(&github);
-        assert_ne!(again, github);
-        assert!(is_valid_export_name(&again));
+        let github = export_names(&["mcp:github/create_issue", "mcp:github:create_issue"]);
+        let again = export_names(&[github[0].as_str()]);
+        assert_ne!(again[0], github[0]);
+        assert!(is_valid_export_name(&again[0]));
     }
 
     #[test]
@@ -574,7 +673,8 @@ mod tests {
             format!("{prefix}/t74784"),
             "local/fine".to_owned(),
         ];
-        assert_eq!(export_name(&names[0]), export_name(&names[1]));
+        let exported = export_names(&names);
+        assert_eq!(exported[0], exported[1]);
         let mut tools = ToolRegistry::new();
         let mut skill = Skill::new(SkillName::new("x/root").unwrap());
         for name in &names {
@@ -768,14 +868,34 @@ mod tests {
     }
 
     #[test]
+    fn agent_skills_are_not_functions() {
+        let skill = ToolSpec::new("agent_skills/pdf", "Read PDFs", ToolSource::AgentSkills);
+        let tool = ToolSpec::new("custom/t", "d", ToolSource::Custom);
+        let entries = entries_of(vec![skill, tool]);
+        for format in [ExportFormat::OpenAi, ExportFormat::Anthropic] {
+            let exported = export_tools(&entries, format);
+            assert_eq!(exported.tools.len(), 1);
+            assert_eq!(exported.agent_skills, ["agent_skills/pdf"]);
+            assert!(exported.left_out.is_empty(), "{:?}", exported.left_out);
+        }
+        // Every function has `properties`, and OpenAI's are strict when they can be.
+        let openai = export_tools(&entries, ExportFormat::OpenAi);
+        assert_eq!(
+            openai.tools[0]["function"]["parameters"],
+            json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false})
+        );
+        assert_eq!(openai.tools[0]["function"]["strict"], true);
+    }
+
+    #[test]
     fn long_names_are_cut_and_hashed() {
         let long = "a".repeat(64);
-        assert_eq!(export_name(&long), long);
+        assert_eq!(export_names(&[long.as_str()]), [long.as_str()]);
         let longer = "a".repeat(65);
-        let exported = export_name(&longer);
-        assert_eq!(exported.len(), 64);
-        assert_ne!(exported, export_name(&"a".repeat(66)));
+        let exported = export_names(&[longer.as_str(), "a".repeat(66).as_str()]);
+        assert_eq!(exported[0].len(), 64);
+        assert_ne!(exported[0], exported[1]);
         let wide = "é".repeat(200);
-        assert!(is_valid_export_name(&export_name(&wide)));
+        assert!(is_valid_export_name(&export_names(&[wide])[0]));
     }
 }

@@ -21,6 +21,7 @@ mod registry;
 mod resolve;
 mod site;
 mod skill;
+pub mod strict;
 mod summary;
 pub mod text;
 mod tool;
@@ -32,8 +33,8 @@ pub use expansion::{
 };
 pub use export::{
     CapabilityFlags, EXPORT_NAME_MAX, Effective, ExportFormat, ExportedTools, LeftOut, META_NAME,
-    effective, export_name, export_tools, gateway_cannot_call, is_valid_export_name,
-    mcp_annotations,
+    effective, entry_export_names, export_names, export_tools, gateway_cannot_call,
+    is_valid_export_name, mcp_annotations,
 };
 pub use graph::{GraphEdge, GraphNode, IncludeGraph, NodeKind, include_graph};
 pub use lock::{

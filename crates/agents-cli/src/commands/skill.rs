@@ -679,18 +679,34 @@ async fn tools(
             )
             .collect();
         output::warn_all(ctx.format, left_out.iter().map(String::as_str));
+        if !exported.agent_skills.is_empty() {
+            // Not functions: the model reads them, from the system prompt.
+            output::warn_detailed(
+                ctx.format,
+                &format!(
+                    "{} Agent Skill(s) left out of the function array: an Agent Skill is instructions the model reads, not a function; `agents skill prompt {name}` prints their <available_skills> block for the system prompt",
+                    exported.agent_skills.len()
+                ),
+                json!({"kind": "agent_skills_left_out", "agent_skills": exported.agent_skills}),
+            );
+        }
         output::json(&exported.tools)?;
         return Ok(ExitCode::SUCCESS);
     }
     if ctx.format.structured() {
         let explanations = set.explanations.as_deref().unwrap_or_default();
+        // The names `--format openai` and `anthropic` give the same set.
+        let mut export_names = agents_core::entry_export_names(&set.entries);
         let tools: Vec<EntryJson<'_>> = set
             .entries
             .iter()
             .enumerate()
             .map(|(i, entry)| EntryJson {
                 explain: explanations.get(i).map(ExplainJson),
-                ..entry_json(entry)
+                ..entry_json(
+                    entry,
+                    export_names.remove(entry.name.as_str()).unwrap_or_default(),
+                )
             })
             .collect();
         let mut summary = serde_json::to_value(set.summary)
@@ -1094,12 +1110,12 @@ pub struct EntryJson<'a> {
 }
 
 /// One entry of `agents skill tools --format json`.
-pub fn entry_json(entry: &ResolvedToolEntry) -> EntryJson<'_> {
+pub fn entry_json(entry: &ResolvedToolEntry, export_name: String) -> EntryJson<'_> {
     let tool = entry.tool.as_ref();
     let not_callable = not_callable(entry);
     EntryJson {
         name: &entry.name,
-        export_name: agents_core::export_name(&entry.name),
+        export_name,
         source: entry.source(),
         callable: not_callable.is_none(),
         not_callable,

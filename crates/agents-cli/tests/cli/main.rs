@@ -13,6 +13,7 @@ mod mcp;
 mod onboard;
 mod output;
 mod private;
+mod providers;
 mod schema;
 mod serve;
 mod skill;

@@ -795,7 +795,27 @@ fn export_formats_of_the_shipped_examples() {
     for entry in out["tools"].as_array().unwrap() {
         assert!(entry["export_name"].is_string(), "{entry}");
     }
-    assert_eq!(out["tools"][9]["export_name"], "custom__deploy_44998c30");
+    // Readable, no hash: nothing else in the set reads `custom__deploy`;
+    // the same name `--format openai` gives it.
+    assert_eq!(out["tools"][9]["export_name"], "custom__deploy");
+    let openai = sb
+        .run(&[
+            "skill",
+            "tools",
+            "local/devops-toolkit",
+            "--format",
+            "openai",
+        ])
+        .ok()
+        .json();
+    assert!(
+        openai
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|tool| tool["function"]["name"] == "custom__deploy"),
+        "{openai}"
+    );
     // The export formats are for `skill tools` only.
     let run = sb.run(&["skill", "list", "--format", "openai"]).fails(2);
     assert!(
