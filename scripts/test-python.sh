@@ -34,4 +34,4 @@ target=${CARGO_TARGET_DIR:-$PWD/target}
 export AGENTS_BIN=${AGENTS_BIN:-$target/debug/agents}
 "$py" -m pytest -q -p no:cacheprovider python/tests "$@"
 "$py" -m mypy --strict --cache-dir "$dir/mypy-cache" python/examples
-"$py" -m mypy.stubtest --mypy-config-file /dev/null agents_registry
+"$py" -m mypy.stubtest agents_registry

@@ -936,6 +936,24 @@ impl PyConflict {
 #[derive(Debug, Clone)]
 pub(crate) struct PyDiscoveryResult {
     pub(crate) result: agents_discovery::DiscoveryResult,
+    /// How a re-scan changed the Agent Skills found before (`None` for a
+    /// discovery, which keeps them).
+    pub(crate) changes: Option<agents_registry::ScopeChanges>,
+}
+
+/// A re-scan's changes as JSON: names `added`, `kept`, `changed`, and the
+/// `removed` ones with the folder each was found in.
+fn changes_json(changes: &agents_registry::ScopeChanges) -> Value {
+    json!({
+        "added": changes.added,
+        "kept": changes.kept,
+        "changed": changes.changed,
+        "removed": changes
+            .removed
+            .iter()
+            .map(|skill| json!({"name": skill.name, "path": skill.path}))
+            .collect::<Vec<_>>(),
+    })
 }
 
 #[pymethods]
@@ -973,6 +991,17 @@ impl PyDiscoveryResult {
         self.result.warnings.clone()
     }
 
+    /// What a re-scan (`refresh_agent_skills`) changed: `{"added": [...],
+    /// "kept": [...], "changed": [...], "removed": [{"name", "path"}]}`;
+    /// `None` after `discover_and_register`, which keeps what it found before.
+    #[getter]
+    fn changes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match &self.changes {
+            Some(changes) => to_py(py, &changes_json(changes)),
+            None => Ok(py.None().into_bound(py)),
+        }
+    }
+
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let r = &self.result;
         to_py(
@@ -982,6 +1011,7 @@ impl PyDiscoveryResult {
                 "conflicts": r.conflicts.iter().map(conflict_json).collect::<Vec<_>>(),
                 "errors": self.errors(),
                 "warnings": r.warnings,
+                "changes": self.changes.as_ref().map(changes_json),
             }),
         )
     }

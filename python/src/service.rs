@@ -82,11 +82,19 @@ pub(crate) struct PyToolRegistry {
 }
 
 impl PyToolRegistry {
+    /// `read` of the registry as it is now.
+    fn with<T>(&self, read: impl FnOnce(&ToolRegistry) -> T) -> T {
+        read(
+            &self
+                .tools
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// A copy, for a service.
     fn snapshot(&self) -> ToolRegistry {
-        self.tools
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        self.with(ToolRegistry::clone)
     }
 }
 
@@ -146,28 +154,32 @@ impl PyToolRegistry {
 
     /// The tool called `name`, or `None`.
     fn get(&self, name: &str) -> Option<PyToolSpec> {
-        self.snapshot()
-            .get(name)
-            .map(|spec| PyToolSpec { spec: spec.clone() })
+        self.with(|tools| {
+            tools
+                .get(name)
+                .map(|spec| PyToolSpec { spec: spec.clone() })
+        })
     }
 
     /// Every tool, in registration order.
     fn list(&self) -> Vec<PyToolSpec> {
-        self.snapshot()
-            .list(None)
-            .map(|spec| PyToolSpec { spec: spec.clone() })
-            .collect()
+        self.with(|tools| {
+            tools
+                .list(None)
+                .map(|spec| PyToolSpec { spec: spec.clone() })
+                .collect()
+        })
     }
 
     fn __len__(&self) -> usize {
-        self.snapshot().list(None).count()
+        self.with(|tools| tools.list(None).count())
     }
 
     fn __contains__(&self, name: &Bound<'_, PyAny>) -> bool {
         name.cast::<PyString>()
             .ok()
             .and_then(|name| name.to_cow().ok().map(|name| name.into_owned()))
-            .is_some_and(|name| self.snapshot().get(&name).is_some())
+            .is_some_and(|name| self.with(|tools| tools.get(&name).is_some()))
     }
 
     fn __repr__(&self) -> String {
@@ -862,21 +874,21 @@ impl PyService {
             Some(value) => raise(py, strategy(value))?,
             None => ConflictStrategy::Skip,
         };
-        let result = self.run(py, |inner, service| {
+        let (result, changes) = self.run(py, |inner, service| {
             let folders = paths.folders(&inner.settings)?;
-            let found = if refresh {
-                inner
+            if refresh {
+                let refreshed = inner
                     .runtime
-                    .block_on(service.refresh_agent_skills(&folders, false, strategy, None))
-                    .map(|refreshed| refreshed.result)
+                    .block_on(service.refresh_agent_skills(&folders, false, strategy, None))?;
+                Ok((refreshed.result, Some(refreshed.changes)))
             } else {
-                inner
+                let found = inner
                     .runtime
-                    .block_on(service.discover_and_register(&folders, strategy, None))
-            };
-            Ok(found?)
+                    .block_on(service.discover_and_register(&folders, strategy, None))?;
+                Ok((found, None))
+            }
         })?;
-        Ok(PyDiscoveryResult { result })
+        Ok(PyDiscoveryResult { result, changes })
     }
 }
 

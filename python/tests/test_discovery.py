@@ -67,13 +67,18 @@ def test_refresh_replaces_what_was_found_before(svc: ar.SkillRegistryService, tm
         child.unlink()
     other.rmdir()
     # Discovery keeps what it found before; a refresh replaces it.
-    assert len(svc.discover_and_register([str(root)]).discovered) == 1
+    kept = svc.discover_and_register([str(root)])
+    assert len(kept.discovered) == 1 and kept.changes is None
     svc.add_skill({"name": "local/uses", "tools": ["agent_skills/other-tool"]})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert svc.tools("local/uses")[0][0].source == "agent_skills"
         result = svc.refresh_agent_skills((str(root),))
         assert [t.name for t in result.discovered] == ["agent_skills/my-tool"]
+        assert result.changes == {"added": [], "kept": ["agent_skills/my-tool"], "changed": [],
+                                  "removed": [{"name": "agent_skills/other-tool",
+                                               "path": str(other.resolve())}]}
+        assert result.to_dict()["changes"] == result.changes
         assert svc.tools("local/uses")[0][0].source is None
     # A missing folder is a warning, as for configured folders.
     gone = svc.refresh_agent_skills([tmp_path / "gone"])

@@ -151,7 +151,7 @@ def test_remove_refuses_an_included_skill_unless_forced(svc: ar.SkillRegistrySer
         svc.remove_skill("local/top")
     assert missing.value.kind == "skill_not_found"
     assert isinstance(missing.value, KeyError)
-    assert str(missing.value) == "skill `local/top` is not registered"
+    assert str(missing.value) == "Skill 'local/top' is not registered"
 
 
 def test_add_skills_is_all_or_nothing(svc: ar.SkillRegistryService) -> None:
