@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::support::{PgDatabase, Run, Sandbox, script_program};
+use crate::support::{PgDatabase, Run, Sandbox, at_terminal, script_program};
 
 /// One shared database, and users with their own HOME (trust store, config,
 /// discovery scope) on it.
@@ -120,7 +120,7 @@ impl Shared {
 const SECRET: &str = "AKIA-victim-s3cr3t";
 
 /// The digest in the `agents mcp trust SERVER --digest D` line of `said`.
-fn trust_digest(said: &str, server: &str) -> String {
+pub(crate) fn trust_digest(said: &str, server: &str) -> String {
     let (_, rest) = said
         .split_once(&format!("agents mcp trust {server} --digest "))
         .unwrap_or_else(|| panic!("no trust line for `{server}`: {said}"));
@@ -1238,27 +1238,12 @@ fn a_name_alone_trusts_nothing_unseen(shared: &Shared) {
     if let Some(script) = script_program("the terminal part of a trust test") {
         let line = format!("{} mcp trust github", env!("CARGO_BIN_EXE_agents"));
         for (answer, count) in [("n\n", 0), ("y\n", 1)] {
-            let mut child = shared
-                .sb
-                .command(&script)
+            let mut command = shared.sb.command(&script);
+            command
                 .env("HOME", shared.home("bob"))
                 .env("USER", "bob")
-                .env("CLEVERAGENTS_DATABASE_URL", &shared.url)
-                .args(["-qec", &line, "/dev/null"])
-                .stdin(std::process::Stdio::piped())
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap();
-            use std::io::Write;
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(answer.as_bytes())
-                .unwrap();
-            let out = child.wait_with_output().unwrap();
-            let said = String::from_utf8_lossy(&out.stdout);
+                .env("CLEVERAGENTS_DATABASE_URL", &shared.url);
+            let said = at_terminal(command, &line, answer);
             assert!(
                 said.contains("trust mcp server `github` as shown above"),
                 "{said}"
