@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use agents_config::{CliOverrides, Settings, import_mcp_servers, resolve};
+use agents_config::{CliOverrides, Provenance, Settings, import_mcp_servers, resolve};
 use agents_fuzz::check_error;
 use libfuzzer_sys::fuzz_target;
 
@@ -91,7 +91,14 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let config_path = workdir().join("config.toml");
-    match import_mcp_servers(Path::new("client.json"), client, &config_path, config_text) {
+    // A project's file: every server it adds must load marked untrusted.
+    match import_mcp_servers(
+        Path::new("client.json"),
+        client,
+        &config_path,
+        config_text,
+        &Provenance::Project,
+    ) {
         Ok(report) => {
             if loaded.is_ok() {
                 let after = load(report.config.as_bytes()).unwrap_or_else(|err| {
@@ -99,8 +106,9 @@ fuzz_target!(|data: &[u8]| {
                 });
                 for name in &report.added {
                     assert!(
-                        after.mcp_servers.contains_key(name),
-                        "`{name}` not in\n{}",
+                        after.mcp_servers.contains_key(name)
+                            && after.untrusted_mcp_servers.contains(name),
+                        "`{name}` not in, or not untrusted in\n{}",
                         report.config
                     );
                 }

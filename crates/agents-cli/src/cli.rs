@@ -449,16 +449,22 @@ pub enum McpCommand {
     },
     /// Copy the MCP servers of Claude Desktop (`claude_desktop_config.json`),
     /// Claude Code (`.mcp.json`) or VS Code (`.vscode/mcp.json`) into
-    /// config.toml, keeping its comments; servers already there are skipped
+    /// config.toml, keeping its comments; servers already there are skipped.
+    /// Shows what each server runs or reaches and asks first; servers of a
+    /// project's file or of a file others could write are imported
+    /// `untrusted` (not started until `agents mcp trust`)
     ///
     /// Example: `agents mcp import ~/.config/Claude/claude_desktop_config.json --dry-run`
     #[command(after_help = "Example:\n  agents mcp import .mcp.json --dry-run")]
     Import {
-        /// The client's JSON file (`mcpServers` or `servers`)
+        /// The client's JSON file (`mcpServers` or `servers`; `-` for standard input)
         file: PathBuf,
         /// Print the resulting config.toml (secrets masked) instead of writing it
         #[arg(long)]
         dry_run: bool,
+        /// Import what is shown without asking (needed outside a terminal)
+        #[arg(long, short)]
+        yes: bool,
     },
     /// Write the configured MCP servers as a Claude Desktop / Claude Code or
     /// VS Code file, optionally with an entry serving skills through

@@ -114,6 +114,7 @@ impl Context {
             .with_scope(scope)
             .with_builtins(builtins)
             .with_mcp_servers(settings.mcp_servers.clone())
+            .with_untrusted_config_servers(settings.untrusted_mcp_servers.clone())
             .with_trust(trust)
             .with_identity(agents_registry::process_identity());
         Ok(Self {

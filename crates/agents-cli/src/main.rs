@@ -20,15 +20,38 @@ use crate::output::Failure;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Hidden first argument: run as the launcher of an MCP server (arm the
-/// parent-death signal, then `exec` it; see `agents_mcp::launch`).
+/// Hidden first argument: run as the supervisor of an MCP server (see
+/// `agents_process`), which starts it through [`EXEC_ARG`].
 pub(crate) const LAUNCH_ARG: &str = "__mcp-launch";
 
+/// Hidden first argument: arm the parent-death signal, then `exec` the MCP
+/// server in place (see `agents_mcp::launch`).
+const EXEC_ARG: &str = "__mcp-exec";
+
 fn main() -> ExitCode {
-    if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new(LAUNCH_ARG)) {
+    let first = std::env::args_os().nth(1);
+    if first.as_deref() == Some(std::ffi::OsStr::new(LAUNCH_ARG)) {
+        let rest: Vec<std::ffi::OsString> = std::env::args_os().skip(2).collect();
+        // The server is started by this program again, so that it too gets
+        // a parent-death signal: a SIGKILL of the supervisor takes it along.
+        let exec: Vec<std::ffi::OsString> = std::env::current_exe()
+            .map(|program| vec![program.into_os_string(), EXEC_ARG.into()])
+            .unwrap_or_default();
+        return match agents_process::supervise(&rest, &exec) {
+            Ok(ended) => agents_process::end_as(ended),
+            Err(err) => {
+                // This is the server's stderr: the refresh that started it reports it.
+                output::report_error(
+                    cli::Format::Table,
+                    &Failure::new(err.kind(), err.to_string()),
+                );
+                ExitCode::from(127)
+            }
+        };
+    }
+    if first.as_deref() == Some(std::ffi::OsStr::new(EXEC_ARG)) {
         let rest: Vec<std::ffi::OsString> = std::env::args_os().skip(2).collect();
         let err = agents_mcp::exec_server(&rest);
-        // This is the server's stderr now: the refresh that started it reports it.
         output::report_error(
             cli::Format::Table,
             &Failure::new(err.kind(), err.to_string()),

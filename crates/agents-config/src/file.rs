@@ -97,6 +97,11 @@ pub(crate) struct ServerTable {
     /// Seconds to wait for this server
     #[schemars(with = "Option<u64>", range(min = 1))]
     pub timeout_s: Option<Spanned<i64>>,
+    /// Not started until its definition is trusted on this machine (set on
+    /// servers imported from a project's file or from a file another user
+    /// could have written)
+    #[serde(default)]
+    pub untrusted: bool,
 }
 
 /// `agent_skills_paths`: the documented comma-separated string, or a TOML

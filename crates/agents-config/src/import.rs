@@ -19,13 +19,85 @@ use toml_edit::{DocumentMut, Item, Table, value};
 
 use crate::ConfigError;
 
-/// What an import did.
+/// Where a client file comes from, which decides whether the servers
+/// imported from it start as the config file's own do, or only once
+/// trusted on this machine (`untrusted = true` in the config file).
 #[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Provenance {
+    /// A file only this user could have written, not a project's.
+    Own,
+    /// A project's file (`.mcp.json`, `.vscode/mcp.json`, `.cursor/mcp.json`):
+    /// it comes with a checkout, from whoever could commit to it.
+    Project,
+    /// A file another user owns, or that others may write.
+    Others(agents_fs::Exposure),
+    /// Standard input: who wrote it is not known.
+    Stdin,
+}
+
+impl Provenance {
+    /// Where the file `path` (`-`: standard input) comes from, given its
+    /// metadata as read (`None` for standard input).
+    pub fn of(path: &Path, metadata: Option<&std::fs::Metadata>) -> Self {
+        let Some(metadata) = metadata else {
+            return Self::Stdin;
+        };
+        // A link named otherwise still points at a project's file.
+        let canonical = std::fs::canonicalize(path).ok();
+        if is_project_file(path) || canonical.as_deref().is_some_and(is_project_file) {
+            return Self::Project;
+        }
+        match agents_fs::written_by_others(metadata) {
+            Some(exposure) => Self::Others(exposure),
+            None => Self::Own,
+        }
+    }
+
+    /// Whether servers from such a file are imported untrusted.
+    pub fn untrusted(&self) -> bool {
+        *self != Self::Own
+    }
+
+    /// Why its servers are imported untrusted; `None` when they are not.
+    pub fn reason(&self) -> Option<String> {
+        match self {
+            Self::Own => None,
+            Self::Project => Some(
+                "it is a project's file, which comes with a checkout from whoever could commit to it"
+                    .to_owned(),
+            ),
+            Self::Others(exposure) => Some(exposure.to_string()),
+            Self::Stdin => Some("it came from standard input, written by anyone".to_owned()),
+        }
+    }
+}
+
+/// `.mcp.json` (Claude Code), or `mcp.json` in a folder whose name starts
+/// with a dot (`.vscode/mcp.json`, `.cursor/mcp.json`): files a project
+/// carries.
+fn is_project_file(path: &Path) -> bool {
+    let name = path.file_name().and_then(|name| name.to_str());
+    let folder = path
+        .parent()
+        .and_then(Path::file_name)
+        .and_then(|name| name.to_str());
+    name == Some(".mcp.json")
+        || (name == Some("mcp.json") && folder.is_some_and(|folder| folder.starts_with('.')))
+}
+
+/// What an import did.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ImportReport {
     /// The file the servers came from.
     pub source: PathBuf,
     /// Servers written, in the source's order.
     pub added: Vec<String>,
+    /// The servers of `added` as the config file will define them (`${VAR}`
+    /// references as written): what importing them consents to.
+    pub servers: Vec<agents_core::McpSource>,
+    /// Why the added servers are marked `untrusted` (they then start only
+    /// once trusted on this machine); `None` when they are not.
+    pub untrusted: Option<String>,
     /// Servers left out, each with the reason.
     pub skipped: Vec<(String, String)>,
     /// The new config file text.
@@ -33,6 +105,9 @@ pub struct ImportReport {
     /// The same text with literal `env` and `headers` values masked, fit to
     /// print (`${VAR}` references are kept: they are not secrets).
     pub shown: String,
+    /// The config file's text the import was made against ([`write_import`]
+    /// writes nothing when the file has changed since).
+    pub base: String,
 }
 
 /// Largest client file read: these files hold a few servers.
@@ -42,12 +117,15 @@ const MAX_MESSAGE_BYTES: usize = 200;
 
 /// Merges the servers of the client file `source` (its text `source_text`)
 /// into the config file text `config_text` (empty when there is none yet);
-/// `config_path` only names the config file in errors.
+/// `config_path` only names the config file in errors. Each server added
+/// from a file of `provenance` other than the user's own is marked
+/// `untrusted = true`.
 pub fn import_mcp_servers(
     source: &Path,
     source_text: &str,
     config_path: &Path,
     config_text: &str,
+    provenance: &Provenance,
 ) -> Result<ImportReport, ConfigError> {
     let fail = |message: String| ConfigError::Import {
         path: source.to_path_buf(),
@@ -96,6 +174,7 @@ pub fn import_mcp_servers(
     })?;
     let mut shown = real.clone();
     let mut added = Vec::new();
+    let mut added_servers = Vec::new();
     let mut skipped = Vec::new();
     for (name, entry) in servers {
         if has_server(servers_item(&mut real, config_path)?, name) {
@@ -109,10 +188,16 @@ pub fn import_mcp_servers(
             continue;
         }
         match server_tables(name, entry, client) {
-            Ok((table, masked)) => {
+            Ok((mut table, mut masked, server)) => {
+                if provenance.untrusted() {
+                    for t in [&mut table, &mut masked] {
+                        t.insert("untrusted", value(true));
+                    }
+                }
                 add_server(servers_item(&mut real, config_path)?, name, table);
                 add_server(servers_item(&mut shown, config_path)?, name, masked);
                 added.push(name.clone());
+                added_servers.push(server);
             }
             // The reason may quote a key of the file whole.
             Err(reason) => {
@@ -143,9 +228,12 @@ pub fn import_mcp_servers(
     Ok(ImportReport {
         source: source.to_path_buf(),
         added,
+        servers: added_servers,
+        untrusted: provenance.reason(),
         skipped,
         config,
         shown: shown.to_string(),
+        base: config_text.to_owned(),
     })
 }
 
@@ -224,21 +312,35 @@ fn mask_value(key: &str, value: &mut toml_edit::Value, setting: bool) {
     }
 }
 
-/// `agents mcp import`: merges the client file's servers into the config
-/// file at `config_path` and, unless `dry_run`, writes it (only when a
-/// server was added).
-pub fn import_into_config(
+/// `agents mcp import`, before anything is written: the client file's
+/// servers merged into the config file at `config_path` as it is now
+/// ([`import_mcp_servers`]). [`write_import`] writes the result once the
+/// user has seen it.
+pub fn prepare_import(
     config_path: &Path,
     source: &Path,
     source_text: &str,
-    dry_run: bool,
+    provenance: &Provenance,
 ) -> Result<ImportReport, ConfigError> {
     let current = read_config_text(config_path)?.unwrap_or_default();
-    let report = import_mcp_servers(source, source_text, config_path, &current)?;
-    if !dry_run && !report.added.is_empty() {
-        write_config_text(config_path, &report.config)?;
+    import_mcp_servers(source, source_text, config_path, &current, provenance)
+}
+
+/// Writes the config file `report` made (nothing when it added no
+/// server), unless the file changed since the import read it: then nothing
+/// is written, since the user saw what would be added to the file as it was.
+pub fn write_import(config_path: &Path, report: &ImportReport) -> Result<(), ConfigError> {
+    if report.added.is_empty() {
+        return Ok(());
     }
-    Ok(report)
+    let current = read_config_text(config_path)?.unwrap_or_default();
+    if current != report.base {
+        return Err(ConfigError::Import {
+            path: config_path.to_path_buf(),
+            message: "the config file changed while the import waited; nothing was written".into(),
+        });
+    }
+    write_config_text(config_path, &report.config)
 }
 
 /// The config file's text, checked like loading it; `None` when it does
@@ -574,7 +676,11 @@ fn project_servers(json: &Value) -> Vec<(&str, &str)> {
 /// refuse of it (so one server never fails the import, nor is blamed on the
 /// config file), and any `${…}` that `agents` would not read as its client
 /// does.
-fn server_tables(name: &str, entry: &Value, client: Client) -> Result<(Table, Table), String> {
+fn server_tables(
+    name: &str,
+    entry: &Value,
+    client: Client,
+) -> Result<(Table, Table, agents_core::McpSource), String> {
     let object = entry
         .as_object()
         .ok_or("expected an object with `command` or `url`")?;
@@ -673,8 +779,8 @@ fn server_tables(name: &str, entry: &Value, client: Client) -> Result<(Table, Ta
         return Err("uses `envFile`, which has no equivalent here; define it by hand".into());
     }
     // What loading the config checks of a server (`url`'s scheme, …).
-    crate::check_server_table(name, &table)?;
-    Ok((table, masked))
+    let server = crate::check_server_table(name, &table)?;
+    Ok((table, masked, server))
 }
 
 /// `env` or `headers`: string to string, as an inline table.
@@ -984,7 +1090,55 @@ mod tests {
     }
 
     fn import(client: &str, config: &str) -> Result<ImportReport, ConfigError> {
-        import_mcp_servers(Path::new("mcp.json"), client, Path::new("c.toml"), config)
+        import_mcp_servers(
+            Path::new("mcp.json"),
+            client,
+            Path::new("c.toml"),
+            config,
+            &Provenance::Own,
+        )
+    }
+
+    /// Found by an attack of the release build: a cloned project's
+    /// `.mcp.json` was imported as the config file's own, and its servers
+    /// ran at the next refresh without anyone trusting them.
+    #[test]
+    fn servers_of_a_file_from_others_are_imported_untrusted() {
+        let client = r#"{"mcpServers": {"helper": {"command": "sh", "args": ["-c", "id"]},
+            "web": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer ${KEY}"}}}}"#;
+        let own = import(client, "").unwrap();
+        assert_eq!(own.untrusted, None);
+        assert!(!own.config.contains("untrusted"), "{}", own.config);
+        for provenance in [
+            Provenance::Project,
+            Provenance::Stdin,
+            Provenance::Others(agents_fs::Exposure::Owner { uid: 1234 }),
+        ] {
+            let report = import_mcp_servers(
+                Path::new("x.json"),
+                client,
+                Path::new("c.toml"),
+                "",
+                &provenance,
+            )
+            .unwrap();
+            assert!(report.untrusted.is_some());
+            assert_eq!(report.config.matches("untrusted = true").count(), 2);
+            assert_eq!(report.shown.matches("untrusted = true").count(), 2);
+            // What the user is shown is what the config will hold.
+            assert_eq!(report.servers[0].args, ["-c", "id"]);
+            assert_eq!(report.servers[1].headers["Authorization"], "Bearer ${KEY}");
+            crate::check_config_text(Path::new("c.toml"), &report.config).unwrap();
+        }
+        for (path, project) in [
+            (".mcp.json", true),
+            ("p/.vscode/mcp.json", true),
+            ("p/.cursor/mcp.json", true),
+            ("p/mcp.json", false),
+            ("claude_desktop_config.json", false),
+        ] {
+            assert_eq!(is_project_file(Path::new(path)), project, "{path}");
+        }
     }
 
     /// Found by an attack of the release build: a file a Windows editor
@@ -1179,6 +1333,7 @@ env = { LEVEL = "debug" }
             client,
             Path::new("config.toml"),
             config,
+            &Provenance::Own,
         )
         .unwrap();
         for secret in ["dbpw1", "qk1", "hdr1", "argpw1", "newsecret1", "debug"] {
@@ -1219,8 +1374,14 @@ env = { KEY = "***" }
             .map(|i| format!("\"s{i}\": {{\"command\": \"x\"}}"))
             .collect();
         let client = format!("{{\"mcpServers\": {{{}}}}}", servers.join(","));
-        let err = import_mcp_servers(Path::new(".mcp.json"), &client, Path::new("c.toml"), "")
-            .unwrap_err();
+        let err = import_mcp_servers(
+            Path::new(".mcp.json"),
+            &client,
+            Path::new("c.toml"),
+            "",
+            &Provenance::Own,
+        )
+        .unwrap_err();
         assert_eq!(err.kind(), "config_too_large");
         assert!(err.to_string().contains("nothing was written"), "{err}");
     }
@@ -1230,9 +1391,14 @@ env = { KEY = "***" }
         let config =
             "[mcp.servers.old]\ncommand = \"x\"\nargs = [\"--token=argsecret1\", \"-v\"]\n";
         let client = r#"{"mcpServers": {"new": {"command": "npx", "args": ["-y", "srv", "--api-key", "argsecret2"]}}}"#;
-        let report =
-            import_mcp_servers(Path::new(".mcp.json"), client, Path::new("c.toml"), config)
-                .unwrap();
+        let report = import_mcp_servers(
+            Path::new(".mcp.json"),
+            client,
+            Path::new("c.toml"),
+            config,
+            &Provenance::Own,
+        )
+        .unwrap();
         for secret in ["argsecret1", "argsecret2"] {
             assert!(!report.shown.contains(secret), "{}", report.shown);
             assert!(report.config.contains(secret), "{}", report.config);
@@ -1261,8 +1427,14 @@ env = { KEY = "***" }
             "gh": {"command": "docker", "args": ["run", "-i", "-e",
                    "GITHUB_PERSONAL_ACCESS_TOKEN=ghp_LEAK2", "--env", "LOG_LEVEL=debug", "img"]}
         }}"#;
-        let report =
-            import_mcp_servers(Path::new(".mcp.json"), client, Path::new("c.toml"), "").unwrap();
+        let report = import_mcp_servers(
+            Path::new(".mcp.json"),
+            client,
+            Path::new("c.toml"),
+            "",
+            &Provenance::Own,
+        )
+        .unwrap();
         assert_eq!(report.added, ["remote", "gh"]);
         for secret in ["sk-LEAK1", "ghp_LEAK2"] {
             assert!(!report.shown.contains(secret), "{}", report.shown);
@@ -1313,14 +1485,26 @@ env = { KEY = "***" }
         // A reader of a cloned project's `.mcp.json` sees the first; serde
         // would keep the second.
         let client = "{\"mcpServers\": {\n  \"gh\": {\"command\": \"gh-mcp\"},\n  \"gh\": {\"command\": \"sh\"}\n}}";
-        let err = import_mcp_servers(Path::new(".mcp.json"), client, Path::new("c.toml"), "")
-            .unwrap_err()
-            .to_string();
+        let err = import_mcp_servers(
+            Path::new(".mcp.json"),
+            client,
+            Path::new("c.toml"),
+            "",
+            &Provenance::Own,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("duplicate key `gh` at line 3"), "{err}");
         assert!(!err.contains("not JSON"), "{err}");
-        let err = import_mcp_servers(Path::new(".mcp.json"), "{", Path::new("c.toml"), "")
-            .unwrap_err()
-            .to_string();
+        let err = import_mcp_servers(
+            Path::new(".mcp.json"),
+            "{",
+            Path::new("c.toml"),
+            "",
+            &Provenance::Own,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("not JSON"), "{err}");
     }
 

@@ -32,8 +32,8 @@ pub use expand::expand_path;
 pub use file::config_schema;
 use file::{FileConfig, PathList, located};
 pub use import::{
-    ClientExport, ClientFormat, ImportReport, export_mcp_servers, import_into_config,
-    import_mcp_servers, read_config_text, write_config_text, write_output_file,
+    ClientExport, ClientFormat, ImportReport, Provenance, export_mcp_servers, import_mcp_servers,
+    prepare_import, read_config_text, write_config_text, write_import, write_output_file,
 };
 
 /// One environment variable the program reads.
@@ -206,6 +206,10 @@ pub struct Settings {
     /// values are hidden in JSON.
     #[serde(serialize_with = "serialize_mcp_servers")]
     pub mcp_servers: IndexMap<String, McpSource>,
+    /// The servers of `mcp_servers` marked `untrusted = true`: they start
+    /// only once trusted on this machine.
+    #[serde(skip_serializing_if = "std::collections::BTreeSet::is_empty")]
+    pub untrusted_mcp_servers: std::collections::BTreeSet<String>,
     /// Problems that do not stop the program, e.g. a configured directory
     /// that does not exist.
     pub warnings: Vec<String>,
@@ -779,9 +783,13 @@ pub fn resolve(
     };
 
     let mut mcp_servers = IndexMap::new();
+    let mut untrusted_mcp_servers = std::collections::BTreeSet::new();
     for (name, table) in mcp.servers {
         let span = table.span();
         let table = table.into_inner();
+        if table.untrusted {
+            untrusted_mcp_servers.insert(name.clone());
+        }
         let timeout_s = match &table.timeout_s {
             None => None,
             Some(seconds) => Some(positive_seconds(*seconds.get_ref()).ok_or_else(|| {
@@ -813,6 +821,7 @@ pub fn resolve(
         mcp_timeout_s,
         limits,
         mcp_servers,
+        untrusted_mcp_servers,
         warnings,
         home: home.to_path_buf(),
     })
@@ -977,17 +986,21 @@ pub(crate) fn check_config_text(path: &Path, text: &str) -> Result<(), ConfigErr
     Ok(())
 }
 
-/// What loading the config would refuse of the `[mcp.servers.NAME]` table
-/// `table` (its problems, joined as the config's error lists them):
-/// `mcp import` skips such a server instead of writing a config that does
-/// not load.
-pub(crate) fn check_server_table(name: &str, table: &toml_edit::Table) -> Result<(), String> {
+/// The server the `[mcp.servers.NAME]` table `table` defines, or what
+/// loading the config would refuse of it (its problems, joined as the
+/// config's error lists them): `mcp import` skips such a server instead of
+/// writing a config that does not load.
+pub(crate) fn check_server_table(
+    name: &str,
+    table: &toml_edit::Table,
+) -> Result<McpSource, String> {
     let text = toml_edit::DocumentMut::from(table.clone()).to_string();
     let table = toml::from_str::<file::ServerTable>(&text)
         .map_err(|err| err.message().trim_end().to_owned())?;
-    let problems = server_problems(&server_source(name, table, None));
+    let source = server_source(name, table, None);
+    let problems = server_problems(&source);
     if problems.is_empty() {
-        Ok(())
+        Ok(source)
     } else {
         Err(problems.join("; "))
     }
@@ -1119,6 +1132,11 @@ impl fmt::Display for Settings {
                         format!("http: {}", agents_core::redact::redact_url(url))
                     }
                     (None, None) => "(no transport)".to_owned(),
+                };
+                let how = if self.untrusted_mcp_servers.contains(name) {
+                    format!("{how} (untrusted)")
+                } else {
+                    how
                 };
                 write!(f, "\n  {name:<25} {how}")?;
             }

@@ -957,6 +957,7 @@ fn control_characters_in_a_server_name_are_escaped_in_errors() {
         &std::fs::read_to_string(&client).unwrap(),
         &path,
         "",
+        &agents_config::Provenance::Own,
     )
     .map(|report| format!("{report:?}"))
     .unwrap_or_else(|err| err.to_string());

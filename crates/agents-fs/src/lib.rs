@@ -123,12 +123,26 @@ impl std::fmt::Display for Exposure {
 /// `metadata` describes; `None` when only they can. Always `None` where
 /// there are no Unix owners and modes.
 pub fn exposure(metadata: &std::fs::Metadata) -> Option<Exposure> {
+    changeable_by_others(metadata, true)
+}
+
+/// Whether someone other than this user could have written the file
+/// `metadata` describes: another user owns it (root too, unlike
+/// [`exposure`]: a file root wrote is not this user's word), or its group
+/// or everyone may write it. `None` when it is this user's alone, and
+/// always where there are no Unix owners and modes.
+pub fn written_by_others(metadata: &std::fs::Metadata) -> Option<Exposure> {
+    changeable_by_others(metadata, false)
+}
+
+/// [`exposure`], and with `root_passes` false [`written_by_others`].
+fn changeable_by_others(metadata: &std::fs::Metadata, root_passes: bool) -> Option<Exposure> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
         let mode = metadata.mode() & 0o7777;
         let uid = metadata.uid();
-        if uid != 0 && uid != nix::unistd::geteuid().as_raw() {
+        if !(root_passes && uid == 0) && uid != nix::unistd::geteuid().as_raw() {
             return Some(Exposure::Owner { uid });
         }
         if mode & 0o022 != 0 {
@@ -138,7 +152,7 @@ pub fn exposure(metadata: &std::fs::Metadata) -> Option<Exposure> {
     }
     #[cfg(not(unix))]
     {
-        let _ = metadata;
+        let _ = (metadata, root_passes);
         None
     }
 }

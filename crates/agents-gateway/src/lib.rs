@@ -219,7 +219,7 @@ pub fn plan(set: &ServeSet, default_timeout: Duration) -> Plan {
             });
             continue;
         };
-        if !definition.trusted {
+        if !definition.trusted() {
             left_out.push(LeftOut {
                 name: entry.name.clone(),
                 reason: definition.untrusted_hint(),
@@ -268,7 +268,7 @@ fn mcp_server_of(name: &str) -> Option<&str> {
 fn unlisted_reason(set: &ServeSet, server: &str) -> Option<String> {
     let definitions: Vec<&McpDefinition> =
         set.servers.iter().filter(|d| d.server == server).collect();
-    let trusted = definitions.iter().find(|d| d.trusted);
+    let trusted = definitions.iter().find(|d| d.trusted());
     match trusted {
         None => definitions.first().map(|d| d.untrusted_hint()),
         Some(d) if set.uncached.iter().any(|s| s == server) => Some(format!(
@@ -1017,7 +1017,7 @@ impl Gateway {
         kept.served.retain(|tool| {
             set.servers
                 .iter()
-                .any(|d| d.digest == tool.definition.digest && d.trusted)
+                .any(|d| d.digest == tool.definition.digest && d.trusted())
         });
         kept
     }
@@ -1637,14 +1637,13 @@ mod tests {
             export_name: "t".into(),
             registry_name: "mcp:up/t".into(),
             server_tool: "t".into(),
-            definition: McpDefinition {
-                server: "up".into(),
-                defined_in: "config".into(),
-                defined_by: None,
-                digest: "d".into(),
-                trusted: true,
-                source: agents_core::McpSource::default(),
-            },
+            definition: McpDefinition::untrusted(
+                agents_core::McpSource {
+                    server: "up".into(),
+                    ..agents_core::McpSource::default()
+                },
+                "config",
+            ),
             timeout: Duration::from_secs(1),
             validator: Arc::default(),
         }

@@ -11,6 +11,9 @@
 //! armed), then `exec` the server in place — same pid, same process group,
 //! same environment and working directory.
 //!
+//! `agents` names itself as a supervisor (`agents-process`), which starts the
+//! server through [`exec_server`] in turn, so the server dies with it.
+//!
 //! The signal fires when the *thread* that spawned the child exits. Servers
 //! are spawned from the future the program blocks on or from runtime worker
 //! threads, which live as long as the program, so this is the process's death.

@@ -26,7 +26,8 @@
 //!   rather than die on the default action, which runs no destructors.
 //!   A grandchild that calls `setsid` leaves the group; a program that called
 //!   [`adopt_orphans`] (Linux) gets it back when its parent dies and kills it
-//!   with [`stop_adopted`] at exit.
+//!   with [`stop_adopted`] at exit. A SIGKILL of the program runs no such code:
+//!   a launcher that supervises the server (`agents-process`) covers that.
 //! - **Secrets**: `${VAR}` in `env` values and `headers` is expanded from
 //!   [`FetchOptions::env`] into a copy when the server is started; the
 //!   [`McpSource`] is never changed, and errors never contain expanded values.
@@ -115,8 +116,10 @@ pub struct FetchOptions {
     pub shutdown_grace: Duration,
     /// Source of `${VAR}` values.
     pub env: EnvLookup,
-    /// Start stdio servers through this launcher, which arms the parent-death
-    /// signal (see [`launch`]); `None` starts them directly.
+    /// Start stdio servers through this launcher, which is given this
+    /// process's pid, the server program and its arguments: one that arms
+    /// the parent-death signal (see [`launch`]), or `agents`'s supervisor
+    /// (`agents-process`); `None` starts them directly.
     pub launcher: Option<Launcher>,
 }
 

@@ -38,8 +38,8 @@ pub use service::{
     RESERVED_TOOL_PREFIXES, ServeSet, SkillRegistryService, ToolSet, not_discovered,
 };
 pub use trust::{
-    Destination, Launch, MAX_LAUNCH_BYTES, SHORT_LAUNCH_BYTES, TrustEntry, TrustError, TrustStore,
-    describe_launch,
+    Destination, Launch, MAX_LAUNCH_BYTES, SHORT_LAUNCH_BYTES, Trust, TrustEntry, TrustError,
+    TrustStore, describe_launch,
 };
 pub use write::{
     Change, FileCheck, ImportOutcome, ToolChange, WriteFinding, WriteMode, WriteOutcome,

@@ -26,7 +26,7 @@ use serde::Serialize;
 
 use crate::error::ServiceError;
 use crate::service::{ServeSet, SkillRegistryService};
-use crate::trust::{Launch, MAX_LAUNCH_BYTES, quote};
+use crate::trust::{Launch, MAX_LAUNCH_BYTES, Trust, quote};
 
 /// How many rows that do not decode a registry-wide listing names.
 const CORRUPT_SHOWN: usize = 10;
@@ -164,14 +164,35 @@ pub struct McpDefinition {
     /// shared database, and a plain digest of a spec holding a literal
     /// secret would let anyone confirm a guess of that secret.
     pub digest: String,
-    /// Servers in `config.toml` and specs in this user's trust store.
-    pub trusted: bool,
+    /// Whether it may start: a server of `config.toml` (unless the file
+    /// marks it `untrusted`) or a spec in this user's trust store. Private:
+    /// only [`Trust`]'s constructors decide it.
+    trusted: Trust,
     /// The spec as written (`${VAR}` unexpanded).
     #[serde(skip)]
     pub source: McpSource,
 }
 
 impl McpDefinition {
+    /// A definition of `source` (defined in `defined_in`) that may not
+    /// start: one made outside the service, which alone asks the trust
+    /// store and the config file.
+    pub fn untrusted(source: McpSource, defined_in: impl Into<String>) -> Self {
+        Self {
+            server: source.server.clone(),
+            defined_in: defined_in.into(),
+            defined_by: None,
+            digest: spec_digest(&source),
+            trusted: Trust::none(),
+            source,
+        }
+    }
+
+    /// Whether it may start on this machine.
+    pub fn trusted(&self) -> bool {
+        self.trusted.is_trusted()
+    }
+
     /// What it would run or reach, every word in full: what trusting it
     /// consents to.
     pub fn launch(&self) -> Launch {
@@ -189,7 +210,11 @@ impl McpDefinition {
     /// the skill's row claims), or `your config file`.
     pub fn definer(&self) -> String {
         if self.defined_in == "config" {
-            return "your config file".to_owned();
+            return if self.trusted() {
+                "your config file".to_owned()
+            } else {
+                "your config file, marked `untrusted`".to_owned()
+            };
         }
         let skill = agents_core::text::shorten(&self.defined_in, agents_core::text::MAX_ECHO_BYTES);
         match &self.defined_by {
@@ -269,7 +294,7 @@ impl ReviewedDefinition {
     /// would run in full (or why that is not shown).
     pub fn lines(&self) -> Vec<String> {
         let d = &self.definition;
-        let state = if d.trusted {
+        let state = if d.trusted() {
             "trusted on this machine"
         } else {
             "not trusted on this machine"
@@ -504,7 +529,15 @@ impl<S: Store> SkillRegistryService<S> {
         } else {
             spec_digest(source)
         };
-        let trusted = defined_in == "config" || self.trust().is_trusted(&digest);
+        let trusted = if defined_in == "config" {
+            Trust::of_config_server(
+                self.trust(),
+                source,
+                self.untrusted_config_servers().contains(&source.server),
+            )
+        } else {
+            Trust::of_spec(self.trust(), &digest)
+        };
         McpDefinition {
             server: source.server.clone(),
             defined_in: defined_in.to_owned(),
@@ -677,7 +710,7 @@ impl<S: Store> SkillRegistryService<S> {
         let missing: Vec<McpDefinition> = set
             .servers
             .iter()
-            .filter(|d| d.trusted && set.uncached.contains(&d.server))
+            .filter(|d| d.trusted() && set.uncached.contains(&d.server))
             .cloned()
             .collect();
         if missing.is_empty() {
@@ -693,9 +726,13 @@ impl<S: Store> SkillRegistryService<S> {
         definition: &McpDefinition,
         options: &FetchOptions,
     ) -> Result<Vec<McpRefresh>, ServiceError> {
-        let mut definition = definition.clone();
-        definition.trusted =
-            definition.defined_in == "config" || self.trust().is_trusted(&definition.digest);
+        // Decided again, as any definition is: by the config file or the
+        // trust store as they are now.
+        let definition = self.definition(
+            &definition.source,
+            &definition.defined_in,
+            definition.defined_by.clone(),
+        );
         self.refresh_definitions(vec![definition], options).await
     }
 
@@ -722,7 +759,7 @@ impl<S: Store> SkillRegistryService<S> {
         definition: &McpDefinition,
         fetched: FetchedTools,
     ) -> Result<McpRefresh, ServiceError> {
-        if !definition.trusted {
+        if !definition.trusted() {
             return Err(ServiceError::UntrustedMcpServer {
                 message: definition.untrusted_message(),
             });
@@ -812,7 +849,7 @@ impl<S: Store> SkillRegistryService<S> {
         options: &FetchOptions,
     ) -> Result<Vec<McpRefresh>, ServiceError> {
         let (trusted, untrusted): (Vec<_>, Vec<_>) =
-            definitions.into_iter().partition(|d| d.trusted);
+            definitions.into_iter().partition(|d| d.trusted());
         // Servers are independent: query the trusted ones concurrently.
         let fetches = trusted.iter().map(|definition| async move {
             (definition, fetch_tools(&definition.source, options).await)
@@ -880,7 +917,7 @@ impl<S: Store> SkillRegistryService<S> {
                 defined_in: definition.defined_in.clone(),
                 defined_by: definition.defined_by.clone(),
                 digest: definition.digest.clone(),
-                trusted: definition.trusted,
+                trusted: definition.trusted(),
                 transport,
                 cached_tools,
                 fetched_at: self.cached_at(&definition.digest).await?,
@@ -1123,7 +1160,7 @@ impl<S: Store> SkillRegistryService<S> {
             .into_iter()
             .filter(|d| d.server == server)
             .filter(|d| digest.is_none_or(|prefix| d.digest.starts_with(prefix)))
-            .partition(|d| d.trusted);
+            .partition(|d| d.trusted());
         if trusted.is_empty() && pending.is_empty() {
             return Err(match digest {
                 Some(prefix) => ServiceError::McpDigestNotFound {

@@ -168,6 +168,8 @@ pub struct SkillRegistryService<S> {
     store: S,
     builtins: ToolRegistry,
     mcp_servers: IndexMap<String, agents_core::McpSource>,
+    /// Servers of `mcp_servers` the config file marks `untrusted`.
+    untrusted_config_servers: std::collections::BTreeSet<String>,
     home: PathBuf,
     trust: TrustStore,
     identity: Option<String>,
@@ -192,6 +194,7 @@ impl<S: Store> SkillRegistryService<S> {
             store,
             builtins: ToolRegistry::new(),
             mcp_servers: IndexMap::new(),
+            untrusted_config_servers: std::collections::BTreeSet::new(),
             home,
             trust: TrustStore::in_memory(),
             identity: None,
@@ -250,6 +253,22 @@ impl<S: Store> SkillRegistryService<S> {
     pub fn with_mcp_servers(mut self, servers: IndexMap<String, agents_core::McpSource>) -> Self {
         self.mcp_servers = servers;
         self
+    }
+
+    /// Which of the configured MCP servers the config file marks
+    /// `untrusted` (imported from a file someone else could have written):
+    /// such a server starts only once its spec is in the trust store.
+    pub fn with_untrusted_config_servers(
+        mut self,
+        names: std::collections::BTreeSet<String>,
+    ) -> Self {
+        self.untrusted_config_servers = names;
+        self
+    }
+
+    /// The configured MCP servers the config file marks `untrusted`.
+    pub fn untrusted_config_servers(&self) -> &std::collections::BTreeSet<String> {
+        &self.untrusted_config_servers
     }
 
     /// The underlying store.

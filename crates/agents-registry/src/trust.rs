@@ -57,6 +57,65 @@ impl TrustError {
     }
 }
 
+/// Whether one MCP server definition may start on this machine, and why:
+/// made only here, from the config file's say or the trust store's, so no
+/// other code can mark a definition trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Trust(Basis);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Basis {
+    /// A server of the user's own config file, not marked `untrusted`.
+    ConfigFile,
+    /// Its spec's digest is in the trust store.
+    Store,
+    /// Neither: it is never started.
+    None,
+}
+
+impl Trust {
+    /// A server of the user's config file: trusted as the file's own
+    /// unless the file marks it `untrusted` (an import of a file from
+    /// someone else); such a server is trusted once its spec is in `store`.
+    pub(crate) fn of_config_server(
+        store: &TrustStore,
+        source: &McpSource,
+        marked_untrusted: bool,
+    ) -> Self {
+        if !marked_untrusted {
+            return Self(Basis::ConfigFile);
+        }
+        Self::of_spec(store, &agents_mcp::spec_digest(source))
+    }
+
+    /// A definition from anywhere else (a skill's inline spec): trusted
+    /// when its spec digest `digest` is in `store`.
+    pub(crate) fn of_spec(store: &TrustStore, digest: &str) -> Self {
+        if store.is_trusted(digest) {
+            Self(Basis::Store)
+        } else {
+            Self(Basis::None)
+        }
+    }
+
+    /// Not trusted, whatever the store says.
+    pub(crate) fn none() -> Self {
+        Self(Basis::None)
+    }
+
+    /// Whether it may start.
+    pub fn is_trusted(self) -> bool {
+        self.0 != Basis::None
+    }
+}
+
+/// Written as whether it is trusted (`true`/`false`).
+impl Serialize for Trust {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bool(self.is_trusted())
+    }
+}
+
 /// One trusted launch spec.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TrustEntry {

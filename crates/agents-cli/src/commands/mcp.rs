@@ -24,7 +24,7 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
             };
             serve(ctx, &skills, dry_run, locked.as_deref(), transport).await
         }
-        McpCommand::Import { file, dry_run } => import(ctx, &file, dry_run),
+        McpCommand::Import { file, dry_run, yes } => import(ctx, &file, dry_run, yes),
         McpCommand::Export {
             serve,
             client,
@@ -569,7 +569,7 @@ async fn serve(
             .filter(|server| {
                 set.servers
                     .iter()
-                    .any(|d| d.trusted && &d.server == *server)
+                    .any(|d| d.trusted() && &d.server == *server)
             })
             .map(String::as_str)
             .collect();
@@ -746,33 +746,131 @@ fn age(stamp: &str) -> String {
     }
 }
 
-fn import(ctx: &Context, file: &std::path::Path, dry_run: bool) -> Result<ExitCode, Failure> {
-    let text = super::read_text(file)?;
+fn import(
+    ctx: &Context,
+    file: &std::path::Path,
+    dry_run: bool,
+    yes: bool,
+) -> Result<ExitCode, Failure> {
+    let (text, metadata) = super::read_text_as_read(file)?;
     let config = &ctx.settings.config_file.value;
-    let report = agents_config::import_into_config(config, file, &text, dry_run)?;
-    if ctx.format.structured() {
+    let provenance = agents_config::Provenance::of(file, metadata.as_ref());
+    let report = agents_config::prepare_import(config, file, &text, &provenance)?;
+    // What each server would run or reach, in full (`${VAR}` as written,
+    // hidden characters escaped): what importing it consents to. A secret
+    // written out is shown as `***`, its field named: output reaches logs.
+    // (An untrusted server is shown unmasked by `mcp trust` before it runs.)
+    let launches: Vec<agents_registry::Launch> = report
+        .servers
+        .iter()
+        .map(|server| agents_registry::Launch::of(&agents_core::redact::mask_source(server)))
+        .collect();
+    let structured = ctx.format.structured();
+    let can_ask = !structured && std::io::stdin().is_terminal();
+    let write = !dry_run && !report.added.is_empty();
+    if !structured {
+        // With --dry-run stdout is the TOML; the rest goes to stderr.
+        let show = |line: String| -> Result<(), Failure> {
+            if dry_run {
+                output::note(&line);
+                Ok(())
+            } else {
+                output::line(line)
+            }
+        };
+        if dry_run {
+            output::raw(&report.shown)?;
+        }
+        for ((name, launch), server) in report.added.iter().zip(&launches).zip(&report.servers) {
+            let name = agents_core::text::shorten(name, agents_core::text::MAX_ECHO_BYTES);
+            show(format!("mcp server `{name}`:"))?;
+            for line in launch.lines() {
+                show(format!("  {line}"))?;
+            }
+            let secrets = agents_core::redact::literal_secret_fields(server);
+            if !secrets.is_empty() {
+                show(format!(
+                    "  secrets written out are shown as `***`: `{}`",
+                    secrets.join("`, `")
+                ))?;
+            }
+        }
+        if let (Some(why), false) = (&report.untrusted, report.added.is_empty()) {
+            show(format!(
+                "these servers are imported untrusted (`untrusted = true`): {why}; none of them \
+                 starts until `agents mcp trust SERVER` shows it again and you trust it"
+            ))?;
+        }
+    }
+    if write && !yes {
+        if !can_ask {
+            return Err(Failure::new(
+                "mcp_import_needs_yes",
+                format!(
+                    "nothing imported: outside a terminal `agents mcp import` asks no one; if you \
+                     want the {} server(s) {}, run it again with `--yes`",
+                    report.added.len(),
+                    if structured {
+                        "that `--dry-run` lists"
+                    } else {
+                        "shown above"
+                    }
+                ),
+            ));
+        }
+        let question = format!(
+            "add these {} mcp server(s) to {}{}? [y/N] ",
+            report.added.len(),
+            config.display(),
+            if report.untrusted.is_some() {
+                " as untrusted"
+            } else {
+                ""
+            }
+        );
+        if !output::confirm(&question).map_err(Failure::io)? {
+            return Err(Failure::new(
+                "mcp_import_declined",
+                "nothing imported: the answer was not `y`",
+            ));
+        }
+    }
+    if write {
+        agents_config::write_import(config, &report)?;
+    }
+    if structured {
         let skipped: Vec<_> = report
             .skipped
             .iter()
             .map(|(server, reason)| json!({"server": server, "reason": reason}))
             .collect();
+        let servers: Vec<_> = report
+            .added
+            .iter()
+            .zip(&launches)
+            .map(|(server, launch)| json!({"server": server, "launch": launch}))
+            .collect();
         output::json(&json!({
             "source": report.source,
             "config_file": config,
             "added": report.added,
+            "servers": servers,
+            "untrusted": report.untrusted,
             "skipped": skipped,
-            "written": !dry_run && !report.added.is_empty(),
+            "written": write,
             "config": dry_run.then_some(&report.shown),
         }))?;
         return Ok(ExitCode::SUCCESS);
     }
-    if dry_run {
-        output::raw(&report.shown)?;
-    }
     let mut lines = Vec::new();
     for server in &report.added {
         let verb = if dry_run { "would add" } else { "added" };
-        lines.push(format!("{verb} mcp server `{server}`"));
+        let how = if report.untrusted.is_some() {
+            " (untrusted)"
+        } else {
+            ""
+        };
+        lines.push(format!("{verb} mcp server `{server}`{how}"));
     }
     let mut skipped: Vec<String> = report
         .skipped

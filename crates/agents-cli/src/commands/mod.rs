@@ -143,7 +143,13 @@ pub(crate) const MAX_DEFINITION_BYTES: u64 = agents_config::MAX_INPUT_BYTES;
 
 /// Reads a UTF-8 text file, with errors that name it.
 pub fn read_text(path: &Path) -> Result<String, Failure> {
-    read_capped(path, MAX_DEFINITION_BYTES, |_, _| {
+    Ok(read_text_as_read(path)?.0)
+}
+
+/// [`read_text`], with the file's metadata as it was read (`None` for
+/// standard input): who owns it, who may write it.
+pub fn read_text_as_read(path: &Path) -> Result<(String, Option<std::fs::Metadata>), Failure> {
+    read_input_text(path, MAX_DEFINITION_BYTES, |_, _| {
         Failure::new(
             "io",
             format!(
@@ -199,9 +205,18 @@ fn read_capped(
     cap: u64,
     too_large: impl Fn(u64, bool) -> Failure,
 ) -> Result<String, Failure> {
+    Ok(read_input_text(path, cap, too_large)?.0)
+}
+
+/// [`read_capped`], with the file's metadata as read.
+fn read_input_text(
+    path: &Path,
+    cap: u64,
+    too_large: impl Fn(u64, bool) -> Failure,
+) -> Result<(String, Option<std::fs::Metadata>), Failure> {
     let shown = path.display();
-    let bytes = match agents_fs::read_input(path, cap) {
-        Ok(input) => input.bytes,
+    let (bytes, metadata) = match agents_fs::read_input(path, cap) {
+        Ok(input) => (input.bytes, input.metadata),
         Err(agents_fs::InputError::TooLarge { size, exact, .. }) => {
             return Err(too_large(size, exact));
         }
@@ -210,7 +225,7 @@ fn read_capped(
         }
         Err(err) => return Err(Failure::new("io", err.to_string())),
     };
-    String::from_utf8(bytes).map_err(|err| {
+    let text = String::from_utf8(bytes).map_err(|err| {
         let valid = err.utf8_error().valid_up_to();
         let before = err.as_bytes().get(..valid).unwrap_or_default();
         let line = before.iter().filter(|b| **b == b'\n').count() + 1;
@@ -218,7 +233,8 @@ fn read_capped(
             "invalid_definition",
             format!("{shown}:{line}: file is not valid UTF-8 (byte offset {valid})"),
         )
-    })
+    })?;
+    Ok((text, metadata))
 }
 
 /// What one file's write registered, and the warnings it raised.

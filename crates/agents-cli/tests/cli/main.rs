@@ -7,6 +7,7 @@ mod support;
 mod bad_input;
 mod db;
 mod discover;
+mod import;
 mod input;
 mod lock;
 mod mcp;

@@ -803,16 +803,39 @@ fn mcp_import_reads_claude_desktop_claude_code_and_vscode_and_keeps_comments() {
         "# my settings\n[mcp]\ntimeout_s = 20  # slow servers\n"
     );
 
-    let run = sb.run(&["mcp", "import", desktop.to_str().unwrap()]).ok();
+    let run = sb
+        .run(&["mcp", "import", desktop.to_str().unwrap(), "--yes"])
+        .ok();
+    // Each server is shown first, a secret written out as `***` (the file
+    // is the user's own: imported trusted).
     assert_eq!(
         run.stdout,
-        "added mcp server `filesystem`\nadded mcp server `github`\n\
+        "mcp server `filesystem`:\n  runs: npx -y @modelcontextprotocol/server-filesystem /Users/me/Desktop\n\
+         mcp server `github`:\n  runs: env 'GITHUB_PERSONAL_ACCESS_TOKEN=***' docker run -i --rm -e \
+         GITHUB_PERSONAL_ACCESS_TOKEN ghcr.io/github/github-mcp-server\n  secrets written out are shown \
+         as `***`: `env.GITHUB_PERSONAL_ACCESS_TOKEN`\n\
+         added mcp server `filesystem`\nadded mcp server `github`\n\
          wrote 2 server(s) to [SANDBOX]/home/.cleveragents/config.toml\n"
     );
     let run = sb
-        .run(&["mcp", "import", code.to_str().unwrap(), "--format", "json"])
+        .run(&[
+            "mcp",
+            "import",
+            code.to_str().unwrap(),
+            "--yes",
+            "--format",
+            "json",
+        ])
         .ok();
     assert_eq!(run.json()["added"], json!(["sentry"]));
+    // A project's file: its servers are imported untrusted.
+    assert!(
+        run.json()["untrusted"]
+            .as_str()
+            .is_some_and(|why| why.starts_with("it is a project's file")),
+        "{}",
+        run.json()
+    );
     assert_eq!(
         run.json()["skipped"],
         json!([
@@ -820,7 +843,9 @@ fn mcp_import_reads_claude_desktop_claude_code_and_vscode_and_keeps_comments() {
             {"server": "filesystem", "reason": "already in the config file"},
         ])
     );
-    let run = sb.run(&["mcp", "import", vscode.to_str().unwrap()]).ok();
+    let run = sb
+        .run(&["mcp", "import", vscode.to_str().unwrap(), "--yes"])
+        .ok();
     assert!(
         run.stdout.contains("added mcp server `fetch`"),
         "{}",
@@ -855,7 +880,9 @@ fn mcp_import_reads_claude_desktop_claude_code_and_vscode_and_keeps_comments() {
     }
     // A file that is not a client config is a clear error.
     let bad = sb.write("bad.json", "{\"foo\": 1}");
-    let run = sb.run(&["mcp", "import", bad.to_str().unwrap()]).fails(1);
+    let run = sb
+        .run(&["mcp", "import", bad.to_str().unwrap(), "--yes"])
+        .fails(1);
     assert_eq!(
         run.stderr,
         "error: cannot import `[SANDBOX]/bad.json`: expected an `mcpServers` object (Claude Desktop, \
@@ -1028,7 +1055,14 @@ fn mcp_export_writes_claude_and_vscode_files_with_a_serve_entry() {
     // The file round-trips through `mcp import` into a fresh config.
     let other = Sandbox::new();
     let run = other
-        .run(&["mcp", "import", out.to_str().unwrap(), "--format", "json"])
+        .run(&[
+            "mcp",
+            "import",
+            out.to_str().unwrap(),
+            "--yes",
+            "--format",
+            "json",
+        ])
         .ok();
     assert_eq!(run.json()["added"], json!(["github", "sentry"]));
 }
@@ -1237,7 +1271,9 @@ fn mcp_import_skips_a_server_with_a_name_the_config_refuses() {
         }})
         .to_string(),
     );
-    let run = sb.run(&["mcp", "import", file.to_str().unwrap()]).ok();
+    let run = sb
+        .run(&["mcp", "import", file.to_str().unwrap(), "--yes"])
+        .ok();
     assert!(
         run.stdout.contains("added mcp server `fine`"),
         "{}",
@@ -1339,7 +1375,8 @@ fn mcp_import_and_export_mask_secrets_given_in_args() {
         );
         assert!(shown.contains("LOG_LEVEL=debug"), "{shown}");
     }
-    sb.run(&["mcp", "import", file.to_str().unwrap()]).ok();
+    sb.run(&["mcp", "import", file.to_str().unwrap(), "--yes"])
+        .ok();
     let config = std::fs::read_to_string(sb.home().join(".cleveragents/config.toml")).unwrap();
     assert!(
         config.contains("sk-LEAK1") && config.contains("ghp_LEAK2"),
@@ -1388,7 +1425,9 @@ fn mcp_import_reads_comments_and_trailing_commas() {
 }
 "#,
     );
-    let run = sb.run(&["mcp", "import", vscode.to_str().unwrap()]).ok();
+    let run = sb
+        .run(&["mcp", "import", vscode.to_str().unwrap(), "--yes"])
+        .ok();
     assert!(
         run.stdout.contains("added mcp server `fetch`"),
         "{}",
@@ -1401,7 +1440,7 @@ fn mcp_import_reads_comments_and_trailing_commas() {
         "{\n  // one\n  \"servers\": {\n    /* two\n    */ \"a\": {\"command\": \"x\"}\n    \"b\": {}\n  }\n}\n",
     );
     let run = sb
-        .run(&["mcp", "import", broken.to_str().unwrap()])
+        .run(&["mcp", "import", broken.to_str().unwrap(), "--yes"])
         .fails(1);
     assert_eq!(
         run.stderr,
@@ -1438,6 +1477,7 @@ fn mcp_import_skips_each_server_it_cannot_take_with_the_reason() {
             "mcp",
             "import",
             claude.to_str().unwrap(),
+            "--yes",
             "--format",
             "json",
         ])
@@ -1467,7 +1507,9 @@ fn mcp_import_skips_each_server_it_cannot_take_with_the_reason() {
         }})
         .to_string(),
     );
-    let run = sb.run(&["mcp", "import", vscode.to_str().unwrap()]).ok();
+    let run = sb
+        .run(&["mcp", "import", vscode.to_str().unwrap(), "--yes"])
+        .ok();
     assert_eq!(
         run.stdout,
         "skipped mcp server `mode`: `args[1]` uses `${env:MODE}`, which agents does not expand in \
@@ -1502,7 +1544,8 @@ fn mcp_import_adds_to_an_inline_table_of_servers() {
         run.stdout,
         "[mcp]\nservers = { a = { command = \"x\" }, b = { command = \"y\", args = [\"--token\", \"***\"] } }\n"
     );
-    sb.run(&["mcp", "import", client.to_str().unwrap()]).ok();
+    sb.run(&["mcp", "import", client.to_str().unwrap(), "--yes"])
+        .ok();
     assert_eq!(
         std::fs::read_to_string(&config).unwrap(),
         "[mcp]\nservers = { a = { command = \"x\" }, b = { command = \"y\", args = [\"--token\", \"tok-SECRET\"] } }\n"
@@ -1532,10 +1575,13 @@ fn mcp_import_reports_claude_code_project_servers() {
         })
         .to_string(),
     );
-    let run = sb.run(&["mcp", "import", file.to_str().unwrap()]).ok();
+    let run = sb
+        .run(&["mcp", "import", file.to_str().unwrap(), "--yes"])
+        .ok();
     assert_eq!(
         run.stdout,
-        "added mcp server `everywhere`\n\
+        "mcp server `everywhere`:\n  runs: e\n\
+         added mcp server `everywhere`\n\
          skipped mcp server `db`: a server of the project `/home/me/api` (`projects` in Claude \
          Code's file): `config.toml` has no per-project servers; define it by hand to have it \
          everywhere\n\

@@ -943,7 +943,8 @@ fn calls_run_at_once_with_progress_and_untrust_stops_a_running_server() {
         "the quick call waited for the long one: {}",
         steps[0]
     );
-    assert_eq!(steps[1]["running"], 1, "{}", steps[1]);
+    // One upstream: the server and the supervisor it runs under.
+    assert_eq!(steps[1]["running"], 2, "{}", steps[1]);
     assert_eq!(
         steps[2]["progress_seen"],
         json!([[1.0, 4.0], [2.0, 4.0], [3.0, 4.0], [4.0, 4.0]]),
@@ -2309,4 +2310,46 @@ fn a_trusted_server_never_fetched_is_fetched_at_start_and_the_rest_said_in_band(
         assert!(names.contains(&"mcp:other/echo"), "{dry}");
     }
     assert_eq!(settle(&marker), 0);
+}
+
+/// `kill -9` of a serving gateway: the upstream it started, the child the
+/// upstream left in its process group and the grandchild that left it with
+/// `setsid` all go with it (each upstream runs under a supervisor that
+/// outlives `agents` only to kill them).
+#[test]
+fn sigkill_of_a_serving_gateway_leaves_no_upstream_process() {
+    let Some((entry, python)) = requirements("sigkill_gateway") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let marker = format!("gw-sigkill-{}", std::process::id());
+    // server-everything behind a shell that first starts two sleepers.
+    let text = format!(
+        "name: l/gw\ndescription: Gateway test\nmcp_sources:\n  - server: everything\n    command: sh\n    \
+         args: [\"-c\", \"sleep 600 & setsid sleep 600 & exec node {entry} stdio\"]\n    \
+         env: {{AGENTS_TEST_MARKER: {marker}}}\n    tools: [echo]\n"
+    );
+    let file = sb.write("gw.yaml", &text);
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    sb.run(&["skill", "tools", "l/gw", "--refresh"]).ok();
+    // A refresh that ended leaves none of them either.
+    assert_eq!(settle(&marker), 0, "a refresh left upstream processes");
+    let echo = first_tool(&sb, "l/gw");
+    let (mut child, url) = http_gateway(&sb, &["--http", "127.0.0.1:0", "--no-auth"], &[]);
+    let steps = json!([{"call": echo, "arguments": {"message": "started"}}]);
+    let out = python_client_with(&sb, &python, &steps, &["--url".into(), url]);
+    assert!(
+        text_of(&out["steps"][0]).contains("started"),
+        "{}",
+        out["steps"][0]
+    );
+    // The supervisor, the shell turned node, and the two sleepers.
+    assert!(processes_with(&marker) >= 4, "{}", processes_with(&marker));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(
+        settle(&marker),
+        0,
+        "upstream processes outlived the SIGKILLed gateway"
+    );
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::support::{PgDatabase, Run, Sandbox, script_program};
+use crate::support::{PgDatabase, Run, Sandbox, at_terminal, script_program};
 
 /// One shared database, and users with their own HOME (trust store, config,
 /// discovery scope) on it.
@@ -120,7 +120,7 @@ impl Shared {
 const SECRET: &str = "AKIA-victim-s3cr3t";
 
 /// The digest in the `agents mcp trust SERVER --digest D` line of `said`.
-fn trust_digest(said: &str, server: &str) -> String {
+pub(crate) fn trust_digest(said: &str, server: &str) -> String {
     let (_, rest) = said
         .split_once(&format!("agents mcp trust {server} --digest "))
         .unwrap_or_else(|| panic!("no trust line for `{server}`: {said}"));
@@ -593,23 +593,29 @@ fn stuck_server(shared: &Shared, user: &str, pids: &std::path::Path) {
     .unwrap();
 }
 
+/// `agents mcp refresh` of [`stuck_server`] (its pids written to the
+/// sandbox file `pids`), running; its pids once all three are written.
+fn refresh_stuck(shared: &Shared, pids: &str) -> (std::process::Child, Vec<u32>) {
+    let pids_file = shared.sb.path(pids);
+    stuck_server(shared, "carol", &pids_file);
+    let child = shared
+        .cmd("carol")
+        .env("CLEVERAGENTS_MCP_TIMEOUT_S", "120")
+        .args(["mcp", "refresh", "stuck"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    (child, wait_for_pids(&pids_file, 3))
+}
+
 #[test]
 fn signals_mid_start_leave_no_process() {
     use nix::sys::signal::{Signal, kill};
     use nix::unistd::Pid;
     let shared = Shared::sqlite();
     for signal in [Signal::SIGTERM, Signal::SIGHUP, Signal::SIGINT] {
-        let pids_file = shared.sb.path(&format!("pids-{signal}"));
-        stuck_server(&shared, "carol", &pids_file);
-        let mut child = shared
-            .cmd("carol")
-            .env("CLEVERAGENTS_MCP_TIMEOUT_S", "120")
-            .args(["mcp", "refresh", "stuck"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let pids = wait_for_pids(&pids_file, 3);
+        let (mut child, pids) = refresh_stuck(&shared, &format!("pids-{signal}"));
         kill(Pid::from_raw(child.id() as i32), signal).unwrap();
         let status = child.wait().unwrap();
         assert!(!status.success(), "{signal}: {status:?}");
@@ -629,29 +635,52 @@ fn sigkill_of_agents_takes_the_server_with_it() {
     use nix::sys::signal::{Signal, kill};
     use nix::unistd::Pid;
     let shared = Shared::sqlite();
-    let pids_file = shared.sb.path("pids");
-    stuck_server(&shared, "carol", &pids_file);
-    let mut child = shared
-        .cmd("carol")
-        .env("CLEVERAGENTS_MCP_TIMEOUT_S", "120")
-        .args(["mcp", "refresh", "stuck"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let pids = wait_for_pids(&pids_file, 3);
+    let (mut child, pids) = refresh_stuck(&shared, "pids");
     child.kill().unwrap();
     child.wait().unwrap();
-    // The server itself (the shell, the last pid) gets the parent-death signal.
-    let server = pids[2];
-    let left = wait_dead(&[server]);
+    // The server (the shell, the last pid), its child in its group and the
+    // grandchild that left it with `setsid`: its supervisor kills them all.
+    let left = wait_dead(&pids);
     for pid in &pids {
         let _ = kill(Pid::from_raw(*pid as i32), Signal::SIGKILL);
     }
     assert!(
         left.is_empty(),
-        "the server ({server}) was still running 20 s after agents was SIGKILLed"
+        "{left:?} of the server's processes {pids:?} were still running 20 s after agents was SIGKILLed"
     );
+}
+
+/// The supervisor itself SIGKILLed mid-start: the server goes with it (its
+/// parent-death signal), and `agents`, still alive, ends the rest when it
+/// ends.
+#[test]
+fn sigkill_of_the_supervisor_takes_the_server_with_it() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    let shared = Shared::sqlite();
+    let (mut child, pids) = refresh_stuck(&shared, "pids");
+    let server = pids[2];
+    let supervisor = parent_of(server).unwrap();
+    assert_eq!(parent_of(supervisor), Some(child.id()), "{supervisor}");
+    kill(Pid::from_raw(supervisor as i32), Signal::SIGKILL).unwrap();
+    let left = wait_dead(&[server]);
+    // A signal agents handles: it kills the server's group and what it
+    // adopted (the `setsid` grandchild, re-parented to it).
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
+    child.wait().unwrap();
+    let rest = wait_dead(&pids);
+    for pid in &pids {
+        let _ = kill(Pid::from_raw(*pid as i32), Signal::SIGKILL);
+    }
+    assert!(left.is_empty(), "the server outlived its supervisor");
+    assert!(rest.is_empty(), "{rest:?} outlived agents");
+}
+
+/// The parent pid of `pid`, from `/proc`.
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// What bob is asked to trust is all that reaches the server: its directory,
@@ -1238,27 +1267,12 @@ fn a_name_alone_trusts_nothing_unseen(shared: &Shared) {
     if let Some(script) = script_program("the terminal part of a trust test") {
         let line = format!("{} mcp trust github", env!("CARGO_BIN_EXE_agents"));
         for (answer, count) in [("n\n", 0), ("y\n", 1)] {
-            let mut child = shared
-                .sb
-                .command(&script)
+            let mut command = shared.sb.command(&script);
+            command
                 .env("HOME", shared.home("bob"))
                 .env("USER", "bob")
-                .env("CLEVERAGENTS_DATABASE_URL", &shared.url)
-                .args(["-qec", &line, "/dev/null"])
-                .stdin(std::process::Stdio::piped())
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap();
-            use std::io::Write;
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(answer.as_bytes())
-                .unwrap();
-            let out = child.wait_with_output().unwrap();
-            let said = String::from_utf8_lossy(&out.stdout);
+                .env("CLEVERAGENTS_DATABASE_URL", &shared.url);
+            let said = at_terminal(command, &line, answer);
             assert!(
                 said.contains("trust mcp server `github` as shown above"),
                 "{said}"

@@ -369,3 +369,24 @@ pub fn script_program(what: &str) -> Option<PathBuf> {
     }
     found
 }
+
+/// What `line` printed, run on a pseudo-terminal by `script` (the command
+/// given, with its environment; see [`script_program`]), `answer` typed at it.
+pub fn at_terminal(mut script: Command, line: &str, answer: &str) -> String {
+    use std::io::Write;
+    let mut child = script
+        .args(["-qec", line, "/dev/null"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(answer.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
