@@ -70,3 +70,15 @@ def test_the_readme_example_prints_what_it_says(capsys: pytest.CaptureFixture[st
     said = [line.split("# ", 1)[1] for line in code.splitlines() if line.startswith("print(") and "# " in line]
     assert printed[: len(said)] == said
     assert printed[-1] == "[\"Skill 'local/deploy' referenced in plan is not registered\"]"
+
+
+def test_the_readme_example_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # The landing page's Python block, run as written in a fresh directory.
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    exec(compile(block, "README.md", "exec"), {})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "['builtin/read_file', 'builtin/grep'] 2"
+    assert "local/missing" in lines[1]
