@@ -36,6 +36,11 @@ pub enum Rule {
     RepoOutsideRoots,
     /// An argument that git would read as an option (`-` first).
     OptionLike,
+    /// A tool that writes, called through an entry overridden
+    /// `read_only: true`.
+    ReadOnly,
+    /// A call needing the person's approval that was not given.
+    ApprovalRequired,
 }
 
 impl Rule {
@@ -54,6 +59,8 @@ impl Rule {
             Rule::RedirectLimit => "redirect-limit",
             Rule::RepoOutsideRoots => "repo-outside-roots",
             Rule::OptionLike => "option-like",
+            Rule::ReadOnly => "read-only",
+            Rule::ApprovalRequired => "approval-required",
         }
     }
 }

@@ -35,6 +35,7 @@ mod files;
 mod git;
 mod http;
 mod output;
+mod policy;
 mod process;
 mod roots;
 mod search;
@@ -47,6 +48,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use error::{Rule, ToolError};
+pub use policy::{Audit, AuditLog, CallContext, CallPolicy, NotEnforced, call};
 pub use roots::{Roots, RootsError};
 pub use spec::{Builtin, builtin_registry, builtin_tools};
 pub use tokio_util::sync::CancellationToken;

@@ -5,6 +5,7 @@
 mod files;
 mod git;
 mod http;
+mod policy;
 mod roots;
 mod search;
 mod shell;
