@@ -41,6 +41,9 @@ pub enum Rule {
     ReadOnly,
     /// A call needing the person's approval that was not given.
     ApprovalRequired,
+    /// `sandbox: strict` asked of a kernel without Landlock (or Landlock
+    /// failed): the call is refused, never run unconfined.
+    SandboxUnavailable,
 }
 
 impl Rule {
@@ -61,6 +64,7 @@ impl Rule {
             Rule::OptionLike => "option-like",
             Rule::ReadOnly => "read-only",
             Rule::ApprovalRequired => "approval-required",
+            Rule::SandboxUnavailable => "sandbox-unavailable",
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The policy an entry's overrides put on every call: a deadline
 //! (`timeout_s`), narrowing to reading (`read_only`), an audit line
-//! (`audit`), and the person's approval (`approval: required`).
+//! (`audit`), the person's approval (`approval: required`), and Landlock
+//! on the processes a call starts (`sandbox: strict`).
 //!
 //! [`CallPolicy::from_overrides`] reads the overrides as the resolver
 //! merged them (outer include wins); [`call`] runs one builtin under it.
@@ -18,7 +19,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::shown;
-use crate::{Builtin, CancellationToken, Executor, Rule, ToolError, ToolOutput};
+use crate::{Builtin, CancellationToken, Executor, Rule, Sandbox, ToolError, ToolOutput};
 
 /// What an audit line records of the arguments.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -56,6 +57,10 @@ pub struct CallPolicy {
     pub approval_required: bool,
     /// `http_get` may reach private addresses (`allow_private_network: true`).
     pub allow_private_network: bool,
+    /// The processes `shell` (and `run` tools) start run under Landlock
+    /// (`sandbox: strict`), read-only beneath the roots when
+    /// [`read_only`](Self::read_only).
+    pub sandbox: bool,
     /// Keys asking for enforcement this policy does not give.
     pub not_enforced: Vec<NotEnforced>,
 }
@@ -117,10 +122,15 @@ impl CallPolicy {
                     Some(allow) => policy.allow_private_network = allow,
                     None => unusable("`true` or `false`"),
                 },
-                "sandbox" => policy.not_enforced.push(NotEnforced {
-                    key: key.clone(),
-                    reason: "no sandbox is applied to calls yet".into(),
-                }),
+                "sandbox" => match value {
+                    Value::String(s) if s == "strict" => policy.sandbox = true,
+                    Value::String(s) if s == "none" => policy.sandbox = false,
+                    Value::Bool(false) => policy.sandbox = false,
+                    _ => {
+                        unusable("`strict` or `none`");
+                        policy.sandbox = true;
+                    }
+                },
                 _ if DESCRIPTIVE.contains(&key.as_str()) => {}
                 _ => policy.not_enforced.push(NotEnforced {
                     key: shown(key),
@@ -267,6 +277,11 @@ pub async fn call(
                 limits.timeout = Some(limits.timeout.map_or(timeout, |t| t.min(timeout)));
             }
             limits.allow_private_network |= policy.allow_private_network;
+            if policy.sandbox {
+                limits.sandbox = Sandbox::Strict {
+                    read_only: policy.read_only,
+                };
+            }
             executor
                 .with_limits(limits)
                 .call_builtin(tool, args, cancel)

@@ -7,6 +7,7 @@ mod git;
 mod http;
 mod policy;
 mod roots;
+mod sandbox;
 mod search;
 mod shell;
 

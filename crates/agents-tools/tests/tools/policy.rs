@@ -28,13 +28,14 @@ fn overrides_become_a_policy_and_unknown_keys_are_reported() {
     assert!(p.read_only && p.approval_required);
     assert_eq!(p.audit, Audit::Full);
     let keys: Vec<&str> = p.not_enforced.iter().map(|n| n.key.as_str()).collect();
-    assert_eq!(keys, ["sandbox", "rate_limit"]);
+    assert_eq!(keys, ["rate_limit"]);
+    assert!(p.sandbox);
     assert_eq!(policy(json!({"audit": true})).audit, Audit::Digest);
     assert_eq!(policy(json!({})), CallPolicy::default());
     // What cannot be read narrows, and is reported.
-    let p = policy(json!({"read_only": "yes", "approval": "maybe"}));
-    assert!(p.read_only && p.approval_required);
-    assert_eq!(p.not_enforced.len(), 2);
+    let p = policy(json!({"read_only": "yes", "approval": "maybe", "sandbox": "tight"}));
+    assert!(p.read_only && p.approval_required && p.sandbox);
+    assert_eq!(p.not_enforced.len(), 3);
 }
 
 async fn run(
@@ -216,4 +217,23 @@ async fn an_audited_call_refused_is_still_audited() {
         serde_json::from_str(std::fs::read_to_string(log.path()).unwrap().trim()).unwrap();
     assert_eq!(line["outcome"], "refused");
     assert_eq!(line["tool"], "write_file");
+}
+
+#[tokio::test]
+async fn sandbox_strict_confines_the_shell_a_policy_runs() {
+    let tree = Tree::new();
+    let escaped = tree.outside.join("escaped");
+    let command = format!("echo x > '{}'; echo y > inside", escaped.display());
+    let p = policy(json!({"sandbox": "strict"}));
+    let out = run(
+        &tree,
+        Builtin::Shell,
+        json!({"command": command}),
+        &p,
+        false,
+    )
+    .await
+    .unwrap();
+    assert!(out.text.contains("Permission denied"), "{}", out.text);
+    assert!(!escaped.exists() && tree.root.join("inside").exists());
 }
