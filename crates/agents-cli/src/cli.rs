@@ -390,6 +390,32 @@ pub enum ToolCommand {
         /// The tool's registry name, e.g. `custom/deploy`
         name: String,
     },
+    /// Run one builtin tool inside the roots, under a skill entry's policy
+    #[command(
+        after_help = "Example:\n  agents tool call read_file --args '{\"path\": \"Cargo.toml\"}' --skill local/devops-toolkit"
+    )]
+    Call {
+        /// The builtin's name, e.g. `read_file` or `builtin/read_file`
+        name: String,
+        /// The arguments, a JSON object
+        #[arg(long, default_value = "{}", value_name = "JSON")]
+        args: String,
+        /// Apply this skill's resolved overrides for the entry (timeout_s,
+        /// read_only, audit, approval)
+        #[arg(long, value_name = "SKILL")]
+        skill: Option<String>,
+        /// A workspace root the tool acts in (repeatable; default the
+        /// current directory)
+        #[arg(long = "root", value_name = "DIR")]
+        roots: Vec<PathBuf>,
+        /// Approve the call without asking (for `approval: required`)
+        #[arg(long)]
+        approve: bool,
+        /// Append audit lines to this file instead of
+        /// `~/.cleveragents/audit.jsonl`
+        #[arg(long, value_name = "FILE")]
+        audit_file: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -44,6 +44,7 @@ pub const COMMANDS: &[(&str, &[Format])] = &[
     ("tool get --body", TABLE),
     ("tool get", DOCUMENT),
     ("tool remove", STRUCTURED),
+    ("tool call", TABLE),
     ("mcp refresh", STRUCTURED),
     ("mcp list", STRUCTURED),
     ("mcp tools", STRUCTURED),
@@ -101,6 +102,7 @@ pub fn of(command: &Command) -> (&'static str, &'static [Format]) {
             ToolCommand::Get { body: true, .. } => "tool get --body",
             ToolCommand::Get { .. } => "tool get",
             ToolCommand::Remove { .. } => "tool remove",
+            ToolCommand::Call { .. } => "tool call",
         },
         Command::Mcp(command) => match command {
             McpCommand::Refresh { .. } => "mcp refresh",

@@ -36,6 +36,14 @@ pub enum Rule {
     RepoOutsideRoots,
     /// An argument that git would read as an option (`-` first).
     OptionLike,
+    /// A tool that writes, called through an entry overridden
+    /// `read_only: true`.
+    ReadOnly,
+    /// A call needing the person's approval that was not given.
+    ApprovalRequired,
+    /// `sandbox: strict` asked of a kernel without Landlock (or Landlock
+    /// failed): the call is refused, never run unconfined.
+    SandboxUnavailable,
 }
 
 impl Rule {
@@ -54,6 +62,9 @@ impl Rule {
             Rule::RedirectLimit => "redirect-limit",
             Rule::RepoOutsideRoots => "repo-outside-roots",
             Rule::OptionLike => "option-like",
+            Rule::ReadOnly => "read-only",
+            Rule::ApprovalRequired => "approval-required",
+            Rule::SandboxUnavailable => "sandbox-unavailable",
         }
     }
 }

@@ -149,7 +149,7 @@ impl Repo {
         let mut command = git_command(None);
         command.args(["rev-parse", "--show-toplevel"]);
         let kept = (HeadTail::new(64 * 1024, false), HeadTail::new(4096, true));
-        let found = run(command, &dir, kept, limits.git_timeout, cancel).await?;
+        let found = run(command, &dir, kept, limits.git_timeout, cancel, None).await?;
         let (top, _) = found.stdout.finish("output");
         if !found.status.success() {
             let (stderr, _) = found.stderr.finish("stderr");
@@ -202,6 +202,7 @@ impl Repo {
             ),
             limits.git_timeout,
             cancel,
+            None,
         )
         .await?;
         let stderr_total = stderr.total();

@@ -35,8 +35,10 @@ mod files;
 mod git;
 mod http;
 mod output;
+mod policy;
 mod process;
 mod roots;
+mod sandbox;
 mod search;
 mod spec;
 
@@ -47,7 +49,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use error::{Rule, ToolError};
+pub use policy::{Audit, AuditLog, CallContext, CallPolicy, NotEnforced, call};
 pub use roots::{Roots, RootsError};
+pub use sandbox::Sandbox;
 pub use spec::{Builtin, builtin_registry, builtin_tools};
 pub use tokio_util::sync::CancellationToken;
 
@@ -80,6 +84,9 @@ pub struct Limits {
     pub max_edit_bytes: u64,
     /// Threads `glob` and `grep` walk with (default 0: one a core).
     pub search_threads: usize,
+    /// How the processes `shell` starts are confined (an entry's
+    /// `sandbox: strict`; default [`Sandbox::Off`]).
+    pub sandbox: Sandbox,
 }
 
 impl Default for Limits {
@@ -94,6 +101,7 @@ impl Default for Limits {
             allow_private_network: false,
             max_edit_bytes: 16 * 1024 * 1024,
             search_threads: 0,
+            sandbox: Sandbox::Off,
         }
     }
 }

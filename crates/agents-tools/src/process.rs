@@ -4,7 +4,7 @@
 //! (what it left running in the background goes too).
 //!
 //! A process that leaves the group (`setsid`, `setpgid`) is beyond this;
-//! `sandbox: strict` is the answer to that.
+//! `sandbox: strict` ([`crate::sandbox`]) confines what it can reach.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::process::{ExitStatus, Stdio};
@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::ToolError;
 use crate::output::HeadTail;
 use crate::roots::Roots;
+use crate::sandbox::Sandbox;
 use crate::spec::ShellArgs;
 use crate::{Limits, ToolOutput};
 
@@ -77,6 +78,7 @@ pub(crate) async fn run(
     (stdout_kept, stderr_kept): (HeadTail, HeadTail),
     timeout: Duration,
     cancel: &CancellationToken,
+    confine: Option<(&Roots, Sandbox)>,
 ) -> Result<Finished, ToolError> {
     command
         .current_dir(dir.proc_path())
@@ -90,9 +92,12 @@ pub(crate) async fn run(
         .get_program()
         .to_string_lossy()
         .into_owned();
-    let mut child = command
-        .spawn()
-        .map_err(|err| ToolError::io("run", &program, err))?;
+    let mut child = match confine {
+        Some((roots, sandbox)) => crate::sandbox::spawn(&mut command, roots, sandbox)?,
+        None => command
+            .spawn()
+            .map_err(|err| ToolError::io("run", &program, err))?,
+    };
     // The child is the group's leader: its pid is the group's id.
     let group = Group(child.id().and_then(|id| Pid::from_raw(id as i32)));
     let stdout = child.stdout.take();
@@ -181,7 +186,15 @@ pub(crate) async fn shell(
     // was cut.
     let cap = limits.max_output_bytes.saturating_sub(64) / 2;
     let kept = (HeadTail::new(cap, true), HeadTail::new(cap, true));
-    let finished = run(command, &dir, kept, timeout, cancel).await?;
+    let finished = run(
+        command,
+        &dir,
+        kept,
+        timeout,
+        cancel,
+        Some((roots, limits.sandbox)),
+    )
+    .await?;
     let (stdout, stdout_cut) = finished.stdout.finish("stdout");
     let stderr_total = finished.stderr.total();
     let (stderr, stderr_cut) = finished.stderr.finish("stderr");

@@ -126,6 +126,11 @@ impl Roots {
         self
     }
 
+    /// The roots, held open.
+    pub(crate) fn fds(&self) -> impl Iterator<Item = &OwnedFd> {
+        self.list.iter().map(|root| &root.fd)
+    }
+
     pub(crate) fn root(&self, index: usize) -> Option<&Root> {
         self.list.get(index)
     }

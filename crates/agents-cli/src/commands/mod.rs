@@ -61,9 +61,9 @@ pub async fn run(args: Args) -> Result<ExitCode, Failure> {
         Command::Skill(command) => skill::run(&global, command).await,
         Command::Tool(command) => {
             let ctx = match command {
-                crate::cli::ToolCommand::List { .. } | crate::cli::ToolCommand::Get { .. } => {
-                    Context::read(&global).await?
-                }
+                crate::cli::ToolCommand::List { .. }
+                | crate::cli::ToolCommand::Get { .. }
+                | crate::cli::ToolCommand::Call { .. } => Context::read(&global).await?,
                 crate::cli::ToolCommand::Add { .. } | crate::cli::ToolCommand::Remove { .. } => {
                     Context::write(&global).await?
                 }

@@ -19,6 +19,7 @@ mod schema;
 mod serve;
 mod skill;
 mod tool;
+mod tool_call;
 mod trust;
 mod workspace;
 mod write_lines;

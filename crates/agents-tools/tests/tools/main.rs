@@ -5,7 +5,9 @@
 mod files;
 mod git;
 mod http;
+mod policy;
 mod roots;
+mod sandbox;
 mod search;
 mod shell;
 

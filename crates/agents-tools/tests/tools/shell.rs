@@ -10,7 +10,7 @@ use crate::{Tree, call, ok};
 
 /// Whether process `pid` is gone (a zombie counts: it runs no more, and
 /// whoever inherited it reaps it in its own time).
-fn gone(pid: u32) -> bool {
+pub(crate) fn gone(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
         Ok(stat) => stat
@@ -20,7 +20,7 @@ fn gone(pid: u32) -> bool {
 }
 
 /// Waits (by polling, a bounded number of times) until `pid` is gone.
-async fn wait_gone(pid: u32) -> bool {
+pub(crate) async fn wait_gone(pid: u32) -> bool {
     for _ in 0..500 {
         if gone(pid) {
             return true;
@@ -31,7 +31,7 @@ async fn wait_gone(pid: u32) -> bool {
 }
 
 /// The pid a command wrote to `file`, once it has.
-async fn pid_in(file: &Path) -> u32 {
+pub(crate) async fn pid_in(file: &Path) -> u32 {
     for _ in 0..1000 {
         if let Ok(text) = std::fs::read_to_string(file)
             && let Ok(pid) = text.trim().parse()
@@ -44,7 +44,7 @@ async fn pid_in(file: &Path) -> u32 {
 }
 
 /// A shell that starts a sleeping grandchild, writes its pid, and waits.
-const TREE: &str = "sleep 1000 & echo $! > grandchild.pid; wait";
+pub(crate) const TREE: &str = "sleep 1000 & echo $! > grandchild.pid; wait";
 
 #[tokio::test]
 async fn shell_runs_in_the_root_and_reports_exit_and_stderr() {
