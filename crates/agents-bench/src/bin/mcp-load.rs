@@ -10,6 +10,10 @@
 //! OPTIONS: --sessions N (1) --seconds S (4) --warmup S (1) --tool NAME (echo)
 //! ```
 //!
+//! A session counts as open once `initialize` and one first call were
+//! answered (a proxy may start its upstream at the first call); the clock
+//! starts after every session is open.
+//!
 //! A minimal client on purpose: one blocking thread per session, one write
 //! per request, a keep-alive HTTP/1.1 connection with `TCP_NODELAY` (or the
 //! server's stdin/stdout), so that what is measured is the server.
@@ -109,6 +113,24 @@ trait Session: Send {
     fn call(&mut self, id: u64, message: &Value) -> Result<Value, String>;
     /// Sends a notification.
     fn notify(&mut self, message: &Value) -> Result<(), String>;
+}
+
+/// `initialize`, then one call of `tool` before the clock starts: a proxy
+/// may start its upstream at the first call (the gateway does), and 32 of
+/// them starting at once took longer than the warm-up.
+fn open(session: &mut dyn Session, tool: &str) -> Result<(), String> {
+    initialize(session)?;
+    let answer = session.call(1, &call_of(1, tool))?;
+    match answer.get("result") {
+        Some(result) if result["isError"] != json!(true) => Ok(()),
+        _ => Err(format!("the first call of `{tool}` failed: {answer}")),
+    }
+}
+
+/// A `tools/call` of `tool` with id `id`.
+fn call_of(id: u64, tool: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": tool, "arguments": {"message": "hi"}}})
 }
 
 fn initialize(session: &mut dyn Session) -> Result<(), String> {
@@ -397,7 +419,13 @@ fn main() {
                         let (child, session) = spawn(&options.command)?;
                         (Some(child), Box::new(session))
                     };
-                    initialize(session.as_mut())?;
+                    if let Err(err) = open(session.as_mut(), &options.tool) {
+                        if let Some(mut child) = child {
+                            let _ = child.kill();
+                            let _ = child.wait();
+                        }
+                        return Err(err);
+                    }
                     Ok((child, session))
                 })
             })
@@ -454,9 +482,7 @@ fn main() {
                         break;
                     }
                     id += 1;
-                    let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                        "params": {"name": tool, "arguments": {"message": "hi"}}});
-                    match session.call(id, &call) {
+                    match session.call(id, &call_of(id, &tool)) {
                         Ok(answer)
                             if answer.get("result").is_some()
                                 && answer["result"]["isError"] != json!(true) =>
