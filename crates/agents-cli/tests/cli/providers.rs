@@ -25,7 +25,7 @@ use std::collections::HashSet;
 
 use serde_json::{Value, json};
 
-use crate::support::{Sandbox, add_examples, everything};
+use crate::support::{Run, Sandbox, add_examples, everything};
 
 fn valid_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
@@ -482,6 +482,13 @@ fn a_real_servers_tools_follow_the_providers_rules() {
     );
 }
 
+/// `agents skill tools local/big ARGS`.
+fn big(sb: &Sandbox, args: &[&str]) -> Run {
+    let mut all = vec!["skill", "tools", "local/big"];
+    all.extend_from_slice(args);
+    sb.run(&all)
+}
+
 /// `local/big` (3 tools of its own) includes `local/issues` (20),
 /// `local/files` (15) and `local/clock` (5), all custom tools with
 /// parameters, and each skill a description.
@@ -528,21 +535,8 @@ fn disclosure_sandbox() -> Sandbox {
 #[test]
 fn budget_prints_each_modes_first_tool_list_and_each_skill() {
     let sb = disclosure_sandbox();
-    let report = sb
-        .run(&[
-            "skill",
-            "tools",
-            "local/big",
-            "--budget",
-            "--format",
-            "json",
-        ])
-        .ok()
-        .json();
-    let all = sb
-        .run(&["skill", "tools", "local/big", "--format", "anthropic"])
-        .ok()
-        .json();
+    let report = big(&sb, &["--budget", "--format", "json"]).ok().json();
+    let all = big(&sb, &["--format", "anthropic"]).ok().json();
     let all_bytes = serde_json::to_vec(&all).unwrap().len() as u64;
     let modes = report["modes"].as_array().unwrap();
     let row = |mode: &str| modes.iter().find(|m| m["mode"] == json!(mode)).unwrap();
@@ -593,27 +587,17 @@ fn budget_prints_each_modes_first_tool_list_and_each_skill() {
     );
     // A budget under `all`'s tokens: `auto` takes the cheaper mode.
     let tight = (row("all")["tokens"].as_u64().unwrap() - 1).to_string();
-    let report = sb
-        .run(&[
-            "skill",
-            "tools",
-            "local/big",
-            "--budget",
-            "--budget-tokens",
-            &tight,
-            "--format",
-            "json",
-        ])
-        .ok()
-        .json();
+    let report = big(
+        &sb,
+        &["--budget", "--budget-tokens", &tight, "--format", "json"],
+    )
+    .ok()
+    .json();
     let auto = &report["modes"][3];
     assert_ne!(auto["applied"], json!("all"), "{report:#}");
     assert_eq!(auto["fits"], json!(true));
     // The table: both tables and the method.
-    let text = sb
-        .run(&["skill", "tools", "local/big", "--budget"])
-        .ok()
-        .stdout;
+    let text = big(&sb, &["--budget"]).ok().stdout;
     for needle in ["MODE", "skills", "search", "local/clock", "included", "/ 4"] {
         assert!(text.contains(needle), "{needle} missing:\n{text}");
     }
@@ -623,25 +607,22 @@ fn budget_prints_each_modes_first_tool_list_and_each_skill() {
 fn defer_marks_anthropic_tools_and_adds_its_tool_search_tool() {
     let sb = disclosure_sandbox();
     let run = |defer: &str, budget: &str| {
-        sb.run(&[
-            "skill",
-            "tools",
-            "local/big",
-            "--format",
-            "anthropic",
-            "--defer",
-            defer,
-            "--budget-tokens",
-            budget,
-        ])
+        big(
+            &sb,
+            &[
+                "--format",
+                "anthropic",
+                "--defer",
+                defer,
+                "--budget-tokens",
+                budget,
+            ],
+        )
         .ok()
     };
     let search_tool =
         json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"});
-    let plain = sb
-        .run(&["skill", "tools", "local/big", "--format", "anthropic"])
-        .ok()
-        .json();
+    let plain = big(&sb, &["--format", "anthropic"]).ok().json();
     let all = run("all", "100000");
     assert!(
         all.stderr.contains("advanced-tool-use-2025-11-20"),
@@ -696,16 +677,7 @@ fn defer_marks_anthropic_tools_and_adds_its_tool_search_tool() {
 #[test]
 fn defer_gives_other_formats_strict_meta_tools() {
     let sb = disclosure_sandbox();
-    let openai = sb
-        .run(&[
-            "skill",
-            "tools",
-            "local/big",
-            "--format",
-            "openai",
-            "--defer",
-            "all",
-        ])
+    let openai = big(&sb, &["--format", "openai", "--defer", "all"])
         .ok()
         .json();
     assert_eq!(
@@ -728,20 +700,19 @@ fn defer_gives_other_formats_strict_meta_tools() {
             .all(|t| t["function"]["strict"] == json!(true))
     );
     // Auto over the budget: the cheaper of the loader and the pair.
-    let auto = sb
-        .run(&[
-            "skill",
-            "tools",
-            "local/big",
+    let auto = big(
+        &sb,
+        &[
             "--format",
             "openai",
             "--defer",
             "auto",
             "--budget-tokens",
             "100",
-        ])
-        .ok()
-        .json();
+        ],
+    )
+    .ok()
+    .json();
     assert_eq!(openai_violations(&auto), Vec::<String>::new(), "{auto:#}");
     let last = auto.as_array().unwrap().last().unwrap()["function"]["name"].clone();
     assert!(
@@ -749,15 +720,12 @@ fn defer_gives_other_formats_strict_meta_tools() {
         "{auto:#}"
     );
     // Without an export format, `--defer` is a usage error.
-    let run = sb
-        .run(&["skill", "tools", "local/big", "--defer", "all"])
-        .fails(2);
+    let run = big(&sb, &["--defer", "all"]).fails(2);
     assert!(
         run.stderr.contains("`--defer` needs `--format anthropic`"),
         "{}",
         run.stderr
     );
     // `--budget` and `--explain` exclude each other.
-    sb.run(&["skill", "tools", "local/big", "--budget", "--explain"])
-        .fails(2);
+    big(&sb, &["--budget", "--explain"]).fails(2);
 }
