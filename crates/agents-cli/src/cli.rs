@@ -276,7 +276,9 @@ pub enum SkillCommand {
         force: bool,
     },
     /// Show a skill's flattened tool set and capability summary
-    #[command(after_help = "Example:\n  agents skill tools local/devops-toolkit --format openai")]
+    #[command(
+        after_help = "Example:\n  agents skill tools local/devops-toolkit --format openai\n  agents skill tools local/devops-toolkit --budget\n  agents skill tools local/devops-toolkit --format anthropic --defer auto --budget-tokens 4000"
+    )]
     Tools {
         /// The skill, e.g. `local/devops-toolkit`
         name: String,
@@ -289,6 +291,18 @@ pub enum SkillCommand {
         /// Fail (exit 1) with the differences when the resolution differs from this lock file
         #[arg(long, value_name = "FILE")]
         locked: Option<PathBuf>,
+        /// Print what each disclosure mode (`all`, `skills`, `search`, `auto`) puts in the
+        /// context first: tools, bytes and estimated tokens, and each skill's own tools
+        #[arg(long, conflicts_with = "explain")]
+        budget: bool,
+        /// With `--format anthropic`, `openai` or `mcp`: defer tools behind a tool search
+        /// (`auto`: only when they do not fit `--budget-tokens`)
+        #[arg(long, value_enum, default_value = "none", conflicts_with_all = ["explain", "budget"])]
+        defer: DeferArg,
+        /// The context budget of `--budget` and `--defer auto`, in estimated tokens (bytes of
+        /// the tool JSON / 4)
+        #[arg(long, value_name = "N", default_value_t = agents_disclosure::DEFAULT_BUDGET_TOKENS)]
+        budget_tokens: usize,
     },
     /// Write a content-addressed lock of skills' resolved tool sets
     #[command(after_help = "Example:\n  agents skill lock local/devops-toolkit -o skills.lock")]
@@ -347,6 +361,27 @@ pub enum SkillCommand {
         #[arg(required = true, value_name = "PATH")]
         paths: Vec<PathBuf>,
     },
+}
+
+/// Which exported tools `skill tools --defer` defers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DeferArg {
+    /// Every tool loaded, as without the flag
+    None,
+    /// Deferred only when every tool does not fit `--budget-tokens`
+    Auto,
+    /// Every tool deferred
+    All,
+}
+
+impl From<DeferArg> for agents_disclosure::Defer {
+    fn from(defer: DeferArg) -> Self {
+        match defer {
+            DeferArg::None => Self::None,
+            DeferArg::Auto => Self::Auto,
+            DeferArg::All => Self::All,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -32,6 +32,7 @@ pub const COMMANDS: &[(&str, &[Format])] = &[
     // The explanation is a table's tree or a JSON field: a tool array for
     // a model API has no place for it.
     ("skill tools --explain", STRUCTURED),
+    ("skill tools --budget", STRUCTURED),
     ("skill tools", TOOLS),
     ("skill lock", STRUCTURED),
     ("skill diff", STRUCTURED),
@@ -88,6 +89,7 @@ pub fn of(command: &Command) -> (&'static str, &'static [Format]) {
             SkillCommand::List { .. } => "skill list",
             SkillCommand::Remove { .. } => "skill remove",
             SkillCommand::Tools { explain: true, .. } => "skill tools --explain",
+            SkillCommand::Tools { budget: true, .. } => "skill tools --budget",
             SkillCommand::Tools { .. } => "skill tools",
             SkillCommand::Lock { .. } => "skill lock",
             SkillCommand::Diff { .. } => "skill diff",

@@ -357,6 +357,27 @@ impl<S: Store> SkillRegistryService<S> {
         self.suggesting(found).await
     }
 
+    /// The descriptions of the skills `names`, by name: a skill without
+    /// one, or no longer registered, is left out (what the disclosure
+    /// loader offers each included skill by).
+    pub async fn skill_descriptions(
+        &self,
+        names: &[SkillName],
+    ) -> Result<std::collections::HashMap<String, String>, ServiceError> {
+        let mut out = std::collections::HashMap::with_capacity(names.len());
+        for name in names {
+            if let Some(description) = self
+                .store
+                .get_skill(name)
+                .await?
+                .and_then(|skill| skill.description)
+            {
+                out.insert(name.to_string(), description);
+            }
+        }
+        Ok(out)
+    }
+
     /// `raw` as a skill name. A bare short name (`assistant`) fails with the
     /// registered skills of that short name (`team/assistant`), or of the
     /// short name closest to it, as [`ServiceError::did_you_mean`].

@@ -3,6 +3,7 @@ use std::process::ExitCode;
 
 use agents_core::{Explanation, LockDiff, Lockfile, OverrideLayer, ResolvedToolEntry, SkillName};
 use agents_definition::{FieldPosition, parse_skill_documents_with, skill_to_json, skills_to_yaml};
+use agents_disclosure::{BudgetReport, Catalog, Defer};
 use agents_registry::{FileCheck, WriteFinding, WriteMode, WriteOutcome};
 use serde_json::{Value, json};
 
@@ -60,7 +61,17 @@ pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode,
             refresh,
             explain,
             locked,
-        } => tools(&ctx, &name, refresh, explain, locked.as_deref()).await,
+            budget,
+            defer,
+            budget_tokens,
+        } => {
+            let disclosure = Disclosure {
+                budget,
+                defer: defer.into(),
+                budget_tokens,
+            };
+            tools(&ctx, &name, refresh, explain, locked.as_deref(), disclosure).await
+        }
         SkillCommand::Lock { names, output } => lock(&ctx, &names, &output).await,
         SkillCommand::Diff { name, lock } => diff(&ctx, &name, &lock).await,
         SkillCommand::Graph { name } => graph(&ctx, &name).await,
@@ -618,17 +629,36 @@ async fn served_tools(
     Ok(ExitCode::SUCCESS)
 }
 
+/// What `skill tools` says of progressive disclosure.
+#[derive(Debug, Clone, Copy)]
+struct Disclosure {
+    /// `--budget`: each mode's first tool list.
+    budget: bool,
+    /// `--defer`.
+    defer: Defer,
+    /// `--budget-tokens`.
+    budget_tokens: usize,
+}
+
 async fn tools(
     ctx: &Context,
     name: &str,
     refresh: bool,
     explain: bool,
     locked: Option<&Path>,
+    disclosure: Disclosure,
 ) -> Result<ExitCode, Failure> {
+    if disclosure.defer != Defer::None && export_format(ctx.format).is_none() {
+        return Err(Failure::usage(
+            "`--defer` needs `--format anthropic`, `openai` or `mcp`",
+        ));
+    }
     let name = ctx.service.skill_name(name).await?;
     let lock = locked.map(read_lock).transpose()?;
     let drift = super::discover::prepare_for_tools(ctx, &name, refresh).await?;
-    if export_format(ctx.format) == Some(agents_core::ExportFormat::Mcp) {
+    if export_format(ctx.format) == Some(agents_core::ExportFormat::Mcp)
+        && disclosure.defer == Defer::None
+    {
         return served_tools(ctx, &name, lock.as_ref().zip(locked)).await;
     }
     let set = match (&lock, locked) {
@@ -645,6 +675,17 @@ async fn tools(
         _ => ctx.service.tools(&name).await?,
     };
     output::warn_all(ctx.format, set.warnings.iter().map(String::as_str));
+    if disclosure.budget {
+        let catalog = catalog(
+            ctx,
+            &name,
+            &set.entries,
+            agents_core::ExportFormat::Anthropic,
+        )
+        .await?;
+        print_budget(ctx.format, &catalog.budget(disclosure.budget_tokens))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     // What `agents mcp serve` cannot call (`--format mcp`, the gateway's
     // plan, has returned above, leaving it out with the reason).
     let uncallable: Vec<String> = set
@@ -664,7 +705,20 @@ async fn tools(
         .collect();
     output::warn_all(ctx.format, uncallable.iter().map(String::as_str));
     if let Some(format) = export_format(ctx.format) {
-        let exported = agents_core::export_tools(&set.entries, format);
+        let (tools, exported) = if disclosure.defer == Defer::None {
+            let mut exported = agents_core::export_tools(&set.entries, format);
+            (std::mem::take(&mut exported.tools), exported)
+        } else {
+            let catalog = catalog(ctx, &name, &set.entries, format).await?;
+            let tools = catalog.export(disclosure.defer, disclosure.budget_tokens);
+            if tools.iter().any(|tool| tool.get("defer_loading").is_some()) {
+                output::note(&format!(
+                    "deferred tools and `{}` need Anthropic's `{ANTHROPIC_BETA}` beta header",
+                    agents_disclosure::plan::ANTHROPIC_TOOL_SEARCH_TYPE
+                ));
+            }
+            (tools, catalog.exported().clone())
+        };
         // The notes first (more tools than OpenAI takes), so the cap on
         // warnings never hides them behind a long list of left-out entries.
         let left_out: Vec<String> = exported
@@ -690,7 +744,7 @@ async fn tools(
                 json!({"kind": "agent_skills_left_out", "agent_skills": exported.agent_skills}),
             );
         }
-        output::json(&exported.tools)?;
+        output::json(&tools)?;
         return Ok(ExitCode::SUCCESS);
     }
     if ctx.format.structured() {
@@ -800,6 +854,79 @@ async fn tools(
         output::raw(&text)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The beta header Anthropic's tool search and `defer_loading` need.
+const ANTHROPIC_BETA: &str = "advanced-tool-use-2025-11-20";
+
+/// The disclosure catalogue of `name`'s resolved `entries` in `format`.
+async fn catalog(
+    ctx: &Context,
+    name: &SkillName,
+    entries: &[ResolvedToolEntry],
+    format: agents_core::ExportFormat,
+) -> Result<Catalog, Failure> {
+    let mut skills: Vec<SkillName> = Vec::new();
+    for entry in entries {
+        if !skills.contains(&entry.source_skill) {
+            skills.push(entry.source_skill.clone());
+        }
+    }
+    let descriptions = ctx.service.skill_descriptions(&skills).await?;
+    Ok(Catalog::new(name.as_str(), entries, format, &descriptions))
+}
+
+/// `skill tools --budget`: each mode's first tool list, then each skill's
+/// own tools (a JSON object under `--format json`).
+fn print_budget(format: Format, report: &BudgetReport) -> Result<(), Failure> {
+    if format.structured() {
+        return output::json(report);
+    }
+    let yes_no = |fits: bool| if fits { "yes" } else { "no" }.to_owned();
+    let modes = report
+        .modes
+        .iter()
+        .map(|mode| {
+            [
+                if mode.mode == mode.applied {
+                    mode.mode.to_string()
+                } else {
+                    format!("{} ({})", mode.mode, mode.applied)
+                },
+                mode.tools.to_string(),
+                mode.meta_tools.to_string(),
+                mode.deferred.to_string(),
+                mode.bytes.to_string(),
+                mode.tokens.to_string(),
+                format!("{:.1}%", mode.percent_of_all),
+                yes_no(mode.fits),
+            ]
+        })
+        .collect();
+    output::table(
+        [
+            "MODE", "TOOLS", "META", "DEFERRED", "BYTES", "TOKENS", "OF ALL", "FITS",
+        ],
+        modes,
+    )?;
+    let skills = report
+        .skills
+        .iter()
+        .map(|skill| {
+            [
+                skill.skill.clone(),
+                if skill.root { "root" } else { "included" }.to_owned(),
+                skill.tools.to_string(),
+                skill.bytes.to_string(),
+                skill.tokens.to_string(),
+            ]
+        })
+        .collect();
+    output::table(["SKILL", "ROLE", "TOOLS", "BYTES", "TOKENS"], skills)?;
+    output::line(format!(
+        "tokens estimated as {}; budget {} tokens (`auto` and FITS)",
+        report.method, report.budget_tokens
+    ))
 }
 
 /// Reads and parses a lock file.

@@ -25,7 +25,7 @@ use std::collections::HashSet;
 
 use serde_json::{Value, json};
 
-use crate::support::{Sandbox, add_examples, everything};
+use crate::support::{Run, Sandbox, add_examples, everything};
 
 fn valid_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
@@ -480,4 +480,252 @@ fn a_real_servers_tools_follow_the_providers_rules() {
         Vec::<String>::new(),
         "{anthropic:#}"
     );
+}
+
+/// `agents skill tools local/big ARGS`.
+fn big(sb: &Sandbox, args: &[&str]) -> Run {
+    let mut all = vec!["skill", "tools", "local/big"];
+    all.extend_from_slice(args);
+    sb.run(&all)
+}
+
+/// `local/big` (3 tools of its own) includes `local/issues` (20),
+/// `local/files` (15) and `local/clock` (5), all custom tools with
+/// parameters, and each skill a description.
+fn disclosure_sandbox() -> Sandbox {
+    let sb = Sandbox::new();
+    let mut tools = Vec::new();
+    let mut skills = Vec::new();
+    let mut includes = Vec::new();
+    for (skill, prefix, count, topic) in [
+        ("local/issues", "issue", 20, "issues of a tracker"),
+        ("local/files", "file", 15, "files on the local disk"),
+        ("local/clock", "clock", 5, "time zones and the current time"),
+    ] {
+        let names: Vec<String> = (0..count)
+            .map(|i| format!("custom/{prefix}_op_{i}"))
+            .collect();
+        for name in &names {
+            tools.push(format!(
+                "name: {name}\ndescription: One operation on {topic}, described at some length so it weighs\ninput_schema:\n  type: object\n  properties:\n    target: {{type: string}}\n    options: {{type: string}}\n  required: [target, options]\n"
+            ));
+        }
+        skills.push(format!(
+            "name: {skill}\ndescription: Tools for {topic}\ntools: [{}]\n",
+            names.join(", ")
+        ));
+        includes.push(skill);
+    }
+    for name in ["custom/notes_read", "custom/notes_write", "custom/whoami"] {
+        tools.push(format!(
+            "name: {name}\ndescription: The root's own {name}\n"
+        ));
+    }
+    skills.push(format!(
+        "name: local/big\ndescription: Everything\ntools: [custom/notes_read, custom/notes_write, custom/whoami]\nincludes: [{}]\n",
+        includes.join(", ")
+    ));
+    let tools = sb.write("big-tools.yaml", &tools.join("---\n"));
+    sb.run(&["tool", "add", tools.to_str().unwrap()]).ok();
+    let skills = sb.write("big-skills.yaml", &skills.join("---\n"));
+    sb.run(&["skill", "add", skills.to_str().unwrap()]).ok();
+    sb
+}
+
+#[test]
+fn budget_prints_each_modes_first_tool_list_and_each_skill() {
+    let sb = disclosure_sandbox();
+    let report = big(&sb, &["--budget", "--format", "json"]).ok().json();
+    let all = big(&sb, &["--format", "anthropic"]).ok().json();
+    let all_bytes = serde_json::to_vec(&all).unwrap().len() as u64;
+    let modes = report["modes"].as_array().unwrap();
+    let row = |mode: &str| modes.iter().find(|m| m["mode"] == json!(mode)).unwrap();
+    // `all` is exactly the Anthropic export, in bytes and in tokens.
+    assert_eq!(row("all")["tools"], json!(43));
+    assert_eq!(row("all")["bytes"], json!(all_bytes));
+    assert_eq!(row("all")["tokens"], json!(all_bytes.div_ceil(4)));
+    assert_eq!(row("all")["fits"], json!(true));
+    // `skills`: the root's three tools and the loader; `search`: the pair.
+    assert_eq!(
+        (
+            row("skills")["tools"].clone(),
+            row("skills")["meta_tools"].clone()
+        ),
+        (json!(3), json!(1))
+    );
+    assert_eq!(
+        (
+            row("search")["tools"].clone(),
+            row("search")["meta_tools"].clone()
+        ),
+        (json!(0), json!(2))
+    );
+    for mode in ["skills", "search"] {
+        assert!(row(mode)["tokens"].as_u64().unwrap() * 3 < row("all")["tokens"].as_u64().unwrap());
+    }
+    // The default budget holds all 43 tools: `auto` is `all`.
+    assert_eq!(row("auto")["applied"], json!("all"));
+    let skills: Vec<(String, u64)> = report["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["skill"].as_str().unwrap().to_owned(),
+                s["tools"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        skills,
+        [
+            ("local/big".to_owned(), 3),
+            ("local/issues".to_owned(), 20),
+            ("local/files".to_owned(), 15),
+            ("local/clock".to_owned(), 5)
+        ]
+    );
+    // A budget under `all`'s tokens: `auto` takes the cheaper mode.
+    let tight = (row("all")["tokens"].as_u64().unwrap() - 1).to_string();
+    let report = big(
+        &sb,
+        &["--budget", "--budget-tokens", &tight, "--format", "json"],
+    )
+    .ok()
+    .json();
+    let auto = &report["modes"][3];
+    assert_ne!(auto["applied"], json!("all"), "{report:#}");
+    assert_eq!(auto["fits"], json!(true));
+    // The table: both tables and the method.
+    let text = big(&sb, &["--budget"]).ok().stdout;
+    for needle in ["MODE", "skills", "search", "local/clock", "included", "/ 4"] {
+        assert!(text.contains(needle), "{needle} missing:\n{text}");
+    }
+}
+
+#[test]
+fn defer_marks_anthropic_tools_and_adds_its_tool_search_tool() {
+    let sb = disclosure_sandbox();
+    let run = |defer: &str, budget: &str| {
+        big(
+            &sb,
+            &[
+                "--format",
+                "anthropic",
+                "--defer",
+                defer,
+                "--budget-tokens",
+                budget,
+            ],
+        )
+        .ok()
+    };
+    let search_tool =
+        json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"});
+    let plain = big(&sb, &["--format", "anthropic"]).ok().json();
+    let all = run("all", "100000");
+    assert!(
+        all.stderr.contains("advanced-tool-use-2025-11-20"),
+        "{}",
+        all.stderr
+    );
+    let all = all.json();
+    let tools = all.as_array().unwrap();
+    assert_eq!(tools.len(), 44);
+    assert_eq!(tools.last(), Some(&search_tool));
+    assert!(
+        tools[..43]
+            .iter()
+            .all(|t| t["defer_loading"] == json!(true))
+    );
+    // Apart from the flag, the tools are the plain export's.
+    let stripped: Vec<Value> = tools[..43]
+        .iter()
+        .map(|t| {
+            let mut t = t.clone();
+            t.as_object_mut().unwrap().remove("defer_loading");
+            t
+        })
+        .collect();
+    assert_eq!(Value::Array(stripped.clone()), plain);
+    assert_eq!(
+        anthropic_violations(&Value::Array(stripped)),
+        Vec::<String>::new()
+    );
+    // Auto within the budget: the plain export.
+    assert_eq!(run("auto", "100000").json(), plain);
+    // Auto over it: only the root's own tools and the search tool load.
+    let auto = run("auto", "1000").json();
+    let loaded: Vec<&str> = auto
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t.get("defer_loading").is_none())
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(
+        loaded,
+        [
+            "custom__notes_read",
+            "custom__notes_write",
+            "custom__whoami",
+            "tool_search_tool_bm25"
+        ]
+    );
+}
+
+#[test]
+fn defer_gives_other_formats_strict_meta_tools() {
+    let sb = disclosure_sandbox();
+    let openai = big(&sb, &["--format", "openai", "--defer", "all"])
+        .ok()
+        .json();
+    assert_eq!(
+        openai_violations(&openai),
+        Vec::<String>::new(),
+        "{openai:#}"
+    );
+    let names: Vec<&str> = openai
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["search_tools", "call_tool"]);
+    assert!(
+        openai
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["function"]["strict"] == json!(true))
+    );
+    // Auto over the budget: the cheaper of the loader and the pair.
+    let auto = big(
+        &sb,
+        &[
+            "--format",
+            "openai",
+            "--defer",
+            "auto",
+            "--budget-tokens",
+            "100",
+        ],
+    )
+    .ok()
+    .json();
+    assert_eq!(openai_violations(&auto), Vec::<String>::new(), "{auto:#}");
+    let last = auto.as_array().unwrap().last().unwrap()["function"]["name"].clone();
+    assert!(
+        last == json!("load_skills") || last == json!("call_tool"),
+        "{auto:#}"
+    );
+    // Without an export format, `--defer` is a usage error.
+    let run = big(&sb, &["--defer", "all"]).fails(2);
+    assert!(
+        run.stderr.contains("`--defer` needs `--format anthropic`"),
+        "{}",
+        run.stderr
+    );
+    // `--budget` and `--explain` exclude each other.
+    big(&sb, &["--budget", "--explain"]).fails(2);
 }
