@@ -62,5 +62,7 @@ pub use summary::{
     EffectiveCapabilities, SkillCapabilitySummary, compute_capability_summary,
     compute_effective_capabilities,
 };
-pub use tool::{InvalidTool, Meta, ToolSource, ToolSpec, check_schema, validate_tool_name};
+pub use tool::{
+    InvalidTool, Meta, RunSpec, ToolSource, ToolSpec, check_schema, validate_tool_name,
+};
 pub use warnings::summarize_warnings;

@@ -805,6 +805,11 @@ fn other_entries<'t>(
         spec.writes = Some(tool.writes);
         spec.checkpointable = Some(tool.checkpointable);
         spec.side_effects = Some(tool.has_side_effects());
+        if let Some(run) = &tool.run
+            && let Ok(run) = serde_json::to_value(run)
+        {
+            spec.set_meta(crate::Meta::Run, run);
+        }
         out.push(OwnEntry {
             name,
             kind: ItemKind::InlineTool,

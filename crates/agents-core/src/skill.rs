@@ -178,6 +178,9 @@ pub struct InlineTool {
     /// JSON Schema of the output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
+    /// How the tool runs; without it the tool is a catalogue entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<crate::RunSpec>,
 }
 
 impl InlineTool {
@@ -530,6 +533,9 @@ impl Skill {
                         {
                             fail(format!("inline_tools[{inline}].{label}"), message);
                         }
+                    }
+                    if let Some(Err(message)) = tool.run.as_ref().map(crate::RunSpec::check) {
+                        fail(format!("inline_tools[{inline}].run"), message);
                     }
                     inline += 1;
                 }

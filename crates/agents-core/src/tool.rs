@@ -100,6 +100,8 @@ pub enum Meta {
     Seal,
     /// Custom tool: the absolute path of the YAML file it was added from.
     File,
+    /// Custom and inline tool: how it runs ([`RunSpec`]).
+    Run,
 }
 
 impl Meta {
@@ -124,6 +126,7 @@ impl Meta {
             Self::Scope => "scope",
             Self::Seal => "seal",
             Self::File => "file",
+            Self::Run => "run",
         }
     }
 }
@@ -216,6 +219,22 @@ impl ToolSpec {
         self.source_metadata.remove(key.as_str())
     }
 
+    /// How the tool runs: `None` when it has no `run` (a catalogue entry,
+    /// or a builtin or MCP tool), `Some(Err)` when what is stored under
+    /// [`Meta::Run`] is not a run spec (a row from a shared database may
+    /// hold anything).
+    pub fn run(&self) -> Option<Result<RunSpec, String>> {
+        if !matches!(self.source, ToolSource::Custom) {
+            return None;
+        }
+        let value = self.meta(Meta::Run)?;
+        Some(
+            serde_json::from_value::<RunSpec>(value.clone())
+                .map_err(|err| crate::text::bounded_message(&format!("`run`: {err}")))
+                .and_then(|spec| spec.check().map(|()| spec)),
+        )
+    }
+
     /// Checks the name and both schemas.
     pub fn validate(&self) -> Result<(), InvalidTool> {
         validate_tool_name(&self.name)?;
@@ -230,7 +249,230 @@ impl ToolSpec {
                 })?;
             }
         }
+        if let Some(Err(message)) = self.run() {
+            return Err(InvalidTool {
+                name: self.name.clone(),
+                message,
+            });
+        }
         Ok(())
+    }
+}
+
+/// How a custom or inline tool runs: a program and an argv template, no
+/// shell. Each `args` word is one argv word after its placeholders are
+/// filled: `{param}` is the argument `param` (a string as it is, a number
+/// or boolean as JSON text), `{param...}` as a whole word is an array
+/// argument spread into one word per element, `{{` and `}}` are literal
+/// braces. A word whose placeholder names an absent argument is left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
+    /// The program: an absolute path, or a name looked up in `PATH`.
+    pub command: String,
+    /// The argv template (after the program).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Environment variables set for the process (placeholders are filled
+    /// in values too).
+    #[serde(default, skip_serializing_if = "indexmap::IndexMap::is_empty")]
+    #[schemars(with = "std::collections::BTreeMap<String, String>")]
+    pub env: indexmap::IndexMap<String, String>,
+    /// The working directory, beneath the workspace roots (default the
+    /// first root).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// A deadline in seconds (an entry's `timeout_s` may shorten it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<u64>,
+    /// Text given on standard input (placeholders are filled); none when
+    /// absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdin: Option<String>,
+}
+
+impl RunSpec {
+    /// The rules a run spec keeps whatever its arguments: a command, no NUL
+    /// anywhere, a `timeout_s` from 1.
+    pub fn check(&self) -> Result<(), String> {
+        if self.command.is_empty() {
+            return Err("`run.command` must not be empty".into());
+        }
+        let words = std::iter::once(&self.command)
+            .chain(&self.args)
+            .chain(self.env.keys())
+            .chain(self.env.values())
+            .chain(&self.cwd)
+            .chain(&self.stdin);
+        if words.clone().any(|word| word.contains('\0')) {
+            return Err("`run` holds a NUL byte".into());
+        }
+        if self.timeout_s == Some(0) {
+            return Err("`run.timeout_s` must be at least 1".into());
+        }
+        if self
+            .env
+            .keys()
+            .any(|key| key.is_empty() || key.contains('='))
+        {
+            return Err("`run.env` names must be non-empty and hold no `=`".into());
+        }
+        for (index, word) in self.args.iter().enumerate() {
+            if spread_param(word).is_none() {
+                template(word).map_err(|err| format!("`run.args[{index}]`: {err}"))?;
+            }
+        }
+        for (field, text) in self
+            .env
+            .values()
+            .map(|value| ("env", value))
+            .chain(self.cwd.iter().map(|cwd| ("cwd", cwd)))
+            .chain(self.stdin.iter().map(|stdin| ("stdin", stdin)))
+        {
+            template(text).map_err(|err| format!("`run.{field}`: {err}"))?;
+        }
+        Ok(())
+    }
+
+    /// The argv after the program, filled from `args` (the validated
+    /// arguments): see [`RunSpec`] for the placeholders.
+    pub fn argv(&self, args: &ValueMap) -> Result<Vec<String>, String> {
+        let mut out = Vec::with_capacity(self.args.len());
+        for word in &self.args {
+            if let Some(name) = spread_param(word) {
+                match args.get(name) {
+                    None | Some(Value::Null) => {}
+                    Some(Value::Array(items)) => {
+                        for item in items {
+                            out.push(scalar(name, item)?);
+                        }
+                    }
+                    Some(other) => {
+                        return Err(format!(
+                            "`{name}` is {}; `{{{name}...}}` spreads an array",
+                            json_kind(other)
+                        ));
+                    }
+                }
+            } else if let Some(filled) = fill_word(word, args)? {
+                out.push(filled);
+            }
+        }
+        Ok(out)
+    }
+
+    /// `text` (an `env` value, `cwd`, `stdin`) filled from `args`; an absent
+    /// argument fills in as nothing.
+    pub fn fill(text: &str, args: &ValueMap) -> Result<String, String> {
+        let mut out = String::new();
+        for segment in template(text)? {
+            match segment {
+                Segment::Text(text) => out.push_str(&text),
+                Segment::Param(name) => match args.get(name) {
+                    None | Some(Value::Null) => {}
+                    Some(value) => out.push_str(&scalar(name, value)?),
+                },
+            }
+        }
+        Ok(out)
+    }
+
+    /// The digest local trust is keyed by: SHA-256 of the canonical JSON of
+    /// the whole spec, as `sha256:<hex>`.
+    pub fn digest(&self) -> String {
+        let value = serde_json::to_value(self).unwrap_or(Value::Null);
+        crate::sha256_digest(crate::canonical(&value).as_bytes())
+    }
+}
+
+/// A piece of a template word.
+enum Segment<'a> {
+    Text(String),
+    Param(&'a str),
+}
+
+/// `{name...}` as a whole word: the parameter it spreads.
+fn spread_param(word: &str) -> Option<&str> {
+    let name = word.strip_prefix('{')?.strip_suffix("...}")?;
+    is_param_name(name).then_some(name)
+}
+
+fn is_param_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// `word` split into text and `{param}` placeholders (`{{`, `}}` literal).
+fn template(word: &str) -> Result<Vec<Segment<'_>>, String> {
+    let mut out = Vec::new();
+    let mut text = String::new();
+    let mut rest = word;
+    while let Some(at) = rest.find(['{', '}']) {
+        let (before, from) = rest.split_at(at);
+        text.push_str(before);
+        if let Some(after) = from.strip_prefix("{{") {
+            text.push('{');
+            rest = after;
+        } else if let Some(after) = from.strip_prefix("}}") {
+            text.push('}');
+            rest = after;
+        } else if let Some(after) = from.strip_prefix('{') {
+            let end = after
+                .find('}')
+                .ok_or_else(|| format!("a `{{` without its `}}` in `{word}`"))?;
+            let (name, after) = after.split_at(end);
+            if !is_param_name(name) {
+                return Err(format!(
+                    "`{{{name}}}` is not a placeholder: expected a parameter name (letters, digits, `_`, `-`), or `{{{{` for a literal brace"
+                ));
+            }
+            if !text.is_empty() {
+                out.push(Segment::Text(std::mem::take(&mut text)));
+            }
+            out.push(Segment::Param(name));
+            rest = after.get(1..).unwrap_or_default();
+        } else {
+            return Err(format!(
+                "a lone `}}` in `{word}`; write `}}}}` for a literal brace"
+            ));
+        }
+    }
+    text.push_str(rest);
+    if !text.is_empty() {
+        out.push(Segment::Text(text));
+    }
+    Ok(out)
+}
+
+/// One word filled; `None` when a placeholder names an absent argument.
+fn fill_word(word: &str, args: &ValueMap) -> Result<Option<String>, String> {
+    let mut out = String::new();
+    for segment in template(word)? {
+        match segment {
+            Segment::Text(text) => out.push_str(&text),
+            Segment::Param(name) => match args.get(name) {
+                None | Some(Value::Null) => return Ok(None),
+                Some(value) => out.push_str(&scalar(name, value)?),
+            },
+        }
+    }
+    Ok(Some(out))
+}
+
+/// An argument as the text of one word.
+fn scalar(name: &str, value: &Value) -> Result<String, String> {
+    match value {
+        Value::String(text) => Ok(text.clone()),
+        Value::Number(_) | Value::Bool(_) => Ok(value.to_string()),
+        Value::Array(_) => Err(format!(
+            "`{name}` is an array; a whole word `{{{name}...}}` spreads it into several"
+        )),
+        other => Err(format!(
+            "`{name}` is {}; expected text, a number or a boolean",
+            json_kind(other)
+        )),
     }
 }
 

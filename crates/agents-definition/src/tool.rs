@@ -32,6 +32,10 @@ struct ToolDocument {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// Has side effects
     side_effects: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// How the tool runs (a program and an argv template, no shell);
+    /// without it the tool is a catalogue entry
+    run: Option<agents_core::RunSpec>,
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     /// Free-form key/values (become `source_metadata`)
     metadata: ValueMap,
@@ -59,7 +63,29 @@ pub fn parse_tools_with(
     let mut tools: Vec<ToolSpec> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     documents(text, file, limits, |number, document: ToolDocument| {
-        let tool = ToolSpec {
+        // `run` is kept under a key of the registry's own: one the
+        // definition wrote in `metadata` would be taken for it.
+        for key in [Meta::File, Meta::Run] {
+            if document.metadata.contains_key(key.as_str()) {
+                return Err(DefinitionError::at_field(
+                    file,
+                    text,
+                    number,
+                    &document.name,
+                    format!(
+                        "metadata: `{}` is reserved (the registry records {} under it)",
+                        key.as_str(),
+                        if key == Meta::File {
+                            "the file the tool came from"
+                        } else {
+                            "the tool's `run`"
+                        }
+                    ),
+                    &format!("metadata.{}", key.as_str()),
+                ));
+            }
+        }
+        let mut tool = ToolSpec {
             name: document.name,
             description: document.description,
             input_schema: document.input_schema,
@@ -71,6 +97,12 @@ pub fn parse_tools_with(
             checkpointable: document.checkpointable,
             side_effects: document.side_effects.or(document.writes),
         };
+        if let Some(run) = &document.run {
+            let run = serde_json::to_value(run).map_err(|err| {
+                DefinitionError::at_field(file, text, number, &tool.name, err.to_string(), "run")
+            })?;
+            tool.set_meta(Meta::Run, run);
+        }
         if let Err(err) = tool.validate() {
             let field = field_of(&err.message);
             return Err(DefinitionError::at_field(
@@ -80,21 +112,6 @@ pub fn parse_tools_with(
                 &tool.name,
                 err.message,
                 field,
-            ));
-        }
-        // `tool add` records the file a tool came from under this key: a
-        // value of the definition's own would be overwritten unseen.
-        if tool.source_metadata.contains_key(Meta::File.as_str()) {
-            return Err(DefinitionError::at_field(
-                file,
-                text,
-                number,
-                &tool.name,
-                format!(
-                    "metadata: `{}` is reserved (`tool add` records the file the tool came from under it)",
-                    Meta::File.as_str()
-                ),
-                &format!("metadata.{}", Meta::File.as_str()),
             ));
         }
         if !seen.insert(tool.name.clone()) {
@@ -142,12 +159,14 @@ pub fn tools_to_yaml(tools: &[ToolSpec]) -> Result<String, DefinitionError> {
             writes: tool.writes,
             checkpointable: tool.checkpointable,
             side_effects: tool.side_effects,
+            run: tool.run().and_then(Result::ok),
             metadata: {
                 // What `tool add` recorded is not part of the definition:
                 // written back, the next `tool add` would refuse it.
                 let mut metadata = tool.source_metadata.clone();
                 if tool.source == ToolSource::Custom {
                     metadata.shift_remove(Meta::File.as_str());
+                    metadata.shift_remove(Meta::Run.as_str());
                 }
                 metadata
             },
@@ -178,6 +197,24 @@ mod tests {
             parse_tools(&tools_to_yaml(&tools).unwrap(), "o").unwrap(),
             tools
         );
+    }
+
+    #[test]
+    fn run_is_parsed_kept_and_written_back() {
+        let text = "name: custom/count\nrun:\n  command: wc\n  args: [-l, \"{files...}\"]\n  timeout_s: 5\n";
+        let tools = parse_tools(text, "t.yaml").unwrap();
+        let run = tools[0].run().unwrap().unwrap();
+        assert_eq!(run.command, "wc");
+        assert_eq!(run.args, ["-l", "{files...}"]);
+        assert_eq!(
+            parse_tools(&tools_to_yaml(&tools).unwrap(), "o").unwrap(),
+            tools
+        );
+        let err = parse_tools("name: custom/x\nmetadata: {run: 1}\n", "t.yaml").unwrap_err();
+        assert!(err.to_string().contains("`run` is reserved"), "{err}");
+        let err = parse_tools("name: custom/x\nrun: {command: x, args: [\"{a\"]}\n", "t.yaml")
+            .unwrap_err();
+        assert!(err.to_string().contains("`run.args[0]`"), "{err}");
     }
 
     #[test]

@@ -86,7 +86,7 @@ pub enum ToolError {
     UnknownTool(String),
     /// Protocol: the arguments do not fit the tool's schema.
     #[error("invalid arguments for `{tool}`: {message}")]
-    InvalidArguments { tool: &'static str, message: String },
+    InvalidArguments { tool: String, message: String },
     /// Tool: refused by a rule, before anything was read or written.
     #[error("refused by rule `{rule}`: {detail}")]
     Refused { rule: Rule, detail: String },

@@ -27,7 +27,7 @@ pub(crate) fn read_file(
 ) -> Result<ToolOutput, ToolError> {
     if args.limit == Some(0) {
         return Err(ToolError::InvalidArguments {
-            tool: "read_file",
+            tool: "read_file".into(),
             message: "`limit` must be at least 1".into(),
         });
     }
@@ -140,7 +140,7 @@ pub(crate) fn edit_file(
 ) -> Result<ToolOutput, ToolError> {
     if args.old.is_empty() {
         return Err(ToolError::InvalidArguments {
-            tool: "edit_file",
+            tool: "edit_file".into(),
             message: "`old` is empty; give the exact text to replace".into(),
         });
     }

@@ -81,13 +81,13 @@ pub(crate) async fn commit(
 ) -> Result<ToolOutput, ToolError> {
     if args.message.trim().is_empty() {
         return Err(ToolError::InvalidArguments {
-            tool: "git_commit",
+            tool: "git_commit".into(),
             message: "`message` is empty".into(),
         });
     }
     if args.message.len() > MAX_MESSAGE {
         return Err(ToolError::InvalidArguments {
-            tool: "git_commit",
+            tool: "git_commit".into(),
             message: format!(
                 "`message` is {} bytes; at most {MAX_MESSAGE} are taken",
                 args.message.len()
@@ -149,7 +149,7 @@ impl Repo {
         let mut command = git_command(None);
         command.args(["rev-parse", "--show-toplevel"]);
         let kept = (HeadTail::new(64 * 1024, false), HeadTail::new(4096, true));
-        let found = run(command, &dir, kept, limits.git_timeout, cancel, None).await?;
+        let found = run(command, &dir, kept, limits.git_timeout, cancel, None, None).await?;
         let (top, _) = found.stdout.finish("output");
         if !found.status.success() {
             let (stderr, _) = found.stderr.finish("stderr");
@@ -203,6 +203,7 @@ impl Repo {
             limits.git_timeout,
             cancel,
             None,
+            None,
         )
         .await?;
         let stderr_total = stderr.total();
@@ -230,6 +231,7 @@ impl Repo {
             is_error: !status.success(),
             truncated: stdout_cut || stderr_cut,
             exit_code: status.code(),
+            structured: None,
         })
     }
 }

@@ -319,6 +319,7 @@ async fn fetch_inner(
         is_error: status.is_client_error() || status.is_server_error(),
         truncated: cut,
         exit_code: None,
+        structured: None,
     })
 }
 

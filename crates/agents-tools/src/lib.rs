@@ -38,6 +38,7 @@ mod output;
 mod policy;
 mod process;
 mod roots;
+mod run;
 mod sandbox;
 mod search;
 mod spec;
@@ -51,6 +52,7 @@ use serde_json::Value;
 pub use error::{Rule, ToolError};
 pub use policy::{Audit, AuditLog, CallContext, CallPolicy, NotEnforced, call};
 pub use roots::{Roots, RootsError};
+pub use run::RunTool;
 pub use sandbox::Sandbox;
 pub use spec::{Builtin, builtin_registry, builtin_tools};
 pub use tokio_util::sync::CancellationToken;
@@ -117,9 +119,12 @@ pub struct ToolOutput {
     pub is_error: bool,
     /// Something was cut to fit the limit (the text's last line says what).
     pub truncated: bool,
-    /// The exit code of the process a `shell` or git call ran (`None` when
-    /// a signal ended it, or no process ran).
+    /// The exit code of the process a `shell`, git or `run` call ran
+    /// (`None` when a signal ended it, or no process ran).
     pub exit_code: Option<i32>,
+    /// A `run` tool's stdout as JSON its `output_schema` accepted (MCP's
+    /// `structuredContent`).
+    pub structured: Option<Value>,
 }
 
 impl ToolOutput {
@@ -129,7 +134,46 @@ impl ToolOutput {
             is_error: false,
             truncated,
             exit_code: None,
+            structured: None,
         }
+    }
+}
+
+/// A tool a call can run: a builtin, or a custom or inline tool with a
+/// `run`.
+#[derive(Clone, Debug)]
+pub enum Callable {
+    Builtin(Builtin),
+    Run(Arc<RunTool>),
+}
+
+impl Callable {
+    /// The name audit lines and messages give it.
+    pub fn name(&self) -> &str {
+        match self {
+            Callable::Builtin(builtin) => builtin.name(),
+            Callable::Run(tool) => &tool.name,
+        }
+    }
+
+    /// Whether the tool writes (refused under `read_only`).
+    pub fn writes(&self) -> bool {
+        match self {
+            Callable::Builtin(builtin) => builtin.writes(),
+            Callable::Run(tool) => tool.writes,
+        }
+    }
+}
+
+impl From<Builtin> for Callable {
+    fn from(builtin: Builtin) -> Self {
+        Callable::Builtin(builtin)
+    }
+}
+
+impl From<RunTool> for Callable {
+    fn from(tool: RunTool) -> Self {
+        Callable::Run(Arc::new(tool))
     }
 }
 
@@ -194,11 +238,26 @@ impl Executor {
         args: Value,
         cancel: CancellationToken,
     ) -> Result<ToolOutput, ToolError> {
+        self.call_tool(&Callable::Builtin(tool), args, cancel).await
+    }
+
+    /// Runs a builtin or `run` tool with `args`, within the limits.
+    pub async fn call_tool(
+        &self,
+        tool: &Callable,
+        args: Value,
+        cancel: CancellationToken,
+    ) -> Result<ToolOutput, ToolError> {
         let token = cancel.child_token();
         // However the call ends, the walkers it started on other threads
         // see it and stop.
         let _stop = token.clone().drop_guard();
-        let work = self.dispatch(tool, args, &token);
+        let work = async {
+            match tool {
+                Callable::Builtin(builtin) => self.dispatch(*builtin, args, &token).await,
+                Callable::Run(run) => run::call(&self.roots, &self.limits, run, args, &token).await,
+            }
+        };
         let deadline = async {
             match self.limits.timeout {
                 Some(after) => tokio::time::sleep(after).await,
@@ -283,7 +342,7 @@ fn parse<T: DeserializeOwned>(tool: Builtin, args: Value) -> Result<T, ToolError
         args
     };
     serde_json::from_value(args).map_err(|err| ToolError::InvalidArguments {
-        tool: tool.name(),
+        tool: tool.name().into(),
         message: agents_core::text::bounded_message(&err.to_string()),
     })
 }

@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::shown;
-use crate::{Builtin, CancellationToken, Executor, Rule, Sandbox, ToolError, ToolOutput};
+use crate::{Callable, CancellationToken, Executor, Rule, Sandbox, ToolError, ToolOutput};
 
 /// What an audit line records of the arguments.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -143,13 +143,14 @@ impl CallPolicy {
 
     /// Refuses `tool` if the policy forbids it: a writing tool under
     /// `read_only`, or any tool needing approval that was not given.
-    pub fn check(&self, tool: Builtin, approved: bool) -> Result<(), ToolError> {
+    pub fn check(&self, tool: impl Into<Callable>, approved: bool) -> Result<(), ToolError> {
+        let tool = tool.into();
         if self.read_only && tool.writes() {
             return Err(ToolError::refused(
                 Rule::ReadOnly,
                 format!(
                     "`{}` writes and the entry is overridden `read_only: true`",
-                    tool.name()
+                    shown(tool.name())
                 ),
             ));
         }
@@ -158,7 +159,7 @@ impl CallPolicy {
                 Rule::ApprovalRequired,
                 format!(
                     "`{}` is overridden `approval: required` and the call was not approved",
-                    tool.name()
+                    shown(tool.name())
                 ),
             ));
         }
@@ -241,7 +242,7 @@ impl AuditLog {
     }
 }
 
-/// Runs `tool` with `args` under `policy`: refused if the policy forbids
+/// Runs `tool` (a builtin or a `run` tool) with `args` under `policy`: refused if the policy forbids
 /// it, stopped at the policy's deadline (its processes killed), and, when
 /// the policy audits, recorded in `audit`.
 ///
@@ -249,13 +250,14 @@ impl AuditLog {
 /// a call that must be audited is never silently unaudited.
 pub async fn call(
     executor: &Executor,
-    tool: Builtin,
+    tool: impl Into<Callable>,
     args: Value,
     policy: &CallPolicy,
     context: &CallContext,
     audit: Option<&AuditLog>,
     cancel: CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
+    let tool = tool.into();
     let started = Instant::now();
     let audited = if policy.audit == Audit::Off {
         None
@@ -263,14 +265,14 @@ pub async fn call(
         Some(audit.ok_or_else(|| {
             ToolError::Failed(format!(
                 "`{}` is overridden to be audited and no audit file is set",
-                tool.name()
+                shown(tool.name())
             ))
         })?)
     };
     let digest =
         audited.map(|_| agents_core::sha256_digest(agents_core::canonical(&args).as_bytes()));
     let raw = (policy.audit == Audit::Full).then(|| args.clone());
-    let result = match policy.check(tool, context.approved) {
+    let result = match policy.check(tool.clone(), context.approved) {
         Ok(()) => {
             let mut limits = executor.limits().clone();
             if let Some(timeout) = policy.timeout {
@@ -284,7 +286,7 @@ pub async fn call(
             }
             executor
                 .with_limits(limits)
-                .call_builtin(tool, args, cancel)
+                .call_tool(&tool, args, cancel)
                 .await
         }
         Err(err) => Err(err),

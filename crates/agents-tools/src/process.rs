@@ -79,11 +79,16 @@ pub(crate) async fn run(
     timeout: Duration,
     cancel: &CancellationToken,
     confine: Option<(&Roots, Sandbox)>,
+    stdin: Option<Vec<u8>>,
 ) -> Result<Finished, ToolError> {
     command
         .current_dir(dir.proc_path())
         .process_group(0)
-        .stdin(Stdio::null())
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
@@ -102,6 +107,14 @@ pub(crate) async fn run(
     let group = Group(child.id().and_then(|id| Pid::from_raw(id as i32)));
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
+    let input = child.stdin.take();
+    let feed = async move {
+        if let (Some(mut pipe), Some(bytes)) = (input, stdin) {
+            // A process that does not read all of it closes the pipe: not
+            // an error of the call.
+            let _ = tokio::io::AsyncWriteExt::write_all(&mut pipe, &bytes).await;
+        }
+    };
     let work = async {
         let waited = async {
             let status = child.wait().await;
@@ -110,8 +123,12 @@ pub(crate) async fn run(
             group.kill();
             status
         };
-        let (status, stdout, stderr) =
-            tokio::join!(waited, read(stdout, stdout_kept), read(stderr, stderr_kept));
+        let (status, stdout, stderr, ()) = tokio::join!(
+            waited,
+            read(stdout, stdout_kept),
+            read(stderr, stderr_kept),
+            feed
+        );
         let status = status.map_err(|err| ToolError::io("wait for", &program, err))?;
         Ok(Finished {
             status,
@@ -171,7 +188,7 @@ pub(crate) async fn shell(
     }
     if args.timeout_s == Some(0) {
         return Err(ToolError::InvalidArguments {
-            tool: "shell",
+            tool: "shell".into(),
             message: "`timeout_s` must be at least 1".into(),
         });
     }
@@ -193,6 +210,7 @@ pub(crate) async fn shell(
         timeout,
         cancel,
         Some((roots, limits.sandbox)),
+        None,
     )
     .await?;
     let (stdout, stdout_cut) = finished.stdout.finish("stdout");
@@ -216,5 +234,6 @@ pub(crate) async fn shell(
         is_error: !finished.status.success(),
         truncated: stdout_cut || stderr_cut,
         exit_code: finished.status.code(),
+        structured: None,
     })
 }

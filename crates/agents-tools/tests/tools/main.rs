@@ -7,6 +7,7 @@ mod git;
 mod http;
 mod policy;
 mod roots;
+mod run;
 mod sandbox;
 mod search;
 mod shell;
