@@ -507,6 +507,10 @@ pub enum McpCommand {
         /// Refuse to serve (exit 1) when a skill's resolution differs from this lock file
         #[arg(long, value_name = "FILE")]
         locked: Option<PathBuf>,
+        /// A workspace root the builtin tools act in, for clients that offer
+        /// no roots of their own (repeatable; default the current directory)
+        #[arg(long = "root", value_name = "DIR")]
+        roots: Vec<PathBuf>,
     },
     /// Copy the MCP servers of Claude Desktop (`claude_desktop_config.json`),
     /// Claude Code (`.mcp.json`) or VS Code (`.vscode/mcp.json`) into
