@@ -74,7 +74,7 @@ use rmcp::service::{
 };
 use serde_json::{Value, json};
 
-pub use agents_tools::{CancellationToken, Executor, Limits, Roots};
+pub use agents_tools::{AuditLog, CancellationToken, Executor, Limits, Roots};
 
 /// What runs a served tool.
 #[derive(Debug, Clone)]
@@ -910,6 +910,11 @@ impl Gateway {
                 "invalid arguments for `{name}`: expected an object"
             )));
         };
+        let local = self.local();
+        let policy = local::policy_of(&served.overrides, local);
+        let approved = local
+            .approve
+            .covers(&served.export_name, &served.registry_name);
         let (definition, server_tool) = match &served.backend {
             Backend::Mcp {
                 definition,
@@ -923,6 +928,38 @@ impl Gateway {
                 );
             }
         };
+        if policy.approval_required && !approved {
+            return Some(tool_error(local::not_approved(&served.export_name)));
+        }
+        let started = std::time::Instant::now();
+        let audited = (policy.audit != agents_tools::Audit::Off).then(|| arguments.clone());
+        let result = self
+            .proxy(
+                definition,
+                &server_tool,
+                served.timeout,
+                arguments,
+                progress,
+            )
+            .await;
+        match audited {
+            Some(arguments) => Some(local::audited(
+                local, &served, &policy, &arguments, started, result,
+            )),
+            None => Some(result),
+        }
+    }
+
+    /// Proxies one call of `server_tool` to the server of `definition`,
+    /// starting it first if it is not running.
+    async fn proxy(
+        &self,
+        definition: McpDefinition,
+        server_tool: &str,
+        timeout: Duration,
+        arguments: serde_json::Map<String, Value>,
+        progress: Option<agents_mcp::ProgressSink>,
+    ) -> CallToolResult {
         let slot = {
             let mut upstreams = self.shared.upstreams.lock().await;
             upstreams
@@ -956,17 +993,19 @@ impl Gateway {
                 Err(err) => {
                     // What the server printed is for this user's log only.
                     tracing::warn!(server = %definition.server, "{err}");
-                    return Some(tool_error(err.without_server_output().to_string()));
+                    return tool_error(err.without_server_output().to_string());
                 }
             }
         }
-        let caller = upstream.as_ref()?.caller();
+        let Some(caller) = upstream.as_ref().map(Upstream::caller) else {
+            return tool_error(format!("mcp server `{}` did not start", definition.server));
+        };
         drop(upstream);
         match caller
-            .call_tool(&server_tool, Some(arguments), served.timeout, progress)
+            .call_tool(server_tool, Some(arguments), timeout, progress)
             .await
         {
-            Ok(result) => Some(proxied_result(result, &definition.server)),
+            Ok(result) => proxied_result(result, &definition.server),
             Err(err) => {
                 // The client has its answer now; whether the server is
                 // still alive (a ping, which a server busy with the call
@@ -976,13 +1015,14 @@ impl Gateway {
                 tokio::spawn(
                     async move { gateway.after_failed_call(&slot, &definition, &err).await },
                 );
-                Some(tool_error(message))
+                tool_error(message)
             }
         }
     }
 
     /// Runs the builtin `builtin` (served as `served`) in the roots of the
-    /// client `peer`, under the entry's `timeout_s`.
+    /// client `peer`, under the entry's policy (`timeout_s`, `read_only`,
+    /// `audit`, `approval`, `sandbox`).
     async fn call_builtin(
         &self,
         served: &ServedTool,
@@ -1001,12 +1041,25 @@ impl Gateway {
             Ok(roots) => roots,
             Err(message) => return tool_error(message),
         };
-        let mut limits = local.executor.limits().clone();
-        if let Some(timeout) = timeout_s(&served.overrides) {
-            limits.timeout = Some(limits.timeout.map_or(timeout, |t| t.min(timeout)));
-        }
-        let executor = local.executor.with_roots(roots).with_limits(limits);
-        local::run(&executor, builtin, arguments, cancel).await.0
+        let policy = local::policy_of(&served.overrides, local);
+        let context = agents_tools::CallContext {
+            skill: Some(served.source_skill.clone()),
+            include_path: Some(served.include_path.clone()),
+            approved: local
+                .approve
+                .covers(&served.export_name, &served.registry_name),
+        };
+        let executor = local.executor.with_roots(roots);
+        local::run(
+            &executor,
+            builtin,
+            arguments,
+            &policy,
+            &context,
+            local.audit_log.as_ref(),
+            cancel,
+        )
+        .await
     }
 
     /// After a call failed: a server that has exited or does not answer a

@@ -9,14 +9,17 @@
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use agents_tools::{Builtin, CancellationToken, Executor, Limits, Roots, ToolError, ToolOutput};
+use agents_tools::{
+    Audit, AuditLog, Builtin, CallContext, CallPolicy, CancellationToken, Executor, Limits, Roots,
+    ToolError, ToolOutput,
+};
 use rmcp::model::{CallToolResult, ClientConfig, ContentBlock};
 use rmcp::service::{Peer, RoleServer};
 use serde_json::Value;
 
 /// How the gateway runs builtin tools: the roots a client without roots
-/// gets and the limits of every call ([`Executor`]), and which tools the
-/// local user approved beforehand.
+/// gets and the limits of every call ([`Executor`]), which tools the local
+/// user approved beforehand, and where audit lines go.
 #[derive(Debug, Clone)]
 pub struct LocalTools {
     /// The executor of every builtin call: its roots are those of a client
@@ -25,6 +28,11 @@ pub struct LocalTools {
     /// Tools the local user approved beforehand (`--approve`,
     /// `--approve-all`).
     pub approve: Approve,
+    /// The audit file (`~/.cleveragents/audit.jsonl`, `--audit-file`);
+    /// `None` when there is no home: an audited call then fails.
+    pub audit_log: Option<AuditLog>,
+    /// Audit every call, whatever the entries say (`--audit`).
+    pub audit_all: bool,
 }
 
 impl Default for LocalTools {
@@ -34,6 +42,8 @@ impl Default for LocalTools {
         Self {
             executor: Executor::new(Roots::none(), Limits::default()),
             approve: Approve::default(),
+            audit_log: AuditLog::default_path().map(AuditLog::new),
+            audit_all: false,
         }
     }
 }
@@ -165,17 +175,85 @@ fn roots_of<'a>(uris: impl Iterator<Item = &'a str>) -> Roots {
     })
 }
 
-/// Runs `builtin` with `arguments` on `executor` (the call's roots and
-/// limits); a refusal, failure or timeout is a tool error naming why.
+/// The policy of a call of the entry overridden `overrides`: its own
+/// ([`CallPolicy::from_overrides`]), audited too under `--audit`.
+pub(crate) fn policy_of(overrides: &agents_core::ValueMap, local: &LocalTools) -> CallPolicy {
+    let mut policy = CallPolicy::from_overrides(overrides);
+    if local.audit_all && policy.audit == Audit::Off {
+        policy.audit = Audit::Digest;
+    }
+    policy
+}
+
+/// Runs `builtin` with `arguments` on `executor` (the call's roots) under
+/// `policy` ([`agents_tools::call`]: refusals, the deadline, the audit
+/// line); a refusal, failure or timeout is a tool error naming why.
 pub(crate) async fn run(
     executor: &Executor,
     builtin: Builtin,
     arguments: Value,
+    policy: &CallPolicy,
+    context: &CallContext,
+    audit: Option<&AuditLog>,
     cancel: CancellationToken,
-) -> (CallToolResult, Option<i32>) {
-    match executor.call_builtin(builtin, arguments, cancel).await {
-        Ok(output) => (result_of(&output), output.exit_code),
-        Err(err) => (crate::tool_error(error_text(&err)), None),
+) -> CallToolResult {
+    match agents_tools::call(executor, builtin, arguments, policy, context, audit, cancel).await {
+        Ok(output) => result_of(&output),
+        Err(err) => crate::tool_error(error_text(&err)),
+    }
+}
+
+/// Why a call needing approval that was not given is refused (the rule
+/// `approval-required`, as the library names it).
+pub(crate) fn not_approved(export_name: &str) -> String {
+    format!(
+        "refused by rule `approval-required`: `{export_name}` is overridden `approval: required` \
+         and the call was not approved"
+    )
+}
+
+/// `result` of a proxied call of `served`, its audit line appended first
+/// (the shape of `agents_tools::call`'s lines, `tool` the registry name).
+/// A line that cannot be written fails the call: a call that must be
+/// audited is never silently unaudited.
+pub(crate) fn audited(
+    local: &LocalTools,
+    served: &crate::ServedTool,
+    policy: &CallPolicy,
+    arguments: &serde_json::Map<String, Value>,
+    started: std::time::Instant,
+    result: CallToolResult,
+) -> CallToolResult {
+    let Some(log) = local.audit_log.as_ref() else {
+        return crate::tool_error(format!(
+            "`{}` is to be audited and no audit file is set",
+            served.export_name
+        ));
+    };
+    let arguments = Value::Object(arguments.clone());
+    let mut line = serde_json::json!({
+        "time": time::OffsetDateTime::now_utc()
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default(),
+        "skill": served.source_skill,
+        "tool": served.registry_name,
+        "include_path": served.include_path,
+        "args_digest": agents_core::sha256_digest(agents_core::canonical(&arguments).as_bytes()),
+        "outcome": if result.is_error == Some(true) { "tool_error" } else { "ok" },
+        "duration_ms": started.elapsed().as_millis(),
+        "exit_code": Value::Null,
+    });
+    if policy.audit == Audit::Full
+        && let Some(fields) = line.as_object_mut()
+    {
+        fields.insert("args".into(), arguments);
+    }
+    match log.append(&line) {
+        Ok(()) => result,
+        Err(err) => crate::tool_error(format!(
+            "cannot append an audit line to `{}`: {err}",
+            agents_core::text::shown_path(log.path())
+        )),
     }
 }
 

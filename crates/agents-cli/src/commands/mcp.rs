@@ -18,12 +18,24 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
             auth_token_env,
             no_auth,
             roots,
+            audit,
+            audit_file,
+            approve,
+            approve_all,
         } => {
             let transport = match http {
                 Some(addr) => Transport::Http(addr, auth_token_env, no_auth),
                 None => Transport::Stdio,
             };
-            let local = Local { roots };
+            let local = Local {
+                roots,
+                audit,
+                audit_file,
+                approve: agents_gateway::Approve {
+                    all: approve_all,
+                    tools: approve,
+                },
+            };
             serve(ctx, &skills, dry_run, locked.as_deref(), transport, &local).await
         }
         McpCommand::Import { file, dry_run, yes } => import(ctx, &file, dry_run, yes),
@@ -502,6 +514,12 @@ fn gateway_failure(err: &agents_gateway::GatewayError) -> Failure {
 struct Local {
     /// `--root`: the roots of clients that offer none.
     roots: Vec<std::path::PathBuf>,
+    /// `--audit`.
+    audit: bool,
+    /// `--audit-file`.
+    audit_file: Option<std::path::PathBuf>,
+    /// `--approve`, `--approve-all`.
+    approve: agents_gateway::Approve,
 }
 
 impl Local {
@@ -514,9 +532,15 @@ impl Local {
             agents_gateway::Roots::new(&self.roots)
         }
         .map_err(|err| Failure::usage(format!("mcp serve: --root: {err}")))?;
+        let defaults = agents_gateway::LocalTools::default();
         Ok(agents_gateway::LocalTools {
             executor: agents_gateway::Executor::new(roots, agents_gateway::Limits::default()),
-            ..agents_gateway::LocalTools::default()
+            approve: self.approve.clone(),
+            audit_log: match &self.audit_file {
+                Some(path) => Some(agents_gateway::AuditLog::new(path)),
+                None => defaults.audit_log,
+            },
+            audit_all: self.audit,
         })
     }
 }

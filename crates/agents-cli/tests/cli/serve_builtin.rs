@@ -73,6 +73,22 @@ fn workspace(sb: &Sandbox) -> (PathBuf, PathBuf) {
     (ws, outside)
 }
 
+/// The Python SDK's interpreter, a sandbox with the workspace (and the
+/// folder outside it) and `l/b` overridden `overrides`, and its export
+/// names; `None` when the SDK is not installed (outside CI).
+#[allow(clippy::type_complexity)]
+fn setup(
+    test: &str,
+    overrides: &str,
+) -> Option<(String, Sandbox, PathBuf, PathBuf, HashMap<String, String>)> {
+    let python = python(test)?;
+    let sb = Sandbox::new();
+    let (ws, outside) = workspace(&sb);
+    builtin_skill(&sb, overrides);
+    let names = export_names(&sb, "l/b");
+    Some((python, sb, ws, outside, names))
+}
+
 /// Export names by registry name, from `mcp serve --dry-run`.
 fn export_names(sb: &Sandbox, skill: &str) -> HashMap<String, String> {
     let out = sb
@@ -100,6 +116,14 @@ fn export_names(sb: &Sandbox, skill: &str) -> HashMap<String, String> {
 /// serve …` or `--url URL`).
 fn client(sb: &Sandbox, python: &str, config: &Value, args: &[String]) -> Value {
     python_script(sb, python, "builtin_client.py", &config.to_string(), args)
+}
+
+/// `agents mcp serve l/b --root WS` over HTTP without a token: the child
+/// and its URL.
+fn http_gateway(sb: &Sandbox, ws: &Path) -> (std::process::Child, String) {
+    let args = ["mcp", "serve", "l/b", "--root", ws.to_str().unwrap()];
+    let http = ["--http", "127.0.0.1:0", "--no-auth"];
+    agents_http(sb, &[&args[..], &http[..]].concat(), &[])
 }
 
 /// `-- agents mcp serve l/b EXTRA…` (stdio).
@@ -201,13 +225,9 @@ fn check_every_builtin(out: &Value, ws: &Path, outside: &Path) {
 
 #[test]
 fn every_builtin_runs_in_the_root_over_stdio_and_escapes_are_refused() {
-    let Some(python) = python("serve_builtins_stdio") else {
+    let Some((python, sb, ws, outside, names)) = setup("serve_builtins_stdio", "") else {
         return;
     };
-    let sb = Sandbox::new();
-    let (ws, outside) = workspace(&sb);
-    builtin_skill(&sb, "");
-    let names = export_names(&sb, "l/b");
     let config = json!({"steps": every_builtin_steps(&names, &outside)});
     let out = client(
         &sb,
@@ -226,27 +246,10 @@ fn every_builtin_runs_in_the_root_over_stdio_and_escapes_are_refused() {
 
 #[test]
 fn every_builtin_runs_over_streamable_http() {
-    let Some(python) = python("serve_builtins_http") else {
+    let Some((python, sb, ws, outside, names)) = setup("serve_builtins_http", "") else {
         return;
     };
-    let sb = Sandbox::new();
-    let (ws, outside) = workspace(&sb);
-    builtin_skill(&sb, "");
-    let names = export_names(&sb, "l/b");
-    let (mut child, url) = agents_http(
-        &sb,
-        &[
-            "mcp",
-            "serve",
-            "l/b",
-            "--root",
-            ws.to_str().unwrap(),
-            "--http",
-            "127.0.0.1:0",
-            "--no-auth",
-        ],
-        &[],
-    );
+    let (mut child, url) = http_gateway(&sb, &ws);
     let config = json!({"steps": every_builtin_steps(&names, &outside)});
     let out = client(&sb, &python, &config, &["--url".into(), url]);
     nix_kill(child.id());
@@ -329,4 +332,111 @@ fn dry_run_and_stderr_say_which_entries_are_not_served() {
         stderr.contains("serving 11 tool(s)") && stderr.contains("`custom/deploy`"),
         "{stderr}"
     );
+}
+
+/// The overrides of the policy tests: a one-second deadline on `shell`,
+/// `write_file` narrowed to reading, `read_file` audited.
+const POLICY: &str = "  builtin/shell: {timeout_s: 1}\n  builtin/write_file: {read_only: true}\n  builtin/read_file: {audit: true}\n";
+
+#[test]
+fn a_shell_tree_dies_at_timeout_s_and_read_only_refuses_write_file() {
+    let Some((python, sb, ws, _, names)) = setup("serve_builtins_policy", POLICY) else {
+        return;
+    };
+    // A tree: the shell, two sleeps in the background and one waited on.
+    let marker = "987651";
+    let config = json!({"steps": [
+        call(&names, "shell", json!({"command": format!("sleep {marker}1 & sleep {marker}2 & sleep {marker}3; wait")})),
+        {"count": marker, "after": 1},
+        call(&names, "write_file", json!({"path": "ro.txt", "content": "no"})),
+        {"list": true},
+    ]});
+    let out = client(
+        &sb,
+        &python,
+        &config,
+        &stdio(&["--root", ws.to_str().unwrap()]),
+    );
+    let steps = out["steps"].as_array().unwrap();
+    assert_eq!(steps[0]["isError"], true, "{}", steps[0]);
+    assert!(text_of(&steps[0]).contains("timed out"), "{}", steps[0]);
+    assert_eq!(
+        steps[1]["running"], 0,
+        "a process of the tree outlived the call"
+    );
+    assert_eq!(steps[2]["isError"], true, "{}", steps[2]);
+    assert!(text_of(&steps[2]).contains("read-only"), "{}", steps[2]);
+    assert!(!ws.join("ro.txt").exists());
+    // Narrowed, it is served as read-only too.
+    let write = steps[3]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["_meta"]["io.cleveragents/name"] == "builtin/write_file")
+        .unwrap();
+    assert_eq!(write["annotations"]["readOnlyHint"], true, "{write}");
+}
+
+#[test]
+fn concurrent_audited_calls_over_http_write_whole_lines_to_one_file() {
+    let Some((python, sb, ws, _, names)) = setup("serve_builtins_audit", POLICY) else {
+        return;
+    };
+    let (mut child, url) = http_gateway(&sb, &ws);
+    let calls: Vec<Value> = (0..8)
+        .map(|i| call(&names, "read_file", json!({"path": "a.txt", "offset": i})))
+        .collect();
+    // `list_dir` is not audited: no line.
+    let config =
+        json!({"steps": [{"together": calls}, call(&names, "list_dir", json!({"path": "."}))]});
+    let out = client(&sb, &python, &config, &["--url".into(), url]);
+    nix_kill(child.id());
+    assert!(child.wait().unwrap().success());
+    for result in out["steps"][0].as_array().unwrap() {
+        assert_ne!(result["isError"], true, "{result}");
+    }
+    let file = sb.home().join(".cleveragents/audit.jsonl");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    assert_eq!(lines.len(), 8, "{text}");
+    let mut digests = std::collections::HashSet::new();
+    for line in &lines {
+        assert_eq!(line["tool"], "read_file", "{line}");
+        assert_eq!(line["skill"], "l/b", "{line}");
+        assert_eq!(line["outcome"], "ok", "{line}");
+        assert!(line.get("args").is_none(), "digest only: {line}");
+        digests.insert(line["args_digest"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(digests.len(), 8, "one line a call");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+}
+
+#[test]
+fn the_audit_flag_audits_every_call_into_the_audit_file() {
+    let Some((python, sb, ws, _, names)) = setup("serve_builtins_audit_flag", "") else {
+        return;
+    };
+    let file = sb.path("my-audit.jsonl");
+    let config = json!({"steps": [call(&names, "list_dir", json!({"path": "."}))]});
+    client(
+        &sb,
+        &python,
+        &config,
+        &stdio(&[
+            "--root",
+            ws.to_str().unwrap(),
+            "--audit",
+            "--audit-file",
+            file.to_str().unwrap(),
+        ]),
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.contains("\"tool\":\"list_dir\""), "{text}");
+    assert!(!sb.home().join(".cleveragents/audit.jsonl").exists());
 }
