@@ -507,6 +507,24 @@ pub enum McpCommand {
         /// Refuse to serve (exit 1) when a skill's resolution differs from this lock file
         #[arg(long, value_name = "FILE")]
         locked: Option<PathBuf>,
+        /// A workspace root the builtin tools act in, for clients that offer
+        /// no roots of their own (repeatable; default the current directory)
+        #[arg(long = "root", value_name = "DIR")]
+        roots: Vec<PathBuf>,
+        /// Append a JSON line for every call to the audit file, whatever the
+        /// skills' `audit` overrides say
+        #[arg(long)]
+        audit: bool,
+        /// The audit file (default `~/.cleveragents/audit.jsonl`; created 0600)
+        #[arg(long, value_name = "PATH")]
+        audit_file: Option<PathBuf>,
+        /// Approve beforehand every call of this tool (export or registry
+        /// name) whose entry says `approval: required` (repeatable)
+        #[arg(long = "approve", value_name = "TOOL")]
+        approve: Vec<String>,
+        /// Approve beforehand every call whose entry says `approval: required`
+        #[arg(long, conflicts_with = "approve")]
+        approve_all: bool,
     },
     /// Copy the MCP servers of Claude Desktop (`claude_desktop_config.json`),
     /// Claude Code (`.mcp.json`) or VS Code (`.vscode/mcp.json`) into

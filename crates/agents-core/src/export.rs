@@ -144,7 +144,8 @@ pub enum ExportFormat {
     OpenAi,
     /// Messages API `tools`: `[{"name","description","input_schema"}]`.
     Anthropic,
-    /// The MCP `tools/list` result the gateway serves (MCP tools only).
+    /// The MCP `tools/list` result the gateway serves (MCP and builtin
+    /// tools).
     Mcp,
 }
 
@@ -424,8 +425,8 @@ fn has_reference(value: &Value) -> bool {
 /// schema so. Entries whose tool is unknown, or whose input
 /// schema is not an object schema (or, for OpenAI and Anthropic, combines
 /// schemas at its top level), are left out; [`ExportFormat::Mcp`] also leaves
-/// out everything the gateway cannot execute (all but MCP tools, and those
-/// [`gateway_cannot_call`] names). For
+/// out everything the gateway cannot execute (all but MCP and builtin tools,
+/// and the MCP tools [`gateway_cannot_call`] names). For
 /// OpenAI a description over [`OPENAI_MAX_DESCRIPTION`] characters is cut
 /// to it, and more than [`OPENAI_MAX_TOOLS`] tools are said in `notes`.
 pub fn export_tools(entries: &[ResolvedToolEntry], format: ExportFormat) -> ExportedTools {
@@ -445,7 +446,10 @@ pub fn export_tools(entries: &[ResolvedToolEntry], format: ExportFormat) -> Expo
             leave("its source is unknown (not in the tool catalogue)".into());
             continue;
         };
-        if format == ExportFormat::Mcp && tool.tool.source != ToolSource::Mcp {
+        // The gateway runs MCP tools (proxied) and builtins (in process).
+        if format == ExportFormat::Mcp
+            && !matches!(tool.tool.source, ToolSource::Mcp | ToolSource::Builtin)
+        {
             leave(format!(
                 "`{}` tools have no executor in the gateway",
                 tool.tool.source

@@ -1,10 +1,16 @@
 //! `agents mcp serve`: a real MCP server (rmcp's server side) that serves the
-//! resolved tool set of one or more skills and proxies `tools/call` to the
-//! upstream MCP servers the tools come from.
+//! resolved tool set of one or more skills: MCP tools are proxied to the
+//! upstream servers they come from, builtin tools run in process.
 //!
-//! - Only MCP tools are served: builtin and custom tools have no executor here,
-//!   and tools of an untrusted server are left out (an untrusted server is never
-//!   started). [`Plan::left_out`] says which and why.
+//! - MCP and builtin tools are served; custom and inline tools have no
+//!   executor here, and tools of an untrusted server are left out (an
+//!   untrusted server is never started). [`Plan::left_out`] says which and
+//!   why, and so do the server's `instructions`.
+//! - Builtins ([`local`]) run through `agents-tools`' executor inside the
+//!   calling client's workspace roots (`roots/list`, listed again after
+//!   `notifications/roots/list_changed`), or, for a client that offers
+//!   none, the roots of [`LocalTools::executor`] (`--root`); a refusal
+//!   (`refused by rule `parent-dir`: …`), failure or timeout is a tool error.
 //! - Upstreams start on first use, one session per server definition (launch-spec
 //!   digest), reused across calls; a crashed or timed-out server is dropped (its
 //!   process group killed) and started again on the next call.
@@ -38,10 +44,12 @@
 #![deny(clippy::panic, clippy::indexing_slicing)]
 
 mod http;
+pub mod local;
 pub mod skills;
 mod stdio;
 
 pub use http::{BearerToken, ENDPOINT, HttpAccess, HttpServer, raise_open_files_limit};
+pub use local::{Approve, LocalTools};
 pub use skills::{ServedSkill, SkillFileError};
 
 use std::collections::HashMap;
@@ -66,6 +74,23 @@ use rmcp::service::{
 };
 use serde_json::{Value, json};
 
+pub use agents_tools::{AuditLog, CancellationToken, Executor, Limits, Roots};
+
+/// What runs a served tool.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Backend {
+    /// A tool of an upstream MCP server, proxied.
+    Mcp {
+        /// The server definition it comes from.
+        definition: Box<McpDefinition>,
+        /// The tool's own name on its server.
+        server_tool: String,
+    },
+    /// A builtin tool, run in process ([`local`]).
+    Builtin(agents_tools::Builtin),
+}
+
 /// One tool the gateway serves.
 #[derive(Debug, Clone)]
 pub struct ServedTool {
@@ -73,13 +98,19 @@ pub struct ServedTool {
     pub tool: Value,
     /// Export name.
     pub export_name: String,
-    /// Registry name (`mcp:{server}/{tool}`).
+    /// Registry name (`mcp:{server}/{tool}`, `builtin/read_file`).
     pub registry_name: String,
-    /// The tool's own name on its server.
-    pub server_tool: String,
-    /// The server definition it comes from.
-    pub definition: McpDefinition,
-    /// Call timeout.
+    /// What runs it.
+    pub backend: Backend,
+    /// The skill whose item produced the entry.
+    pub source_skill: String,
+    /// The include path from the served skill to `source_skill`.
+    pub include_path: String,
+    /// The entry's overrides, merged (the policy of its calls).
+    pub overrides: agents_core::ValueMap,
+    /// The deadline of a proxied call (the entry's `timeout_s`, else its
+    /// server's, else the default); a builtin call has one only when the
+    /// entry's `timeout_s` sets it.
     pub timeout: Duration,
     /// The validator of its arguments, compiled at its first call and
     /// reused by every call after it; each resolution makes new tools, so
@@ -89,6 +120,14 @@ pub struct ServedTool {
 }
 
 impl ServedTool {
+    /// The server definition of a proxied tool.
+    pub fn definition(&self) -> Option<&McpDefinition> {
+        match &self.backend {
+            Backend::Mcp { definition, .. } => Some(definition),
+            Backend::Builtin(_) => None,
+        }
+    }
+
     /// Checks `arguments` against the tool's input schema, as
     /// [`check_arguments`] does, with the validator compiled once.
     pub fn check_arguments(&self, arguments: &Value) -> Result<(), String> {
@@ -200,6 +239,42 @@ pub fn plan(set: &ServeSet, default_timeout: Duration) -> Plan {
         let Some(entry) = by_name.get(registry_name).copied() else {
             continue;
         };
+        let registry_name = entry.name.as_str();
+        let export_name = tool
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let timeout_override = timeout_s(&entry.overrides).map(|t| t.as_secs());
+        let served_tool = |backend: Backend, timeout: Duration, tool: Value| ServedTool {
+            export_name: export_name.clone(),
+            registry_name: registry_name.to_owned(),
+            backend,
+            source_skill: entry.source_skill.to_string(),
+            include_path: entry.include_path.to_string(),
+            overrides: entry.overrides.clone(),
+            timeout,
+            tool,
+            validator: Arc::default(),
+        };
+        if entry
+            .tool
+            .as_ref()
+            .is_some_and(|t| t.source == ToolSource::Builtin)
+        {
+            match agents_tools::Builtin::from_name(&entry.name) {
+                Some(builtin) => served.push(served_tool(
+                    Backend::Builtin(builtin),
+                    timeout_override.map_or(default_timeout, Duration::from_secs),
+                    tool,
+                )),
+                None => left_out.push(LeftOut {
+                    name: entry.name.clone(),
+                    reason: "no builtin of this version of `agents` has that name".into(),
+                }),
+            }
+            continue;
+        }
         let Some(spec) = entry.tool.as_ref().filter(|t| t.source == ToolSource::Mcp) else {
             continue;
         };
@@ -226,26 +301,17 @@ pub fn plan(set: &ServeSet, default_timeout: Duration) -> Plan {
             });
             continue;
         }
-        let timeout = entry
-            .overrides
-            .get("timeout_s")
-            .and_then(Value::as_u64)
-            .filter(|s| *s > 0)
+        let timeout = timeout_override
             .or(definition.source.timeout_s)
             .map_or(default_timeout, Duration::from_secs);
-        served.push(ServedTool {
-            export_name: tool
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            registry_name: registry_name.to_owned(),
-            server_tool: server_tool.to_owned(),
-            definition: definition.clone(),
+        served.push(served_tool(
+            Backend::Mcp {
+                definition: Box::new(definition.clone()),
+                server_tool: server_tool.to_owned(),
+            },
             timeout,
             tool,
-            validator: Arc::default(),
-        });
+        ));
     }
     Plan {
         served,
@@ -253,6 +319,15 @@ pub fn plan(set: &ServeSet, default_timeout: Duration) -> Plan {
         left_out,
         warnings: set.warnings.clone(),
     }
+}
+
+/// The deadline an entry's `timeout_s` override sets.
+fn timeout_s(overrides: &agents_core::ValueMap) -> Option<Duration> {
+    overrides
+        .get("timeout_s")
+        .and_then(Value::as_u64)
+        .filter(|s| *s > 0)
+        .map(Duration::from_secs)
 }
 
 /// The server of an MCP entry (`mcp:{server}/{tool}`).
@@ -405,6 +480,10 @@ struct Shared {
     upstream_notify: tokio::sync::Notify,
     /// `--locked`: the lock every re-resolution must match.
     locked: Option<Locked>,
+    /// How builtins run ([`Gateway::with_local`]).
+    local: std::sync::OnceLock<LocalTools>,
+    /// The roots each client session gave.
+    client_roots: local::ClientRoots,
 }
 
 /// The lock a gateway serves under, and what the last check refused.
@@ -581,8 +660,23 @@ impl Gateway {
                 upstream_changed: std::sync::Mutex::new(Vec::new()),
                 upstream_notify: tokio::sync::Notify::new(),
                 locked,
+                local: std::sync::OnceLock::new(),
+                client_roots: local::ClientRoots::default(),
             }),
         }
+    }
+
+    /// The same gateway running builtins as `local` says (its roots for
+    /// clients that offer none, its limits, the tools approved
+    /// beforehand); without it, a client that offers no roots has none.
+    /// Set once, before serving: a second call changes nothing.
+    pub fn with_local(self, local: LocalTools) -> Self {
+        let _ = self.shared.local.set(local);
+        self
+    }
+
+    fn local(&self) -> &LocalTools {
+        self.shared.local.get_or_init(LocalTools::default)
     }
 
     /// The plan being served.
@@ -778,12 +872,28 @@ impl Gateway {
     }
 
     /// Runs one `tools/call`; `None` when no served tool has that name. The
-    /// server's progress for the call goes to `progress`.
+    /// server's progress for the call goes to `progress`. Builtins act in
+    /// the roots of [`LocalTools::executor`].
     pub async fn call(
         &self,
         name: &str,
         arguments: Option<Value>,
         progress: Option<agents_mcp::ProgressSink>,
+    ) -> Option<CallToolResult> {
+        self.call_from(name, arguments, progress, None, CancellationToken::new())
+            .await
+    }
+
+    /// [`call`](Self::call) from the client `peer`: builtins act in its
+    /// roots when it offers them. Cancelling `cancel` (or dropping the
+    /// future) stops a builtin call, killing its processes.
+    pub async fn call_from(
+        &self,
+        name: &str,
+        arguments: Option<Value>,
+        progress: Option<agents_mcp::ProgressSink>,
+        peer: Option<&Peer<RoleServer>>,
+        cancel: CancellationToken,
     ) -> Option<CallToolResult> {
         let plan = self.plan();
         let served = plan.served.iter().find(|t| t.export_name == name)?.clone();
@@ -800,10 +910,60 @@ impl Gateway {
                 "invalid arguments for `{name}`: expected an object"
             )));
         };
+        let local = self.local();
+        let policy = local::policy_of(&served.overrides, local);
+        let approved = local
+            .approve
+            .covers(&served.export_name, &served.registry_name);
+        let (definition, server_tool) = match &served.backend {
+            Backend::Mcp {
+                definition,
+                server_tool,
+            } => (McpDefinition::clone(definition), server_tool.clone()),
+            Backend::Builtin(builtin) => {
+                let builtin = *builtin;
+                return Some(
+                    self.call_builtin(&served, builtin, Value::Object(arguments), peer, cancel)
+                        .await,
+                );
+            }
+        };
+        if policy.approval_required && !approved {
+            return Some(tool_error(local::not_approved(&served.export_name)));
+        }
+        let started = std::time::Instant::now();
+        let audited = (policy.audit != agents_tools::Audit::Off).then(|| arguments.clone());
+        let result = self
+            .proxy(
+                definition,
+                &server_tool,
+                served.timeout,
+                arguments,
+                progress,
+            )
+            .await;
+        match audited {
+            Some(arguments) => Some(local::audited(
+                local, &served, &policy, &arguments, started, result,
+            )),
+            None => Some(result),
+        }
+    }
+
+    /// Proxies one call of `server_tool` to the server of `definition`,
+    /// starting it first if it is not running.
+    async fn proxy(
+        &self,
+        definition: McpDefinition,
+        server_tool: &str,
+        timeout: Duration,
+        arguments: serde_json::Map<String, Value>,
+        progress: Option<agents_mcp::ProgressSink>,
+    ) -> CallToolResult {
         let slot = {
             let mut upstreams = self.shared.upstreams.lock().await;
             upstreams
-                .entry(served.definition.digest.clone())
+                .entry(definition.digest.clone())
                 .or_default()
                 .clone()
         };
@@ -812,57 +972,94 @@ impl Gateway {
         // holds up no other.
         let mut upstream = slot.lock().await;
         if upstream.as_mut().is_some_and(Upstream::is_closed) {
-            tracing::info!(server = %served.definition.server, "mcp server is gone; restarting it");
+            tracing::info!(server = %definition.server, "mcp server is gone; restarting it");
             if let Some(old) = upstream.take() {
                 old.close().await;
             }
         }
         if upstream.is_none() {
             let shared = Arc::downgrade(&self.shared);
-            let definition = served.definition.clone();
+            let changed = definition.clone();
             let on_changed: agents_mcp::ToolsChanged = Arc::new(move || {
                 if let Some(shared) = shared.upgrade() {
-                    lock(&shared.upstream_changed).push(definition.clone());
+                    lock(&shared.upstream_changed).push(changed.clone());
                     shared.upstream_notify.notify_one();
                 }
             });
-            match agents_mcp::connect(
-                &served.definition.source,
-                &self.shared.options,
-                Some(on_changed),
-            )
-            .await
+            match agents_mcp::connect(&definition.source, &self.shared.options, Some(on_changed))
+                .await
             {
                 Ok(started) => *upstream = Some(started),
                 Err(err) => {
                     // What the server printed is for this user's log only.
-                    tracing::warn!(server = %served.definition.server, "{err}");
-                    return Some(tool_error(err.without_server_output().to_string()));
+                    tracing::warn!(server = %definition.server, "{err}");
+                    return tool_error(err.without_server_output().to_string());
                 }
             }
         }
-        let caller = upstream.as_ref()?.caller();
+        let Some(caller) = upstream.as_ref().map(Upstream::caller) else {
+            return tool_error(format!("mcp server `{}` did not start", definition.server));
+        };
         drop(upstream);
         match caller
-            .call_tool(
-                &served.server_tool,
-                Some(arguments),
-                served.timeout,
-                progress,
-            )
+            .call_tool(server_tool, Some(arguments), timeout, progress)
             .await
         {
-            Ok(result) => Some(proxied_result(result, &served.definition.server)),
+            Ok(result) => proxied_result(result, &definition.server),
             Err(err) => {
                 // The client has its answer now; whether the server is
                 // still alive (a ping, which a server busy with the call
                 // that timed out answers late) is found out meanwhile.
                 let message = err.clone().without_server_output().to_string();
                 let gateway = self.clone();
-                tokio::spawn(async move { gateway.after_failed_call(&slot, &served, &err).await });
-                Some(tool_error(message))
+                tokio::spawn(
+                    async move { gateway.after_failed_call(&slot, &definition, &err).await },
+                );
+                tool_error(message)
             }
         }
+    }
+
+    /// Runs the builtin `builtin` (served as `served`) in the roots of the
+    /// client `peer`, under the entry's policy (`timeout_s`, `read_only`,
+    /// `audit`, `approval`, `sandbox`).
+    async fn call_builtin(
+        &self,
+        served: &ServedTool,
+        builtin: agents_tools::Builtin,
+        arguments: Value,
+        peer: Option<&Peer<RoleServer>>,
+        cancel: CancellationToken,
+    ) -> CallToolResult {
+        let local = self.local();
+        let roots = match self
+            .shared
+            .client_roots
+            .of(peer, local.executor.roots())
+            .await
+        {
+            Ok(roots) => roots,
+            Err(message) => return tool_error(message),
+        };
+        let policy = local::policy_of(&served.overrides, local);
+        let context = agents_tools::CallContext {
+            skill: Some(served.source_skill.clone()),
+            include_path: Some(served.include_path.clone()),
+            approved: local
+                .approve
+                .covers(&served.export_name, &served.registry_name),
+        };
+        let executor = local.executor.with_roots(roots);
+        local::run(
+            &executor,
+            builtin,
+            arguments,
+            &policy,
+            &context,
+            local.audit_log.as_ref(),
+            cancel,
+        )
+        .await
     }
 
     /// After a call failed: a server that has exited or does not answer a
@@ -873,7 +1070,7 @@ impl Gateway {
     async fn after_failed_call(
         &self,
         slot: &Slot,
-        served: &ServedTool,
+        definition: &McpDefinition,
         err: &agents_mcp::McpError,
     ) {
         // The ping runs without the slot: other calls go on meanwhile.
@@ -895,7 +1092,7 @@ impl Gateway {
         let stderr = running.stderr_tail().await;
         tracing::warn!(
             "mcp serve: mcp server `{}` stopped answering ({err}){}; it is started again on the next call",
-            served.definition.server,
+            definition.server,
             if stderr.is_empty() {
                 String::new()
             } else {
@@ -1015,9 +1212,11 @@ impl Gateway {
     fn kept_plan(&self, set: &ServeSet) -> Plan {
         let mut kept = Plan::clone(&self.plan());
         kept.served.retain(|tool| {
-            set.servers
-                .iter()
-                .any(|d| d.digest == tool.definition.digest && d.trusted())
+            tool.definition().is_none_or(|definition| {
+                set.servers
+                    .iter()
+                    .any(|d| d.digest == definition.digest && d.trusted())
+            })
         });
         kept
     }
@@ -1229,7 +1428,12 @@ impl Gateway {
             let mut upstreams = self.shared.upstreams.lock().await;
             let unserved: Vec<String> = upstreams
                 .keys()
-                .filter(|digest| !plan.served.iter().any(|t| &t.definition.digest == *digest))
+                .filter(|digest| {
+                    !plan
+                        .served
+                        .iter()
+                        .any(|t| t.definition().is_some_and(|d| &d.digest == *digest))
+                })
                 .cloned()
                 .collect();
             unserved
@@ -1289,6 +1493,12 @@ impl rmcp::ServerHandler for Gateway {
             peers.retain(|peer| !peer.is_transport_closed());
         }
         peers.push(context.peer);
+    }
+
+    /// The client's roots changed: they are listed again at its next
+    /// builtin call.
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        self.shared.client_roots.changed(&context.peer);
     }
 
     /// 2026-07-28 clients ask for change notifications with
@@ -1415,7 +1625,13 @@ impl rmcp::ServerHandler for Gateway {
         // A client's `notifications/cancelled` drops the call, which tells
         // the upstream server to cancel it too.
         let called = tokio::select! {
-            called = self.call(&request.name, arguments, progress) => Some(called),
+            called = self.call_from(
+                &request.name,
+                arguments,
+                progress,
+                Some(&context.peer),
+                context.ct.child_token(),
+            ) => Some(called),
             () = context.ct.cancelled() => None,
         };
         // The call's sink is gone with it: the progress already received is
@@ -1636,14 +1852,19 @@ mod tests {
             tool: json!({"name": "t", "inputSchema": schema}),
             export_name: "t".into(),
             registry_name: "mcp:up/t".into(),
-            server_tool: "t".into(),
-            definition: McpDefinition::untrusted(
-                agents_core::McpSource {
-                    server: "up".into(),
-                    ..agents_core::McpSource::default()
-                },
-                "config",
-            ),
+            backend: Backend::Mcp {
+                server_tool: "t".into(),
+                definition: Box::new(McpDefinition::untrusted(
+                    agents_core::McpSource {
+                        server: "up".into(),
+                        ..agents_core::McpSource::default()
+                    },
+                    "config",
+                )),
+            },
+            source_skill: "l/s".into(),
+            include_path: "l/s".into(),
+            overrides: agents_core::ValueMap::default(),
             timeout: Duration::from_secs(1),
             validator: Arc::default(),
         }

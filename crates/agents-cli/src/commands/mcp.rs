@@ -17,12 +17,26 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
             http,
             auth_token_env,
             no_auth,
+            roots,
+            audit,
+            audit_file,
+            approve,
+            approve_all,
         } => {
             let transport = match http {
                 Some(addr) => Transport::Http(addr, auth_token_env, no_auth),
                 None => Transport::Stdio,
             };
-            serve(ctx, &skills, dry_run, locked.as_deref(), transport).await
+            let local = Local {
+                roots,
+                audit,
+                audit_file,
+                approve: agents_gateway::Approve {
+                    all: approve_all,
+                    tools: approve,
+                },
+            };
+            serve(ctx, &skills, dry_run, locked.as_deref(), transport, &local).await
         }
         McpCommand::Import { file, dry_run, yes } => import(ctx, &file, dry_run, yes),
         McpCommand::Export {
@@ -496,6 +510,41 @@ fn gateway_failure(err: &agents_gateway::GatewayError) -> Failure {
     Failure::new(err.kind(), err.to_string())
 }
 
+/// How `agents mcp serve` runs builtins: its flags.
+struct Local {
+    /// `--root`: the roots of clients that offer none.
+    roots: Vec<std::path::PathBuf>,
+    /// `--audit`.
+    audit: bool,
+    /// `--audit-file`.
+    audit_file: Option<std::path::PathBuf>,
+    /// `--approve`, `--approve-all`.
+    approve: agents_gateway::Approve,
+}
+
+impl Local {
+    /// The gateway's [`agents_gateway::LocalTools`]: the roots checked
+    /// (each must be a directory) before anything is served.
+    fn tools(&self) -> Result<agents_gateway::LocalTools, Failure> {
+        let roots = if self.roots.is_empty() {
+            agents_gateway::Roots::current_dir()
+        } else {
+            agents_gateway::Roots::new(&self.roots)
+        }
+        .map_err(|err| Failure::usage(format!("mcp serve: --root: {err}")))?;
+        let defaults = agents_gateway::LocalTools::default();
+        Ok(agents_gateway::LocalTools {
+            executor: agents_gateway::Executor::new(roots, agents_gateway::Limits::default()),
+            approve: self.approve.clone(),
+            audit_log: match &self.audit_file {
+                Some(path) => Some(agents_gateway::AuditLog::new(path)),
+                None => defaults.audit_log,
+            },
+            audit_all: self.audit,
+        })
+    }
+}
+
 /// How many left-out entries the start-up line of `agents mcp serve` names.
 const LEFT_OUT_SHOWN: usize = 10;
 
@@ -506,7 +555,9 @@ async fn serve(
     dry_run: bool,
     locked: Option<&std::path::Path>,
     transport: Transport,
+    local: &Local,
 ) -> Result<ExitCode, Failure> {
+    let local = local.tools()?;
     let access = match &transport {
         Transport::Http(_, Some(var), _) => agents_gateway::HttpAccess::Token(
             agents_gateway::BearerToken::from_env(var).map_err(|err| gateway_failure(&err))?,
@@ -599,10 +650,16 @@ async fn serve(
             }))?;
         } else {
             for tool in &plan.served {
-                output::line(format!(
-                    "serve {} ({} on mcp server `{}`)",
-                    tool.export_name, tool.registry_name, tool.definition.server
-                ))?;
+                output::line(match tool.definition() {
+                    Some(definition) => format!(
+                        "serve {} ({} on mcp server `{}`)",
+                        tool.export_name, tool.registry_name, definition.server
+                    ),
+                    None => format!(
+                        "serve {} ({}, run by the gateway)",
+                        tool.export_name, tool.registry_name
+                    ),
+                })?;
             }
             for skill in &plan.skills {
                 output::line(format!(
@@ -651,7 +708,8 @@ async fn serve(
         // Every change the gateway sees is checked against the lock too.
         Some((lock, file)) => agents_gateway::Gateway::locked(plan, options, lock, file, &names),
         None => agents_gateway::Gateway::new(plan, options),
-    };
+    }
+    .with_local(local);
     let follow = Some(agents_gateway::Follow {
         service: &ctx.service,
         names: &names,

@@ -17,6 +17,7 @@ mod private;
 mod providers;
 mod schema;
 mod serve;
+mod serve_builtin;
 mod skill;
 mod tool;
 mod tool_call;

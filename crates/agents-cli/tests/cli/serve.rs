@@ -17,7 +17,7 @@ fn requirements(test: &str) -> Option<(String, String)> {
 
 fn gateway_skill(sb: &Sandbox, entry: &str, marker: &str) {
     let text = format!(
-        "name: l/gw\ndescription: Gateway test\ntools: [builtin/read_file]\nmcp_sources:\n  - server: everything\n    command: node\n    args: [\"{entry}\", stdio]\n    env: {{AGENTS_TEST_MARKER: {marker}}}\n    tools: [echo, get-sum]\noverrides:\n  mcp:everything/echo: {{description: Say it back, title: Echo, read_only: true}}\n  mcp:everything/get-sum: {{timeout_s: 30}}\n"
+        "name: l/gw\ndescription: Gateway test\nmcp_sources:\n  - server: everything\n    command: node\n    args: [\"{entry}\", stdio]\n    env: {{AGENTS_TEST_MARKER: {marker}}}\n    tools: [echo, get-sum]\noverrides:\n  mcp:everything/echo: {{description: Say it back, title: Echo, read_only: true}}\n  mcp:everything/get-sum: {{timeout_s: 30}}\n"
     );
     let file = sb.write("gw.yaml", &text);
     sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
@@ -37,7 +37,7 @@ fn python_client_with(sb: &Sandbox, python: &str, steps: &Value, args: &[String]
 }
 
 /// Runs `tests/cli/py/SCRIPT FIRST ARGS…` and parses the JSON it prints.
-fn python_script<S: AsRef<std::ffi::OsStr>>(
+pub(crate) fn python_script<S: AsRef<std::ffi::OsStr>>(
     sb: &Sandbox,
     python: &str,
     script: &str,
@@ -62,7 +62,7 @@ fn python_script<S: AsRef<std::ffi::OsStr>>(
         .unwrap_or_else(|e| panic!("client output is not JSON ({e}):\n{stdout}\nstderr:\n{stderr}"))
 }
 
-fn text_of(result: &Value) -> String {
+pub(crate) fn text_of(result: &Value) -> String {
     result["content"]
         .as_array()
         .map(|c| {
@@ -90,14 +90,8 @@ fn dry_run_says_what_is_served_and_what_is_left_out() {
         .map(|t| t["_meta"]["io.cleveragents/name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["mcp:everything/echo", "mcp:everything/get-sum"]);
-    assert_eq!(out["left_out"][0]["name"], "builtin/read_file");
-    assert!(
-        out["left_out"][0]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("no executor"),
-        "{out}"
-    );
+    // (What is left out, and why: `serve_builtin`.)
+    assert_eq!(out["left_out"], json!([]), "{out}");
     assert_eq!(settle(&marker), 0);
 }
 
@@ -350,9 +344,21 @@ fn http_gateway(
     extra: &[&str],
     env: &[(&str, &str)],
 ) -> (std::process::Child, String) {
+    let mut args = vec!["mcp", "serve", "l/gw"];
+    args.extend_from_slice(extra);
+    agents_http(sb, &args, env)
+}
+
+/// Starts `agents ARGS…` (an `mcp serve … --http …`) and reads the URL it
+/// prints on stderr, as [`http_gateway`] does.
+#[allow(clippy::zombie_processes)]
+pub(crate) fn agents_http(
+    sb: &Sandbox,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (std::process::Child, String) {
     let mut cmd = sb.cmd();
-    cmd.args(["mcp", "serve", "l/gw"])
-        .args(extra)
+    cmd.args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
@@ -573,10 +579,7 @@ fn a_skill_update_reaches_a_connected_client_as_list_changed() {
     // A removed include: the skill no longer resolves.
     let broken = rewrite(
         "broken.yaml",
-        original.replace(
-            "tools: [builtin/read_file]",
-            "tools: [builtin/read_file]\nincludes: [l/missing]",
-        ),
+        original.replace("mcp_sources:", "includes: [l/missing]\nmcp_sources:"),
     );
     let third = rewrite("third.yaml", original.replace("Say it back", "Third time"));
     let steps = json!([
@@ -754,7 +757,7 @@ fn send(stdin: &mut std::process::ChildStdin, message: Value) {
     stdin.flush().unwrap();
 }
 
-fn nix_kill(pid: u32) {
+pub(crate) fn nix_kill(pid: u32) {
     let status = Command::new("kill")
         .args(["-TERM", &pid.to_string()])
         .status()

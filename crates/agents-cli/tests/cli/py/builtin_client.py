@@ -1,0 +1,123 @@
+"""The official Python SDK client calling the builtin tools `agents mcp serve` runs itself.
+
+Usage: python builtin_client.py CONFIG_JSON -- COMMAND [ARGS...]   (stdio: starts COMMAND)
+       python builtin_client.py CONFIG_JSON --url URL              (streamable HTTP, no token)
+
+CONFIG_JSON: {"roots": [DIR, ...] or absent (the client then offers no roots capability),
+"elicitation": "accept" | "decline" | "cancel" or absent (no elicitation capability),
+"steps": [...]}. Steps: {"list": true}; {"call": NAME, "arguments": {...}};
+{"together": [{"call": NAME, "arguments": {...}}, ...]} (calls at once);
+{"set_roots": [DIR, ...]} (changes the roots and sends notifications/roots/list_changed);
+{"count": MARKER, "after": SECONDS} (counts the processes whose command line holds MARKER).
+Prints {"instructions": ..., "elicited": [the messages of the elicitation requests],
+"roots_listed": <how many times roots/list was asked>, "steps": [...]}.
+"""
+
+import json
+import os
+import sys
+import warnings
+
+import anyio
+import mcp.types as types
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+warnings.simplefilter("ignore")
+
+
+def processes_with(marker):
+    found = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read()
+        except OSError:
+            continue
+        if marker.encode() in cmdline:
+            found += 1
+    return found
+
+
+def dumped(result):
+    return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class Client:
+    def __init__(self, config):
+        self.roots = config.get("roots")
+        self.answer = config.get("elicitation")
+        self.elicited = []
+        self.roots_listed = 0
+
+    async def list_roots(self, context):
+        self.roots_listed += 1
+        return types.ListRootsResult(
+            roots=[types.Root(uri=f"file://{path}") for path in self.roots])
+
+    async def elicit(self, context, params):
+        self.elicited.append(params.message)
+        if self.answer == "accept":
+            return types.ElicitResult(action="accept", content={})
+        return types.ElicitResult(action=self.answer)
+
+    def callbacks(self):
+        callbacks = {}
+        if self.roots is not None:
+            callbacks["list_roots_callback"] = self.list_roots
+        if self.answer is not None:
+            callbacks["elicitation_callback"] = self.elicit
+        return callbacks
+
+
+async def run_steps(session, client, steps):
+    out = []
+    for step in steps:
+        if "list" in step:
+            out.append(dumped(await session.list_tools()))
+        elif "call" in step:
+            out.append(dumped(await session.call_tool(step["call"], step.get("arguments"))))
+        elif "together" in step:
+            results = [None] * len(step["together"])
+
+            async def one(i, call):
+                results[i] = dumped(await session.call_tool(call["call"], call.get("arguments")))
+
+            async with anyio.create_task_group() as group:
+                for i, call in enumerate(step["together"]):
+                    group.start_soon(one, i, call)
+            out.append(results)
+        elif "set_roots" in step:
+            client.roots = step["set_roots"]
+            await session.send_roots_list_changed()
+            out.append({"roots": client.roots})
+        elif "count" in step:
+            await anyio.sleep(step.get("after", 0))
+            out.append({"running": processes_with(step["count"])})
+    return out
+
+
+async def main():
+    config = json.loads(sys.argv[1])
+    client = Client(config)
+    if sys.argv[2] == "--url":
+        async with create_mcp_http_client() as http:
+            async with streamable_http_client(sys.argv[3], http_client=http) as (read, write):
+                async with ClientSession(read, write, **client.callbacks()) as session:
+                    init = await session.initialize()
+                    out = await run_steps(session, client, config["steps"])
+    else:
+        command = sys.argv[3:]
+        params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write, **client.callbacks()) as session:
+                init = await session.initialize()
+                out = await run_steps(session, client, config["steps"])
+    print(json.dumps({"instructions": init.instructions, "elicited": client.elicited,
+                      "roots_listed": client.roots_listed, "steps": out}))
+
+
+anyio.run(main)

@@ -1,0 +1,442 @@
+//! `agents mcp serve` running builtin tools itself, driven by the official
+//! Python SDK client (`tests/cli/py/builtin_client.py`) over stdio and
+//! streamable HTTP, on a temporary tree and git repository.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::serve::{agents_http, nix_kill, python_script, text_of};
+use crate::support::{Sandbox, python};
+
+const ALL: [&str; 11] = [
+    "read_file",
+    "write_file",
+    "edit_file",
+    "list_dir",
+    "glob",
+    "grep",
+    "shell",
+    "http_get",
+    "git_status",
+    "git_diff",
+    "git_commit",
+];
+
+/// Registers `l/b` with every builtin (`overrides` as YAML flow map
+/// entries under `overrides:`, one a line) and a custom tool the gateway
+/// cannot run.
+fn builtin_skill(sb: &Sandbox, overrides: &str) {
+    sb.write(
+        "deploy.yaml",
+        "name: custom/deploy\ndescription: Deploy\ninput_schema: {type: object}\n",
+    );
+    sb.run(&["tool", "add", sb.path("deploy.yaml").to_str().unwrap()])
+        .ok();
+    let tools: Vec<String> = ALL.iter().map(|t| format!("builtin/{t}")).collect();
+    let text = format!(
+        "name: l/b\ndescription: Builtins\ntools: [{}, custom/deploy]\noverrides:\n{overrides}",
+        tools.join(", ")
+    );
+    let file = sb.write("b.yaml", &text);
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+}
+
+/// The workspace `ws` (a git repository with `a.txt` committed, `sub/b.txt`,
+/// and `link` leading out to `outside/`, which holds `secret.txt`).
+fn workspace(sb: &Sandbox) -> (PathBuf, PathBuf) {
+    let ws = sb.path("ws");
+    let outside = sb.path("outside");
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(ws.join("a.txt"), "hello\nworld\n").unwrap();
+    std::fs::write(ws.join("sub/b.txt"), "bee\n").unwrap();
+    std::fs::write(outside.join("secret.txt"), "outside-secret\n").unwrap();
+    std::os::unix::fs::symlink(&outside, ws.join("link")).unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(&ws)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    git(&["init", "-q"]);
+    // `git_commit` runs git as the tool does: the identity is the repository's.
+    git(&["config", "user.name", "t"]);
+    git(&["config", "user.email", "t@example.com"]);
+    git(&["add", "a.txt"]);
+    git(&["commit", "-q", "-m", "first"]);
+    (ws, outside)
+}
+
+/// The Python SDK's interpreter, a sandbox with the workspace (and the
+/// folder outside it) and `l/b` overridden `overrides`, and its export
+/// names; `None` when the SDK is not installed (outside CI).
+#[allow(clippy::type_complexity)]
+fn setup(
+    test: &str,
+    overrides: &str,
+) -> Option<(String, Sandbox, PathBuf, PathBuf, HashMap<String, String>)> {
+    let python = python(test)?;
+    let sb = Sandbox::new();
+    let (ws, outside) = workspace(&sb);
+    builtin_skill(&sb, overrides);
+    let names = export_names(&sb, "l/b");
+    Some((python, sb, ws, outside, names))
+}
+
+/// Export names by registry name, from `mcp serve --dry-run`.
+fn export_names(sb: &Sandbox, skill: &str) -> HashMap<String, String> {
+    let out = sb
+        .run(&["mcp", "serve", skill, "--dry-run", "--format", "json"])
+        .ok()
+        .json();
+    out["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["_meta"]["io.cleveragents/name"]
+                    .as_str()
+                    .unwrap()
+                    .trim_start_matches("builtin/")
+                    .to_owned(),
+                t["name"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Runs `builtin_client.py` with `config`, then `args` (`-- agents mcp
+/// serve …` or `--url URL`).
+fn client(sb: &Sandbox, python: &str, config: &Value, args: &[String]) -> Value {
+    python_script(sb, python, "builtin_client.py", &config.to_string(), args)
+}
+
+/// `agents mcp serve l/b --root WS` over HTTP without a token: the child
+/// and its URL.
+fn http_gateway(sb: &Sandbox, ws: &Path) -> (std::process::Child, String) {
+    let args = ["mcp", "serve", "l/b", "--root", ws.to_str().unwrap()];
+    let http = ["--http", "127.0.0.1:0", "--no-auth"];
+    agents_http(sb, &[&args[..], &http[..]].concat(), &[])
+}
+
+/// `-- agents mcp serve l/b EXTRA…` (stdio).
+fn stdio(extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = vec!["--".into(), env!("CARGO_BIN_EXE_agents").into()];
+    args.extend(["mcp", "serve", "l/b"].map(String::from));
+    args.extend(extra.iter().map(|a| (*a).to_owned()));
+    args
+}
+
+fn call(names: &HashMap<String, String>, tool: &str, arguments: Value) -> Value {
+    json!({"call": names[tool], "arguments": arguments})
+}
+
+/// Every builtin once on the workspace, then every root escape.
+fn every_builtin_steps(names: &HashMap<String, String>, outside: &Path) -> Value {
+    json!([
+        {"list": true},
+        call(names, "read_file", json!({"path": "a.txt"})),
+        call(names, "write_file", json!({"path": "new.txt", "content": "x1\n"})),
+        call(names, "edit_file", json!({"path": "new.txt", "old": "x1", "new": "y2"})),
+        call(names, "list_dir", json!({"path": "."})),
+        call(names, "glob", json!({"pattern": "**/*.txt"})),
+        call(names, "grep", json!({"pattern": "wor+ld"})),
+        call(names, "shell", json!({"command": "echo shell-ran; git add new.txt"})),
+        call(names, "http_get", json!({"url": "http://127.0.0.1:9/"})),
+        call(names, "git_status", json!({})),
+        call(names, "git_diff", json!({"rev": "HEAD"})),
+        call(names, "git_commit", json!({"message": "from the gateway"})),
+        // Escapes: `..`, an absolute path outside, a link out, a write
+        // through a link out.
+        call(names, "read_file", json!({"path": "../outside/secret.txt"})),
+        call(names, "read_file", json!({"path": outside.join("secret.txt")})),
+        call(names, "read_file", json!({"path": "link/secret.txt"})),
+        call(names, "write_file", json!({"path": "link/evil.txt", "content": "no"})),
+    ])
+}
+
+fn check_every_builtin(out: &Value, ws: &Path, outside: &Path) {
+    let steps = out["steps"].as_array().unwrap();
+    let tools = steps[0]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 11, "{}", steps[0]);
+    let annotations = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t["_meta"]["io.cleveragents/name"] == format!("builtin/{name}"))
+            .unwrap()["annotations"]
+            .clone()
+    };
+    assert_eq!(annotations("read_file")["readOnlyHint"], true);
+    assert_eq!(annotations("write_file")["destructiveHint"], true);
+    assert_eq!(annotations("write_file")["readOnlyHint"], false);
+    let ok = |i: usize, contains: &str| {
+        assert_ne!(steps[i]["isError"], true, "step {i}: {}", steps[i]);
+        assert!(
+            text_of(&steps[i]).contains(contains),
+            "step {i}: {}",
+            steps[i]
+        );
+    };
+    ok(1, "hello");
+    ok(4, "a.txt");
+    ok(5, "sub/b.txt");
+    ok(6, "a.txt");
+    ok(7, "shell-ran");
+    ok(9, "new.txt");
+    ok(10, "y2");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("new.txt")).unwrap(),
+        "y2\n",
+        "write_file then edit_file"
+    );
+    assert_eq!(steps[8]["isError"], true, "{}", steps[8]);
+    assert!(
+        text_of(&steps[8]).contains("private-network"),
+        "{}",
+        steps[8]
+    );
+    assert_ne!(steps[11]["isError"], true, "{}", steps[11]);
+    let log = Command::new("git")
+        .args(["log", "--format=%s"])
+        .current_dir(ws)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&log.stdout).contains("from the gateway"));
+    for (i, rule) in [
+        (12, "parent-dir"),
+        (13, "outside-roots"),
+        (14, "symlink-escape"),
+        (15, "symlink-escape"),
+    ] {
+        assert_eq!(steps[i]["isError"], true, "step {i}: {}", steps[i]);
+        let text = text_of(&steps[i]);
+        assert!(text.contains(rule), "step {i} should name {rule}: {text}");
+        assert!(!text.contains("outside-secret"), "{text}");
+    }
+    assert!(!outside.join("evil.txt").exists());
+}
+
+#[test]
+fn every_builtin_runs_in_the_root_over_stdio_and_escapes_are_refused() {
+    let Some((python, sb, ws, outside, names)) = setup("serve_builtins_stdio", "") else {
+        return;
+    };
+    let config = json!({"steps": every_builtin_steps(&names, &outside)});
+    let out = client(
+        &sb,
+        &python,
+        &config,
+        &stdio(&["--root", ws.to_str().unwrap()]),
+    );
+    check_every_builtin(&out, &ws, &outside);
+    // What is not served, and why, is in the instructions.
+    let instructions = out["instructions"].as_str().unwrap();
+    assert!(
+        instructions.contains("`custom/deploy`: `custom` tools have no executor"),
+        "{instructions}"
+    );
+}
+
+#[test]
+fn every_builtin_runs_over_streamable_http() {
+    let Some((python, sb, ws, outside, names)) = setup("serve_builtins_http", "") else {
+        return;
+    };
+    let (mut child, url) = http_gateway(&sb, &ws);
+    let config = json!({"steps": every_builtin_steps(&names, &outside)});
+    let out = client(&sb, &python, &config, &["--url".into(), url]);
+    nix_kill(child.id());
+    assert!(child.wait().unwrap().success());
+    check_every_builtin(&out, &ws, &outside);
+}
+
+#[test]
+fn builtins_act_in_the_clients_roots_and_follow_their_changes() {
+    let Some(python) = python("serve_builtins_roots") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    builtin_skill(&sb, "");
+    let names = export_names(&sb, "l/b");
+    let (one, two, flag) = (sb.path("one"), sb.path("two"), sb.path("flag"));
+    for (dir, text) in [(&one, "in one"), (&two, "in two"), (&flag, "in flag")] {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("where.txt"), text).unwrap();
+    }
+    let read = call(&names, "read_file", json!({"path": "where.txt"}));
+    let config = json!({
+        "roots": [one],
+        "steps": [read, {"set_roots": [two]}, read],
+    });
+    // `--root` is for clients that offer no roots: this one does.
+    let out = client(
+        &sb,
+        &python,
+        &config,
+        &stdio(&["--root", flag.to_str().unwrap()]),
+    );
+    let steps = out["steps"].as_array().unwrap();
+    assert_eq!(text_of(&steps[0]), "in one", "{}", steps[0]);
+    assert_eq!(text_of(&steps[2]), "in two", "{}", steps[2]);
+    assert_eq!(out["roots_listed"], 2, "{out}");
+    // A client without roots gets `--root`.
+    let config = json!({"steps": [read]});
+    let out = client(
+        &sb,
+        &python,
+        &config,
+        &stdio(&["--root", flag.to_str().unwrap()]),
+    );
+    assert_eq!(text_of(&out["steps"][0]), "in flag", "{out}");
+}
+
+#[test]
+fn dry_run_and_stderr_say_which_entries_are_not_served() {
+    let sb = Sandbox::new();
+    builtin_skill(&sb, "");
+    let out = sb.run(&["mcp", "serve", "l/b", "--dry-run"]).ok();
+    assert!(
+        out.stdout
+            .contains("serve builtin__read_file (builtin/read_file, run by the gateway)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("left out `custom/deploy`: `custom` tools have no executor"),
+        "{}",
+        out.stdout
+    );
+    let json = sb
+        .run(&["mcp", "serve", "l/b", "--dry-run", "--format", "json"])
+        .ok()
+        .json();
+    assert_eq!(json["tools"].as_array().unwrap().len(), 11, "{json}");
+    assert_eq!(json["left_out"][0]["name"], "custom/deploy", "{json}");
+    // Serving (stdin closed at once): the start-up line on stderr names it.
+    let served = sb
+        .cmd()
+        .args(["mcp", "serve", "l/b"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&served.stderr);
+    assert!(
+        stderr.contains("serving 11 tool(s)") && stderr.contains("`custom/deploy`"),
+        "{stderr}"
+    );
+}
+
+/// The overrides of the policy tests: a one-second deadline on `shell`,
+/// `write_file` narrowed to reading, `read_file` audited.
+const POLICY: &str = "  builtin/shell: {timeout_s: 1}\n  builtin/write_file: {read_only: true}\n  builtin/read_file: {audit: true}\n";
+
+#[test]
+fn a_shell_tree_dies_at_timeout_s_and_read_only_refuses_write_file() {
+    let Some((python, sb, ws, _, names)) = setup("serve_builtins_policy", POLICY) else {
+        return;
+    };
+    // A tree: the shell, two sleeps in the background and one waited on.
+    let marker = "987651";
+    let config = json!({"steps": [
+        call(&names, "shell", json!({"command": format!("sleep {marker}1 & sleep {marker}2 & sleep {marker}3; wait")})),
+        {"count": marker, "after": 1},
+        call(&names, "write_file", json!({"path": "ro.txt", "content": "no"})),
+        {"list": true},
+    ]});
+    let out = client(
+        &sb,
+        &python,
+        &config,
+        &stdio(&["--root", ws.to_str().unwrap()]),
+    );
+    let steps = out["steps"].as_array().unwrap();
+    assert_eq!(steps[0]["isError"], true, "{}", steps[0]);
+    assert!(text_of(&steps[0]).contains("timed out"), "{}", steps[0]);
+    assert_eq!(
+        steps[1]["running"], 0,
+        "a process of the tree outlived the call"
+    );
+    assert_eq!(steps[2]["isError"], true, "{}", steps[2]);
+    assert!(text_of(&steps[2]).contains("read-only"), "{}", steps[2]);
+    assert!(!ws.join("ro.txt").exists());
+    // Narrowed, it is served as read-only too.
+    let write = steps[3]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["_meta"]["io.cleveragents/name"] == "builtin/write_file")
+        .unwrap();
+    assert_eq!(write["annotations"]["readOnlyHint"], true, "{write}");
+}
+
+#[test]
+fn concurrent_audited_calls_over_http_write_whole_lines_to_one_file() {
+    let Some((python, sb, ws, _, names)) = setup("serve_builtins_audit", POLICY) else {
+        return;
+    };
+    let (mut child, url) = http_gateway(&sb, &ws);
+    let calls: Vec<Value> = (0..8)
+        .map(|i| call(&names, "read_file", json!({"path": "a.txt", "offset": i})))
+        .collect();
+    // `list_dir` is not audited: no line.
+    let config =
+        json!({"steps": [{"together": calls}, call(&names, "list_dir", json!({"path": "."}))]});
+    let out = client(&sb, &python, &config, &["--url".into(), url]);
+    nix_kill(child.id());
+    assert!(child.wait().unwrap().success());
+    for result in out["steps"][0].as_array().unwrap() {
+        assert_ne!(result["isError"], true, "{result}");
+    }
+    let file = sb.home().join(".cleveragents/audit.jsonl");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    assert_eq!(lines.len(), 8, "{text}");
+    let mut digests = std::collections::HashSet::new();
+    for line in &lines {
+        assert_eq!(line["tool"], "read_file", "{line}");
+        assert_eq!(line["skill"], "l/b", "{line}");
+        assert_eq!(line["outcome"], "ok", "{line}");
+        assert!(line.get("args").is_none(), "digest only: {line}");
+        digests.insert(line["args_digest"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(digests.len(), 8, "one line a call");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+}
+
+#[test]
+fn the_audit_flag_audits_every_call_into_the_audit_file() {
+    let Some((python, sb, ws, _, names)) = setup("serve_builtins_audit_flag", "") else {
+        return;
+    };
+    let file = sb.path("my-audit.jsonl");
+    let config = json!({"steps": [call(&names, "list_dir", json!({"path": "."}))]});
+    client(
+        &sb,
+        &python,
+        &config,
+        &stdio(&[
+            "--root",
+            ws.to_str().unwrap(),
+            "--audit",
+            "--audit-file",
+            file.to_str().unwrap(),
+        ]),
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.contains("\"tool\":\"list_dir\""), "{text}");
+    assert!(!sb.home().join(".cleveragents/audit.jsonl").exists());
+}

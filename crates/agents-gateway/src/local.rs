@@ -1,0 +1,315 @@
+//! The builtin tools the gateway runs itself, through `agents-tools`'
+//! [`Executor`], inside the workspace roots of the client that calls them.
+//!
+//! Roots: a client that declares the `roots` capability is asked for them
+//! (`roots/list`) at its first builtin call, and again after it sends
+//! `notifications/roots/list_changed`; a client that does not gets the
+//! roots the gateway was started with (`agents mcp serve --root DIR`).
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use agents_tools::{
+    Audit, AuditLog, Builtin, CallContext, CallPolicy, CancellationToken, Executor, Limits, Roots,
+    ToolError, ToolOutput,
+};
+use rmcp::model::{CallToolResult, ClientConfig, ContentBlock};
+use rmcp::service::{Peer, RoleServer};
+use serde_json::Value;
+
+/// How the gateway runs builtin tools: the roots a client without roots
+/// gets and the limits of every call ([`Executor`]), which tools the local
+/// user approved beforehand, and where audit lines go.
+#[derive(Debug, Clone)]
+pub struct LocalTools {
+    /// The executor of every builtin call: its roots are those of a client
+    /// that offers none (`--root`), its limits those of every call.
+    pub executor: Executor,
+    /// Tools the local user approved beforehand (`--approve`,
+    /// `--approve-all`).
+    pub approve: Approve,
+    /// The audit file (`~/.cleveragents/audit.jsonl`, `--audit-file`);
+    /// `None` when there is no home: an audited call then fails.
+    pub audit_log: Option<AuditLog>,
+    /// Audit every call, whatever the entries say (`--audit`).
+    pub audit_all: bool,
+}
+
+impl Default for LocalTools {
+    /// No roots: every file, git and shell call of a client that offers
+    /// none is refused (`no-roots`).
+    fn default() -> Self {
+        Self {
+            executor: Executor::new(Roots::none(), Limits::default()),
+            approve: Approve::default(),
+            audit_log: AuditLog::default_path().map(AuditLog::new),
+            audit_all: false,
+        }
+    }
+}
+
+/// The calls the local user approved when starting the gateway: those need
+/// no question even where an entry asks for approval.
+#[derive(Debug, Clone, Default)]
+pub struct Approve {
+    /// `--approve-all`.
+    pub all: bool,
+    /// `--approve TOOL`: export names (`shell`), registry names
+    /// (`builtin/shell`) or a builtin's short name.
+    pub tools: Vec<String>,
+}
+
+impl Approve {
+    /// Whether a call of the tool served as `export_name`, registry name
+    /// `registry_name`, was approved beforehand.
+    pub fn covers(&self, export_name: &str, registry_name: &str) -> bool {
+        self.all
+            || self.tools.iter().any(|tool| {
+                tool == export_name
+                    || tool == registry_name
+                    || registry_name.strip_prefix("builtin/") == Some(tool.as_str())
+            })
+    }
+}
+
+/// The roots each client session gave (`roots/list`), until it says they
+/// changed. A session is told apart by its handshake info, which rmcp keeps
+/// once per session; entries of sessions gone are dropped as others come.
+#[derive(Default)]
+pub(crate) struct ClientRoots {
+    sessions: std::sync::Mutex<Vec<(Weak<ClientConfig>, Roots)>>,
+}
+
+/// How long a client has to answer `roots/list`.
+const ROOTS_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl ClientRoots {
+    /// The roots calls from `peer` act in: its own when it offers them,
+    /// else `fallback`'s. Err when it offers roots but listing them failed.
+    pub(crate) async fn of(
+        &self,
+        peer: Option<&Peer<RoleServer>>,
+        fallback: &Roots,
+    ) -> Result<Roots, String> {
+        let Some(info) = peer.and_then(Peer::peer_info) else {
+            return Ok(fallback.clone());
+        };
+        if info.capabilities.roots.is_none() {
+            return Ok(fallback.clone());
+        }
+        if let Some(roots) = self.cached(&info) {
+            return Ok(roots);
+        }
+        let Some(peer) = peer else {
+            return Ok(fallback.clone());
+        };
+        #[allow(deprecated)] // roots/list: deprecated by SEP-2577, still what clients offer
+        let listed = tokio::time::timeout(ROOTS_TIMEOUT, peer.list_roots()).await;
+        let listed = match listed {
+            Ok(Ok(listed)) => listed,
+            Ok(Err(err)) => {
+                return Err(format!(
+                    "the client offers workspace roots but `roots/list` failed: {}",
+                    agents_core::text::bounded_message(&err.to_string())
+                ));
+            }
+            Err(_) => {
+                return Err(format!(
+                    "the client offers workspace roots but did not answer `roots/list` within {} s",
+                    ROOTS_TIMEOUT.as_secs()
+                ));
+            }
+        };
+        #[allow(deprecated)]
+        let roots = roots_of(listed.roots.iter().map(|root| root.uri.as_str()));
+        let mut sessions = crate::lock(&self.sessions);
+        sessions.retain(|(session, _)| session.strong_count() > 0);
+        sessions.push((Arc::downgrade(&info), roots.clone()));
+        Ok(roots)
+    }
+
+    fn cached(&self, info: &Arc<ClientConfig>) -> Option<Roots> {
+        crate::lock(&self.sessions)
+            .iter()
+            .find(|(session, _)| std::ptr::eq(session.as_ptr(), Arc::as_ptr(info)))
+            .map(|(_, roots)| roots.clone())
+    }
+
+    /// Forgets the roots of `peer`'s session: they are listed again at its
+    /// next call (`notifications/roots/list_changed`).
+    pub(crate) fn changed(&self, peer: &Peer<RoleServer>) {
+        let Some(info) = peer.peer_info() else {
+            return;
+        };
+        crate::lock(&self.sessions).retain(|(session, _)| {
+            session.strong_count() > 0 && !std::ptr::eq(session.as_ptr(), Arc::as_ptr(&info))
+        });
+    }
+}
+
+/// The roots named by `uris` (`file://` URIs of directories); one that is
+/// not such a URI, or not a directory here, is logged and left out.
+fn roots_of<'a>(uris: impl Iterator<Item = &'a str>) -> Roots {
+    let mut dirs = Vec::new();
+    for uri in uris {
+        let path = url::Url::parse(uri)
+            .ok()
+            .filter(|url| url.scheme() == "file")
+            .and_then(|url| url.to_file_path().ok());
+        match path {
+            Some(path) if path.is_dir() => dirs.push(path),
+            _ => tracing::warn!(
+                "mcp serve: the client's root `{}` is not a `file://` URI of a directory here; left out",
+                agents_core::text::escape_control(&agents_core::text::shorten(
+                    uri,
+                    agents_core::text::MAX_ECHO_BYTES
+                ))
+            ),
+        }
+    }
+    // Each was a directory a moment ago; one gone since leaves out the rest
+    // rather than widening anything.
+    Roots::new(&dirs).unwrap_or_else(|err| {
+        tracing::warn!("mcp serve: the client's roots cannot be used: {err}");
+        Roots::none()
+    })
+}
+
+/// The policy of a call of the entry overridden `overrides`: its own
+/// ([`CallPolicy::from_overrides`]), audited too under `--audit`.
+pub(crate) fn policy_of(overrides: &agents_core::ValueMap, local: &LocalTools) -> CallPolicy {
+    let mut policy = CallPolicy::from_overrides(overrides);
+    if local.audit_all && policy.audit == Audit::Off {
+        policy.audit = Audit::Digest;
+    }
+    policy
+}
+
+/// Runs `builtin` with `arguments` on `executor` (the call's roots) under
+/// `policy` ([`agents_tools::call`]: refusals, the deadline, the audit
+/// line); a refusal, failure or timeout is a tool error naming why.
+pub(crate) async fn run(
+    executor: &Executor,
+    builtin: Builtin,
+    arguments: Value,
+    policy: &CallPolicy,
+    context: &CallContext,
+    audit: Option<&AuditLog>,
+    cancel: CancellationToken,
+) -> CallToolResult {
+    match agents_tools::call(executor, builtin, arguments, policy, context, audit, cancel).await {
+        Ok(output) => result_of(&output),
+        Err(err) => crate::tool_error(error_text(&err)),
+    }
+}
+
+/// Why a call needing approval that was not given is refused (the rule
+/// `approval-required`, as the library names it).
+pub(crate) fn not_approved(export_name: &str) -> String {
+    format!(
+        "refused by rule `approval-required`: `{export_name}` is overridden `approval: required` \
+         and the call was not approved"
+    )
+}
+
+/// `result` of a proxied call of `served`, its audit line appended first
+/// (the shape of `agents_tools::call`'s lines, `tool` the registry name).
+/// A line that cannot be written fails the call: a call that must be
+/// audited is never silently unaudited.
+pub(crate) fn audited(
+    local: &LocalTools,
+    served: &crate::ServedTool,
+    policy: &CallPolicy,
+    arguments: &serde_json::Map<String, Value>,
+    started: std::time::Instant,
+    result: CallToolResult,
+) -> CallToolResult {
+    let Some(log) = local.audit_log.as_ref() else {
+        return crate::tool_error(format!(
+            "`{}` is to be audited and no audit file is set",
+            served.export_name
+        ));
+    };
+    let arguments = Value::Object(arguments.clone());
+    let mut line = serde_json::json!({
+        "time": time::OffsetDateTime::now_utc()
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default(),
+        "skill": served.source_skill,
+        "tool": served.registry_name,
+        "include_path": served.include_path,
+        "args_digest": agents_core::sha256_digest(agents_core::canonical(&arguments).as_bytes()),
+        "outcome": if result.is_error == Some(true) { "tool_error" } else { "ok" },
+        "duration_ms": started.elapsed().as_millis(),
+        "exit_code": Value::Null,
+    });
+    if policy.audit == Audit::Full
+        && let Some(fields) = line.as_object_mut()
+    {
+        fields.insert("args".into(), arguments);
+    }
+    match log.append(&line) {
+        Ok(()) => result,
+        Err(err) => crate::tool_error(format!(
+            "cannot append an audit line to `{}`: {err}",
+            agents_core::text::shown_path(log.path())
+        )),
+    }
+}
+
+fn result_of(output: &ToolOutput) -> CallToolResult {
+    let content = vec![ContentBlock::text(output.text.clone())];
+    if output.is_error {
+        crate::tool_error(output.text.clone())
+    } else {
+        CallToolResult::success(content)
+    }
+}
+
+/// A tool error's text: the refusal names its rule (`refused by rule
+/// `parent-dir`: …`).
+fn error_text(err: &ToolError) -> String {
+    err.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn approval_beforehand_covers_the_names_of_a_tool() {
+        let approve = Approve {
+            all: false,
+            tools: vec!["shell".into(), "mcp:up/echo".into()],
+        };
+        assert!(approve.covers("shell", "builtin/shell"));
+        assert!(approve.covers("anything", "builtin/shell"));
+        assert!(approve.covers("up__echo", "mcp:up/echo"));
+        assert!(!approve.covers("write_file", "builtin/write_file"));
+        let all = Approve {
+            all: true,
+            tools: Vec::new(),
+        };
+        assert!(all.covers("write_file", "builtin/write_file"));
+    }
+
+    #[test]
+    fn only_file_uris_of_directories_are_roots() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "x").unwrap();
+        let dir_uri = url::Url::from_directory_path(dir.path()).unwrap();
+        let file_uri = url::Url::from_file_path(&file).unwrap();
+        let roots = roots_of(
+            [
+                dir_uri.as_str(),
+                file_uri.as_str(),
+                "https://example.com/",
+                "file:///no/such/dir",
+            ]
+            .into_iter(),
+        );
+        let paths: Vec<_> = roots.paths().map(std::path::Path::to_path_buf).collect();
+        assert_eq!(paths, [std::fs::canonicalize(dir.path()).unwrap()]);
+    }
+}
