@@ -6,13 +6,15 @@
 //! the harness compares.
 //!
 //! `agents-bench service-tools ...` times the registry service's `tools`
-//! call in process instead (see [`service`]).
+//! call in process instead (see [`service`]); `agents-bench disclosure ...`
+//! measures progressive disclosure (see [`disclosure`]).
 
 #![allow(
     clippy::indexing_slicing,
     reason = "a benchmark driver indexing its own sample vectors; not fed user input"
 )]
 
+mod disclosure;
 mod service;
 
 use std::io::Write;
@@ -157,6 +159,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.split_first() {
         Some((mode, rest)) if mode == "service-tools" => service::run(rest),
+        Some((mode, rest)) if mode == "disclosure" => disclosure::run(rest),
         _ => parse(&args).and_then(|options| run(&options)),
     };
     match result {

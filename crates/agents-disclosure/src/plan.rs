@@ -35,6 +35,8 @@ pub const SEARCH: &str = "search_tools";
 pub const CALL: &str = "call_tool";
 /// The most matches one search returns.
 pub const MAX_SEARCH_LIMIT: usize = 20;
+/// The most names [`Catalog::suggest`] gives.
+pub const MAX_SUGGESTIONS: usize = 3;
 /// The budget when none is given, in estimated tokens.
 pub const DEFAULT_BUDGET_TOKENS: usize = 8_000;
 /// The longest skill description the loader repeats, in characters.
@@ -299,6 +301,27 @@ impl Catalog {
                     score: hit.score,
                 })
             })
+            .collect()
+    }
+
+    /// The names to suggest for an unknown tool `name` (a `call_tool` of a
+    /// name no tool has): the export name a typo away, else the export
+    /// names of the best [`MAX_SUGGESTIONS`] matches of `name` read as a
+    /// query; empty when nothing comes near.
+    pub fn suggest(&self, name: &str) -> Vec<&str> {
+        let names: Vec<&str> = self
+            .tools
+            .iter()
+            .map(|tool| tool.export_name.as_str())
+            .collect();
+        if let Some(close) =
+            agents_core::text::did_you_mean(name, &names).and_then(|close| self.tool(close))
+        {
+            return vec![close.export_name.as_str()];
+        }
+        self.search(name, MAX_SUGGESTIONS)
+            .into_iter()
+            .map(|found| found.tool.export_name.as_str())
             .collect()
     }
 

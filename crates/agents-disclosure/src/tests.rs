@@ -354,3 +354,21 @@ fn budget_reports_every_mode_and_skill() {
     assert_eq!(json["modes"][1]["mode"], json!("skills"));
     assert_eq!(json["method"], json!(crate::budget::METHOD));
 }
+
+#[test]
+fn an_unknown_name_gets_a_did_you_mean() {
+    let catalog = catalog(ExportFormat::Anthropic);
+    // A typo: the one name it is.
+    assert_eq!(catalog.suggest("team__whoamj"), ["team__whoami"]);
+    // No typo of any name: the best matches of its words.
+    let suggested = catalog.suggest("convert timezone");
+    assert!(
+        !suggested.is_empty() && suggested.len() <= 3,
+        "{suggested:?}"
+    );
+    assert!(
+        suggested.iter().all(|name| name.starts_with("time__")),
+        "{suggested:?}"
+    );
+    assert!(catalog.suggest("kubernetes").is_empty());
+}
