@@ -332,3 +332,63 @@ fn an_inline_run_tool_under_sandbox_strict_cannot_write_outside_its_root() {
     with("none").ok();
     assert!(outside.exists());
 }
+
+#[test]
+fn skill_tools_says_what_is_not_callable_not_enforced_or_refused() {
+    let (sb, _ws) = workspace();
+    let file = sb.write("plain.yaml", "name: custom/plain\ndescription: p\n");
+    sb.run(&["tool", "add", file.to_str().unwrap()]).ok();
+    greet_tool(&sb);
+    skill(
+        &sb,
+        "  builtin/write_file: {read_only: true}\n  builtin/shell: {rate_limit: 3}",
+    );
+    let extra = sb.write(
+        "x.yaml",
+        "name: local/x\ndescription: x\nversion: \"1.0.0\"\ntools: [custom/plain, custom/greet]\n",
+    );
+    sb.run(&["skill", "add", extra.to_str().unwrap()]).ok();
+    let run = sb.run(&["skill", "tools", "local/t"]).ok();
+    assert!(
+        run.stderr
+            .contains("`builtin/write_file` is overridden `read_only: true` but writes"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("`builtin/shell`: override `rate_limit` is not enforced"),
+        "{}",
+        run.stderr
+    );
+    let json: Value = serde_json::from_str(
+        &sb.run(&["skill", "tools", "local/t", "--format", "json"])
+            .ok()
+            .stdout,
+    )
+    .unwrap();
+    let shell = json["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "builtin/shell")
+        .unwrap();
+    assert_eq!(shell["not_enforced"][0]["key"], "rate_limit");
+    let json: Value = serde_json::from_str(
+        &sb.run(&["skill", "tools", "local/x", "--format", "json"])
+            .ok()
+            .stdout,
+    )
+    .unwrap();
+    let tools = json["tools"].as_array().unwrap();
+    assert_eq!(tools[0]["callable"], false);
+    assert!(
+        tools[0]["not_callable"]
+            .as_str()
+            .unwrap()
+            .contains("no `run`"),
+        "{}",
+        tools[0]
+    );
+    assert_eq!(tools[1]["callable"], true);
+}
