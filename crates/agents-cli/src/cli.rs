@@ -425,12 +425,14 @@ pub enum ToolCommand {
         /// The tool's registry name, e.g. `custom/deploy`
         name: String,
     },
-    /// Run one builtin tool inside the roots, under a skill entry's policy
+    /// Run one builtin or `run` tool inside the roots, under a skill
+    /// entry's policy (`--format json`: the result as JSON)
     #[command(
         after_help = "Example:\n  agents tool call read_file --args '{\"path\": \"Cargo.toml\"}' --skill local/devops-toolkit"
     )]
     Call {
-        /// The builtin's name, e.g. `read_file` or `builtin/read_file`
+        /// The tool: a builtin (`read_file` or `builtin/read_file`), or a
+        /// custom or inline tool with a `run`
         name: String,
         /// The arguments, a JSON object
         #[arg(long, default_value = "{}", value_name = "JSON")]
@@ -450,6 +452,19 @@ pub enum ToolCommand {
         /// `~/.cleveragents/audit.jsonl`
         #[arg(long, value_name = "FILE")]
         audit_file: Option<PathBuf>,
+    },
+    /// Show a custom tool's `run` in full and trust it on this machine: at
+    /// a terminal after you confirm, otherwise only by `--digest`
+    #[command(
+        after_help = "Example:\n  agents tool trust custom/deploy --digest 3f2a9c0e5b7d41a6c8e2f09b1d3a5c7e"
+    )]
+    Trust {
+        /// The tool's registry name, e.g. `custom/deploy`
+        name: String,
+        /// The run's digest (at least its first 32 hex digits), as the
+        /// message that refused the call printed it
+        #[arg(long, value_name = "DIGEST")]
+        digest: Option<String>,
     },
 }
 

@@ -45,7 +45,8 @@ pub const COMMANDS: &[(&str, &[Format])] = &[
     ("tool get --body", TABLE),
     ("tool get", DOCUMENT),
     ("tool remove", STRUCTURED),
-    ("tool call", TABLE),
+    ("tool call", STRUCTURED),
+    ("tool trust", TABLE),
     ("mcp refresh", STRUCTURED),
     ("mcp list", STRUCTURED),
     ("mcp tools", STRUCTURED),
@@ -105,6 +106,7 @@ pub fn of(command: &Command) -> (&'static str, &'static [Format]) {
             ToolCommand::Get { .. } => "tool get",
             ToolCommand::Remove { .. } => "tool remove",
             ToolCommand::Call { .. } => "tool call",
+            ToolCommand::Trust { .. } => "tool trust",
         },
         Command::Mcp(command) => match command {
             McpCommand::Refresh { .. } => "mcp refresh",

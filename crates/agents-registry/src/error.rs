@@ -157,6 +157,42 @@ pub enum ServiceError {
         /// What is untrusted and how to trust it.
         message: String,
     },
+    /// A tool that cannot be called here: no `run`, an MCP tool, an Agent
+    /// Skill, or a `run` that cannot be read.
+    #[error(
+        "tool `{shown}` cannot be called: {reason}",
+        shown = agents_core::text::shorten(.name, agents_core::text::MAX_ECHO_BYTES)
+    )]
+    NotCallable {
+        /// The tool.
+        name: String,
+        /// Why not.
+        reason: String,
+    },
+    /// The skill's resolved set has no entry for the tool.
+    #[error(
+        "skill `{skill}` has no entry for tool `{shown}`",
+        shown = agents_core::text::shorten(.name, agents_core::text::MAX_ECHO_BYTES)
+    )]
+    NotInSkill {
+        /// The skill.
+        skill: String,
+        /// The tool.
+        name: String,
+    },
+    /// A `run` tool whose spec this user has not trusted on this machine.
+    #[error(
+        "tool `{shown}` runs `{launch}`, and that `run` (digest {digest}) is not trusted on this machine, so it is not started",
+        shown = agents_core::text::shorten(.name, agents_core::text::MAX_ECHO_BYTES)
+    )]
+    UntrustedRun {
+        /// The tool.
+        name: String,
+        /// What it runs, one line.
+        launch: String,
+        /// The digest trust is keyed by.
+        digest: String,
+    },
     /// `tool get --body` of a tool that is not an Agent Skill.
     #[error("tool `{0}` is not an Agent Skill: only `agent_skills/...` tools have a SKILL.md body")]
     NotAnAgentSkill(String),
@@ -229,6 +265,9 @@ impl ServiceError {
             Self::McpTrustNeedsDigest { .. } => "mcp_trust_needs_digest",
             Self::McpTrustDeclined => "mcp_trust_declined",
             Self::UntrustedMcpServer { .. } => "untrusted_mcp_server",
+            Self::NotCallable { .. } => "not_callable",
+            Self::NotInSkill { .. } => "not_in_skill",
+            Self::UntrustedRun { .. } => "untrusted_run",
             Self::AgentSkillFiles(err) => err.kind(),
             Self::Trust(err) => err.kind(),
             Self::Strict(_) => "strict",

@@ -8,6 +8,7 @@
 // Library code returns errors; it does not panic on what it is given.
 #![deny(clippy::panic, clippy::indexing_slicing)]
 
+mod call;
 mod discovery;
 mod error;
 mod identity;
@@ -25,6 +26,7 @@ pub use agents_mcp::FetchOptions;
 pub use agents_store::Store;
 // The builtin specs live beside their executors, in one place.
 pub use agents_tools::{builtin_registry, builtin_tools};
+pub use call::{PreparedCall, RunReview};
 pub use discovery::{Progress, Refreshed, RemovedSkill, ScopeChanges};
 pub use error::{Hint, MAX_SUGGESTIONS, STRICT_SHOWN, ServiceError, strict_message};
 pub use identity::process_identity;

@@ -1113,25 +1113,43 @@ impl<S: Store> SkillRegistryService<S> {
         Ok(diffs)
     }
 
-    /// Trusts the inline MCP specs of `skills` for this user (they come from
-    /// a file the user chose); returns the newly trusted definitions.
+    /// Trusts the inline MCP specs and inline tools' `run`s of `skills` for
+    /// this user (they come from a file the user chose); returns the newly
+    /// trusted definitions (server and tool names).
     pub fn trust_specs_of(
         &self,
         skills: &[Skill],
         reason: &str,
     ) -> Result<Vec<String>, ServiceError> {
+        let runs: Vec<(String, &agents_core::RunSpec)> = skills
+            .iter()
+            .flat_map(|skill| {
+                skill
+                    .items
+                    .iter()
+                    .filter_map(|item| match item {
+                        SkillItem::InlineTool(tool) => Some(tool.run.as_ref()),
+                        _ => None,
+                    })
+                    .enumerate()
+                    .filter_map(|(index, run)| Some((skill.inline_tool_name(index), run?)))
+            })
+            .collect();
+        let mut added =
+            self.trust_runs_of(runs.iter().map(|(name, run)| (name.as_str(), *run)), reason)?;
         let inline = skills.iter().flat_map(|skill| {
             skill.items.iter().filter_map(|item| match item {
                 SkillItem::McpSource(source) if !source.is_reference() => Some(&**source),
                 _ => None,
             })
         });
-        Ok(self
-            .trust()
-            .trust_all(inline, reason)?
-            .into_iter()
-            .map(|source| source.server.clone())
-            .collect())
+        added.extend(
+            self.trust()
+                .trust_all(inline, reason)?
+                .into_iter()
+                .map(|source| source.server.clone()),
+        );
+        Ok(added)
     }
 
     /// The definitions named `server` (only those whose digest starts with

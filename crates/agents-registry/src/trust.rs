@@ -320,15 +320,48 @@ impl TrustStore {
         sources: impl IntoIterator<Item = &'s McpSource>,
         reason: &str,
     ) -> Result<Vec<&'s McpSource>, TrustError> {
-        let wanted: Vec<(&McpSource, String)> = sources
+        let wanted = sources
             .into_iter()
-            .map(|source| (source, agents_mcp::spec_digest(source)))
+            .map(|source| {
+                let digest = agents_mcp::spec_digest(source);
+                (
+                    source,
+                    digest,
+                    source.server.clone(),
+                    describe_launch(source),
+                )
+            })
             .collect();
+        self.trust_described(wanted, reason)
+    }
+
+    /// Trusts the `run` specs of custom and inline tools (their digests),
+    /// named by tool, in one write; returns the names of those that were
+    /// not trusted yet.
+    pub fn trust_runs<'s>(
+        &self,
+        runs: impl IntoIterator<Item = (&'s str, &'s agents_core::RunSpec)>,
+        reason: &str,
+    ) -> Result<Vec<&'s str>, TrustError> {
+        let wanted = runs
+            .into_iter()
+            .map(|(name, run)| (name, run.digest(), name.to_owned(), describe_run(run)))
+            .collect();
+        self.trust_described(wanted, reason)
+    }
+
+    /// Trusts each `(item, digest, name, launch)` not trusted yet, in one
+    /// write (none when all are); returns their items.
+    fn trust_described<T>(
+        &self,
+        wanted: Vec<(T, String, String, String)>,
+        reason: &str,
+    ) -> Result<Vec<T>, TrustError> {
         {
             let file = self.current();
             if wanted
                 .iter()
-                .all(|(_, digest)| file.digests.contains(digest))
+                .all(|(_, digest, _, _)| file.digests.contains(digest))
             {
                 return Ok(Vec::new());
             }
@@ -336,16 +369,16 @@ impl TrustStore {
         let trusted_at = now();
         self.update(|file| {
             let mut added = Vec::new();
-            for (source, digest) in wanted {
+            for (item, digest, server, launch) in wanted {
                 if file.digests.insert(digest.clone()) {
                     file.trusted.push(TrustEntry {
                         digest,
-                        server: source.server.clone(),
-                        launch: describe_launch(source),
+                        server,
+                        launch,
                         reason: reason.to_owned(),
                         trusted_at: trusted_at.clone(),
                     });
-                    added.push(source);
+                    added.push(item);
                 }
             }
             added
@@ -381,6 +414,18 @@ impl TrustStore {
         }
         Ok(result)
     }
+}
+
+/// A one-line summary of what a tool's `run` starts (`run: command arg…`),
+/// each word cut at 256 bytes and line breaks escaped.
+pub fn describe_run(run: &agents_core::RunSpec) -> String {
+    let mut words = vec!["run:".to_owned(), run.command.clone()];
+    words.extend(run.args.iter().cloned());
+    words
+        .iter()
+        .map(|word| agents_core::text::shorten(&word.escape_debug().to_string(), 256).into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A one-line summary of what a spec runs (`command arg…`) or reaches (the

@@ -63,7 +63,8 @@ pub async fn run(args: Args) -> Result<ExitCode, Failure> {
             let ctx = match command {
                 crate::cli::ToolCommand::List { .. }
                 | crate::cli::ToolCommand::Get { .. }
-                | crate::cli::ToolCommand::Call { .. } => Context::read(&global).await?,
+                | crate::cli::ToolCommand::Call { .. }
+                | crate::cli::ToolCommand::Trust { .. } => Context::read(&global).await?,
                 crate::cli::ToolCommand::Add { .. } | crate::cli::ToolCommand::Remove { .. } => {
                     Context::write(&global).await?
                 }

@@ -704,6 +704,10 @@ async fn tools(
         })
         .collect();
     output::warn_all(ctx.format, uncallable.iter().map(String::as_str));
+    output::warn_all(
+        ctx.format,
+        policy_warnings(&set.entries).iter().map(String::as_str),
+    );
     if let Some(format) = export_format(ctx.format) {
         let (tools, exported) = if disclosure.defer == Defer::None {
             let mut exported = agents_core::export_tools(&set.entries, format);
@@ -1232,6 +1236,8 @@ pub struct EntryJson<'a> {
     checkpointable: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     side_effects: Option<bool>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    not_enforced: Vec<agents_tools::NotEnforced>,
     #[serde(skip_serializing_if = "Option::is_none")]
     explain: Option<ExplainJson<'a>>,
 }
@@ -1261,8 +1267,41 @@ pub fn entry_json(entry: &ResolvedToolEntry, export_name: String) -> EntryJson<'
         writes: tool.and_then(|t| t.writes),
         checkpointable: tool.and_then(|t| t.checkpointable),
         side_effects: tool.and_then(|t| t.side_effects),
+        not_enforced: agents_tools::CallPolicy::from_overrides(&entry.overrides).not_enforced,
         explain: None,
     }
+}
+
+/// What the policy of each entry will not do as asked: override keys it
+/// does not enforce, and a `read_only: true` entry whose tool writes (every
+/// call refused).
+fn policy_warnings(entries: &[ResolvedToolEntry]) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in entries {
+        let name = agents_core::text::shorten(&entry.name, agents_core::text::MAX_ECHO_BYTES);
+        let policy = agents_tools::CallPolicy::from_overrides(&entry.overrides);
+        for key in &policy.not_enforced {
+            out.push(format!(
+                "`{name}`: override `{}` is not enforced: {}",
+                key.key, key.reason
+            ));
+        }
+        let writes =
+            entry.tool.as_ref().is_some_and(|tool| {
+                match agents_tools::Builtin::from_name(&tool.name)
+                    .filter(|_| tool.source == agents_core::ToolSource::Builtin)
+                {
+                    Some(builtin) => builtin.writes(),
+                    None => tool.writes == Some(true),
+                }
+            });
+        if policy.read_only && writes {
+            out.push(format!(
+                "`{name}` is overridden `read_only: true` but writes: every call of it is refused"
+            ));
+        }
+    }
+    out
 }
 
 /// Why `entry` cannot be given to a model as a function, if it cannot: its
@@ -1271,11 +1310,19 @@ pub fn entry_json(entry: &ResolvedToolEntry, export_name: String) -> EntryJson<'
 /// `skill prompt` lists them, not a function anything runs).
 fn not_callable(entry: &ResolvedToolEntry) -> Option<String> {
     if let Some(tool) = &entry.tool {
-        return (tool.source == agents_core::ToolSource::AgentSkills).then(|| {
-            "an Agent Skill is instructions for the model, not a function: \
-             `agents skill prompt` lists it"
-                .to_owned()
-        });
+        return match tool.source {
+            agents_core::ToolSource::AgentSkills => Some(
+                "an Agent Skill is instructions for the model, not a function: \
+                 `agents skill prompt` lists it"
+                    .to_owned(),
+            ),
+            agents_core::ToolSource::Custom => match tool.run() {
+                None => Some("a catalogue entry: its definition has no `run`".to_owned()),
+                Some(Err(err)) => Some(err),
+                Some(Ok(_)) => None,
+            },
+            _ => None,
+        };
     }
     Some(match entry.source() {
         Some(agents_core::ToolSource::Mcp) => match mcp_server_of(&entry.name) {

@@ -49,6 +49,7 @@ pub async fn run(ctx: &Context, command: ToolCommand) -> Result<ExitCode, Failur
             )
             .await
         }
+        ToolCommand::Trust { name, digest } => trust(ctx, &name, digest.as_deref()).await,
         ToolCommand::Remove { name } => {
             let users = ctx.service.remove_tool(&name).await?;
             if ctx.format.structured() {
@@ -113,6 +114,17 @@ async fn add_file(
             }
             failure
         })?;
+    // The user chose this file: the `run`s in it are trusted for them.
+    let runs: Vec<(String, agents_core::RunSpec)> = tools
+        .iter()
+        .filter_map(|tool| Some((tool.name.clone(), tool.run()?.ok()?)))
+        .collect();
+    ctx.service
+        .trust_runs_of(
+            runs.iter().map(|(name, run)| (name.as_str(), run)),
+            &format!("tool add {shown}"),
+        )
+        .map_err(|err| super::in_file(file, err.into()))?;
     Ok(super::Written {
         names: tools.into_iter().map(|t| t.name).collect(),
         warnings: Vec::new(),
@@ -138,7 +150,8 @@ pub fn tool_json(tool: &ToolSpec) -> Value {
     serde_json::to_value(tool).unwrap_or(Value::Null)
 }
 
-/// `tool call`: one builtin, under the policy of the skill's entry for it.
+/// `tool call`: one builtin or `run` tool, under the policy of the
+/// skill's entry for it.
 async fn call(
     ctx: &Context,
     name: &str,
@@ -148,47 +161,24 @@ async fn call(
     approve: bool,
     audit_file: Option<std::path::PathBuf>,
 ) -> Result<ExitCode, Failure> {
-    use agents_tools::{AuditLog, Builtin, CallContext, CallPolicy, Executor, Limits, Roots};
-    let shown = agents_core::text::shorten(name, agents_core::text::MAX_ECHO_BYTES);
-    let builtin = Builtin::from_name(name).ok_or_else(|| {
-        Failure::new(
-            "unknown_tool",
-            format!("`{shown}` is not a builtin tool; only builtins can be called"),
-        )
-    })?;
+    use agents_tools::{AuditLog, Executor, Limits, Roots};
     let args: Value = serde_json::from_str(args)
         .map_err(|err| Failure::usage(format!("`--args` is not JSON: {err}")))?;
-    let (policy, mut context) = match skill {
-        None => (CallPolicy::default(), CallContext::default()),
-        Some(skill) => {
-            let skill = ctx.service.skill_name(skill).await?;
-            let set = ctx.service.tools(&skill).await?;
-            let entry = set
-                .entries
-                .iter()
-                .find(|entry| {
-                    entry.tool.as_ref().is_some_and(|tool| {
-                        tool.source == ToolSource::Builtin
-                            && Builtin::from_name(&tool.name) == Some(builtin)
-                    })
-                })
-                .ok_or_else(|| {
-                    Failure::new(
-                        "not_in_skill",
-                        format!(
-                            "skill `{skill}` has no entry for builtin `{}`",
-                            builtin.name()
-                        ),
-                    )
-                })?;
-            let context = CallContext {
-                skill: Some(skill.to_string()),
-                include_path: Some(entry.include_path.to_string()),
-                approved: false,
-            };
-            (CallPolicy::from_overrides(&entry.overrides), context)
+    let prepared = ctx.service.prepare_call(name, skill).await.map_err(|err| {
+        let hint = match &err {
+            agents_registry::ServiceError::UntrustedRun { digest, .. } => Some(format!(
+                " (`agents tool trust {name} --digest {}` trusts it)",
+                digest.trim_start_matches("sha256:")
+            )),
+            _ => None,
+        };
+        let mut failure = Failure::from(err);
+        if let Some(hint) = hint {
+            failure.message.push_str(&hint);
         }
-    };
+        failure
+    })?;
+    let (tool, policy, mut context) = (prepared.tool, prepared.policy, prepared.context);
     output::warn_all(
         ctx.format,
         policy
@@ -196,7 +186,7 @@ async fn call(
             .iter()
             .map(|n| format!("override `{}` is not enforced: {}", n.key, n.reason)),
     );
-    context.approved = approve || (policy.approval_required && ask_approval(builtin, &args)?);
+    context.approved = approve || (policy.approval_required && ask_approval(tool.name(), &args)?);
     let roots = if roots.is_empty() {
         vec![std::env::current_dir().map_err(Failure::io)?]
     } else {
@@ -208,7 +198,7 @@ async fn call(
         .or_else(|| AuditLog::default_path().map(AuditLog::new));
     let result = agents_tools::call(
         &Executor::new(roots, Limits::default()),
-        builtin,
+        tool,
         args,
         &policy,
         &context,
@@ -217,6 +207,20 @@ async fn call(
     )
     .await;
     match result {
+        Ok(out) if ctx.format.structured() => {
+            output::json(&json!({
+                "text": out.text,
+                "is_error": out.is_error,
+                "truncated": out.truncated,
+                "exit_code": out.exit_code,
+                "structured": out.structured,
+            }))?;
+            Ok(if out.is_error {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
         Ok(out) if out.is_error => Err(Failure::new("tool_error", out.text)),
         Ok(out) => {
             output::raw(&out.text)?;
@@ -232,15 +236,63 @@ async fn call(
 
 /// Asks on the terminal whether to run a call needing approval; outside a
 /// terminal the answer is no (`--approve` says yes).
-fn ask_approval(tool: agents_tools::Builtin, args: &Value) -> Result<bool, Failure> {
+fn ask_approval(tool: &str, args: &Value) -> Result<bool, Failure> {
     use std::io::IsTerminal;
     if !std::io::stdin().is_terminal() {
         return Ok(false);
     }
-    let shown = agents_core::text::shorten(&args.to_string(), 512).into_owned();
+    let masked = agents_core::redact::redact_text(&args.to_string());
+    let shown = agents_core::text::shorten(&masked, 512).into_owned();
     output::confirm(&format!(
         "run `{}` with {shown} (its entry needs approval)? [y/N] ",
-        tool.name()
+        agents_core::text::shorten(tool, agents_core::text::MAX_ECHO_BYTES)
     ))
     .map_err(Failure::io)
+}
+
+/// `tool trust NAME`: shows the tool's `run` whole and trusts it, after
+/// the user confirms at a terminal or by `--digest` elsewhere.
+async fn trust(ctx: &Context, name: &str, digest: Option<&str>) -> Result<ExitCode, Failure> {
+    let review = ctx.service.run_review(name).await?;
+    let full = review.digest.trim_start_matches("sha256:");
+    let spec = serde_json::to_string_pretty(&review.tool.spec)
+        .map_err(|err| Failure::new("internal", err.to_string()))?;
+    if review.trusted {
+        output::line(format!("tool `{name}`'s run ({full}) is already trusted"))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let agreed = match digest {
+        Some(given) => {
+            if given.len() < 32 || !full.starts_with(given) {
+                return Err(Failure::new(
+                    "run_digest_mismatch",
+                    format!(
+                        "tool `{name}`'s run has digest {full}; `--digest` must be at least its first 32 hex digits"
+                    ),
+                ));
+            }
+            true
+        }
+        None => {
+            use std::io::IsTerminal;
+            if !std::io::stdin().is_terminal() {
+                return Err(Failure::new(
+                    "run_trust_needs_digest",
+                    format!(
+                        "tool `{name}` runs:\n{spec}\nnot at a terminal: give `--digest {full}` to trust it"
+                    ),
+                ));
+            }
+            output::confirm(&format!(
+                "tool `{name}` runs:\n{spec}\ndigest {full}\ntrust it on this machine? [y/N] "
+            ))
+            .map_err(Failure::io)?
+        }
+    };
+    if !agreed {
+        return Err(Failure::new("run_trust_declined", "nothing was trusted"));
+    }
+    ctx.service.trust_run(&review.tool, "agents tool trust")?;
+    output::line(format!("trusted tool `{name}`'s run ({full})"))?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -504,7 +504,15 @@ fn tools_of_the_example_toolkit() {
     let inline = &out["tools"][10];
     assert_eq!(inline["is_inline"], true);
     assert_eq!(inline["source"], "custom");
-    assert_eq!(inline["callable"], true);
+    // No `run`: a catalogue entry, and it says so.
+    assert_eq!(inline["callable"], false);
+    assert!(
+        inline["not_callable"]
+            .as_str()
+            .unwrap()
+            .contains("has no `run`"),
+        "{inline}"
+    );
     // The MCP entries before their server is queried: `mcp`, not callable yet.
     for unfetched in [&out["tools"][12], &out["tools"][13]] {
         assert_eq!(unfetched["source"], "mcp", "{unfetched}");
