@@ -526,3 +526,92 @@ fn approval_is_asked_over_streamable_http() {
     );
     assert_eq!(declined["steps"][0]["isError"], true, "{declined}");
 }
+
+#[test]
+fn the_shipped_devops_toolkit_serves_every_builtin_it_composes() {
+    let sb = Sandbox::new();
+    crate::support::add_examples(&sb);
+    let out = sb
+        .run(&[
+            "mcp",
+            "serve",
+            "local/devops-toolkit",
+            "--dry-run",
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
+    let mut served: Vec<&str> = out["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["_meta"]["io.cleveragents/name"].as_str())
+        .filter(|name| name.starts_with("builtin/"))
+        .collect();
+    served.sort_unstable();
+    assert_eq!(
+        served,
+        [
+            "builtin/edit_file",
+            "builtin/git_commit",
+            "builtin/git_diff",
+            "builtin/git_status",
+            "builtin/glob",
+            "builtin/grep",
+            "builtin/http_get",
+            "builtin/read_file",
+            "builtin/shell",
+        ]
+    );
+    let left_out = out["left_out"].to_string();
+    assert!(!left_out.contains("builtin/"), "{left_out}");
+}
+
+/// Proxied tools get the policy too: an audited `echo` leaves a line (with
+/// its arguments under `audit: full`), and `get-sum`, which needs approval,
+/// is refused for a client that cannot ask, and audited as refused.
+#[test]
+fn proxied_calls_are_audited_and_need_their_approval() {
+    let (Some(entry), Some(python)) = (
+        crate::support::everything("serve_proxied_policy"),
+        python("serve_proxied_policy"),
+    ) else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let marker = format!("gw-policy-{}", std::process::id());
+    let text = format!(
+        "name: l/b\ndescription: Proxied policy\nmcp_sources:\n  - server: everything\n    command: node\n    args: [\"{entry}\", stdio]\n    env: {{AGENTS_TEST_MARKER: {marker}}}\n    tools: [echo, get-sum]\noverrides:\n  mcp:everything/echo: {{audit: full}}\n  mcp:everything/get-sum: {{approval: required, audit: true}}\n"
+    );
+    let file = sb.write("p.yaml", &text);
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    sb.run(&["skill", "tools", "l/b", "--refresh"]).ok();
+    let names = export_names(&sb, "l/b");
+    let config = json!({"steps": [
+        call(&names, "mcp:everything/echo", json!({"message": "audited"})),
+        call(&names, "mcp:everything/get-sum", json!({"a": 1, "b": 2})),
+    ]});
+    let out = client(&sb, &python, &config, &stdio(&[]));
+    let steps = out["steps"].as_array().unwrap();
+    assert!(text_of(&steps[0]).contains("audited"), "{}", steps[0]);
+    assert_eq!(steps[1]["isError"], true, "{}", steps[1]);
+    assert!(
+        text_of(&steps[1]).contains("approval-required"),
+        "{}",
+        steps[1]
+    );
+    let audit = std::fs::read_to_string(sb.home().join(".cleveragents/audit.jsonl")).unwrap();
+    let lines: Vec<Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{audit}");
+    assert_eq!(lines[0]["tool"], "mcp:everything/echo");
+    assert_eq!(lines[0]["outcome"], "ok");
+    assert_eq!(lines[0]["args"]["message"], "audited", "audit: full");
+    assert_eq!(lines[1]["tool"], "mcp:everything/get-sum");
+    assert_eq!(lines[1]["outcome"], "refused");
+    assert!(lines[1].get("args").is_none(), "{}", lines[1]);
+    assert_eq!(crate::support::settle(&marker), 0);
+}
