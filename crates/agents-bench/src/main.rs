@@ -14,6 +14,7 @@
     reason = "a benchmark driver indexing its own sample vectors; not fed user input"
 )]
 
+mod builtin;
 mod disclosure;
 mod service;
 
@@ -67,6 +68,63 @@ fn parse(args: &[String]) -> Result<Options, String> {
         return Err("`--skills` expects 1 to 1000000".into());
     }
     Ok(options)
+}
+
+/// The runtime a mode calls on: two workers, as the product's.
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|err| err.to_string())
+}
+
+/// `runs` timed calls of `call` (after the caller's warm-up), in ms each.
+fn timed<T>(runs: usize, mut call: impl FnMut() -> Result<T, String>) -> Result<Vec<f64>, String> {
+    let mut samples = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let start = std::time::Instant::now();
+        let out = call()?;
+        samples.push(start.elapsed().as_secs_f64() * 1e3);
+        std::hint::black_box(out);
+    }
+    Ok(samples)
+}
+
+/// The `--flag value` pairs of a mode's `args`, each flag one of `known`.
+fn flag_values(
+    args: &[String],
+    known: &[&str],
+) -> Result<std::collections::HashMap<String, String>, String> {
+    let mut values = std::collections::HashMap::new();
+    let mut args = args.iter();
+    while let Some(flag) = args.next() {
+        if !known.contains(&flag.as_str()) {
+            let known: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
+            return Err(format!(
+                "unknown argument `{flag}`, expected {}",
+                known.join(", ")
+            ));
+        }
+        let value = args
+            .next()
+            .ok_or_else(|| format!("`{flag}` needs a value"))?;
+        values.insert(flag.clone(), value.clone());
+    }
+    Ok(values)
+}
+
+/// `--runs` of `values`: a whole number, at least 1; `default` when absent.
+fn runs_of(
+    values: &std::collections::HashMap<String, String>,
+    default: usize,
+) -> Result<usize, String> {
+    values.get("--runs").map_or(Ok(default), |value| {
+        value
+            .parse::<usize>()
+            .map(|runs| runs.max(1))
+            .map_err(|_| format!("`--runs` expects a whole number, got `{value}`"))
+    })
 }
 
 fn median(samples: &[f64]) -> f64 {
@@ -160,6 +218,7 @@ fn main() -> ExitCode {
     let result = match args.split_first() {
         Some((mode, rest)) if mode == "service-tools" => service::run(rest),
         Some((mode, rest)) if mode == "disclosure" => disclosure::run(rest),
+        Some((mode, rest)) if mode == "builtin-call" => builtin::run(rest),
         _ => parse(&args).and_then(|options| run(&options)),
     };
     match result {

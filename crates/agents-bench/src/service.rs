@@ -6,8 +6,6 @@
 //! `R` timed ones; prints one JSON object for `bench/run`, which compares
 //! them with the same call from Python.
 
-use std::time::Instant;
-
 use agents_core::SkillName;
 use agents_registry::{DiscoveryScope, SkillRegistryService, TrustStore, builtin_registry};
 use agents_store::DatabaseUrl;
@@ -20,43 +18,19 @@ struct Options {
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
-    let (mut url, mut skill, mut runs) = (None, None, 15);
-    let mut args = args.iter();
-    while let Some(flag) = args.next() {
-        let value = args
-            .next()
-            .ok_or_else(|| format!("`{flag}` needs a value"))?;
-        match flag.as_str() {
-            "--database-url" => url = Some(value.clone()),
-            "--skill" => skill = Some(value.clone()),
-            "--runs" => {
-                runs = value
-                    .parse::<usize>()
-                    .map_err(|_| format!("`--runs` expects a whole number, got `{value}`"))?
-                    .max(1);
-            }
-            other => {
-                return Err(format!(
-                    "unknown argument `{other}`, expected `--database-url`, `--skill` or `--runs`"
-                ));
-            }
-        }
-    }
+    let mut values = crate::flag_values(args, &["--database-url", "--skill", "--runs"])?;
     Ok(Options {
-        url: url.ok_or("`--database-url` is required")?,
-        skill: skill.ok_or("`--skill` is required")?,
-        runs,
+        runs: crate::runs_of(&values, 15)?,
+        url: values
+            .remove("--database-url")
+            .ok_or("`--database-url` is required")?,
+        skill: values.remove("--skill").ok_or("`--skill` is required")?,
     })
 }
 
-/// Runs the case; `args` are those after `service-tools`.
 pub fn run(args: &[String]) -> Result<Value, String> {
     let options = parse(args)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|err| err.to_string())?;
+    let runtime = crate::runtime()?;
     let url = DatabaseUrl::parse(&options.url).map_err(|err| err.to_string())?;
     let home = std::env::home_dir().ok_or("cannot find the home directory")?;
     let store = runtime
@@ -77,13 +51,7 @@ pub fn run(args: &[String]) -> Result<Value, String> {
             .map_err(|err| err.to_string())
     };
     let entries = call()?.entries.len();
-    let mut samples = Vec::with_capacity(options.runs);
-    for _ in 0..options.runs {
-        let start = Instant::now();
-        let set = call()?;
-        samples.push(start.elapsed().as_secs_f64() * 1e3);
-        std::hint::black_box(set);
-    }
+    let samples = crate::timed(options.runs, call)?;
     Ok(json!({
         "entries": entries,
         "median_ms": crate::median(&samples),

@@ -912,9 +912,20 @@ impl Gateway {
         };
         let local = self.local();
         let policy = local::policy_of(&served.overrides, local);
-        let approved = local
-            .approve
-            .covers(&served.export_name, &served.registry_name);
+        // Asked before anything runs; approved beforehand by the local user
+        // (`--approve`), or by the person through the client.
+        let approved = !policy.approval_required
+            || local
+                .approve
+                .covers(&served.export_name, &served.registry_name);
+        if !approved {
+            let asked = local::ask_approval(&served, &Value::Object(arguments.clone()), peer).await;
+            if let Err(refused) = asked {
+                return Some(local::refused_unapproved(
+                    local, &served, &policy, &arguments, refused,
+                ));
+            }
+        }
         let (definition, server_tool) = match &served.backend {
             Backend::Mcp {
                 definition,
@@ -928,9 +939,6 @@ impl Gateway {
                 );
             }
         };
-        if policy.approval_required && !approved {
-            return Some(tool_error(local::not_approved(&served.export_name)));
-        }
         let started = std::time::Instant::now();
         let audited = (policy.audit != agents_tools::Audit::Off).then(|| arguments.clone());
         let result = self
@@ -944,7 +952,7 @@ impl Gateway {
             .await;
         match audited {
             Some(arguments) => Some(local::audited(
-                local, &served, &policy, &arguments, started, result,
+                local, &served, &policy, &arguments, started, result, false,
             )),
             None => Some(result),
         }
@@ -1045,9 +1053,8 @@ impl Gateway {
         let context = agents_tools::CallContext {
             skill: Some(served.source_skill.clone()),
             include_path: Some(served.include_path.clone()),
-            approved: local
-                .approve
-                .covers(&served.export_name, &served.registry_name),
+            // Asked (or approved beforehand) before the call got here.
+            approved: true,
         };
         let executor = local.executor.with_roots(roots);
         local::run(

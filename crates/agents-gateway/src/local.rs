@@ -203,13 +203,131 @@ pub(crate) async fn run(
     }
 }
 
-/// Why a call needing approval that was not given is refused (the rule
-/// `approval-required`, as the library names it).
-pub(crate) fn not_approved(export_name: &str) -> String {
-    format!(
-        "refused by rule `approval-required`: `{export_name}` is overridden `approval: required` \
-         and the call was not approved"
-    )
+/// How long the person has to answer an approval question.
+const APPROVAL_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The longest the arguments shown in an approval question are, in bytes.
+const MAX_SHOWN_ARGUMENTS: usize = 2048;
+
+/// Asks the person behind `peer` (MCP elicitation) whether the call of
+/// `served` with `arguments` may run: the tool, the skill and include path
+/// of the entry whose override asks for approval, and the arguments with
+/// secrets masked. `Ok` when they accept; why not otherwise (declined,
+/// cancelled, a client that cannot ask), as the tool error says it.
+pub(crate) async fn ask_approval(
+    served: &crate::ServedTool,
+    arguments: &Value,
+    peer: Option<&Peer<RoleServer>>,
+) -> Result<(), String> {
+    let refused = |why: &str| {
+        format!(
+            "refused by rule `approval-required`: `{}` is overridden `approval: required` and {why}",
+            served.export_name
+        )
+    };
+    let Some(peer) = peer.filter(|peer| {
+        peer.supported_elicitation_modes()
+            .contains(&rmcp::service::ElicitationMode::Form)
+    }) else {
+        return Err(refused(
+            "this client cannot ask for it (it offers no form elicitation); \
+             the local user can approve the tool beforehand when starting the gateway",
+        ));
+    };
+    let message = format!(
+        "Allow the tool `{}` ({}) to run?\n\
+         Approval is required by the overrides of skill `{}` (include path: {}).\n\
+         Arguments (secrets masked):\n{}",
+        served.export_name,
+        agents_core::text::escape_control(&served.registry_name),
+        agents_core::text::escape_control(&served.source_skill),
+        agents_core::text::escape_control(&served.include_path),
+        masked_arguments(arguments),
+    );
+    let params = rmcp::model::ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message,
+        requested_schema: rmcp::model::ElicitationSchema::new(std::collections::BTreeMap::new()),
+    };
+    let answer = tokio::time::timeout(APPROVAL_TIMEOUT, peer.create_elicitation(params)).await;
+    match answer {
+        Ok(Ok(result)) => match result.action {
+            rmcp::model::ElicitationAction::Accept => Ok(()),
+            rmcp::model::ElicitationAction::Decline => Err(refused("the person declined it")),
+            rmcp::model::ElicitationAction::Cancel => Err(refused("the person cancelled it")),
+            _ => Err(refused("the answer was neither accept nor decline")),
+        },
+        Ok(Err(err)) => Err(refused(&format!(
+            "asking for it failed: {}",
+            agents_core::text::bounded_message(&err.to_string())
+        ))),
+        Err(_) => Err(refused(&format!(
+            "no answer came within {} s",
+            APPROVAL_TIMEOUT.as_secs()
+        ))),
+    }
+}
+
+/// `arguments` as an approval question shows them: the value of every
+/// secret-named key (`token`, `password`, `api_key`) hidden, and secrets in
+/// strings (credentials in URLs, `NAME=value` pairs, secrets handed to MCP
+/// servers, `--api-key VALUE` in a string or a list of words) masked; cut to [`MAX_SHOWN_ARGUMENTS`].
+fn masked_arguments(arguments: &Value) -> String {
+    use agents_core::redact::{
+        REDACTED, is_secret_name, redact_inline_args, redact_text, scrub_remembered,
+    };
+    let mut shown = arguments.clone();
+    let mut pending = vec![&mut shown];
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::Object(fields) => {
+                for (key, field) in fields.iter_mut() {
+                    if is_secret_name(key) {
+                        *field = Value::String(REDACTED.into());
+                    } else {
+                        pending.push(field);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                // An argv-like list: the word after `--token` is a secret.
+                let words: Option<Vec<&str>> = items.iter().map(Value::as_str).collect();
+                if let Some(words) = words {
+                    let masked = agents_core::redact::redact_args(&words);
+                    *items = masked.into_iter().map(Value::String).collect();
+                }
+                pending.extend(items.iter_mut());
+            }
+            _ => {}
+        }
+    }
+    agents_core::redact::mask_strings(&mut shown, &|text| {
+        let masked = redact_inline_args(&redact_text(&scrub_remembered(text)));
+        (masked != text).then_some(masked)
+    });
+    let text = serde_json::to_string_pretty(&shown).unwrap_or_default();
+    agents_core::text::escape_control(&agents_core::text::shorten_middle(
+        &text,
+        MAX_SHOWN_ARGUMENTS,
+    ))
+    .into_owned()
+}
+
+/// The tool error of a call of `served` the person did not approve,
+/// audited as refused when the entry is audited.
+pub(crate) fn refused_unapproved(
+    local: &LocalTools,
+    served: &crate::ServedTool,
+    policy: &CallPolicy,
+    arguments: &serde_json::Map<String, Value>,
+    why: String,
+) -> CallToolResult {
+    let refused = crate::tool_error(why);
+    if policy.audit == Audit::Off {
+        return refused;
+    }
+    let now = std::time::Instant::now();
+    audited(local, served, policy, arguments, now, refused, true)
 }
 
 /// `result` of a proxied call of `served`, its audit line appended first
@@ -223,6 +341,7 @@ pub(crate) fn audited(
     arguments: &serde_json::Map<String, Value>,
     started: std::time::Instant,
     result: CallToolResult,
+    refused: bool,
 ) -> CallToolResult {
     let Some(log) = local.audit_log.as_ref() else {
         return crate::tool_error(format!(
@@ -231,6 +350,11 @@ pub(crate) fn audited(
         ));
     };
     let arguments = Value::Object(arguments.clone());
+    let outcome = match result.is_error {
+        Some(true) if refused => "refused",
+        Some(true) => "tool_error",
+        _ => "ok",
+    };
     let mut line = serde_json::json!({
         "time": time::OffsetDateTime::now_utc()
             .format(&time::format_description::well_known::Rfc3339)
@@ -239,7 +363,7 @@ pub(crate) fn audited(
         "tool": served.registry_name,
         "include_path": served.include_path,
         "args_digest": agents_core::sha256_digest(agents_core::canonical(&arguments).as_bytes()),
-        "outcome": if result.is_error == Some(true) { "tool_error" } else { "ok" },
+        "outcome": outcome,
         "duration_ms": started.elapsed().as_millis(),
         "exit_code": Value::Null,
     });
@@ -291,6 +415,26 @@ mod tests {
             tools: Vec::new(),
         };
         assert!(all.covers("write_file", "builtin/write_file"));
+    }
+
+    #[test]
+    fn approval_questions_show_arguments_with_secrets_masked() {
+        let shown = masked_arguments(&serde_json::json!({
+            "command": "curl https://user:pw-in-url-7@example.com/ && echo PASSWORD=hunter2-secret",
+            "nested": {"api_key": "sk-live-123456", "list": ["--token", "tok-in-args-9"]},
+            "path": "a.txt",
+        }));
+        for secret in [
+            "pw-in-url-7",
+            "hunter2-secret",
+            "sk-live-123456",
+            "tok-in-args-9",
+        ] {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+        assert!(shown.contains("a.txt") && shown.contains("curl"), "{shown}");
+        let long = masked_arguments(&serde_json::json!({"x": "y".repeat(100_000)}));
+        assert!(long.len() <= MAX_SHOWN_ARGUMENTS + 64, "{}", long.len());
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! mcp-load http URL [--token T] [--pid PID]... [OPTIONS]
 //! mcp-load stdio [OPTIONS] -- COMMAND [ARG...]
 //! OPTIONS: --sessions N (1) --seconds S (4) --warmup S (1) --tool NAME (echo)
+//!          --arguments JSON ({"message": "hi"})
 //! ```
 //!
 //! A session counts as open once `initialize` and one first call were
@@ -38,6 +39,8 @@ struct Options {
     seconds: f64,
     warmup: f64,
     tool: String,
+    /// The arguments of every call.
+    arguments: Value,
     command: Vec<String>,
 }
 
@@ -62,6 +65,7 @@ fn options() -> Options {
         seconds: 4.0,
         warmup: 1.0,
         tool: "echo".into(),
+        arguments: json!({"message": "hi"}),
         command: Vec::new(),
     };
     while let Some(arg) = args.next() {
@@ -92,6 +96,10 @@ fn options() -> Options {
                     .unwrap_or_else(|_| usage("bad --warmup"))
             }
             "--tool" => options.tool = value("--tool"),
+            "--arguments" => {
+                options.arguments = serde_json::from_str(&value("--arguments"))
+                    .unwrap_or_else(|_| usage("bad --arguments (a JSON object)"))
+            }
             "--" => {
                 options.command = args.by_ref().collect();
             }
@@ -118,19 +126,19 @@ trait Session: Send {
 /// `initialize`, then one call of `tool` before the clock starts: a proxy
 /// may start its upstream at the first call (the gateway does), and 32 of
 /// them starting at once took longer than the warm-up.
-fn open(session: &mut dyn Session, tool: &str) -> Result<(), String> {
+fn open(session: &mut dyn Session, tool: &str, arguments: &Value) -> Result<(), String> {
     initialize(session)?;
-    let answer = session.call(1, &call_of(1, tool))?;
+    let answer = session.call(1, &call_of(1, tool, arguments))?;
     match answer.get("result") {
         Some(result) if result["isError"] != json!(true) => Ok(()),
         _ => Err(format!("the first call of `{tool}` failed: {answer}")),
     }
 }
 
-/// A `tools/call` of `tool` with id `id`.
-fn call_of(id: u64, tool: &str) -> Value {
+/// A `tools/call` of `tool` with `arguments` and id `id`.
+fn call_of(id: u64, tool: &str, arguments: &Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-        "params": {"name": tool, "arguments": {"message": "hi"}}})
+        "params": {"name": tool, "arguments": arguments}})
 }
 
 fn initialize(session: &mut dyn Session) -> Result<(), String> {
@@ -419,7 +427,7 @@ fn main() {
                         let (child, session) = spawn(&options.command)?;
                         (Some(child), Box::new(session))
                     };
-                    if let Err(err) = open(session.as_mut(), &options.tool) {
+                    if let Err(err) = open(session.as_mut(), &options.tool, &options.arguments) {
                         if let Some(mut child) = child {
                             let _ = child.kill();
                             let _ = child.wait();
@@ -465,11 +473,13 @@ fn main() {
     let measure_from = start + Duration::from_secs_f64(options.warmup);
     let end = measure_from + Duration::from_secs_f64(options.seconds);
     let tool = options.tool.clone();
+    let arguments = options.arguments.clone();
     let workers: Vec<_> = sessions
         .into_iter()
         .map(|mut session| {
             let barrier = barrier.clone();
             let tool = tool.clone();
+            let arguments = arguments.clone();
             std::thread::spawn(move || {
                 barrier.wait();
                 let mut latencies: Vec<f64> = Vec::new();
@@ -482,7 +492,7 @@ fn main() {
                         break;
                     }
                     id += 1;
-                    match session.call(id, &call_of(id, &tool)) {
+                    match session.call(id, &call_of(id, &tool, &arguments)) {
                         Ok(answer)
                             if answer.get("result").is_some()
                                 && answer["result"]["isError"] != json!(true) =>

@@ -271,9 +271,12 @@ fn builtins_act_in_the_clients_roots_and_follow_their_changes() {
         std::fs::write(dir.join("where.txt"), text).unwrap();
     }
     let read = call(&names, "read_file", json!({"path": "where.txt"}));
+    // The server may handle the notification after the call sent behind it.
+    let mut until_two = read.clone();
+    until_two["until"] = json!("in two");
     let config = json!({
         "roots": [one],
-        "steps": [read, {"set_roots": [two]}, read],
+        "steps": [read, {"set_roots": [two]}, until_two],
     });
     // `--root` is for clients that offer no roots: this one does.
     let out = client(
@@ -439,4 +442,176 @@ fn the_audit_flag_audits_every_call_into_the_audit_file() {
     assert_eq!(text.lines().count(), 1, "{text}");
     assert!(text.contains("\"tool\":\"list_dir\""), "{text}");
     assert!(!sb.home().join(".cleveragents/audit.jsonl").exists());
+}
+
+#[test]
+fn approval_is_asked_through_elicitation_with_secrets_masked() {
+    let Some((python, sb, ws, _, names)) = setup(
+        "serve_builtins_approval",
+        "  builtin/shell: {approval: required}\n",
+    ) else {
+        return;
+    };
+    let root = ["--root", ws.to_str().unwrap()];
+    let command = "echo PASSWORD=hunter2-secret >/dev/null; echo approved-and-ran";
+    let steps = json!([call(&names, "shell", json!({"command": command}))]);
+    let run = |answer: Option<&str>, extra: &[&str]| {
+        let mut config = json!({"steps": steps});
+        if let Some(answer) = answer {
+            config["elicitation"] = json!(answer);
+        }
+        client(&sb, &python, &config, &stdio(&[&root[..], extra].concat()))
+    };
+    let accepted = run(Some("accept"), &[]);
+    assert!(
+        text_of(&accepted["steps"][0]).contains("approved-and-ran"),
+        "{accepted}"
+    );
+    let asked = accepted["elicited"][0].as_str().unwrap();
+    for shown in [
+        names["shell"].as_str(),
+        "builtin/shell",
+        "l/b",
+        "echo PASSWORD=",
+    ] {
+        assert!(asked.contains(shown), "{shown} not in {asked}");
+    }
+    assert!(!asked.contains("hunter2-secret"), "{asked}");
+    for (answer, why) in [("decline", "declined"), ("cancel", "cancelled")] {
+        let out = run(Some(answer), &[]);
+        assert_eq!(out["steps"][0]["isError"], true, "{out}");
+        let text = text_of(&out["steps"][0]);
+        assert!(
+            text.contains("approval-required") && text.contains(why),
+            "{text}"
+        );
+        assert!(!text.contains("approved-and-ran"), "{text}");
+    }
+    // A client that cannot ask: refused, unless approved beforehand.
+    let unasked = run(None, &[]);
+    assert_eq!(unasked["steps"][0]["isError"], true, "{unasked}");
+    assert!(
+        text_of(&unasked["steps"][0]).contains("cannot ask"),
+        "{unasked}"
+    );
+    for flag in [&["--approve", "shell"][..], &["--approve-all"][..]] {
+        let approved = run(None, flag);
+        assert!(
+            text_of(&approved["steps"][0]).contains("approved-and-ran"),
+            "{flag:?}: {approved}"
+        );
+        assert_eq!(approved["elicited"], json!([]));
+    }
+}
+
+#[test]
+fn approval_is_asked_over_streamable_http() {
+    let Some((python, sb, ws, _, names)) = setup(
+        "serve_builtins_approval_http",
+        "  builtin/list_dir: {approval: required}\n",
+    ) else {
+        return;
+    };
+    let (mut child, url) = http_gateway(&sb, &ws);
+    let list = call(&names, "list_dir", json!({"path": "."}));
+    let accept = json!({"elicitation": "accept", "steps": [list]});
+    let accepted = client(&sb, &python, &accept, &["--url".into(), url.clone()]);
+    let decline = json!({"elicitation": "decline", "steps": [list]});
+    let declined = client(&sb, &python, &decline, &["--url".into(), url]);
+    nix_kill(child.id());
+    assert!(child.wait().unwrap().success());
+    assert!(
+        text_of(&accepted["steps"][0]).contains("a.txt"),
+        "{accepted}"
+    );
+    assert_eq!(declined["steps"][0]["isError"], true, "{declined}");
+}
+
+#[test]
+fn the_shipped_devops_toolkit_serves_every_builtin_it_composes() {
+    let sb = Sandbox::new();
+    crate::support::add_examples(&sb);
+    let out = sb
+        .run(&[
+            "mcp",
+            "serve",
+            "local/devops-toolkit",
+            "--dry-run",
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
+    let mut served: Vec<&str> = out["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["_meta"]["io.cleveragents/name"].as_str())
+        .filter(|name| name.starts_with("builtin/"))
+        .collect();
+    served.sort_unstable();
+    assert_eq!(
+        served,
+        [
+            "builtin/edit_file",
+            "builtin/git_commit",
+            "builtin/git_diff",
+            "builtin/git_status",
+            "builtin/glob",
+            "builtin/grep",
+            "builtin/http_get",
+            "builtin/read_file",
+            "builtin/shell",
+        ]
+    );
+    let left_out = out["left_out"].to_string();
+    assert!(!left_out.contains("builtin/"), "{left_out}");
+}
+
+/// Proxied tools get the policy too: an audited `echo` leaves a line (with
+/// its arguments under `audit: full`), and `get-sum`, which needs approval,
+/// is refused for a client that cannot ask, and audited as refused.
+#[test]
+fn proxied_calls_are_audited_and_need_their_approval() {
+    let (Some(entry), Some(python)) = (
+        crate::support::everything("serve_proxied_policy"),
+        python("serve_proxied_policy"),
+    ) else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let marker = format!("gw-policy-{}", std::process::id());
+    let text = format!(
+        "name: l/b\ndescription: Proxied policy\nmcp_sources:\n  - server: everything\n    command: node\n    args: [\"{entry}\", stdio]\n    env: {{AGENTS_TEST_MARKER: {marker}}}\n    tools: [echo, get-sum]\noverrides:\n  mcp:everything/echo: {{audit: full}}\n  mcp:everything/get-sum: {{approval: required, audit: true}}\n"
+    );
+    let file = sb.write("p.yaml", &text);
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    sb.run(&["skill", "tools", "l/b", "--refresh"]).ok();
+    let names = export_names(&sb, "l/b");
+    let config = json!({"steps": [
+        call(&names, "mcp:everything/echo", json!({"message": "audited"})),
+        call(&names, "mcp:everything/get-sum", json!({"a": 1, "b": 2})),
+    ]});
+    let out = client(&sb, &python, &config, &stdio(&[]));
+    let steps = out["steps"].as_array().unwrap();
+    assert!(text_of(&steps[0]).contains("audited"), "{}", steps[0]);
+    assert_eq!(steps[1]["isError"], true, "{}", steps[1]);
+    assert!(
+        text_of(&steps[1]).contains("approval-required"),
+        "{}",
+        steps[1]
+    );
+    let audit = std::fs::read_to_string(sb.home().join(".cleveragents/audit.jsonl")).unwrap();
+    let lines: Vec<Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{audit}");
+    assert_eq!(lines[0]["tool"], "mcp:everything/echo");
+    assert_eq!(lines[0]["outcome"], "ok");
+    assert_eq!(lines[0]["args"]["message"], "audited", "audit: full");
+    assert_eq!(lines[1]["tool"], "mcp:everything/get-sum");
+    assert_eq!(lines[1]["outcome"], "refused");
+    assert!(lines[1].get("args").is_none(), "{}", lines[1]);
+    assert_eq!(crate::support::settle(&marker), 0);
 }

@@ -5,7 +5,8 @@ Usage: python builtin_client.py CONFIG_JSON -- COMMAND [ARGS...]   (stdio: start
 
 CONFIG_JSON: {"roots": [DIR, ...] or absent (the client then offers no roots capability),
 "elicitation": "accept" | "decline" | "cancel" or absent (no elicitation capability),
-"steps": [...]}. Steps: {"list": true}; {"call": NAME, "arguments": {...}};
+"steps": [...]}. Steps: {"list": true}; {"call": NAME, "arguments": {...}} (with "until": TEXT, called
+again, bounded, until its result holds TEXT);
 {"together": [{"call": NAME, "arguments": {...}}, ...]} (calls at once);
 {"set_roots": [DIR, ...]} (changes the roots and sends notifications/roots/list_changed);
 {"count": MARKER, "after": SECONDS} (counts the processes whose command line holds MARKER).
@@ -79,7 +80,14 @@ async def run_steps(session, client, steps):
         if "list" in step:
             out.append(dumped(await session.list_tools()))
         elif "call" in step:
-            out.append(dumped(await session.call_tool(step["call"], step.get("arguments"))))
+            # With "until": TEXT, called again (up to 100 times, 50 ms apart) until the
+            # result holds TEXT: a notification sent before it may be handled after it.
+            for _ in range(100 if "until" in step else 1):
+                result = dumped(await session.call_tool(step["call"], step.get("arguments")))
+                if step.get("until", "") in json.dumps(result):
+                    break
+                await anyio.sleep(0.05)
+            out.append(result)
         elif "together" in step:
             results = [None] * len(step["together"])
 
