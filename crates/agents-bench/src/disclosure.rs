@@ -8,7 +8,8 @@
 //! - `recall`: recall@1 and recall@5 of `Catalog::search` over the query
 //!   set (each query names the tool it should find), with every miss;
 //! - `ranking`: a skill of `N` tools (the fixture's servers repeated under
-//!   other names) ranked for every query, `R` times: per-query times in
+//!   other names) ranked for every query, `R` rounds: the median and p99
+//!   of all samples, the slowest query by the median of its rounds, in
 //!   microseconds, and the build time.
 //!
 //! It asserts nothing: the harness compares with the targets.
@@ -17,10 +18,10 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use agents_core::{
-    ExportFormat, Include, Skill, SkillItem, SkillName, SkillResolver, ToolRegistry, ToolSource,
-    ToolSpec,
+    ExportFormat, Include, ResolvedToolEntry, Skill, SkillItem, SkillName, SkillResolver,
+    ToolRegistry, ToolSource, ToolSpec,
 };
-use agents_disclosure::{Catalog, DEFAULT_BUDGET_TOKENS};
+use agents_disclosure::{Catalog, DEFAULT_BUDGET_TOKENS, Ranker};
 use serde_json::{Value, json};
 
 struct Options {
@@ -99,7 +100,11 @@ fn servers(fixture: &Value) -> Result<Vec<Server>, String> {
 /// A catalogue of the builtin tools (the root's own) and `copies` rounds
 /// of the fixture's servers (one included skill each), cut at `limit`
 /// tools.
-fn catalog(servers: &[Server], copies: usize, limit: usize) -> Result<Catalog, String> {
+fn catalog(
+    servers: &[Server],
+    copies: usize,
+    limit: usize,
+) -> Result<(Catalog, Vec<ResolvedToolEntry>), String> {
     let root_name = SkillName::new("bench/all-tools").map_err(|err| err.to_string())?;
     let mut tools = ToolRegistry::new();
     let mut root = Skill::new(root_name.clone());
@@ -157,12 +162,13 @@ fn catalog(servers: &[Server], copies: usize, limit: usize) -> Result<Catalog, S
     let resolution = SkillResolver::new(&skills, &tools)
         .resolve(&root_name)
         .map_err(|err| err.to_string())?;
-    Ok(Catalog::new(
+    let catalog = Catalog::new(
         root_name.as_str(),
         &resolution.entries,
         ExportFormat::Anthropic,
         &descriptions,
-    ))
+    );
+    Ok((catalog, resolution.entries))
 }
 
 /// The registry name a query's `expected` (`server/tool` or
@@ -191,7 +197,7 @@ pub fn run(args: &[String]) -> Result<Value, String> {
         .collect();
 
     // Context: the fixture skill, every tool once.
-    let small = catalog(&servers, 1, usize::MAX)?;
+    let (small, _) = catalog(&servers, 1, usize::MAX)?;
     for (_, expected) in &queries {
         if small.tool(expected).is_none() {
             return Err(format!(
@@ -235,27 +241,45 @@ pub fn run(args: &[String]) -> Result<Value, String> {
 
     // Ranking time on the big skill.
     let started = Instant::now();
-    let big = catalog(
+    let (big, entries) = catalog(
         &servers,
         options.big.div_ceil(small.tools().len().max(1)) + 1,
         options.big,
     )?;
     let build_ms = started.elapsed().as_secs_f64() * 1e3;
-    let mut samples_us = Vec::with_capacity(options.runs * queries.len());
+    // The ranker alone, as a re-resolution rebuilds it.
+    let started = Instant::now();
+    let ranker = Ranker::from_entries(&entries);
+    let index_ms = started.elapsed().as_secs_f64() * 1e3;
+    drop(ranker);
+    // Per query, its times over the rounds (rounds outside, so one query's
+    // runs are spread over the whole measure).
+    let mut per_query: Vec<Vec<f64>> = vec![Vec::with_capacity(options.runs); queries.len()];
     let mut found = 0usize;
     for _ in 0..options.runs {
-        for (query, _) in &queries {
+        for ((query, _), times) in queries.iter().zip(&mut per_query) {
             let started = Instant::now();
             let hits = big.search(query, 5);
-            samples_us.push(started.elapsed().as_secs_f64() * 1e6);
+            times.push(started.elapsed().as_secs_f64() * 1e6);
             found += hits.len();
         }
     }
-    samples_us.sort_by(f64::total_cmp);
-    let at = |q: f64| -> f64 {
-        let i = ((samples_us.len() as f64 - 1.0) * q).round() as usize;
-        samples_us.get(i).copied().unwrap_or_default()
+    let quantile = |sorted: &[f64], q: f64| -> f64 {
+        let i = ((sorted.len() as f64 - 1.0) * q).round() as usize;
+        sorted.get(i).copied().unwrap_or_default()
     };
+    // The slowest query, by the median of its rounds: a sample preempted on
+    // a busy machine does not decide it.
+    let worst_query_us = per_query
+        .iter_mut()
+        .map(|times| {
+            times.sort_by(f64::total_cmp);
+            quantile(times, 0.5)
+        })
+        .fold(0.0, f64::max);
+    let mut samples_us: Vec<f64> = per_query.into_iter().flatten().collect();
+    samples_us.sort_by(f64::total_cmp);
+    let at = |q: f64| quantile(&samples_us, q);
     Ok(json!({
         "context": {
             "skill_tools": small.tools().len(),
@@ -272,9 +296,11 @@ pub fn run(args: &[String]) -> Result<Value, String> {
         "ranking": {
             "tools": big.tools().len(),
             "build_ms": build_ms,
+            "index_ms": index_ms,
             "queries": samples_us.len(),
             "median_us": at(0.5),
             "p99_us": at(0.99),
+            "worst_query_median_us": worst_query_us,
             "max_us": samples_us.last().copied().unwrap_or_default(),
             "hits": found,
         },
