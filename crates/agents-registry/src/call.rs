@@ -96,8 +96,10 @@ impl<S: Store> SkillRegistryService<S> {
         })
     }
 
-    /// What calling `spec` runs, if this user may call it here.
-    fn callable(&self, spec: &ToolSpec) -> Result<Callable, ServiceError> {
+    /// What calling `spec` runs, if this user may call it here: a builtin,
+    /// or a custom or inline tool whose `run` this user trusts (the gateway
+    /// asks this of each entry it would serve).
+    pub fn callable(&self, spec: &ToolSpec) -> Result<Callable, ServiceError> {
         let refuse = |reason: &str| ServiceError::NotCallable {
             name: spec.name.clone(),
             reason: reason.to_owned(),

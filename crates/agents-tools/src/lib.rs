@@ -86,7 +86,7 @@ pub struct Limits {
     pub max_edit_bytes: u64,
     /// Threads `glob` and `grep` walk with (default 0: one a core).
     pub search_threads: usize,
-    /// How the processes `shell` starts are confined (an entry's
+    /// How the processes `shell` and `run` tools start are confined (an entry's
     /// `sandbox: strict`; default [`Sandbox::Off`]).
     pub sandbox: Sandbox,
 }

@@ -230,6 +230,10 @@ async fn call(
             Ok(ExitCode::SUCCESS)
         }
         Err(err) if err.is_protocol() => Err(Failure::usage(err.to_string())),
+        Err(err) if err.rule() == Some(agents_tools::Rule::ApprovalRequired) => Err(Failure::new(
+            "tool_error",
+            format!("{err} (stdin is not a terminal to ask on; `--approve` approves the call)"),
+        )),
         Err(err) => Err(Failure::new("tool_error", err.to_string())),
     }
 }

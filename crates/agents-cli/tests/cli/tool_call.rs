@@ -175,6 +175,11 @@ fn approval_required_is_refused_outside_a_terminal_unless_approved() {
     ];
     let run = sb.run(&args).fails(1);
     assert!(run.stderr.contains("`approval-required`"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("`--approve` approves"),
+        "{}",
+        run.stderr
+    );
     let mut approved = args.to_vec();
     approved.push("--approve");
     assert!(sb.run(&approved).ok().stdout.contains("alpha"));
