@@ -212,8 +212,11 @@ mod tests {
         );
         let err = parse_tools("name: custom/x\nmetadata: {run: 1}\n", "t.yaml").unwrap_err();
         assert!(err.to_string().contains("`run` is reserved"), "{err}");
-        let err = parse_tools("name: custom/x\nrun: {command: x, args: [\"{a\"]}\n", "t.yaml")
-            .unwrap_err();
+        let err = parse_tools(
+            "name: custom/x\nrun: {command: x, args: [\"{a\"]}\n",
+            "t.yaml",
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("`run.args[0]`"), "{err}");
     }
 
