@@ -296,7 +296,7 @@ pub enum SkillCommand {
         #[arg(long, conflicts_with = "explain")]
         budget: bool,
         /// With `--format anthropic`, `openai` or `mcp`: defer tools behind a tool search
-        /// (`auto`: only when they do not fit `--budget-tokens`)
+        /// (`all`: every tool; `auto`: only when they do not all fit `--budget-tokens`)
         #[arg(long, value_enum, default_value = "none", conflicts_with_all = ["explain", "budget"])]
         defer: DeferArg,
         /// The context budget of `--budget` and `--defer auto`, in estimated tokens (bytes of
@@ -366,11 +366,10 @@ pub enum SkillCommand {
 /// Which exported tools `skill tools --defer` defers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DeferArg {
-    /// Every tool loaded, as without the flag
+    // What each means is in the flag's help: variant docs would make
+    // `--help` list them on lines of their own.
     None,
-    /// Deferred only when every tool does not fit `--budget-tokens`
     Auto,
-    /// Every tool deferred
     All,
 }
 
