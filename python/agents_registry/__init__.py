@@ -21,6 +21,7 @@ from agents_registry._native import (
     SkillRepository,
     SkillSummary,
     ToolRegistry,
+    ToolResult,
     ToolSpec,
     __version__,
 )
@@ -35,6 +36,7 @@ from agents_registry.errors import (
     RegistryWarning,
     SkillNotFoundError,
     StoreError,
+    ToolCallError,
     ValidationError,
 )
 
@@ -59,7 +61,9 @@ __all__ = [
     "SkillRepository",
     "SkillSummary",
     "StoreError",
+    "ToolCallError",
     "ToolRegistry",
+    "ToolResult",
     "ToolSpec",
     "ValidationError",
     "__version__",

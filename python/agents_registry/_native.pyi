@@ -17,6 +17,7 @@ __all__ = [
     "SkillRepository",
     "SkillSummary",
     "ToolRegistry",
+    "ToolResult",
     "ToolSpec",
     "__version__",
 ]
@@ -239,6 +240,21 @@ class DiscoveryResult:
     def to_dict(self) -> Dict[str, _JSON]: ...
 
 @final
+class ToolResult:
+    """What a tool call returned; a tool that ran and failed has `is_error` true."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def is_error(self) -> bool: ...
+    @property
+    def truncated(self) -> bool: ...
+    @property
+    def exit_code(self) -> Optional[int]: ...
+    @property
+    def structured(self) -> Optional[_JSON]: ...
+
+@final
 class SkillRepository:
     """A database URL, checked when made (`sqlite://PATH`, `sqlite::memory:`, `postgres://...`)."""
 
@@ -296,6 +312,16 @@ class SkillRegistryService:
     ) -> SkillCapabilitySummary: ...
     def tools(self, name: str) -> Tuple[List[ResolvedToolEntry], SkillCapabilitySummary]: ...
     def validate_plan(self, plan: Union[Mapping[str, _JSON], Sequence[str]]) -> List[str]: ...
+    def call_tool(
+        self,
+        skill: Optional[str],
+        tool: str,
+        arguments: Optional[Mapping[str, _JSON]] = None,
+        *,
+        roots: Optional[Sequence[_PathArg]] = None,
+        approve: Optional[bool] = None,
+        audit_file: Optional[_PathArg] = None,
+    ) -> ToolResult: ...
 
 @final
 class SkillRegistry(SkillRegistryService):

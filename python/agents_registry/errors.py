@@ -21,6 +21,7 @@ __all__ = [
     "RegistryWarning",
     "SkillNotFoundError",
     "StoreError",
+    "ToolCallError",
     "ValidationError",
 ]
 
@@ -91,6 +92,16 @@ class DiscoveryConflictError(RegistryError, ValueError):
 
 class StoreError(RegistryError):
     """The database refused or failed (I/O, connection, schema, a concurrent change, ...)."""
+
+
+class ToolCallError(RegistryError):
+    """A tool call was refused before it ran or could not finish.
+
+    `rule` names the rule that refused it (`read-only`, `approval-required`,
+    `beneath-root`, ...) when one did.
+    """
+
+    rule: Optional[str] = None
 
 
 class ConfigError(RegistryError):

@@ -26,6 +26,7 @@ pub(crate) enum Class {
     DiscoveryConflict,
     Store,
     Config,
+    ToolCall,
 }
 
 impl Class {
@@ -41,6 +42,7 @@ impl Class {
             Self::DiscoveryConflict => "DiscoveryConflictError",
             Self::Store => "StoreError",
             Self::Config => "ConfigError",
+            Self::ToolCall => "ToolCallError",
         }
     }
 }
@@ -72,7 +74,7 @@ impl Failure {
         }
     }
 
-    fn with(mut self, name: &'static str, attr: Attr) -> Self {
+    pub(crate) fn with(mut self, name: &'static str, attr: Attr) -> Self {
         self.attrs.push((name, attr));
         self
     }

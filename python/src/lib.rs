@@ -4,6 +4,7 @@
 //! (`python/agents_registry/`) holds the exceptions, the type stubs and the
 //! re-exports.
 
+mod call;
 mod convert;
 mod error;
 mod model;
@@ -33,5 +34,6 @@ fn agents_registry_native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<service::PyToolRegistry>()?;
     module.add_class::<service::PyService>()?;
     module.add_class::<service::PySkillRegistry>()?;
+    module.add_class::<call::PyToolResult>()?;
     Ok(())
 }

@@ -205,12 +205,12 @@ fn tool_from_json(value: &Value) -> Outcome<agents_core::ToolSpec> {
 /// A service and the runtime it runs on. The service is dropped inside the
 /// runtime (a database pool may hand its connections back to it as it goes),
 /// then the runtime.
-struct Inner {
+pub(crate) struct Inner {
     service: Option<Service>,
     settings: Settings,
     /// The database, any password hidden.
     shown_url: String,
-    runtime: tokio::runtime::Runtime,
+    pub(crate) runtime: tokio::runtime::Runtime,
 }
 
 impl Drop for Inner {
@@ -527,7 +527,7 @@ impl PyService {
     }
 
     /// Runs `work` on the service's runtime with the interpreter let go of.
-    fn run<T: Send>(
+    pub(crate) fn run<T: Send>(
         &self,
         py: Python<'_>,
         work: impl FnOnce(&Inner, &Service) -> Outcome<T> + Send,
@@ -851,6 +851,31 @@ impl PyService {
         })?;
         warn_all(py, &report.warnings)?;
         Ok(report.errors)
+    }
+
+    /// Calls `tool` (a builtin such as `read_file`, or a custom or inline
+    /// tool with a `run`) with `arguments`, as `skill`'s entry when `skill`
+    /// is given (its overrides are the policy: timeout, read-only, audit,
+    /// approval, sandbox), inside `roots` (default: the current folder).
+    /// The same preparation, executor and policy as `agents tool call`;
+    /// `approve=True` approves an entry that needs approval.
+    #[pyo3(signature = (skill, tool, arguments = None, *, roots = None, approve = None, audit_file = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn call_tool(
+        &self,
+        py: Python<'_>,
+        skill: &Bound<'_, PyAny>,
+        tool: &Bound<'_, PyAny>,
+        arguments: Option<&Bound<'_, PyAny>>,
+        roots: Option<&Bound<'_, PyAny>>,
+        approve: Option<&Bound<'_, PyAny>>,
+        audit_file: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<crate::call::PyToolResult> {
+        let args = raise(
+            py,
+            crate::call::call_args(skill, tool, arguments, roots, approve, audit_file),
+        )?;
+        self.call_one(py, args)
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {
