@@ -140,19 +140,9 @@ impl PyService {
             let mut context = prepared.context;
             // Python has no terminal to ask on: `approve=True` is the answer.
             context.approved = args.approve;
-            let roots = if args.roots.is_empty() {
-                vec![std::env::current_dir().map_err(|err| {
-                    Failure::new(Class::Registry, "io", format!("the current folder: {err}"))
-                })?]
-            } else {
-                args.roots
-            };
-            let roots = Roots::new(roots)
+            let roots = Roots::given_or_current(&args.roots)
                 .map_err(|err| Failure::new(Class::Validation, "usage", err.to_string()))?;
-            let audit = args
-                .audit_file
-                .map(AuditLog::new)
-                .or_else(|| AuditLog::default_path().map(AuditLog::new));
+            let audit = AuditLog::given_or_default(args.audit_file);
             let output = inner
                 .runtime
                 .block_on(agents_tools::call(
@@ -169,7 +159,7 @@ impl PyService {
                 .policy
                 .not_enforced
                 .iter()
-                .map(|n| format!("override `{}` is not enforced: {}", n.key, n.reason))
+                .map(ToString::to_string)
                 .collect();
             Ok((output, not_enforced))
         })?;

@@ -43,6 +43,16 @@ pub struct NotEnforced {
     pub reason: String,
 }
 
+impl std::fmt::Display for NotEnforced {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "override `{}` is not enforced: {}",
+            self.key, self.reason
+        )
+    }
+}
+
 /// The policy one call runs under.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -211,6 +221,11 @@ impl AuditLog {
     pub fn default_path() -> Option<PathBuf> {
         let home = std::env::var_os("HOME").filter(|home| !home.is_empty())?;
         Some(Path::new(&home).join(".cleveragents").join("audit.jsonl"))
+    }
+
+    /// The log at `path` when one is given, else at [`default_path`](Self::default_path).
+    pub fn given_or_default(path: Option<PathBuf>) -> Option<Self> {
+        path.or_else(Self::default_path).map(Self::new)
     }
 
     pub fn path(&self) -> &Path {

@@ -99,6 +99,15 @@ impl Roots {
         Self::new([Path::new(".")])
     }
 
+    /// `dirs` as the roots, or the current directory when none is given.
+    pub fn given_or_current(dirs: &[PathBuf]) -> Result<Self, RootsError> {
+        if dirs.is_empty() {
+            Self::current_dir()
+        } else {
+            Self::new(dirs)
+        }
+    }
+
     /// No roots: every file, git and shell call is refused.
     pub fn none() -> Self {
         Self {

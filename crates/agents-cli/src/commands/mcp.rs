@@ -526,20 +526,12 @@ impl Local {
     /// The gateway's [`agents_gateway::LocalTools`]: the roots checked
     /// (each must be a directory) before anything is served.
     fn tools(&self) -> Result<agents_gateway::LocalTools, Failure> {
-        let roots = if self.roots.is_empty() {
-            agents_gateway::Roots::current_dir()
-        } else {
-            agents_gateway::Roots::new(&self.roots)
-        }
-        .map_err(|err| Failure::usage(format!("mcp serve: --root: {err}")))?;
-        let defaults = agents_gateway::LocalTools::default();
+        let roots = agents_gateway::Roots::given_or_current(&self.roots)
+            .map_err(|err| Failure::usage(format!("mcp serve: --root: {err}")))?;
         Ok(agents_gateway::LocalTools {
             executor: agents_gateway::Executor::new(roots, agents_gateway::Limits::default()),
             approve: self.approve.clone(),
-            audit_log: match &self.audit_file {
-                Some(path) => Some(agents_gateway::AuditLog::new(path)),
-                None => defaults.audit_log,
-            },
+            audit_log: agents_gateway::AuditLog::given_or_default(self.audit_file.clone()),
             audit_all: self.audit,
         })
     }

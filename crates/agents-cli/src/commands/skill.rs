@@ -1281,10 +1281,7 @@ fn policy_warnings(entries: &[ResolvedToolEntry]) -> Vec<String> {
         let name = agents_core::text::shorten(&entry.name, agents_core::text::MAX_ECHO_BYTES);
         let policy = agents_tools::CallPolicy::from_overrides(&entry.overrides);
         for key in &policy.not_enforced {
-            out.push(format!(
-                "`{name}`: override `{}` is not enforced: {}",
-                key.key, key.reason
-            ));
+            out.push(format!("`{name}`: {key}"));
         }
         let writes =
             entry.tool.as_ref().is_some_and(|tool| {

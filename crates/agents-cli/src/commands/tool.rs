@@ -181,21 +181,11 @@ async fn call(
     let (tool, policy, mut context) = (prepared.tool, prepared.policy, prepared.context);
     output::warn_all(
         ctx.format,
-        policy
-            .not_enforced
-            .iter()
-            .map(|n| format!("override `{}` is not enforced: {}", n.key, n.reason)),
+        policy.not_enforced.iter().map(ToString::to_string),
     );
     context.approved = approve || (policy.approval_required && ask_approval(tool.name(), &args)?);
-    let roots = if roots.is_empty() {
-        vec![std::env::current_dir().map_err(Failure::io)?]
-    } else {
-        roots
-    };
-    let roots = Roots::new(roots).map_err(|err| Failure::usage(err.to_string()))?;
-    let audit = audit_file
-        .map(AuditLog::new)
-        .or_else(|| AuditLog::default_path().map(AuditLog::new));
+    let roots = Roots::given_or_current(&roots).map_err(|err| Failure::usage(err.to_string()))?;
+    let audit = AuditLog::given_or_default(audit_file);
     let result = agents_tools::call(
         &Executor::new(roots, Limits::default()),
         tool,
