@@ -15,9 +15,9 @@
 // Library code returns errors; it does not panic on what it is given.
 #![deny(clippy::panic, clippy::indexing_slicing)]
 
-mod expand;
 mod file;
 mod import;
+mod path_vars;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -28,13 +28,13 @@ use indexmap::IndexMap;
 use serde::{Serialize, Serializer};
 use toml::Spanned;
 
-pub use expand::expand_path;
 pub use file::config_schema;
 use file::{FileConfig, PathList, located};
 pub use import::{
     ClientExport, ClientFormat, ImportReport, Provenance, export_mcp_servers, import_mcp_servers,
     prepare_import, read_config_text, write_config_text, write_import, write_output_file,
 };
+pub use path_vars::expand_path;
 
 /// One environment variable the program reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

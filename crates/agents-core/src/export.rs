@@ -373,7 +373,7 @@ fn provider_refuses(schema: &Value, format: ExportFormat) -> Option<String> {
 ///   has `taskSupport: "required"`): the gateway makes plain calls, which
 ///   such a server refuses;
 /// - its input schema expands to more than
-///   [`MAX_SCHEMA_EXPANSION`](crate::MAX_SCHEMA_EXPANSION) subschemas through
+///   [`MAX_FOLLOWED_SCHEMA_SIZE`](crate::MAX_FOLLOWED_SCHEMA_SIZE) subschemas through
 ///   its `$ref`s (a refresh refuses such a tool; one cached before that
 ///   check would make every argument check that long).
 pub fn gateway_cannot_call(tool: &ToolSpec) -> Option<String> {
@@ -392,7 +392,7 @@ pub fn gateway_cannot_call(tool: &ToolSpec) -> Option<String> {
     if !has_reference(schema) {
         return None;
     }
-    crate::expansion::schema_expansion(schema, crate::expansion::MAX_SCHEMA_EXPANSION)
+    crate::schema_size::followed_schema_size(schema, crate::schema_size::MAX_FOLLOWED_SCHEMA_SIZE)
         .err()
         .map(|message| format!("its input schema {message}"))
 }
@@ -742,7 +742,7 @@ mod tests {
         optional.set_meta(Meta::Execution, json!({"taskSupport": "optional"}));
         // Cached before refreshes checked the expansion: registered as such.
         let mut chain = mcp("chain");
-        chain.input_schema = Some(crate::expansion::tests::any_of_chain(40));
+        chain.input_schema = Some(crate::schema_size::tests::any_of_chain(40));
         let mut tools = ToolRegistry::new();
         let mut skill = Skill::new(SkillName::new("x/root").unwrap());
         for spec in [task, optional, chain, mcp("plain")] {

@@ -9,7 +9,6 @@
 // Library code returns errors; it does not panic on what it is given.
 #![deny(clippy::panic, clippy::indexing_slicing)]
 
-mod expansion;
 mod export;
 mod graph;
 mod lock;
@@ -19,6 +18,7 @@ mod prompt;
 pub mod redact;
 mod registry;
 mod resolve;
+mod schema_size;
 mod site;
 mod skill;
 pub mod strict;
@@ -28,9 +28,6 @@ mod tool;
 pub mod walk;
 mod warnings;
 
-pub use expansion::{
-    MAX_ARGUMENT_CHECK_STEPS, MAX_SCHEMA_EXPANSION, argument_check_steps, schema_expansion,
-};
 pub use export::{
     CapabilityFlags, EXPORT_NAME_MAX, Effective, ExportFormat, ExportedTools, LeftOut, META_NAME,
     effective, entry_export_names, export_names, export_tools, gateway_cannot_call,
@@ -38,10 +35,10 @@ pub use export::{
 };
 pub use graph::{GraphEdge, GraphNode, IncludeGraph, NodeKind, include_graph};
 pub use lock::{
-    AgentFiles, Change, ChangedEntry, FieldChange, LOCK_FIELDS, LOCK_VERSION, LockDiff, LockError,
-    LockedEntry, LockedSkill, Lockfile, ToolChange, agent_files_digest, canonical, canonicalize,
-    compare_tool_lists, diff_lock, entry_definition, listed_tool_fields, lock_entry, lock_skill,
-    sha256_digest,
+    AgentFiles, ChangedEntry, FieldChange, LOCK_FIELDS, LOCK_VERSION, ListingChange, LockDiff,
+    LockError, LockedEntry, LockedSkill, Lockfile, ToolChange, agent_files_digest, canonical,
+    canonicalize, compare_tool_lists, diff_lock, entry_definition, listed_tool_fields, lock_entry,
+    lock_skill, sha256_digest,
 };
 pub use name::{InvalidSkillName, SKILL_NAME_PATTERN, SkillName};
 pub use plan::{MAX_SHOWN, Plan, PlanReport, validate_plan};
@@ -51,6 +48,9 @@ pub use resolve::{
     Diagnosis, Explanation, IncludePath, MAX_OCCURRENCES, MAX_REPLACED, NON_OVERRIDABLE_FIELDS,
     Occurrence, OverrideLayer, OverrideOrigin, Resolution, ResolveError, ResolveWarning,
     ResolvedToolEntry, SkillMap, SkillResolver, SkillSource, ToolLookup, entry_names,
+};
+pub use schema_size::{
+    MAX_ARGUMENT_CHECK_STEPS, MAX_FOLLOWED_SCHEMA_SIZE, argument_check_steps, followed_schema_size,
 };
 pub use site::{FieldPath, FieldStep, Site};
 pub use skill::{

@@ -613,7 +613,7 @@ pub fn diff_lock(skill: &str, lock: &Lockfile, current: &LockedSkill) -> LockDif
 /// What happened to one tool between two listings of a server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Change {
+pub enum ListingChange {
     /// Listed now, not before.
     Added,
     /// Listed before, not now.
@@ -628,7 +628,7 @@ pub struct ToolChange {
     /// The tool as skills name it (`mcp:{server}/{tool}`).
     pub name: String,
     /// Added, removed or changed.
-    pub change: Change,
+    pub change: ListingChange,
     /// For `changed`: each differing field with its value before and after.
     pub fields: Vec<FieldChange>,
 }
@@ -689,7 +689,7 @@ pub fn compare_tool_lists(
         let Some(previous) = old.get(tool.name.as_str()) else {
             changes.push(ToolChange {
                 name: tool.name.clone(),
-                change: Change::Added,
+                change: ListingChange::Added,
                 fields: Vec::new(),
             });
             continue;
@@ -707,7 +707,7 @@ pub fn compare_tool_lists(
         if !fields.is_empty() {
             changes.push(ToolChange {
                 name: tool.name.clone(),
-                change: Change::Changed,
+                change: ListingChange::Changed,
                 fields,
             });
         }
@@ -716,7 +716,7 @@ pub fn compare_tool_lists(
         if !new.contains_key(tool.name.as_str()) {
             changes.push(ToolChange {
                 name: tool.name.clone(),
-                change: Change::Removed,
+                change: ListingChange::Removed,
                 fields: Vec::new(),
             });
         }

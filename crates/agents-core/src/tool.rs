@@ -533,7 +533,7 @@ pub fn validate_tool_name(name: &str) -> Result<(), InvalidTool> {
 /// without remote resolution). A schema that passes the meta-schema but
 /// cannot validate anything would fail only later, in whichever client
 /// tried to use it. And that it expands to at most
-/// [`MAX_SCHEMA_EXPANSION`](crate::MAX_SCHEMA_EXPANSION) subschemas through
+/// [`MAX_FOLLOWED_SCHEMA_SIZE`](crate::MAX_FOLLOWED_SCHEMA_SIZE) subschemas through
 /// its `$ref`s: checking a value against it costs as many steps.
 pub fn check_schema(schema: &Value) -> Result<(), String> {
     if !schema.is_object() {
@@ -549,7 +549,8 @@ pub fn check_schema(schema: &Value) -> Result<(), String> {
     };
     jsonschema::meta::validate(schema).map_err(|err| refused("not a valid JSON Schema", &err))?;
     jsonschema::validator_for(schema).map_err(|err| refused("not a usable JSON Schema", &err))?;
-    crate::expansion::schema_expansion(schema, crate::expansion::MAX_SCHEMA_EXPANSION).map(|_| ())
+    crate::schema_size::followed_schema_size(schema, crate::schema_size::MAX_FOLLOWED_SCHEMA_SIZE)
+        .map(|_| ())
 }
 
 /// What kind of JSON value `value` is, for a message (`a string`, `an array`).
@@ -601,14 +602,14 @@ mod tests {
     fn a_schema_that_expands_exponentially_is_refused() {
         // Valid and a few KB, but 2^40 subschemas once its `$ref`s are
         // followed: checking one wrong argument never ended.
-        let chain = crate::expansion::tests::any_of_chain(40);
+        let chain = crate::schema_size::tests::any_of_chain(40);
         assert!(chain.to_string().len() < 8192);
         let message = super::check_schema(&chain).unwrap_err();
         assert!(
             message.starts_with("expands to more than 100000 subschemas through its `$ref`s"),
             "{message}"
         );
-        assert!(super::check_schema(&crate::expansion::tests::any_of_chain(8)).is_ok());
+        assert!(super::check_schema(&crate::schema_size::tests::any_of_chain(8)).is_ok());
     }
 
     #[test]

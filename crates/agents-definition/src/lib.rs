@@ -14,9 +14,9 @@
 // Library code returns errors; it does not panic on what it is given.
 #![deny(clippy::panic, clippy::indexing_slicing)]
 
+mod alias_budget;
 mod emit;
 mod error;
-mod expansion;
 mod export;
 mod limits;
 mod locate;
@@ -58,7 +58,7 @@ where
     // first document: libyaml took it as content and refused the next line.
     // Lines and columns then count as an editor shows them.
     let text = agents_core::text::without_bom(text);
-    let walk = expansion::walk_for(text.len());
+    let walk = alias_budget::walk_for(text.len());
     // The walk's own refusals end the parse at once. Any other error (a
     // syntax error, or a value its tag does not fit, such as `!!int abc`)
     // ends the walk, so the documents after it are unchecked: the typed

@@ -47,7 +47,6 @@
 
 mod digest;
 mod error;
-mod expand;
 mod http;
 pub mod launch;
 mod list;
@@ -56,6 +55,7 @@ mod process;
 mod session;
 mod source;
 mod stdio;
+mod substitute;
 mod upstream;
 
 use std::fmt;
@@ -66,10 +66,10 @@ use agents_core::{McpSource, Meta, ToolSpec};
 
 pub use digest::{short_digest, spec_digest};
 pub use error::McpError;
-pub use expand::{VarError, expand_vars};
 pub use launch::{LaunchError, Launcher, exec_server};
 pub use orphans::{adopt_orphans, stop_adopted};
 pub use session::{ProgressSink, ToolsChanged};
+pub use substitute::{VarError, substitute_vars};
 pub use upstream::{Caller, Upstream, connect};
 
 /// Variables a stdio server inherits from this process (when set), as the

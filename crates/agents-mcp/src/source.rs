@@ -6,7 +6,7 @@ use std::time::Duration;
 use agents_core::McpSource;
 
 use crate::error::McpError;
-use crate::expand::{VarError, expand_vars};
+use crate::substitute::{VarError, substitute_vars};
 use crate::{EnvLookup, FetchOptions};
 
 #[derive(Debug)]
@@ -144,7 +144,7 @@ fn expand(
 ) -> Result<String, McpError> {
     let field = format!("{table}.{key}");
     let looked_up = std::cell::RefCell::new(Vec::new());
-    let expanded = expand_vars(value, &|name: &str| {
+    let expanded = substitute_vars(value, &|name: &str| {
         let found = env(name);
         looked_up.borrow_mut().extend(found.clone());
         found
@@ -182,7 +182,7 @@ mod tests {
     fn a_variable_error_keeps_its_kind_in_the_launch_spec() {
         let env: EnvLookup = std::sync::Arc::new(|_: &str| None);
         for value in ["${UNSET}", "${1A}"] {
-            let raw = expand_vars(value, &|name: &str| env(name)).unwrap_err();
+            let raw = substitute_vars(value, &|name: &str| env(name)).unwrap_err();
             let err = expand("srv", ("env", "X"), value, &env, &mut Vec::new()).unwrap_err();
             assert_eq!(raw.kind(), err.kind(), "{value}: {err}");
         }

@@ -72,9 +72,9 @@ impl McpRefresh {
             .map(|change| {
                 let fields: Vec<String> = change.fields.iter().map(|f| f.field.clone()).collect();
                 let what = match change.change {
-                    agents_core::Change::Added => "added".to_owned(),
-                    agents_core::Change::Removed => "removed".to_owned(),
-                    agents_core::Change::Changed => format!("{} changed", fields.join(", ")),
+                    agents_core::ListingChange::Added => "added".to_owned(),
+                    agents_core::ListingChange::Removed => "removed".to_owned(),
+                    agents_core::ListingChange::Changed => format!("{} changed", fields.join(", ")),
                 };
                 DriftWarning {
                     message: format!("{}: {what} since {since}", change.name),
@@ -105,7 +105,7 @@ pub struct DriftWarning {
     /// The tool as skills name it (`mcp:SERVER/TOOL`).
     pub tool: String,
     /// Added, removed or changed.
-    pub change: agents_core::Change,
+    pub change: agents_core::ListingChange,
     /// For a changed tool, the fields that changed.
     pub fields: Vec<String>,
     /// When the replaced cache had been fetched.

@@ -194,13 +194,13 @@ async fn tool_diff(ctx: &Context, server: &str) -> Result<ExitCode, Failure> {
         );
         for change in &diff.changes {
             match change.change {
-                agents_core::Change::Added => {
+                agents_core::ListingChange::Added => {
                     let _ = writeln!(text, "  added   {}", change.name);
                 }
-                agents_core::Change::Removed => {
+                agents_core::ListingChange::Removed => {
                     let _ = writeln!(text, "  removed {}", change.name);
                 }
-                agents_core::Change::Changed => {
+                agents_core::ListingChange::Changed => {
                     let _ = writeln!(text, "  changed {}", change.name);
                     for field in &change.fields {
                         let _ = writeln!(text, "    {}:", field.field);

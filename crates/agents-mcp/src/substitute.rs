@@ -41,7 +41,7 @@ impl VarError {
 /// is. An unset variable without a default or a malformed reference is an
 /// error: a secret silently replaced by nothing would fail later and far less
 /// clearly.
-pub fn expand_vars(
+pub fn substitute_vars(
     text: &str,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<String, VarError> {
@@ -128,49 +128,49 @@ mod tests {
     #[test]
     fn expands_references_and_keeps_other_text() {
         assert_eq!(
-            expand_vars("Bearer ${TOKEN}", &env).unwrap(),
+            substitute_vars("Bearer ${TOKEN}", &env).unwrap(),
             "Bearer s3cr3t"
         );
         assert_eq!(
-            expand_vars("${TOKEN}${TOKEN}", &env).unwrap(),
+            substitute_vars("${TOKEN}${TOKEN}", &env).unwrap(),
             "s3cr3ts3cr3t"
         );
-        assert_eq!(expand_vars("a${EMPTY}b", &env).unwrap(), "ab");
-        assert_eq!(expand_vars("cost: $5 $", &env).unwrap(), "cost: $5 $");
+        assert_eq!(substitute_vars("a${EMPTY}b", &env).unwrap(), "ab");
+        assert_eq!(substitute_vars("cost: $5 $", &env).unwrap(), "cost: $5 $");
         assert_eq!(
-            expand_vars("$${TOKEN} is literal", &env).unwrap(),
+            substitute_vars("$${TOKEN} is literal", &env).unwrap(),
             "${TOKEN} is literal"
         );
         assert_eq!(
-            expand_vars("héllo ${TOKEN} wörld", &env).unwrap(),
+            substitute_vars("héllo ${TOKEN} wörld", &env).unwrap(),
             "héllo s3cr3t wörld"
         );
-        assert_eq!(expand_vars("", &env).unwrap(), "");
+        assert_eq!(substitute_vars("", &env).unwrap(), "");
     }
 
     #[test]
     fn missing_and_malformed_references_are_errors() {
         assert_eq!(
-            expand_vars("x ${NOPE} y", &env).unwrap_err(),
+            substitute_vars("x ${NOPE} y", &env).unwrap_err(),
             VarError::Missing {
                 name: "NOPE".into()
             }
         );
-        let err = expand_vars("ab${TOKEN", &env).unwrap_err();
+        let err = substitute_vars("ab${TOKEN", &env).unwrap_err();
         assert!(
             matches!(err, VarError::Malformed { offset: 2, .. }),
             "{err:?}"
         );
         assert!(matches!(
-            expand_vars("${}", &env),
+            substitute_vars("${}", &env),
             Err(VarError::Malformed { .. })
         ));
         assert!(matches!(
-            expand_vars("${1A}", &env),
+            substitute_vars("${1A}", &env),
             Err(VarError::Malformed { .. })
         ));
         assert!(matches!(
-            expand_vars("${A-B}", &env),
+            substitute_vars("${A-B}", &env),
             Err(VarError::Malformed { .. })
         ));
     }
@@ -180,22 +180,25 @@ mod tests {
     /// added it.
     #[test]
     fn a_default_is_used_when_the_variable_is_unset_or_empty() {
-        assert_eq!(expand_vars("${TOKEN:-fallback}", &env).unwrap(), "s3cr3t");
         assert_eq!(
-            expand_vars("${NOPE:-fall back}", &env).unwrap(),
+            substitute_vars("${TOKEN:-fallback}", &env).unwrap(),
+            "s3cr3t"
+        );
+        assert_eq!(
+            substitute_vars("${NOPE:-fall back}", &env).unwrap(),
             "fall back"
         );
-        assert_eq!(expand_vars("${EMPTY:-x}", &env).unwrap(), "x");
-        assert_eq!(expand_vars("${A_B:-}/y", &env).unwrap(), "/y");
+        assert_eq!(substitute_vars("${EMPTY:-x}", &env).unwrap(), "x");
+        assert_eq!(substitute_vars("${A_B:-}/y", &env).unwrap(), "/y");
         assert_eq!(
-            expand_vars("a ${NOPE:-b:c-d$e} f", &env).unwrap(),
+            substitute_vars("a ${NOPE:-b:c-d$e} f", &env).unwrap(),
             "a b:c-d$e f"
         );
-        assert_eq!(expand_vars("$${NOPE:-x}", &env).unwrap(), "${NOPE:-x}");
+        assert_eq!(substitute_vars("$${NOPE:-x}", &env).unwrap(), "${NOPE:-x}");
         for malformed in ["${:-x}", "${1A:-x}", "${A-B:-x}", "${NOPE:-${TOKEN}}"] {
             assert!(
                 matches!(
-                    expand_vars(malformed, &env),
+                    substitute_vars(malformed, &env),
                     Err(VarError::Malformed { .. })
                 ),
                 "{malformed}"
@@ -203,11 +206,11 @@ mod tests {
         }
         // `:` alone or `-` alone is no default.
         assert!(matches!(
-            expand_vars("${NOPE:x}", &env),
+            substitute_vars("${NOPE:x}", &env),
             Err(VarError::Malformed { .. })
         ));
         assert!(matches!(
-            expand_vars("${NOPE-x}", &env),
+            substitute_vars("${NOPE-x}", &env),
             Err(VarError::Malformed { .. })
         ));
     }
@@ -215,12 +218,12 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn text_without_dollars_is_unchanged(text in "[^$]*") {
-            proptest::prop_assert_eq!(expand_vars(&text, &env).unwrap(), text);
+            proptest::prop_assert_eq!(substitute_vars(&text, &env).unwrap(), text);
         }
 
         #[test]
         fn never_panics(text in ".*") {
-            let _ = expand_vars(&text, &env);
+            let _ = substitute_vars(&text, &env);
         }
     }
 }

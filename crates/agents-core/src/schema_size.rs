@@ -17,7 +17,7 @@ use serde_json::Value;
 /// The most subschemas (JSON objects) a schema may expand to through its
 /// `$ref`s. Real tool schemas have hundreds; a schema at the bound costs a
 /// validator tens of milliseconds to refuse a wrong argument against.
-pub const MAX_SCHEMA_EXPANSION: usize = 100_000;
+pub const MAX_FOLLOWED_SCHEMA_SIZE: usize = 100_000;
 
 /// The keywords whose string value names another schema.
 const REFERENCES: [&str; 3] = ["$ref", "$dynamicRef", "$recursiveRef"];
@@ -135,7 +135,7 @@ fn address(value: &Value) -> usize {
 /// (`const`, `enum`, `default`, `examples`) not at all; an object under any
 /// other keyword counts as a schema. A reference that does not resolve counts
 /// as nothing (jsonschema refuses such a schema before this is asked).
-pub fn schema_expansion(schema: &Value, limit: usize) -> Result<usize, String> {
+pub fn followed_schema_size(schema: &Value, limit: usize) -> Result<usize, String> {
     let (registry, draft, base_uri) = registry_of(schema)?;
     let root = (schema, Kind::Schema, registry.resolver(base_uri));
     unfolded_size(
@@ -161,7 +161,7 @@ pub fn schema_expansion(schema: &Value, limit: usize) -> Result<usize, String> {
 /// each time it reaches it: a recursive schema that tries two branches at
 /// each level of the value (`{"anyOf": [{"properties": {"c": {"$ref":
 /// "#"}}}, …]}`) costs 2^depth steps for a value nested `depth` deep,
-/// although [`schema_expansion`] counts its recursion once. An upper bound:
+/// although [`followed_schema_size`] counts its recursion once. An upper bound:
 /// every branch is counted, whether the value matches it or not, and a
 /// `patternProperties` or `additionalProperties` subschema for every member.
 pub fn argument_check_steps(
@@ -381,7 +381,7 @@ pub(crate) mod tests {
 
     #[test]
     fn counts_objects_with_references_followed() {
-        assert_eq!(schema_expansion(&json!({"type": "object"}), 10), Ok(1));
+        assert_eq!(followed_schema_size(&json!({"type": "object"}), 10), Ok(1));
         let schema = json!({
             "type": "object",
             "properties": {"a": {"$ref": "#/$defs/s"}, "b": {"$ref": "#/$defs/s"}},
@@ -389,19 +389,19 @@ pub(crate) mod tests {
         });
         // The root, then `a` and `b` (each itself, and `s` with its property
         // `x`); `properties` is no schema, `$defs` counts where referred to.
-        assert_eq!(schema_expansion(&schema, 100), Ok(1 + 3 + 3));
-        assert!(schema_expansion(&schema, 6).is_err());
+        assert_eq!(followed_schema_size(&schema, 100), Ok(1 + 3 + 3));
+        assert!(followed_schema_size(&schema, 6).is_err());
         // A property may be called like a keyword.
         let named = json!({"properties": {"$defs": {"$ref": "#/$defs/s"}, "enum": {}},
                            "$defs": {"s": {"type": "string"}}});
-        assert_eq!(schema_expansion(&named, 100), Ok(1 + 2 + 1));
+        assert_eq!(followed_schema_size(&named, 100), Ok(1 + 2 + 1));
     }
 
     #[test]
     fn a_chain_of_any_of_through_defs_is_refused_fast() {
-        assert!(schema_expansion(&any_of_chain(8), MAX_SCHEMA_EXPANSION).is_ok());
+        assert!(followed_schema_size(&any_of_chain(8), MAX_FOLLOWED_SCHEMA_SIZE).is_ok());
         // 2^60 if expanded: counted in one pass over the 60 definitions.
-        let err = schema_expansion(&any_of_chain(60), MAX_SCHEMA_EXPANSION).unwrap_err();
+        let err = followed_schema_size(&any_of_chain(60), MAX_FOLLOWED_SCHEMA_SIZE).unwrap_err();
         assert!(
             err.starts_with("expands to more than 100000 subschemas"),
             "{err}"
@@ -419,7 +419,7 @@ pub(crate) mod tests {
             },
             "$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}}}}
         });
-        let size = schema_expansion(&tree, MAX_SCHEMA_EXPANSION).unwrap();
+        let size = followed_schema_size(&tree, MAX_FOLLOWED_SCHEMA_SIZE).unwrap();
         assert!(size < 20, "{size}");
     }
 
@@ -445,7 +445,7 @@ pub(crate) mod tests {
         }
         let schema = json!({"$defs": defs, "properties": {"p": {"$ref": "urn:d39"}}});
         assert!(jsonschema::validator_for(&schema).is_ok());
-        let err = schema_expansion(&schema, MAX_SCHEMA_EXPANSION).unwrap_err();
+        let err = followed_schema_size(&schema, MAX_FOLLOWED_SCHEMA_SIZE).unwrap_err();
         assert!(err.starts_with("expands to more than"), "{err}");
     }
 
@@ -466,7 +466,7 @@ pub(crate) mod tests {
             {"type": "object", "properties": {"c": {"$ref": "#/$defs/n"}}},
             {"type": "object", "properties": {"c": {"$ref": "#/$defs/n"}}, "required": ["x"]}
         ]}}, "type": "object", "properties": {"p": {"$ref": "#/$defs/n"}}});
-        assert!(schema_expansion(&branching, 100).is_ok());
+        assert!(followed_schema_size(&branching, 100).is_ok());
         let shallow = json!({ "p": nested(4) });
         assert!(argument_check_steps(&branching, &shallow, MAX_ARGUMENT_CHECK_STEPS).is_ok());
         let deep = json!({ "p": nested(60) });
@@ -510,6 +510,9 @@ pub(crate) mod tests {
         }
         defs.insert("d20000".into(), json!({"type": "string"}));
         let schema = json!({"$defs": defs, "$ref": "#/$defs/d0"});
-        assert_eq!(schema_expansion(&schema, 1_000_000), Ok(1 + 20_000 * 2 + 1));
+        assert_eq!(
+            followed_schema_size(&schema, 1_000_000),
+            Ok(1 + 20_000 * 2 + 1)
+        );
     }
 }
