@@ -7,7 +7,8 @@
 //!
 //! `agents-bench service-tools ...` times the registry service's `tools`
 //! call in process instead (see [`service`]); `agents-bench disclosure ...`
-//! measures progressive disclosure (see [`disclosure`]).
+//! measures progressive disclosure (see [`disclosure`]); `agents-bench relay
+//! -- CMD` is the floor of a stdio proxy (see [`relay`]).
 
 #![allow(
     clippy::indexing_slicing,
@@ -16,6 +17,7 @@
 
 mod builtin;
 mod disclosure;
+mod relay;
 mod service;
 
 use std::io::Write;
@@ -215,6 +217,11 @@ fn run(options: &Options) -> Result<Value, String> {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some((mode, rest)) = args.split_first()
+        && mode == "relay"
+    {
+        return relay::run(rest);
+    }
     let result = match args.split_first() {
         Some((mode, rest)) if mode == "service-tools" => service::run(rest),
         Some((mode, rest)) if mode == "disclosure" => disclosure::run(rest),
