@@ -597,7 +597,7 @@ mod tests {
     use super::*;
     use std::path::Path;
 
-    fn skill(dir: &Path) -> ServedSkill {
+    pub(crate) fn skill(dir: &Path) -> ServedSkill {
         ServedSkill {
             name: "notes".into(),
             description: "Take notes".into(),

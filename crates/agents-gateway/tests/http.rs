@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use agents_gateway::{BearerToken, Gateway, HttpAccess, Plan};
+use agents_gateway::{BearerToken, Gateway, HttpAccess, Serving};
 use serde_json::{Value, json};
 
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
@@ -29,7 +29,7 @@ fn gateway(token: Option<&str>) -> (tokio::runtime::Runtime, SocketAddr) {
         None => HttpAccess::Open,
     };
     let addr = runtime.block_on(async {
-        let gateway = Gateway::new(Plan::default(), agents_registry::FetchOptions::default());
+        let gateway = Gateway::new(Serving::default(), agents_registry::FetchOptions::default());
         let server = gateway
             .bind_http("127.0.0.1:0".parse().unwrap(), access)
             .await

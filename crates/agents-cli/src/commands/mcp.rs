@@ -597,7 +597,7 @@ async fn serve(
             None => (ctx.service.serve_set(&names).await?, None),
         },
     };
-    let plan = agents_gateway::plan(&set, options.timeout);
+    let plan = agents_gateway::Serving::decide(&set, options.timeout);
     output::warn_all(ctx.format, plan.warnings.iter().map(String::as_str));
     let left_out: Vec<String> = plan
         .left_out

@@ -616,7 +616,7 @@ async fn served_tools(
         }
         None => ctx.service.serve_set(&names).await?,
     };
-    let plan = agents_gateway::plan(&set, super::mcp::fetch_options(ctx).timeout);
+    let plan = agents_gateway::Serving::decide(&set, super::mcp::fetch_options(ctx).timeout);
     output::warn_all(ctx.format, plan.warnings.iter().map(String::as_str));
     output::warn_all(
         ctx.format,
