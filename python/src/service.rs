@@ -19,7 +19,7 @@ use agents_registry::{
     ConflictStrategy, DiscoveryScope, SkillRegistryService, TrustStore, builtin_registry,
     process_identity,
 };
-use agents_store::{AnyStore, DatabaseUrl};
+use agents_store::{DatabaseUrl, Store};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use serde_json::Value;
@@ -33,7 +33,7 @@ use crate::model::{
     PyToolSpec, YAML_LABEL, dict_json, dict_yaml, skill_from_json,
 };
 
-type Service = SkillRegistryService<AnyStore>;
+type Service = SkillRegistryService;
 
 /// A database URL, checked when made: what the specification's
 /// `SkillRepository(session_factory)` becomes here.
@@ -301,9 +301,9 @@ fn open(
         })?;
     let store = runtime.block_on(async {
         if default {
-            agents_store::create(&url).await
+            Store::create(&url).await
         } else {
-            agents_store::open(&url).await
+            Store::open(&url).await
         }
     })?;
     // A private in-memory registry keeps nothing of this user's: no scope

@@ -34,7 +34,7 @@ pub fn run(args: &[String]) -> Result<Value, String> {
     let url = DatabaseUrl::parse(&options.url).map_err(|err| err.to_string())?;
     let home = std::env::home_dir().ok_or("cannot find the home directory")?;
     let store = runtime
-        .block_on(agents_store::open(&url))
+        .block_on(agents_store::Store::open(&url))
         .map_err(|err| err.to_string())?;
     let scope = DiscoveryScope::load_or_create(&DiscoveryScope::default_path(&home))
         .map_err(|err| err.to_string())?;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use agents_config::{CliOverrides, Settings};
 use agents_registry::{DiscoveryScope, SkillRegistryService, TrustStore, builtin_registry};
-use agents_store::{AnyStore, DatabaseUrl, SqliteStore, StoreError};
+use agents_store::{DatabaseUrl, Store, StoreError};
 
 use crate::cli::{Format, GlobalArgs};
 use crate::output::Failure;
@@ -13,7 +13,7 @@ use crate::output::Failure;
 pub struct Context {
     pub format: Format,
     pub settings: Settings,
-    pub service: SkillRegistryService<AnyStore>,
+    pub service: SkillRegistryService,
 }
 
 pub fn home_dir() -> Result<PathBuf, Failure> {
@@ -83,13 +83,13 @@ impl Context {
         let default = *origin == agents_config::Origin::Default;
         let mut missing = false;
         let store = match access {
-            Access::Init => agents_store::create(&url).await?,
-            Access::Write if default => agents_store::create(&url).await?,
-            Access::Write => agents_store::open(&url).await?,
-            Access::Read => match agents_store::open_existing(&url).await {
+            Access::Init => Store::create(&url).await?,
+            Access::Write if default => Store::create(&url).await?,
+            Access::Write => Store::open(&url).await?,
+            Access::Read => match Store::open_existing(&url).await {
                 Err(StoreError::MissingDatabase(path)) if default => {
                     missing = true;
-                    AnyStore::Sqlite(SqliteStore::missing(&path).await?)
+                    Store::missing(&path).await?
                 }
                 Err(err @ StoreError::MissingDatabase(_)) => {
                     return Err(from_setting(Failure::from(err)));

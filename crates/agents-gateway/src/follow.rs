@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use agents_core::{LockDiff, Lockfile, SkillName};
-use agents_registry::{McpDefinition, McpRefresh, ServeSet, SkillRegistryService, Store};
+use agents_registry::{McpDefinition, McpRefresh, ServeSet, SkillRegistryService};
 use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 
 use crate::{Gateway, ServedTool, Serving, lock};
@@ -53,9 +53,9 @@ pub const POLL_EVERY: Duration = Duration::from_secs(1);
 /// What to re-resolve when the registry changes: the service and the skill
 /// names being served.
 #[derive(Debug)]
-pub struct Follow<'a, S> {
+pub struct Follow<'a> {
     /// The registry.
-    pub service: &'a SkillRegistryService<S>,
+    pub service: &'a SkillRegistryService,
     /// The skills served.
     pub names: &'a [SkillName],
 }
@@ -111,7 +111,7 @@ impl Gateway {
     /// that differs from it is not served: the served set that last matched stays
     /// (less the tools of servers no longer trusted), the difference is
     /// logged once, and calls of the entries that differ are refused.
-    pub async fn reload<S: Store>(&self, follow: &Follow<'_, S>) {
+    pub async fn reload(&self, follow: &Follow<'_>) {
         let resolved = match &self.shared.locked {
             Some(locked) => {
                 follow
@@ -237,7 +237,7 @@ impl Gateway {
     /// Follows the registry forever (see the crate docs): polls the change
     /// stamp every [`POLL_EVERY`] and reloads when it moved or an upstream
     /// said its tools changed (refreshing that server's cache first).
-    pub async fn follow<S: Store>(&self, follow: &Follow<'_, S>) {
+    pub async fn follow(&self, follow: &Follow<'_>) {
         // No stamp yet: the first tick resolves once more, so a change made
         // between the first resolution and now is not missed.
         let mut last: Option<String> = None;
@@ -309,7 +309,7 @@ impl Gateway {
     /// own session (a fresh process might not have the tools this one
     /// added), and stores them as its cache; the next stamp check then
     /// resolves again. Without a live session it is fetched like `mcp refresh`.
-    async fn refresh_upstream<S: Store>(&self, follow: &Follow<'_, S>, definition: &McpDefinition) {
+    async fn refresh_upstream(&self, follow: &Follow<'_>, definition: &McpDefinition) {
         let slot = self
             .shared
             .upstreams

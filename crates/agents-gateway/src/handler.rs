@@ -17,8 +17,6 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext};
 use serde_json::{Value, json};
 
-use agents_registry::Store;
-
 use crate::serving::instructions;
 use crate::{Follow, Gateway, GatewayError, SkillFileError, lock, skills, stdio};
 
@@ -290,10 +288,7 @@ impl Gateway {
     /// Serves one client over stdin/stdout until it disconnects, following
     /// the registry meanwhile when `follow` is given, then stops every
     /// upstream.
-    pub async fn serve_stdio<S: Store>(
-        &self,
-        follow: Option<Follow<'_, S>>,
-    ) -> Result<(), GatewayError> {
+    pub async fn serve_stdio(&self, follow: Option<Follow<'_>>) -> Result<(), GatewayError> {
         use rmcp::ServiceExt;
         let running = self
             .clone()
@@ -308,7 +303,7 @@ impl Gateway {
         Ok(())
     }
 
-    pub(crate) async fn follow_or_wait<S: Store>(&self, follow: Option<&Follow<'_, S>>) {
+    pub(crate) async fn follow_or_wait(&self, follow: Option<&Follow<'_>>) {
         match follow {
             Some(follow) => self.follow(follow).await,
             None => std::future::pending().await,

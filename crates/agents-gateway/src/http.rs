@@ -41,8 +41,6 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use agents_registry::Store;
-
 use crate::{Follow, Gateway, GatewayError};
 
 /// The endpoint path.
@@ -234,7 +232,7 @@ impl HttpServer {
     /// Serves until the future is dropped (the CLI drops it on a signal; the
     /// gateway's upstream guards then stop their servers), following the
     /// registry meanwhile when `follow` is given.
-    pub async fn run<S: Store>(self, follow: Option<Follow<'_, S>>) {
+    pub async fn run(self, follow: Option<Follow<'_>>) {
         let gateway = self.gateway.clone();
         tokio::select! {
             () = self.accept() => {}

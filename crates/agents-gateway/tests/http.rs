@@ -35,7 +35,7 @@ fn gateway(token: Option<&str>) -> (tokio::runtime::Runtime, SocketAddr) {
             .await
             .unwrap();
         let addr = server.local_addr();
-        tokio::spawn(server.run::<agents_store::AnyStore>(None));
+        tokio::spawn(server.run(None));
         addr
     });
     (runtime, addr)

@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use agents_core::{Include, Skill, SkillItem, SkillName, SkillResolver, ToolRegistry};
 use agents_registry::{SkillRegistryService, builtin_tools};
-use agents_store::{AnyStore, DatabaseUrl, Store};
+use agents_store::{DatabaseUrl, Store};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn name(s: &str) -> SkillName {
@@ -76,8 +76,8 @@ fn builtins() -> ToolRegistry {
     registry
 }
 
-async fn service(url: &DatabaseUrl) -> SkillRegistryService<AnyStore> {
-    let store = agents_store::open(url).await.unwrap();
+async fn service(url: &DatabaseUrl) -> SkillRegistryService {
+    let store = Store::open(url).await.unwrap();
     SkillRegistryService::new(store, std::env::temp_dir()).with_builtins(builtins())
 }
 

@@ -3,7 +3,6 @@
 //! user trusts what it would start.
 
 use agents_core::{SkillName, ToolSource, ToolSpec};
-use agents_store::Store;
 use agents_tools::{Builtin, CallContext, CallPolicy, Callable, RunTool};
 
 use crate::SkillRegistryService;
@@ -36,7 +35,7 @@ pub struct RunReview {
     pub trusted: bool,
 }
 
-impl<S: Store> SkillRegistryService<S> {
+impl SkillRegistryService {
     /// Prepares a call of `name`: a builtin (`read_file` or
     /// `builtin/read_file`), or a custom or inline tool with a `run`. With
     /// `skill`, the tool is looked up in the skill's resolved set (an inline

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use agents_core::{Meta, ToolSource, ToolSpec};
 use agents_discovery::{ConflictStrategy, DiscoveryResult, ExistingTool};
-use agents_store::{Store, ToolGroup};
+use agents_store::ToolGroup;
 use serde::Serialize;
 
 use crate::error::ServiceError;
@@ -87,7 +87,7 @@ impl ScopeChanges {
     }
 }
 
-impl<S: Store> SkillRegistryService<S> {
+impl SkillRegistryService {
     /// Scans `paths` and registers what it finds next to what is there:
     /// previously discovered agent skills (of this scope) count as existing
     /// tools and are kept.

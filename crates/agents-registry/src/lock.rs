@@ -9,7 +9,6 @@ use agents_core::{
     AgentFiles, LockDiff, LockedSkill, Lockfile, Meta, ResolvedToolEntry, SkillName, ToolSource,
     diff_lock, lock_skill,
 };
-use agents_store::Store;
 
 use crate::error::ServiceError;
 use crate::service::{ServeSet, SkillRegistryService, ToolSet};
@@ -50,7 +49,7 @@ fn lock_entries(entries: &[ResolvedToolEntry]) -> Result<LockedSkill, ServiceErr
     Ok(lock_skill(entries, &agent_files(entries)?))
 }
 
-impl<S: Store> SkillRegistryService<S> {
+impl SkillRegistryService {
     /// A lock of each skill's resolution (`agents skill lock`), and the
     /// warnings resolving them gave (each line once, in order: those `agents
     /// skill tools` prints of each skill), so an incomplete resolution (an

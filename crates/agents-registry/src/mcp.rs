@@ -21,7 +21,7 @@ use agents_core::{
     compare_tool_lists,
 };
 use agents_mcp::{FetchOptions, FetchedTools, fetch_tools, short_digest, spec_digest};
-use agents_store::{Store, ToolGroup};
+use agents_store::ToolGroup;
 use serde::Serialize;
 
 use crate::error::ServiceError;
@@ -517,7 +517,7 @@ pub(crate) fn restore_cached(mut spec: ToolSpec) -> Option<(String, ToolSpec)> {
     Some((digest, spec))
 }
 
-impl<S: Store> SkillRegistryService<S> {
+impl SkillRegistryService {
     pub(crate) fn definition(
         &self,
         source: &McpSource,
@@ -1237,7 +1237,7 @@ impl<S: Store> SkillRegistryService<S> {
     }
 }
 
-impl<S: Store> SkillRegistryService<S> {
+impl SkillRegistryService {
     /// Removes this machine's trust in the definitions named `server` (only
     /// those whose digest starts with `digest`, when given). Removing
     /// nothing is an error: a mistyped name must not read as done.
@@ -1267,7 +1267,7 @@ pub const TRUST_DIGEST_MIN: usize = 32;
 /// Default per-server timeout, used when config gives none.
 pub const DEFAULT_MCP_TIMEOUT: Duration = Duration::from_secs(30);
 
-impl<S: Store> SkillRegistryService<S> {
+impl SkillRegistryService {
     /// `skill validate --strict`: [`validate_plan`](Self::validate_plan),
     /// then every MCP server of the skills' closure is queried (an untrusted
     /// or unreachable one is an error) and must list every allow-listed

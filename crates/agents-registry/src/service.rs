@@ -164,8 +164,8 @@ impl ServeSet {
 
 /// The skill registry over a store.
 #[derive(Debug)]
-pub struct SkillRegistryService<S> {
-    store: S,
+pub struct SkillRegistryService {
+    store: Store,
     builtins: ToolRegistry,
     mcp_servers: IndexMap<String, agents_core::McpSource>,
     /// Servers of `mcp_servers` the config file marks `untrusted`.
@@ -186,10 +186,10 @@ pub struct SkillRegistryService<S> {
 /// "Did you mean" hints one service (one command) computes at most.
 pub(crate) const MAX_HINTS: usize = 200;
 
-impl<S: Store> SkillRegistryService<S> {
+impl SkillRegistryService {
     /// A service over `store` with no builtin tools and no configured MCP
     /// servers; `home` is where `~` in agent source paths points.
-    pub fn new(store: S, home: PathBuf) -> Self {
+    pub fn new(store: Store, home: PathBuf) -> Self {
         Self {
             store,
             builtins: ToolRegistry::new(),
@@ -272,7 +272,7 @@ impl<S: Store> SkillRegistryService<S> {
     }
 
     /// The underlying store.
-    pub fn store(&self) -> &S {
+    pub fn store(&self) -> &Store {
         &self.store
     }
 

@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 use agents_core::{
     ResolveError, ResolveWarning, Site, Skill, SkillItem, SkillName, SkillResolver, ToolSource,
 };
-use agents_store::{Store, StoreError};
+use agents_store::StoreError;
 use indexmap::IndexSet;
 use serde::Serialize;
 
@@ -195,7 +195,7 @@ fn same_definition(stored: &Skill, new: &Skill) -> bool {
 
 pub use agents_core::text::did_you_mean;
 
-impl<S: Store> SkillRegistryService<S> {
+impl SkillRegistryService {
     /// Checks `skills` against the closure they would have once written,
     /// then writes them in one transaction under `mode`. With `strict` any
     /// warning is an error ([`ServiceError::Strict`]) and nothing is
@@ -761,7 +761,7 @@ fn literal_secret_warnings(skill: &Skill) -> impl Iterator<Item = WriteFinding> 
         })
 }
 
-impl<S: Store> SkillRegistryService<S> {
+impl SkillRegistryService {
     /// Checks every file of one command at once: `all` is every skill of the
     /// command, `files` each file's part of it (in order), and every skill
     /// is checked with the others taken as written (a file may include a
@@ -1105,7 +1105,7 @@ impl<'g> Graph<'g, '_> {
     }
 }
 
-impl<S: Store> SkillRegistryService<S> {
+impl SkillRegistryService {
     /// The catalogue names (MCP tools aside) hints are picked from, read
     /// once per service (one command) and again after it writes tools: a
     /// hint only suggests, so another process's tool written meanwhile may

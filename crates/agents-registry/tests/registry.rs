@@ -6,14 +6,14 @@ use agents_core::{Plan, Skill, SkillItem, SkillName, ToolRegistry, ToolSource};
 use agents_registry::{
     ConflictStrategy, ServiceError, SkillRegistryService, WriteMode, builtin_tools,
 };
-use agents_store::{AnyStore, DatabaseUrl, Store, StoreError};
+use agents_store::{DatabaseUrl, Store, StoreError};
 
 fn name(s: &str) -> SkillName {
     SkillName::new(s).unwrap()
 }
 
-async fn service(dir: &tempfile::TempDir) -> SkillRegistryService<AnyStore> {
-    let store = agents_store::open(&DatabaseUrl::Sqlite(dir.path().join("r.db")))
+async fn service(dir: &tempfile::TempDir) -> SkillRegistryService {
+    let store = Store::open(&DatabaseUrl::Sqlite(dir.path().join("r.db")))
         .await
         .unwrap();
     let mut builtins = ToolRegistry::new();
@@ -624,7 +624,7 @@ fn applies_survive_racing_removes(url: &DatabaseUrl) {
             .build()
             .unwrap();
         runtime.block_on(async {
-            let store = agents_store::open(url).await.unwrap();
+            let store = Store::open(url).await.unwrap();
             let svc = SkillRegistryService::new(store, std::env::temp_dir());
             let (mut applies, mut failures) = (0, Vec::new());
             for round in 0..ROUNDS {
@@ -675,7 +675,7 @@ fn migrate(url: &DatabaseUrl) {
         .enable_all()
         .build()
         .unwrap()
-        .block_on(async { drop(agents_store::open(url).await.unwrap()) });
+        .block_on(async { drop(Store::open(url).await.unwrap()) });
 }
 
 #[test]

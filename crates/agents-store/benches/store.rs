@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use agents_core::{Include, Skill, SkillItem, SkillName};
-use agents_store::{AnyStore, DatabaseUrl, Store};
+use agents_store::{DatabaseUrl, Store};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use sqlx::{Connection, Executor};
 use tokio::runtime::Runtime;
@@ -90,7 +90,7 @@ impl Target {
     }
 
     /// An empty store (a new file, or the scratch database truncated).
-    async fn fresh(&self) -> AnyStore {
+    async fn fresh(&self) -> Store {
         match self {
             Target::Sqlite(dir) => {
                 static NEXT: Mutex<u64> = Mutex::new(0);
@@ -99,12 +99,12 @@ impl Target {
                     *next += 1;
                     *next
                 };
-                agents_store::open(&DatabaseUrl::Sqlite(dir.path().join(format!("{n}.db"))))
+                Store::open(&DatabaseUrl::Sqlite(dir.path().join(format!("{n}.db"))))
                     .await
                     .unwrap()
             }
             Target::Postgres { url, .. } => {
-                let store = agents_store::open(&DatabaseUrl::Postgres(url.clone()))
+                let store = Store::open(&DatabaseUrl::Postgres(url.clone()))
                     .await
                     .unwrap();
                 let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
@@ -245,7 +245,7 @@ fn bulk_add(c: &mut Criterion, rt: &Runtime, targets: &[Target]) {
 }
 
 /// The N+1 walk a store without a recursive query would do.
-async fn naive_closure(store: &AnyStore, root: &SkillName) -> Vec<Skill> {
+async fn naive_closure(store: &Store, root: &SkillName) -> Vec<Skill> {
     let mut seen = std::collections::HashSet::new();
     let mut queue = VecDeque::from([root.clone()]);
     let mut out = Vec::new();

@@ -1,35 +1,12 @@
-//! Schema migrations: one runner for both backends over the SQL files in
-//! `migrations/sqlite` and `migrations/postgres` (embedded by `build.rs`,
-//! applied in version order, recorded in `schema_migrations`).
+//! Schema migrations: one runner for both backends over the dialect's
+//! embedded SQL files (`migrations/sqlite`, `migrations/postgres`), applied
+//! in version order and recorded in `schema_migrations`.
 
 use crate::codec;
-use crate::sql::{Conn, Dialect};
-use crate::{StoreError, db_error};
-
-/// One schema step.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Migration {
-    /// From the file name `NNNN_name.sql`; strictly increasing from 1.
-    pub version: i64,
-    /// The file name's `name` part, recorded with the version.
-    pub description: &'static str,
-    /// The statements, run in one transaction.
-    pub sql: &'static str,
-}
-
-pub(crate) mod list {
-    use super::Migration;
-    include!(concat!(env!("OUT_DIR"), "/migrations.rs"));
-}
-
-/// The newest version in `migrations`.
-pub(crate) fn latest(migrations: &[Migration]) -> i64 {
-    migrations
-        .iter()
-        .map(|migration| migration.version)
-        .max()
-        .unwrap_or(0)
-}
+use crate::conn::Conn;
+use crate::dialect::Dialect;
+use crate::error::{DriverError, StoreError, db_error};
+use crate::sql::Arg;
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (
     version     BIGINT NOT NULL PRIMARY KEY,
@@ -38,7 +15,7 @@ const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (
 )";
 
 /// The applied schema version (0 for an empty database).
-pub(crate) async fn applied_version(conn: &mut Conn<'_>) -> Result<i64, crate::error::DriverError> {
+pub(crate) async fn applied_version(conn: &mut Conn<'_>) -> Result<i64, DriverError> {
     let exists = conn
         .fetch_int(conn.dialect().schema_table_exists, &[])
         .await?;
@@ -58,7 +35,7 @@ pub(crate) async fn applied_version(conn: &mut Conn<'_>) -> Result<i64, crate::e
 pub(crate) async fn run(conn: &mut Conn<'_>, location: &str) -> Result<(), StoreError> {
     let dialect: &Dialect = conn.dialect();
     let migrations = dialect.migrations;
-    let supported = latest(migrations);
+    let supported = dialect.latest_version();
     let db = |what: &str| db_error(what, location);
     let current = applied_version(conn)
         .await
@@ -110,32 +87,13 @@ pub(crate) async fn run(conn: &mut Conn<'_>, location: &str) -> Result<(), Store
         tx.execute(
             "INSERT INTO schema_migrations (version, description, applied_at) VALUES (?, ?, ?)",
             &[
-                crate::sql::Arg::Int(next.version),
-                crate::sql::Arg::Text(next.description),
-                crate::sql::Arg::Text(&at),
+                Arg::Int(next.version),
+                Arg::Text(next.description),
+                Arg::Text(&at),
             ],
         )
         .await
         .map_err(db(&failed))?;
         tx.commit().await.map_err(db(&failed))?;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backends_are_in_step_and_versions_increase() {
-        let labels = |list: &[Migration]| {
-            list.iter()
-                .map(|m| (m.version, m.description))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(labels(list::SQLITE), labels(list::POSTGRES));
-        for (index, migration) in list::SQLITE.iter().enumerate() {
-            assert_eq!(migration.version, index as i64 + 1);
-        }
-        assert_eq!(latest(list::SQLITE), list::SQLITE.len() as i64);
     }
 }

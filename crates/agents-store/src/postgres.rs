@@ -1,6 +1,7 @@
-//! The PostgreSQL backend, for registries shared by many machines: its
-//! dialect, how it connects, and how statements are bound and rows decoded.
-//! The store's logic is in `engine.rs`.
+//! The PostgreSQL driver, for registries shared by many machines: how it
+//! connects, and how statements are bound and rows decoded. Its SQL
+//! differences are [`dialect::POSTGRES`]; the store's logic is in
+//! `store.rs`.
 //!
 //! Concurrency model (READ COMMITTED): a racing `add` of the same name blocks
 //! on the unique index and then fails with a unique violation, reported as
@@ -20,68 +21,60 @@
 use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::postgres::{PgConnectOptions, PgConnection, PgPoolOptions, PgRow};
-use sqlx::{AssertSqlSafe, ConnectOptions, Connection, Postgres, Row, TypeInfo, ValueRef};
+use sqlx::pool::PoolConnection;
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions, PgRow};
+use sqlx::{
+    AssertSqlSafe, ConnectOptions, Connection, Postgres, Row, Transaction, TypeInfo, ValueRef,
+};
 
-use crate::StoreError;
-use crate::engine::{Engine, Pool};
-use crate::migrate;
-use crate::sql::{Arg, Cell, Conn, Dialect, Handle, Insert, Kind};
-use crate::url::redact;
+use crate::dialect;
+use crate::error::StoreError;
+use crate::sql::{Arg, Cell, Insert, Kind};
+use crate::url::{connect_timeout, redact};
 
 /// Bounds connecting and waiting for a pooled connection, so an unreachable
 /// server is an error within seconds, never a hang.
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_CONNECTIONS: u32 = 4;
 
-pub(crate) static DIALECT: Dialect = Dialect {
-    backend: "postgres",
-    numbered: true,
-    read_begin: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
-    write_begin: "BEGIN",
-    lock_tools: Some("LOCK TABLE tools IN SHARE ROW EXCLUSIVE MODE"),
-    // Serializes concurrent migrations of one database across processes
-    // (the key spells "agents").
-    migration_lock: Some("SELECT pg_advisory_xact_lock(107096711263347)"),
-    for_update: " FOR UPDATE",
-    for_no_key_update: " FOR NO KEY UPDATE",
-    // The weakest row lock a DELETE waits for: an update of the included
-    // skill (`FOR NO KEY UPDATE`, then an UPDATE that keeps its name) goes
-    // on beside it.
-    for_key_share: " FOR KEY SHARE",
-    names: "SELECT UNNEST(CAST(? AS TEXT[])) AS name",
-    // Both terms are cast to one type and collation: PostgreSQL requires
-    // the recursive column to agree. The LATERAL ... OFFSET 0 makes each
-    // step an index lookup per new name whatever the statistics say;
-    // a plain join, planned before the first ANALYZE of a bulk-loaded
-    // table, scans every include once per step (seconds for a 10,000
-    // deep chain instead of milliseconds).
-    closure: "WITH RECURSIVE closure(name) AS (
-                 SELECT CAST(r AS TEXT) COLLATE \"C\" FROM UNNEST(CAST(? AS TEXT[])) AS r
-                 UNION
-                 SELECT step.name FROM closure c CROSS JOIN LATERAL (
-                     SELECT CAST(i.item_name AS TEXT) COLLATE \"C\" AS name FROM skill_items i
-                     WHERE i.skill_name = c.name AND i.item_type = 'include'
-                     OFFSET 0
-                 ) AS step
-             )",
-    // sqlx decodes each row of a result separately; one JSON text is
-    // cheaper for a closure of thousands of rows.
-    json_rows: Some(("CAST(json_agg(json_build_array(", ")) AS TEXT)")),
-    // A catalogue scan, not `to_regclass`: that answers from a per-session
-    // cache that waiting on the migration lock does not refresh.
-    schema_table_exists: "SELECT COUNT(*) FROM pg_catalog.pg_tables \
-         WHERE schemaname = current_schema() AND tablename = 'schema_migrations'",
-    // Each bulk statement is one message; bounded so a huge batch is not
-    // one enormous one.
-    insert_params: 60_000,
-    migrations: migrate::list::POSTGRES,
-};
+/// A transaction, a pooled connection or a borrowed one.
+#[derive(Debug)]
+pub(crate) enum Handle<'c> {
+    Tx(Transaction<'c, Postgres>),
+    Pooled(PoolConnection<Postgres>),
+    Direct(&'c mut PgConnection),
+}
 
-/// A registry in a PostgreSQL database.
-#[derive(Debug, Clone)]
-pub struct PostgresStore {
-    pub(crate) engine: Engine,
+impl Handle<'_> {
+    pub(crate) fn conn(&mut self) -> &mut PgConnection {
+        match self {
+            Self::Tx(tx) => tx,
+            Self::Pooled(conn) => conn,
+            Self::Direct(conn) => conn,
+        }
+    }
+
+    pub(crate) async fn begin(&mut self, begin: &'static str) -> Result<Handle<'_>, sqlx::Error> {
+        Ok(Handle::Tx(self.conn().begin_with(begin).await?))
+    }
+
+    pub(crate) async fn commit(self) -> Result<(), sqlx::Error> {
+        match self {
+            Self::Tx(tx) => tx.commit().await,
+            Self::Pooled(_) | Self::Direct(_) => Ok(()),
+        }
+    }
+}
+
+/// What [`connect`] made: a pool (connecting lazily), one live session for
+/// the migrations, where it points (password removed) and the timeout that
+/// bounds them.
+#[derive(Debug)]
+pub(crate) struct Connected {
+    pub pool: PgPool,
+    pub direct: PgConnection,
+    pub location: String,
+    pub timeout: Duration,
 }
 
 pub(crate) fn timed_out(what: &str, timeout: Duration) -> sqlx::Error {
@@ -146,75 +139,62 @@ async fn limit_session(conn: &mut PgConnection, limits: &str) -> Result<(), sqlx
     Ok(())
 }
 
-impl PostgresStore {
-    /// Connects to the database at `url` (`postgres://` or `postgresql://`,
-    /// parameters such as `sslmode=require` passed to the driver, and
-    /// libpq's `connect_timeout=SECONDS`, 10 by default, bounding the
-    /// connection, each pooled connection's wait and, three times over, the
-    /// migrations) and applies pending migrations.
-    pub async fn connect(url: &str) -> Result<Self, StoreError> {
-        let location = redact(url);
-        let (driver_url, timeout) =
-            crate::url::connect_timeout(url).map_err(|reason| StoreError::InvalidUrl {
-                url: location.clone(),
-                reason,
-            })?;
-        let timeout = timeout.unwrap_or(CONNECT_TIMEOUT);
-        let options = PgConnectOptions::from_str(&driver_url)
-            .map_err(|err| StoreError::InvalidUrl {
-                url: location.clone(),
-                reason: err.to_string(),
-            })?
-            .application_name("agents");
-        let limits = session_limits(&options);
-        let context = format!("cannot connect to postgres `{location}`");
-        // One direct connection first: its error says why (refused, auth,
-        // TLS), where the pool would retry a refused connection until its
-        // timeout and then only report that it timed out.
-        let mut direct = tokio::time::timeout(timeout, options.connect())
-            .await
-            .map_err(|_| StoreError::Database {
-                context: context.clone(),
-                source: timed_out("no answer from the server", timeout).into(),
-            })?
-            .map_err(|source| StoreError::Database {
-                context: context.clone(),
-                source: source.into(),
-            })?;
-        limit_session(&mut direct, &limits)
-            .await
-            .map_err(|source| StoreError::Database {
-                context,
-                source: source.into(),
-            })?;
-        let pool = PgPoolOptions::new()
-            .max_connections(MAX_CONNECTIONS)
-            .min_connections(0)
-            .acquire_timeout(timeout)
-            // A pooled connection may have died with a server restart: ping
-            // it before use and reconnect if needed.
-            .test_before_acquire(true)
-            .after_connect(move |conn, _| {
-                let limits = limits.clone();
-                Box::pin(async move { limit_session(conn, &limits).await })
-            })
-            .connect_lazy_with(options);
-        let engine = Engine::new(Pool::Postgres(pool), location);
-        let mut conn = Conn::Postgres(Handle::Direct(&mut direct));
-        let migrated =
-            tokio::time::timeout(timeout * 3, migrate::run(&mut conn, engine.location()))
-                .await
-                .unwrap_or_else(|_| {
-                    Err(engine.db("cannot apply schema migrations")(timed_out(
-                        "migrations did not finish",
-                        timeout * 3,
-                    )))
-                });
-        drop(conn);
-        let _ = direct.close().await;
-        migrated?;
-        Ok(Self { engine })
-    }
+/// Connects to the database at `url` (`postgres://` or `postgresql://`,
+/// parameters such as `sslmode=require` passed to the driver, and libpq's
+/// `connect_timeout=SECONDS`, 10 by default, bounding the connection, each
+/// pooled connection's wait and, three times over, the migrations).
+pub(crate) async fn connect(url: &str) -> Result<Connected, StoreError> {
+    let location = redact(url);
+    let (driver_url, timeout) = connect_timeout(url).map_err(|reason| StoreError::InvalidUrl {
+        url: location.clone(),
+        reason,
+    })?;
+    let timeout = timeout.unwrap_or(CONNECT_TIMEOUT);
+    let options = PgConnectOptions::from_str(&driver_url)
+        .map_err(|err| StoreError::InvalidUrl {
+            url: location.clone(),
+            reason: err.to_string(),
+        })?
+        .application_name("agents");
+    let limits = session_limits(&options);
+    let context = format!("cannot connect to postgres `{location}`");
+    // One direct connection first: its error says why (refused, auth,
+    // TLS), where the pool would retry a refused connection until its
+    // timeout and then only report that it timed out.
+    let mut direct = tokio::time::timeout(timeout, options.connect())
+        .await
+        .map_err(|_| StoreError::Database {
+            context: context.clone(),
+            source: timed_out("no answer from the server", timeout).into(),
+        })?
+        .map_err(|source| StoreError::Database {
+            context: context.clone(),
+            source: source.into(),
+        })?;
+    limit_session(&mut direct, &limits)
+        .await
+        .map_err(|source| StoreError::Database {
+            context,
+            source: source.into(),
+        })?;
+    let pool = PgPoolOptions::new()
+        .max_connections(MAX_CONNECTIONS)
+        .min_connections(0)
+        .acquire_timeout(timeout)
+        // A pooled connection may have died with a server restart: ping
+        // it before use and reconnect if needed.
+        .test_before_acquire(true)
+        .after_connect(move |conn, _| {
+            let limits = limits.clone();
+            Box::pin(async move { limit_session(conn, &limits).await })
+        })
+        .connect_lazy_with(options);
+    Ok(Connected {
+        pool,
+        direct,
+        location,
+        timeout,
+    })
 }
 
 type Query<'q> = sqlx::query::Query<'q, Postgres, <Postgres as sqlx::Database>::Arguments>;
@@ -297,7 +277,7 @@ pub(crate) async fn insert(
         insert.column_list(),
         insert.suffix
     );
-    let rows = DIALECT.rows_per_insert(width);
+    let rows = dialect::POSTGRES.rows_per_insert(width);
     for chunk in insert.values.chunks(rows * width) {
         let mut query = sqlx::query(AssertSqlSafe(sql.as_str()));
         for (column, (_, kind)) in insert.columns.iter().enumerate() {

@@ -1,6 +1,6 @@
-//! The embedded SQLite backend: its dialect, how it opens a file, a small
-//! connection pool, and how statements are bound and rows decoded. The
-//! store's logic is in `engine.rs`.
+//! The embedded SQLite driver: how it opens a file, a small connection
+//! pool, and how statements are bound and rows decoded. Its SQL differences
+//! are [`dialect::SQLITE`]; the store's logic is in `store.rs`.
 //!
 //! The driver is synchronous (rusqlite): a statement runs on the calling
 //! task's thread, as in the `sqlite3` CLI. An asynchronous SQLite driver
@@ -8,7 +8,7 @@
 //! a closure of 13,000 rows that cost more than the query itself (see
 //! BENCHMARKS.md). Blocking the task is fine here: SQLite is embedded,
 //! its statements are short, and no transaction is held across a real
-//! suspension point (the engine's awaits inside a transaction are on this
+//! suspension point (the store's awaits inside a transaction are on this
 //! backend's statements, which complete before returning).
 //!
 //! Concurrency model: every write transaction starts with `BEGIN IMMEDIATE`,
@@ -26,11 +26,10 @@ use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ToSql, params_from_iter};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::StoreError;
-use crate::engine::{Engine, Pool};
-use crate::error::DriverError;
-use crate::migrate;
-use crate::sql::{Arg, Cell, Conn, Dialect, Insert};
+use crate::codec;
+use crate::dialect;
+use crate::error::{DriverError, StoreError};
+use crate::sql::{Arg, Cell, Insert};
 
 /// How long a statement waits for another writer before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -38,37 +37,6 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// timeout because the connection holders may themselves be waiting on it.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
 const MAX_CONNECTIONS: usize = 4;
-
-pub(crate) static DIALECT: Dialect = Dialect {
-    backend: "sqlite",
-    numbered: false,
-    read_begin: "BEGIN",
-    write_begin: "BEGIN IMMEDIATE",
-    lock_tools: None,
-    migration_lock: None,
-    for_update: "",
-    for_no_key_update: "",
-    // `BEGIN IMMEDIATE` already serializes every writer.
-    for_key_share: "",
-    names: "SELECT value AS name FROM json_each(?)",
-    // Each step must look up the new names' items through
-    // (skill_name, item_order), never scan all includes: CROSS JOIN fixes
-    // the loop order and the unary `+` keeps `item_type` out of index
-    // selection.
-    closure: "WITH RECURSIVE closure(name) AS (
-                 SELECT value FROM json_each(?)
-                 UNION
-                 SELECT i.item_name FROM closure c CROSS JOIN skill_items i
-                 WHERE i.skill_name = c.name AND +i.item_type = 'include'
-             )",
-    // Rows are cheap with a synchronous driver: no aggregate.
-    json_rows: None,
-    schema_table_exists: "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'",
-    // Far below SQLite's 32766 parameters, large enough that a 10,000-skill
-    // batch is a few dozen statements.
-    insert_params: 6_000,
-    migrations: migrate::list::SQLITE,
-};
 
 /// Where a pool's connections go.
 #[derive(Debug)]
@@ -95,7 +63,9 @@ pub(crate) struct SqlitePool {
 }
 
 impl SqlitePool {
-    fn file(path: &Path, create: bool) -> Self {
+    /// A pool of connections to the file at `path`, which they create only
+    /// when `create`.
+    pub(crate) fn file(path: &Path, create: bool) -> Self {
         Self::new(
             Target::File {
                 path: path.to_path_buf(),
@@ -106,7 +76,8 @@ impl SqlitePool {
         )
     }
 
-    fn memory() -> Result<Self, rusqlite::Error> {
+    /// One private in-memory database.
+    pub(crate) fn memory() -> Result<Self, rusqlite::Error> {
         let conn = configure(Connection::open_in_memory()?)?;
         Ok(Self::new(Target::Memory, vec![conn], 1))
     }
@@ -279,133 +250,53 @@ impl Drop for Handle<'_> {
     }
 }
 
-/// A registry in one SQLite file.
-#[derive(Debug, Clone)]
-pub struct SqliteStore {
-    pub(crate) engine: Engine,
+/// Makes `path` ready to open: its missing parent directory is created when
+/// `create_dirs`, else an error (a mistyped path must not become a new empty
+/// registry). The file itself is made here (mode 0600) rather than by SQLite
+/// (0644 under the usual umask); SQLite gives its `-wal` and `-shm` files
+/// the same mode. Returns whether the file was created.
+pub(crate) fn prepare_file(path: &Path, create_dirs: bool) -> Result<bool, StoreError> {
+    if let Some(parent) = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+    {
+        if create_dirs {
+            agents_fs::create_dir_all(parent).map_err(|source| StoreError::Io {
+                context: format!("cannot create directory `{}`", parent.display()),
+                source,
+            })?;
+        } else if !parent.is_dir() {
+            return Err(StoreError::MissingDirectory(parent.to_path_buf()));
+        }
+    }
+    agents_fs::create_file(path).map_err(|source| StoreError::Io {
+        context: format!("cannot create the database file `{}`", path.display()),
+        source,
+    })
 }
 
-impl SqliteStore {
-    /// Opens (creating it if needed) the database at `path` and applies
-    /// pending migrations. A missing parent directory is an error.
-    pub async fn open(path: &Path) -> Result<Self, StoreError> {
-        Self::open_in(path, false).await
-    }
-
-    /// Opens the database at `path` for a command that only reads it: a
-    /// missing file is [`StoreError::MissingDatabase`], never created (a
-    /// mistyped path must not become a new, empty registry). The file is
-    /// opened read-write all the same, so an older schema is migrated as
-    /// any open migrates it, and the connections are opened without
-    /// `SQLITE_OPEN_CREATE`, so a file removed meanwhile is not made again.
-    pub async fn open_existing(path: &Path) -> Result<Self, StoreError> {
-        // One `stat`; a dangling symbolic link counts as missing (SQLite
-        // would not open it without creating its target either).
-        if matches!(path.try_exists(), Ok(false)) {
-            return Err(StoreError::MissingDatabase(path.to_path_buf()));
-        }
-        let engine = Engine::new(
-            Pool::Sqlite(SqlitePool::file(path, false)),
-            location_of(path),
-        );
-        Self::init(engine, true).await
-    }
-
-    /// An empty registry standing in for the database that does not exist
-    /// yet at `path` (a fresh machine's default location, read before
-    /// anything was written): in memory, migrated, reporting `path` as its
-    /// location, and never written to disk.
-    pub async fn missing(path: &Path) -> Result<Self, StoreError> {
-        let location = location_of(path);
-        let pool = SqlitePool::memory().map_err(crate::db_error(
-            "cannot open an in-memory sqlite database",
-            &location,
-        ))?;
-        Self::init(Engine::new(Pool::Sqlite(pool), location), false).await
-    }
-
-    /// Like [`open`](Self::open), but creates the file's missing parent
-    /// directories first (`agents db init` and the default location).
-    pub async fn create(path: &Path) -> Result<Self, StoreError> {
-        Self::open_in(path, true).await
-    }
-
-    /// Opens `path`; a missing parent directory is created when `create_dirs`,
-    /// else an error (a mistyped path must not become a new empty registry).
-    async fn open_in(path: &Path, create_dirs: bool) -> Result<Self, StoreError> {
-        if let Some(parent) = path
-            .parent()
-            .filter(|parent| !parent.as_os_str().is_empty())
-        {
-            if create_dirs {
-                agents_fs::create_dir_all(parent).map_err(|source| StoreError::Io {
-                    context: format!("cannot create directory `{}`", parent.display()),
-                    source,
-                })?;
-            } else if !parent.is_dir() {
-                return Err(StoreError::MissingDirectory(parent.to_path_buf()));
-            }
-        }
-        // Made here (mode 0600) rather than by SQLite (0644 under the usual
-        // umask); SQLite gives its `-wal` and `-shm` files the same mode.
-        let created = agents_fs::create_file(path).map_err(|source| StoreError::Io {
-            context: format!("cannot create the database file `{}`", path.display()),
+/// Makes the `-wal` and `-shm` files of the database at `path`, where
+/// present, private (mode 0600).
+pub(crate) fn restrict_side_files(path: &Path) -> Result<(), StoreError> {
+    for suffix in ["-wal", "-shm"] {
+        let mut side = path.as_os_str().to_owned();
+        side.push(suffix);
+        agents_fs::restrict_if_present(Path::new(&side)).map_err(|source| StoreError::Io {
+            context: format!("cannot make `{}` private", Path::new(&side).display()),
             source,
         })?;
-        let engine = Engine::new(
-            Pool::Sqlite(SqlitePool::file(path, true)),
-            location_of(path),
-        );
-        let store = Self::init(engine, true).await?;
-        if created {
-            for suffix in ["-wal", "-shm"] {
-                let mut side = path.as_os_str().to_owned();
-                side.push(suffix);
-                agents_fs::restrict_if_present(Path::new(&side)).map_err(|source| {
-                    StoreError::Io {
-                        context: format!("cannot make `{}` private", Path::new(&side).display()),
-                        source,
-                    }
-                })?;
-            }
-        }
-        Ok(store)
     }
-
-    /// A private in-memory database, gone when the last handle is dropped.
-    pub async fn open_memory() -> Result<Self, StoreError> {
-        let location = "sqlite::memory:".to_owned();
-        let pool = SqlitePool::memory().map_err(crate::db_error(
-            "cannot open an in-memory sqlite database",
-            &location,
-        ))?;
-        Self::init(Engine::new(Pool::Sqlite(pool), location), false).await
-    }
-
-    async fn init(engine: Engine, wal: bool) -> Result<Self, StoreError> {
-        let mut conn = engine.conn("cannot open the database").await?;
-        if wal && let Conn::Sqlite(handle) = &mut conn {
-            let conn = handle
-                .conn()
-                .map_err(engine.db("cannot open the database"))?;
-            enable_wal(conn)
-                .await
-                .map_err(engine.db("cannot switch to WAL journal mode"))?;
-        }
-        migrate::run(&mut conn, engine.location()).await?;
-        drop(conn);
-        Ok(Self { engine })
-    }
+    Ok(())
 }
 
 /// The location a store at `path` reports (`db status`, errors).
-fn location_of(path: &Path) -> String {
+pub(crate) fn location_of(path: &Path) -> String {
     format!("sqlite://{}", path.display())
 }
 
 /// Switches the file to WAL. This needs a lock the busy timeout does not
 /// wait for, so two processes creating the database at once retry here.
-async fn enable_wal(conn: &mut Connection) -> Result<(), DriverError> {
+pub(crate) async fn enable_wal(conn: &mut Connection) -> Result<(), DriverError> {
     let deadline = Instant::now() + BUSY_TIMEOUT;
     let mut pause = Duration::from_millis(5);
     loop {
@@ -433,7 +324,7 @@ impl ToSql for Arg<'_> {
             Arg::OptText(None) => ToSqlOutput::Borrowed(ValueRef::Null),
             Arg::Int(value) => ToSqlOutput::Borrowed(ValueRef::Integer(value)),
             Arg::Names(names) => ToSqlOutput::Owned(rusqlite::types::Value::Text(
-                crate::codec::json_array(names.iter().copied()),
+                codec::json_array(names.iter().copied()),
             )),
         })
     }
@@ -489,7 +380,7 @@ fn cell(value: ValueRef<'_>) -> Cell {
 pub(crate) fn insert(conn: &Connection, insert: &Insert<'_>) -> Result<(), rusqlite::Error> {
     let width = insert.columns.len();
     let group = format!("({})", vec!["?"; width].join(", "));
-    let rows = DIALECT.rows_per_insert(width);
+    let rows = dialect::SQLITE.rows_per_insert(width);
     for chunk in insert.values.chunks(rows * width) {
         let mut sql = format!(
             "INSERT INTO {} ({}) VALUES ",

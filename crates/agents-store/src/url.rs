@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use sqlx::postgres::PgConnectOptions;
 
-use crate::StoreError;
+use crate::error::StoreError;
 
 const EXPECTED_FORMS: &str = "expected `sqlite:///absolute/path.db`, `sqlite://relative/path.db`, \
      `sqlite::memory:`, `postgres://user:password@host:port/database` or `postgresql://...`";

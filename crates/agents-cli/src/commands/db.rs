@@ -1,7 +1,7 @@
 use std::process::ExitCode;
 
 use agents_definition::{export_to_yaml, parse_export_with};
-use agents_registry::{Change, Store, ToolChange};
+use agents_registry::{Change, ToolChange};
 use serde_json::json;
 
 use crate::cli::{DbCommand, GlobalArgs};

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use agents_store::{AnyStore, DatabaseUrl, StoreError};
+use agents_store::{DatabaseUrl, Store, StoreError};
 use sqlx::{Connection, Executor};
 
 pub const POSTGRES_URL_VAR: &str = "AGENTS_TEST_POSTGRES_URL";
@@ -56,14 +56,14 @@ impl Ctx {
     }
 
     /// A new, independent store handle (its own pool and connections).
-    pub async fn open(&self) -> AnyStore {
+    pub async fn open(&self) -> Store {
         self.try_open()
             .await
             .unwrap_or_else(|err| panic!("open {}: {err}", self.backend()))
     }
 
-    pub async fn try_open(&self) -> Result<AnyStore, StoreError> {
-        agents_store::open(&self.url()).await
+    pub async fn try_open(&self) -> Result<Store, StoreError> {
+        Store::open(&self.url()).await
     }
 
     /// Runs `sql` on a connection of its own, outside the store.

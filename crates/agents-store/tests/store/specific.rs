@@ -5,11 +5,22 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use agents_store::{DatabaseUrl, PostgresStore, SqliteStore, Store, StoreError};
+use agents_store::{DatabaseUrl, Store, StoreError};
 use sqlx::{Connection, Executor};
 
 use crate::fixtures::*;
 use crate::harness::{self, postgres_admin_url};
+
+/// The URL of the SQLite file at `path`.
+fn sqlite(path: &Path) -> DatabaseUrl {
+    DatabaseUrl::Sqlite(path.to_path_buf())
+}
+
+/// A PostgreSQL URL as given, not parsed (as a configured URL reaches the
+/// store).
+fn postgres(url: String) -> DatabaseUrl {
+    DatabaseUrl::Postgres(url)
+}
 
 /// The PostgreSQL store's connect and acquire timeout (its errors say
 /// "within 10 s").
@@ -20,7 +31,7 @@ async fn sqlite_creates_its_directory_only_when_asked_and_uses_wal() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("nested/deeper/registry.db");
     // `open` never creates directories: a mistyped path is an error.
-    let err = SqliteStore::open(&path).await.unwrap_err();
+    let err = Store::open(&sqlite(&path)).await.unwrap_err();
     assert_eq!(err.kind(), "missing_database_directory");
     assert_eq!(
         err.to_string(),
@@ -30,7 +41,7 @@ async fn sqlite_creates_its_directory_only_when_asked_and_uses_wal() {
         )
     );
     assert!(!dir.path().join("nested").exists());
-    let store = SqliteStore::create(&path).await.unwrap();
+    let store = Store::create(&sqlite(&path)).await.unwrap();
     store
         .add_skills(&[skill("local/x", vec![tool_ref("a/b")])])
         .await
@@ -56,7 +67,7 @@ async fn sqlite_open_existing_never_creates_and_migrates_an_older_schema() {
         dir.path().join("registry.db"),
         dir.path().join("nested/registry.db"),
     ] {
-        let err = SqliteStore::open_existing(&path).await.unwrap_err();
+        let err = Store::open_existing(&sqlite(&path)).await.unwrap_err();
         assert!(
             matches!(&err, StoreError::MissingDatabase(p) if *p == path),
             "{err}"
@@ -71,7 +82,7 @@ async fn sqlite_open_existing_never_creates_and_migrates_an_older_schema() {
             )
         );
         let url = DatabaseUrl::Sqlite(path.clone());
-        let err = agents_store::open_existing(&url).await.unwrap_err();
+        let err = Store::open_existing(&url).await.unwrap_err();
         assert_eq!(err.kind(), "missing_database");
         assert!(!path.exists());
         assert!(!dir.path().join("nested").exists());
@@ -80,7 +91,7 @@ async fn sqlite_open_existing_never_creates_and_migrates_an_older_schema() {
     // the file would be, holds what is written for as long as it lives, and
     // never reaches the disk.
     let path = dir.path().join("registry.db");
-    let stand_in = SqliteStore::missing(&path).await.unwrap();
+    let stand_in = Store::missing(&path).await.unwrap();
     let status = stand_in.status().await.unwrap();
     assert_eq!(status.location, format!("sqlite://{}", path.display()));
     assert_eq!(
@@ -95,7 +106,7 @@ async fn sqlite_open_existing_never_creates_and_migrates_an_older_schema() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     // A registry at schema version 1 (before `tools_previous`): a read
     // brings it up to date, keeping its rows, as opening it always did.
-    let store = SqliteStore::create(&path).await.unwrap();
+    let store = Store::create(&sqlite(&path)).await.unwrap();
     store
         .add_skills(&[skill("local/x", vec![tool_ref("a/b")])])
         .await
@@ -107,7 +118,7 @@ async fn sqlite_open_existing_never_creates_and_migrates_an_older_schema() {
     )
     .unwrap();
     drop(conn);
-    let store = SqliteStore::open_existing(&path).await.unwrap();
+    let store = Store::open_existing(&sqlite(&path)).await.unwrap();
     let status = store.status().await.unwrap();
     assert_eq!(
         (
@@ -126,7 +137,7 @@ async fn sqlite_default_path_and_url_forms_open() {
     let path = home.path().join(".cleveragents/cleveragents.db");
     let url = DatabaseUrl::parse(&format!("sqlite://{}", path.display())).unwrap();
     assert_eq!(url, DatabaseUrl::Sqlite(path.clone()));
-    let store = agents_store::create(&url).await.unwrap();
+    let store = Store::create(&url).await.unwrap();
     assert_eq!(
         store.status().await.unwrap().location,
         format!("sqlite://{}", path.display())
@@ -136,7 +147,7 @@ async fn sqlite_default_path_and_url_forms_open() {
 
 #[tokio::test]
 async fn sqlite_in_memory_works_and_keeps_data() {
-    let store = agents_store::open(&DatabaseUrl::parse("sqlite::memory:").unwrap())
+    let store = Store::open(&DatabaseUrl::parse("sqlite::memory:").unwrap())
         .await
         .unwrap();
     store.add_skills(&[everything("mem/all")]).await.unwrap();
@@ -154,7 +165,7 @@ async fn sqlite_unwritable_directory_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let blocker = dir.path().join("file");
     std::fs::write(&blocker, "not a directory").unwrap();
-    let err = SqliteStore::create(&blocker.join("registry.db"))
+    let err = Store::create(&sqlite(&blocker.join("registry.db")))
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::Io { .. }), "{err}");
@@ -185,7 +196,7 @@ async fn postgres_with_tls_required() {
     .await
     .unwrap();
     let result = async {
-        let store = PostgresStore::connect(&harness::with_database(&url, &database)).await?;
+        let store = Store::open(&postgres(harness::with_database(&url, &database))).await?;
         store
             .add_skills(&[skill("tls/s", vec![tool_ref("a/b")])])
             .await?;
@@ -210,7 +221,7 @@ async fn postgres_with_tls_required() {
 #[tokio::test]
 async fn postgres_closed_port_fails_fast_and_clearly() {
     // No server needed: nothing listens on port 1.
-    let err = agents_store::open(
+    let err = Store::open(
         &DatabaseUrl::parse("postgres://agents:topsecret@127.0.0.1:1/registry").unwrap(),
     )
     .await
@@ -246,9 +257,9 @@ async fn postgres_unanswering_server_times_out() {
     });
     let started = Instant::now();
     // libpq's `connect_timeout`, which the driver itself does not read.
-    let err = PostgresStore::connect(&format!(
+    let err = Store::open(&postgres(format!(
         "postgres://u@127.0.0.1:{port}/db?sslmode=disable&connect_timeout=1"
-    ))
+    )))
     .await
     .unwrap_err();
     let took = started.elapsed();
@@ -290,9 +301,9 @@ async fn postgres_server_error_text_is_bounded() {
         socket.write_all(&reply).await.unwrap();
         let _ = socket.shutdown().await;
     });
-    let err = PostgresStore::connect(&format!(
+    let err = Store::open(&postgres(format!(
         "postgres://u:secret@127.0.0.1:{port}/db?sslmode=disable"
-    ))
+    )))
     .await
     .unwrap_err();
     serve.await.unwrap();
@@ -371,7 +382,7 @@ async fn postgres_restart_is_survived_and_a_stopped_server_is_a_clear_error() {
     let separator = if url.contains('?') { '&' } else { '?' };
     let url = format!("{url}{separator}connect_timeout=2");
 
-    let store = PostgresStore::connect(&url).await.unwrap();
+    let store = Store::open(&postgres(url.clone())).await.unwrap();
     store
         .add_skills(&[skill("pg/before", vec![tool_ref("a/b")])])
         .await
@@ -402,7 +413,7 @@ async fn postgres_restart_is_survived_and_a_stopped_server_is_a_clear_error() {
             .starts_with("cannot list skills in `postgres://postgres:***@127.0.0.1:"),
         "{err}"
     );
-    let err = PostgresStore::connect(&url).await.unwrap_err();
+    let err = Store::open(&postgres(url.clone())).await.unwrap_err();
     assert!(err.to_string().to_lowercase().contains("refused"), "{err}");
 }
 
@@ -435,7 +446,7 @@ async fn holding(url: &str, sql: &'static str) -> sqlx::PgConnection {
 }
 
 /// The database's URL and a store holding `race/base`.
-async fn with_base(ctx: &harness::Ctx) -> (String, std::sync::Arc<agents_store::AnyStore>) {
+async fn with_base(ctx: &harness::Ctx) -> (String, std::sync::Arc<Store>) {
     let url = ctx.postgres_url().unwrap().to_string();
     let store = std::sync::Arc::new(ctx.open().await);
     store
@@ -573,7 +584,7 @@ async fn postgres_a_held_lock_is_waited_for_a_bounded_time() {
         let mut holder = holding(&url, "LOCK TABLE skills IN ACCESS EXCLUSIVE MODE").await;
         let separator = if url.contains('?') { '&' } else { '?' };
         let short = format!("{url}{separator}options=-c%20lock_timeout%3D300ms");
-        let store = PostgresStore::connect(&short).await.unwrap();
+        let store = Store::open(&postgres(short)).await.unwrap();
         let err = store
             .add_skills(&[skill("lock/waiter", vec![tool_ref("a/b")])])
             .await

@@ -1474,7 +1474,7 @@ pub async fn racing_adds_exactly_one_wins(ctx: Ctx) {
     let second = Arc::new(ctx.open().await);
     for round in 0..10 {
         let raw = format!("race/same-{round}");
-        let attempt = |store: Arc<agents_store::AnyStore>, writer: &'static str| {
+        let attempt = |store: Arc<Store>, writer: &'static str| {
             let mut s = skill(&raw, vec![tool_ref("t/x")]);
             s.description = Some(writer.into());
             tokio::spawn(async move { store.add_skills(&[s]).await })
@@ -1561,7 +1561,7 @@ pub async fn racing_optimistic_updates_one_wins(ctx: Ctx) {
             .await
             .unwrap()
             .remove(0);
-        let attempt = |store: Arc<agents_store::AnyStore>, writer: &'static str| {
+        let attempt = |store: Arc<Store>, writer: &'static str| {
             let mut change = stored.clone();
             change.description = Some(writer.into());
             change.items = vec![tool_ref(&format!("t/{writer}"))];

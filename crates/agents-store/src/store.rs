@@ -1,32 +1,35 @@
-//! The store's logic, written once for both backends. It speaks through
-//! [`Conn`] with `?` placeholders and neutral values; what differs between
-//! SQLite and PostgreSQL is in their modules' `DIALECT` and statement
-//! binding.
+//! The store: one type, [`Store`], whose logic is written once for both
+//! backends. The backend is data: a [`Pool`] of either kind, whose
+//! [`Dialect`] holds every SQL difference. Statements are neutral `?` SQL
+//! run through [`Conn`].
 
 use std::collections::HashSet;
+use std::path::Path;
 
 use agents_core::{Skill, SkillName, ToolSource, ToolSpec};
-use sqlx::postgres::PgPool;
 
-use crate::Readable;
 use crate::codec::{self, ItemRow, SkillColumns, SkillRow, ToolColumns};
-use crate::error::DriverError;
+use crate::conn::{Conn, Pool};
+use crate::dialect::Dialect;
+use crate::error::{DriverError, StoreError, db_error};
 use crate::migrate;
-use crate::sql::{Arg, Cell, Cells, Conn, Dialect, Handle, Insert, Kind};
+use crate::postgres;
+use crate::records::{Readable, SkillSummary, StoreStatus, ToolGroup, WriteStamps};
+use crate::sql::{Arg, Cell, Cells, Insert, Kind};
 use crate::sqlite::{self, SqlitePool};
-use crate::{SkillSummary, StoreError, StoreStatus, ToolGroup, WriteStamps, db_error};
+use crate::url::DatabaseUrl;
 
-/// A pool of either backend.
+/// A registry's storage, on SQLite or PostgreSQL (chosen by the URL it is
+/// opened with): skills and the tool catalogue, in core types.
+///
+/// Every write method is one transaction: it lands whole or not at all.
+/// Timestamps are the store's business: `created_at` is set on add and kept
+/// on update, `updated_at` is set on every write and is strictly increasing
+/// per skill, so it doubles as the optimistic-concurrency token.
 #[derive(Debug, Clone)]
-pub(crate) enum Pool {
-    Sqlite(SqlitePool),
-    Postgres(PgPool),
-}
-
-/// A store: a pool and where it points (password removed).
-#[derive(Debug, Clone)]
-pub(crate) struct Engine {
+pub struct Store {
     pool: Pool,
+    /// Where the data lives, password removed.
     location: String,
 }
 
@@ -64,9 +67,9 @@ const META_UPSERT: &str = " ON CONFLICT (key) DO UPDATE SET value = excluded.val
 const TOOL_UPSERT: &str = " ON CONFLICT (name) DO UPDATE SET source = excluded.source, \
      origin = excluded.origin, spec_json = excluded.spec_json, updated_at = excluded.updated_at";
 
-/// The one statement [`Engine::load_closure`] runs: the closure of the
+/// The one statement [`Store::load_closure`] runs: the closure of the
 /// bound root names, then its skills' rows and its items' rows.
-pub(crate) fn closure_sql(dialect: &Dialect) -> String {
+fn closure_sql(dialect: &Dialect) -> String {
     match dialect.json_rows {
         // One row: the closure's skills and items, each as one JSON text.
         Some((open, close)) => format!(
@@ -87,7 +90,7 @@ pub(crate) fn closure_sql(dialect: &Dialect) -> String {
     }
 }
 
-/// How often [`Engine::write_skills`] makes its write again after its insert
+/// How often [`Store::write_skills`] makes its write again after its insert
 /// met a name another writer added and removed in between.
 const RACED_INSERT_ATTEMPTS: usize = 3;
 
@@ -140,7 +143,7 @@ fn rows<T>(
 /// (at most [`CORRUPT_WARNED`] of them named): a listing or a resolution
 /// across the catalogue goes on for everyone over one row somebody wrote
 /// badly. The tool then reads as unknown. `db export` reads strictly
-/// ([`Engine::all_tools`]).
+/// ([`Store::all_tools`]).
 fn readable_tools(rows: Vec<Vec<Cell>>) -> Vec<ToolSpec> {
     readable("tool", rows, tool_row)
 }
@@ -230,65 +233,145 @@ fn tool_values<'a>(tools: &'a [ToolColumns], at: &'a str) -> Vec<Arg<'a>> {
         .collect()
 }
 
-impl Engine {
-    pub(crate) fn new(pool: Pool, location: String) -> Self {
-        Self { pool, location }
+impl Store {
+    /// Opens the store `url` names, applying pending migrations. A SQLite
+    /// file is created if missing, its directory is not (a mistyped path
+    /// must not become a new empty registry).
+    pub async fn open(url: &DatabaseUrl) -> Result<Self, StoreError> {
+        Self::open_in(url, false).await
     }
 
-    pub(crate) fn location(&self) -> &str {
-        &self.location
+    /// Like [`Store::open`], but a SQLite file's missing directories are
+    /// created (`agents db init` and the default location).
+    pub async fn create(url: &DatabaseUrl) -> Result<Self, StoreError> {
+        Self::open_in(url, true).await
     }
 
-    fn dialect(&self) -> &'static Dialect {
-        match self.pool {
-            Pool::Sqlite(_) => &crate::sqlite::DIALECT,
-            Pool::Postgres(_) => &crate::postgres::DIALECT,
+    /// Like [`Store::open`], for a command that only reads: a SQLite file
+    /// that does not exist is [`StoreError::MissingDatabase`], never created.
+    /// The file is opened read-write all the same, so an older schema is
+    /// migrated as any open migrates it, and the connections are opened
+    /// without `SQLITE_OPEN_CREATE`, so a file removed meanwhile is not made
+    /// again. PostgreSQL opens as with [`Store::open`].
+    pub async fn open_existing(url: &DatabaseUrl) -> Result<Self, StoreError> {
+        let DatabaseUrl::Sqlite(path) = url else {
+            return Self::open(url).await;
+        };
+        tracing::debug!(database = %url, "opening the registry to read");
+        // One `stat`; a dangling symbolic link counts as missing (SQLite
+        // would not open it without creating its target either).
+        if matches!(path.try_exists(), Ok(false)) {
+            return Err(StoreError::MissingDatabase(path.clone()));
+        }
+        let pool = Pool::Sqlite(SqlitePool::file(path, false));
+        Self::init(pool, sqlite::location_of(path), true).await
+    }
+
+    /// An empty registry standing in for the SQLite database that does not
+    /// exist yet at `path` (a fresh machine's default location, read before
+    /// anything was written): in memory, migrated, reporting `path` as its
+    /// location, and never written to disk.
+    pub async fn missing(path: &Path) -> Result<Self, StoreError> {
+        Self::memory(sqlite::location_of(path)).await
+    }
+
+    async fn open_in(url: &DatabaseUrl, create_dirs: bool) -> Result<Self, StoreError> {
+        // `DatabaseUrl`'s display has the password removed.
+        tracing::debug!(database = %url, "opening the registry");
+        match url {
+            DatabaseUrl::Sqlite(path) => {
+                let created = sqlite::prepare_file(path, create_dirs)?;
+                let pool = Pool::Sqlite(SqlitePool::file(path, true));
+                let store = Self::init(pool, sqlite::location_of(path), true).await?;
+                if created {
+                    sqlite::restrict_side_files(path)?;
+                }
+                Ok(store)
+            }
+            DatabaseUrl::SqliteMemory => Self::memory("sqlite::memory:".to_owned()).await,
+            DatabaseUrl::Postgres(raw) => Self::connect(raw).await,
         }
     }
 
-    pub(crate) fn db<E: Into<DriverError>>(
-        &self,
-        what: &str,
-    ) -> impl FnOnce(E) -> StoreError + use<E> {
+    /// A private in-memory SQLite database, gone when the last handle is
+    /// dropped.
+    async fn memory(location: String) -> Result<Self, StoreError> {
+        let pool = SqlitePool::memory().map_err(db_error(
+            "cannot open an in-memory sqlite database",
+            &location,
+        ))?;
+        Self::init(Pool::Sqlite(pool), location, false).await
+    }
+
+    /// A SQLite store over `pool`, switched to WAL when `wal`, migrated.
+    async fn init(pool: Pool, location: String, wal: bool) -> Result<Self, StoreError> {
+        let store = Self { pool, location };
+        let mut conn = store.conn("cannot open the database").await?;
+        if wal && let Conn::Sqlite(handle) = &mut conn {
+            let conn = handle
+                .conn()
+                .map_err(store.db("cannot open the database"))?;
+            sqlite::enable_wal(conn)
+                .await
+                .map_err(store.db("cannot switch to WAL journal mode"))?;
+        }
+        migrate::run(&mut conn, &store.location).await?;
+        drop(conn);
+        Ok(store)
+    }
+
+    /// A PostgreSQL store at `url`, migrated on a session of its own within
+    /// three times the connect timeout.
+    async fn connect(url: &str) -> Result<Self, StoreError> {
+        let postgres::Connected {
+            pool,
+            mut direct,
+            location,
+            timeout,
+        } = postgres::connect(url).await?;
+        let store = Self {
+            pool: Pool::Postgres(pool),
+            location,
+        };
+        let mut conn = Conn::Postgres(postgres::Handle::Direct(&mut direct));
+        let migrated = tokio::time::timeout(timeout * 3, migrate::run(&mut conn, &store.location))
+            .await
+            .unwrap_or_else(|_| {
+                Err(store.db("cannot apply schema migrations")(
+                    postgres::timed_out("migrations did not finish", timeout * 3),
+                ))
+            });
+        drop(conn);
+        let _ = sqlx::Connection::close(direct).await;
+        migrated?;
+        Ok(store)
+    }
+
+    fn dialect(&self) -> &'static Dialect {
+        self.pool.dialect()
+    }
+
+    fn db<E: Into<DriverError>>(&self, what: &str) -> impl FnOnce(E) -> StoreError + use<E> {
         db_error(what, &self.location)
     }
 
     /// A pooled connection outside any transaction.
-    pub(crate) async fn conn(&self, what: &str) -> Result<Conn<'static>, StoreError> {
-        match &self.pool {
-            Pool::Sqlite(pool) => pool
-                .acquire()
-                .await
-                .map(|c| Conn::Sqlite(sqlite::Handle::pooled(c))),
-            Pool::Postgres(pool) => pool
-                .acquire()
-                .await
-                .map(|c| Conn::Postgres(Handle::Pooled(c)))
-                .map_err(DriverError::from),
-        }
-        .map_err(self.db(what))
+    async fn conn(&self, what: &str) -> Result<Conn<'static>, StoreError> {
+        self.pool.conn().await.map_err(self.db(what))
     }
 
     async fn begin(&self, sql: &'static str, what: &str) -> Result<Conn<'static>, StoreError> {
-        match &self.pool {
-            Pool::Sqlite(pool) => pool.begin(sql).await.map(Conn::Sqlite),
-            Pool::Postgres(pool) => pool
-                .begin_with(sql)
-                .await
-                .map(|tx| Conn::Postgres(Handle::Tx(tx)))
-                .map_err(DriverError::from),
-        }
-        .map_err(self.db(what))
+        self.pool.begin(sql).await.map_err(self.db(what))
     }
 
     /// A read transaction: one snapshot, never blocks writers.
-    pub(crate) async fn read(&self) -> Result<Conn<'static>, StoreError> {
+    async fn read(&self) -> Result<Conn<'static>, StoreError> {
         self.begin(self.dialect().read_begin, "cannot start a read transaction")
             .await
     }
 
     /// A write transaction, queued behind other writers.
-    pub(crate) async fn write(&self) -> Result<Conn<'static>, StoreError> {
+    async fn write(&self) -> Result<Conn<'static>, StoreError> {
         self.begin(
             self.dialect().write_begin,
             "cannot start a write transaction",
@@ -393,11 +476,18 @@ impl Engine {
         .map_err(self.db("cannot add tools"))
     }
 
-    pub(crate) async fn add_skills(&self, skills: &[Skill]) -> Result<Vec<Skill>, StoreError> {
+    /// Adds all `skills` in one transaction. Fails with
+    /// [`StoreError::DuplicateSkill`] (naming the first taken name, also a name
+    /// repeated within `skills`) and then stores none of them. Returns the
+    /// skills as stored (with timestamps).
+    pub async fn add_skills(&self, skills: &[Skill]) -> Result<Vec<Skill>, StoreError> {
         self.import(&[], skills).await
     }
 
-    pub(crate) async fn import(
+    /// In one transaction, writes catalogue `tools` (replacing same-named
+    /// ones) and adds `skills` (as [`Store::add_skills`]): an import that
+    /// fails on a taken skill name leaves no tool behind.
+    pub async fn import(
         &self,
         tools: &[ToolSpec],
         skills: &[Skill],
@@ -408,21 +498,28 @@ impl Engine {
             .added(skills))
     }
 
-    pub(crate) async fn update_skills(&self, skills: &[Skill]) -> Result<Vec<Skill>, StoreError> {
+    /// Replaces existing definitions in one transaction, keeping `created_at`.
+    /// A skill whose `updated_at` is `Some` must still have that `updated_at`
+    /// in the store, otherwise the call fails with [`StoreError::Conflict`];
+    /// `None` means "whatever is there now". A missing skill fails with
+    /// [`StoreError::SkillNotFound`]. Either way nothing is written.
+    pub async fn update_skills(&self, skills: &[Skill]) -> Result<Vec<Skill>, StoreError> {
         Ok(self
             .write_skills(&[], &[], skills, &[])
             .await?
             .updated(skills))
     }
 
-    /// In one transaction: upserts `tools`, adds `add`, replaces `update`
-    /// (with the optimistic check of [`Engine::update_skills`]) and upserts
-    /// the `registry_meta` rows `meta`.
+    /// In one transaction: upserts catalogue `tools`, adds `add` (as
+    /// [`Store::add_skills`]), replaces `update` (as
+    /// [`Store::update_skills`]) and upserts the `registry_meta` rows `meta`
+    /// (such as who wrote each skill); all land or none do. Returns the
+    /// timestamps the skills were given.
     ///
     /// New skills are encoded and inserted one statement's worth at a time:
     /// the encoded rows and their bound values of a many-skill file never
     /// all exist at once (they would cost several times the skills).
-    pub(crate) async fn write_skills(
+    pub async fn write_skills(
         &self,
         tools: &[ToolSpec],
         add: &[Skill],
@@ -502,7 +599,7 @@ impl Engine {
 
     /// Locks, until `tx` ends, the registered skills that `written` include
     /// (those it does not write itself), where writers are not serialized
-    /// anyway: a concurrent [`Engine::remove_skill`] of one of them then
+    /// anyway: a concurrent [`Store::remove_skill`] of one of them then
     /// either waits and sees this write's include, or has removed it
     /// before this write reads it (an include of a missing skill, as when
     /// the write came later).
@@ -616,7 +713,8 @@ impl Engine {
         Ok(updated)
     }
 
-    pub(crate) async fn get_skill(&self, name: &SkillName) -> Result<Option<Skill>, StoreError> {
+    /// The skill called `name`, with its items in `item_order`.
+    pub async fn get_skill(&self, name: &SkillName) -> Result<Option<Skill>, StoreError> {
         let failed = "cannot read the skill";
         let mut tx = self.read().await?;
         let row = tx
@@ -644,7 +742,8 @@ impl Engine {
         codec::decode_skill(skill_row(row)?, rows(items, item_row)?).map(Some)
     }
 
-    pub(crate) async fn list_skills(
+    /// Skills sorted by name, optionally only those in `namespace`.
+    pub async fn list_skills(
         &self,
         namespace: Option<&str>,
     ) -> Result<Vec<SkillSummary>, StoreError> {
@@ -681,7 +780,17 @@ impl Engine {
         Ok(readable("skill", found, summary))
     }
 
-    pub(crate) async fn remove_skill(
+    /// Deletes the skill and (by cascade) its items; `None` when absent.
+    /// While other skills include it, `force` false fails with
+    /// [`StoreError::SkillIncluded`] and nothing is written; `force` true
+    /// deletes it anyway. `Some` holds the skills that include it (sorted,
+    /// itself left out), which are broken from then on. The check and the
+    /// delete are one transaction, so an include committed before is always
+    /// seen, and so is one a concurrent [`Store::write_skills`] has written
+    /// but not committed (the removal waits for it: a write locks the
+    /// skills it includes). A write that comes after the delete is not
+    /// refused: an include of a missing skill is allowed.
+    pub async fn remove_skill(
         &self,
         name: &SkillName,
         force: bool,
@@ -732,7 +841,10 @@ impl Engine {
         Ok((done > 0).then_some(includers))
     }
 
-    pub(crate) async fn load_closure(&self, roots: &[SkillName]) -> Result<Vec<Skill>, StoreError> {
+    /// The given skills and every skill reachable through their includes, in
+    /// a bounded number of queries (not one per skill). Missing names are
+    /// simply absent from the result.
+    pub async fn load_closure(&self, roots: &[SkillName]) -> Result<Vec<Skill>, StoreError> {
         if roots.is_empty() {
             return Ok(Vec::new());
         }
@@ -793,12 +905,17 @@ impl Engine {
         codec::decode_skills(skills, items)
     }
 
-    pub(crate) async fn all_skills(&self) -> Result<Vec<Skill>, StoreError> {
+    /// Every skill with its items, sorted by name (for export: one row that
+    /// does not decode fails the whole read).
+    pub async fn all_skills(&self) -> Result<Vec<Skill>, StoreError> {
         let (skills, items) = self.all_skill_rows().await?;
         codec::decode_skills(skills, items)
     }
 
-    pub(crate) async fn readable_skills(&self) -> Result<Readable, StoreError> {
+    /// Every skill that decodes, sorted by name, and the error of each that
+    /// does not: for a listing across the registry, which shows the rest
+    /// rather than fail for everyone over one row somebody wrote badly.
+    pub async fn readable_skills(&self) -> Result<Readable, StoreError> {
         let (skills, items) = self.all_skill_rows().await?;
         let mut readable = Readable::default();
         for decoded in codec::decode_each(skills, items) {
@@ -829,11 +946,9 @@ impl Engine {
         Ok((rows(skills, skill_row)?, rows(items, item_row)?))
     }
 
-    pub(crate) async fn put_tools(
-        &self,
-        tools: &[ToolSpec],
-        replace: bool,
-    ) -> Result<(), StoreError> {
+    /// Adds tools in one transaction. With `replace` false a taken name fails
+    /// with [`StoreError::DuplicateTool`] and nothing is written.
+    pub async fn put_tools(&self, tools: &[ToolSpec], replace: bool) -> Result<(), StoreError> {
         if tools.is_empty() {
             return Ok(());
         }
@@ -870,7 +985,8 @@ impl Engine {
         self.commit(tx, "cannot commit the tools").await
     }
 
-    pub(crate) async fn get_tool(&self, name: &str) -> Result<Option<ToolSpec>, StoreError> {
+    /// The tool called `name`.
+    pub async fn get_tool(&self, name: &str) -> Result<Option<ToolSpec>, StoreError> {
         let failed = "cannot read the tool";
         let mut conn = self.conn(failed).await?;
         let row = conn
@@ -885,7 +1001,8 @@ impl Engine {
         row.map(tool_row).transpose()
     }
 
-    pub(crate) async fn get_tools(&self, names: &[String]) -> Result<Vec<ToolSpec>, StoreError> {
+    /// The tools called `names` (those that exist), in one query.
+    pub async fn get_tools(&self, names: &[String]) -> Result<Vec<ToolSpec>, StoreError> {
         if names.is_empty() {
             return Ok(Vec::new());
         }
@@ -905,7 +1022,10 @@ impl Engine {
         Ok(codec::in_request_order(names, readable_tools(found)))
     }
 
-    pub(crate) async fn list_tools(
+    /// Tools sorted by name, optionally of one source only. A row that does
+    /// not decode is left out with a warning, here and in
+    /// [`Self::get_tools`]: a listing goes on for everyone over one bad row.
+    pub async fn list_tools(
         &self,
         source: Option<ToolSource>,
     ) -> Result<Vec<ToolSpec>, StoreError> {
@@ -928,7 +1048,9 @@ impl Engine {
         Ok(readable_tools(found))
     }
 
-    pub(crate) async fn all_tools(&self) -> Result<Vec<ToolSpec>, StoreError> {
+    /// Every tool, sorted by name (for export: one row that does not decode
+    /// fails the whole read).
+    pub async fn all_tools(&self) -> Result<Vec<ToolSpec>, StoreError> {
         let failed = "cannot read all tools";
         let mut conn = self.conn(failed).await?;
         let found = conn
@@ -938,10 +1060,8 @@ impl Engine {
         rows(found, tool_row)
     }
 
-    pub(crate) async fn previous_tools(
-        &self,
-        group: &ToolGroup,
-    ) -> Result<Vec<ToolSpec>, StoreError> {
+    /// The previous generation of `group` (sorted by name); empty when none was kept.
+    pub async fn previous_tools(&self, group: &ToolGroup) -> Result<Vec<ToolSpec>, StoreError> {
         let failed = "cannot list the previous tools";
         let mut conn = self.conn(failed).await?;
         let found = match &group.origin {
@@ -964,7 +1084,11 @@ impl Engine {
         rows(found, tool_row)
     }
 
-    pub(crate) async fn remove_tool(
+    /// Deletes the tool stored as `name`; `None` when absent. `Some` holds
+    /// the skills (sorted) whose tool refs name it as `named_as` (the name
+    /// skills write; a discovered tool is stored under its scope's name):
+    /// their tool sets warn about an unknown tool from then on.
+    pub async fn remove_tool(
         &self,
         name: &str,
         named_as: &str,
@@ -997,7 +1121,33 @@ impl Engine {
         Ok(Some(users))
     }
 
-    pub(crate) async fn replace_tool_group(
+    /// In one transaction, deletes every tool of `group`, inserts `tools`
+    /// (which replace same-named tools of any source) and upserts the
+    /// `registry_meta` rows `meta` (such as when the group was fetched). Used
+    /// by discovery and MCP refresh so a failure leaves the old catalogue and
+    /// its meta intact. Returns how many tools were deleted.
+    pub async fn replace_tool_group(
+        &self,
+        group: &ToolGroup,
+        tools: &[ToolSpec],
+        meta: &[(&str, &str)],
+    ) -> Result<u64, StoreError> {
+        self.replace_group(group, tools, meta, false).await
+    }
+
+    /// [`Store::replace_tool_group`] that first keeps the group's current
+    /// rows as its previous generation (replacing the one kept before), in
+    /// the same transaction: a refresh that changed the group calls this.
+    pub async fn replace_tool_group_keeping_previous(
+        &self,
+        group: &ToolGroup,
+        tools: &[ToolSpec],
+        meta: &[(&str, &str)],
+    ) -> Result<u64, StoreError> {
+        self.replace_group(group, tools, meta, true).await
+    }
+
+    async fn replace_group(
         &self,
         group: &ToolGroup,
         tools: &[ToolSpec],
@@ -1091,7 +1241,8 @@ impl Engine {
         .await
     }
 
-    pub(crate) async fn get_meta(&self, key: &str) -> Result<Option<String>, StoreError> {
+    /// A value from the small key/value `registry_meta` table.
+    pub async fn get_meta(&self, key: &str) -> Result<Option<String>, StoreError> {
         let failed = "cannot read `registry_meta`";
         let mut conn = self.conn(failed).await?;
         let found = conn
@@ -1107,7 +1258,8 @@ impl Engine {
         }
     }
 
-    pub(crate) async fn set_meta(&self, key: &str, value: &str) -> Result<(), StoreError> {
+    /// Sets a `registry_meta` value.
+    pub async fn set_meta(&self, key: &str, value: &str) -> Result<(), StoreError> {
         codec::check_meta(key, value)?;
         let failed = "cannot write `registry_meta`";
         let mut tx = self.write().await?;
@@ -1117,7 +1269,13 @@ impl Engine {
         self.commit(tx, failed).await
     }
 
-    pub(crate) async fn change_stamp(&self) -> Result<String, StoreError> {
+    /// A cheap fingerprint of the whole registry (one query over indexed
+    /// columns: row counts and the latest `updated_at` of skills and tools,
+    /// the item count and the latest `registry_meta` value): it changes when a
+    /// skill is added, updated or removed and when the catalogue is written
+    /// (tool add/remove, discovery, MCP refresh). Equal stamps mean "probably
+    /// unchanged"; callers re-read to learn what changed.
+    pub async fn change_stamp(&self) -> Result<String, StoreError> {
         let failed = "cannot read the registry's change stamp";
         let mut conn = self.conn(failed).await?;
         let found = conn
@@ -1140,7 +1298,8 @@ impl Engine {
         .text("stamp")
     }
 
-    pub(crate) async fn status(&self) -> Result<StoreStatus, StoreError> {
+    /// Backend, schema version and row counts.
+    pub async fn status(&self) -> Result<StoreStatus, StoreError> {
         let failed = "cannot read the store status";
         let dialect = self.dialect();
         let mut tx = self.read().await?;
@@ -1161,7 +1320,7 @@ impl Engine {
             backend: dialect.backend,
             location: self.location.clone(),
             schema_version,
-            supported_version: migrate::latest(dialect.migrations),
+            supported_version: dialect.latest_version(),
             skills: count(cells.int("skills")?),
             skill_items: count(cells.int("skill_items")?),
             tools: count(cells.int("tools")?),
@@ -1174,7 +1333,7 @@ mod tests {
     use super::*;
     use agents_core::{Include, SkillItem};
 
-    use crate::postgres;
+    use crate::dialect;
 
     /// `depth` skills, each with a tool and an include of the next.
     fn chain(depth: usize) -> Vec<Skill> {
@@ -1202,10 +1361,12 @@ mod tests {
     async fn sqlite_closure_work(depth: usize) -> (usize, i32, i32) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("registry.db");
-        let store = crate::SqliteStore::create(&path).await.unwrap();
-        store.engine.add_skills(&chain(depth)).await.unwrap();
+        let store = Store::create(&DatabaseUrl::Sqlite(path.clone()))
+            .await
+            .unwrap();
+        store.add_skills(&chain(depth)).await.unwrap();
         let conn = rusqlite::Connection::open(&path).unwrap();
-        let mut statement = conn.prepare(&closure_sql(&sqlite::DIALECT)).unwrap();
+        let mut statement = conn.prepare(&closure_sql(&dialect::SQLITE)).unwrap();
         let roots = codec::json_array(["chain/s00000"]);
         let rows = statement
             .query_map([roots], |_| Ok(()))
@@ -1276,15 +1437,17 @@ mod tests {
         let url = with_database(admin_url, &database);
         // Its own task, so that a panic still drops the database.
         let outcome = tokio::spawn(async move {
-            let store = crate::PostgresStore::connect(&url).await.unwrap();
-            store.engine.add_skills(&chain(depth)).await.unwrap();
+            let store = Store::open(&DatabaseUrl::Postgres(url.clone()))
+                .await
+                .unwrap();
+            store.add_skills(&chain(depth)).await.unwrap();
             let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
             let sql = format!(
                 "EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) {}",
-                closure_sql(&postgres::DIALECT)
+                closure_sql(&dialect::POSTGRES)
             );
             let plan: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(
-                postgres::DIALECT.sql(&sql).into_owned(),
+                dialect::POSTGRES.sql(&sql).into_owned(),
             ))
             .bind(vec!["chain/s00000"])
             .fetch_all(&mut conn)
