@@ -114,7 +114,7 @@ fn export_names(sb: &Sandbox, skill: &str) -> HashMap<String, String> {
 
 /// Runs `builtin_client.py` with `config`, then `args` (`-- agents mcp
 /// serve …` or `--url URL`).
-fn client(sb: &Sandbox, python: &str, config: &Value, args: &[String]) -> Value {
+pub(crate) fn client(sb: &Sandbox, python: &str, config: &Value, args: &[String]) -> Value {
     python_script(sb, python, "builtin_client.py", &config.to_string(), args)
 }
 
