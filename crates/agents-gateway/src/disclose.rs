@@ -553,11 +553,11 @@ impl Gateway {
             };
             if disclosed.offered(skill).is_none() {
                 let hint = agents_core::text::did_you_mean(skill, &offered)
-                    .map(|close| format!("; did you mean `{close}`?"))
+                    .map(|close| format!(" (did you mean `{close}`?)"))
                     .unwrap_or_default();
                 return tool_error(format!(
-                    "no included skill is named `{}`{hint} The skills are those `{LOADER}`'s \
-                     description lists.",
+                    "no included skill is named `{}`{hint}; the skills are those the \
+                     description of `{LOADER}` lists",
                     agents_core::text::shorten(skill, agents_core::text::MAX_ECHO_BYTES)
                 ));
             }

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::serve::{agents_http, nix_kill, python_script, text_of};
 use crate::support::{Sandbox, python};
 
-const ALL: [&str; 11] = [
+pub(crate) const ALL: [&str; 11] = [
     "read_file",
     "write_file",
     "edit_file",

@@ -60,20 +60,7 @@ fn setup(test: &str) -> Option<(String, Sandbox, PathBuf)> {
         ));
         includes.push(format!("d/{server}"));
     }
-    let builtins = [
-        "read_file",
-        "write_file",
-        "edit_file",
-        "list_dir",
-        "glob",
-        "grep",
-        "shell",
-        "http_get",
-        "git_status",
-        "git_diff",
-        "git_commit",
-    ]
-    .map(|b| format!("builtin/{b}"));
+    let builtins = crate::serve_builtin::ALL.map(|b| format!("builtin/{b}"));
     documents.push(format!(
         "name: {ROOT}\ndescription: Everything\ntools: [{}]\nincludes: [{}]\ninline_tools:\n  - description: Report disk usage of the build directory\n    read_only: true\noverrides:\n  builtin/shell: {{timeout_s: 1}}\n  builtin/write_file: {{read_only: true}}\n  builtin/list_dir: {{approval: required}}\n  mcp:github/create_issue: {{approval: required}}\n",
         builtins.join(", "),

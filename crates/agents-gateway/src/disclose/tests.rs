@@ -261,6 +261,9 @@ async fn call_tool_answers_as_a_direct_call() {
             &descriptions(),
         )
         .unwrap();
+    let run = |name: &'static str, arguments: Value| {
+        gateway.dispatch(name, Some(arguments), None, None, CancellationToken::new())
+    };
     let via = |name: &str, arguments: &str| json!({"name": name, "arguments": arguments});
     for (name, arguments) in [
         (
@@ -270,85 +273,29 @@ async fn call_tool_answers_as_a_direct_call() {
         ("builtin__list_dir", json!({"path": "."})),
         ("builtin__read_file", json!({"path": 5})),
     ] {
-        let direct = gateway
-            .dispatch(
-                name,
-                Some(arguments.clone()),
-                None,
-                None,
-                CancellationToken::new(),
-            )
-            .await
-            .unwrap();
-        let called = gateway
-            .dispatch(
-                CALL,
-                Some(via(name, &arguments.to_string())),
-                None,
-                None,
-                CancellationToken::new(),
-            )
-            .await
-            .unwrap();
+        let direct = run(name, arguments.clone()).await.unwrap();
+        let called = run(CALL, via(name, &arguments.to_string())).await.unwrap();
         assert_eq!(direct.is_error, Some(true), "{name}: {}", text(&direct));
         assert_eq!(text(&called), text(&direct), "{name}");
     }
     // By registry name too.
-    let by_registry = gateway
-        .dispatch(
-            CALL,
-            Some(via("builtin/write_file", "{}")),
-            None,
-            None,
-            CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let by_registry = run(CALL, via("builtin/write_file", "{}")).await.unwrap();
     assert_eq!(by_registry.is_error, Some(true));
     for (arguments, expected) in [
         ("[1]", "must be a JSON object"),
         ("{not json", "is not JSON text"),
     ] {
-        let refused = gateway
-            .dispatch(
-                CALL,
-                Some(via("builtin__list_dir", arguments)),
-                None,
-                None,
-                CancellationToken::new(),
-            )
-            .await
-            .unwrap();
+        let refused = run(CALL, via("builtin__list_dir", arguments)).await.unwrap();
         assert!(text(&refused).contains(expected), "{}", text(&refused));
     }
-    let unknown = gateway
-        .dispatch(
-            CALL,
-            Some(via("builtin__lst_dir", "{}")),
-            None,
-            None,
-            CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let unknown = run(CALL, via("builtin__lst_dir", "{}")).await.unwrap();
     assert!(
         text(&unknown).contains("did you mean `builtin__list_dir`?"),
         "{}",
         text(&unknown)
     );
     // The meta tools of another mode are no tools here.
-    assert!(
-        gateway
-            .dispatch(
-                LOADER,
-                Some(json!({"skills": []})),
-                None,
-                None,
-                CancellationToken::new()
-            )
-            .await
-            .is_none()
-    );
+    assert!(run(LOADER, json!({"skills": []})).await.is_none());
     // Without a session, nothing can be loaded.
     assert_eq!(names(&gateway.list_for(None)), [SEARCH, CALL]);
 }
