@@ -300,9 +300,9 @@ pub enum SkillCommand {
         #[arg(long, value_enum, default_value = "none", conflicts_with_all = ["explain", "budget"])]
         defer: DeferArg,
         /// The context budget of `--budget` and `--defer auto`, in estimated tokens (bytes of
-        /// the tool JSON / 4)
-        #[arg(long, value_name = "N", default_value_t = agents_disclosure::DEFAULT_BUDGET_TOKENS)]
-        budget_tokens: usize,
+        /// the tool JSON / 4; default 8000); nothing else reads it
+        #[arg(long, value_name = "N")]
+        budget_tokens: Option<usize>,
     },
     /// Write a content-addressed lock of skills' resolved tool sets
     #[command(after_help = "Example:\n  agents skill lock local/devops-toolkit -o skills.lock")]
@@ -379,6 +379,27 @@ impl From<DeferArg> for agents_disclosure::Defer {
             DeferArg::None => Self::None,
             DeferArg::Auto => Self::Auto,
             DeferArg::All => Self::All,
+        }
+    }
+}
+
+/// How `mcp serve --disclose` puts the tools in the context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DiscloseArg {
+    // As for `DeferArg`: the flag's help says what each means.
+    All,
+    Skills,
+    Search,
+    Auto,
+}
+
+impl From<DiscloseArg> for agents_disclosure::Mode {
+    fn from(mode: DiscloseArg) -> Self {
+        match mode {
+            DiscloseArg::All => Self::All,
+            DiscloseArg::Skills => Self::Skills,
+            DiscloseArg::Search => Self::Search,
+            DiscloseArg::Auto => Self::Auto,
         }
     }
 }
@@ -539,6 +560,16 @@ pub enum McpCommand {
         /// Approve beforehand every call whose entry says `approval: required`
         #[arg(long, conflicts_with = "approve")]
         approve_all: bool,
+        /// How the tools reach the client's context: `all` (every tool), `skills` (the
+        /// skills' own tools and a loader of their included skills), `search` (a search
+        /// tool and a call tool), `auto` (`all` within `--budget-tokens`, else the
+        /// cheaper of `skills` and `search`)
+        #[arg(long, value_enum, default_value = "all")]
+        disclose: DiscloseArg,
+        /// The budget of the first tool list of `--disclose`, in estimated tokens (bytes
+        /// of the tool JSON / 4; default 8000)
+        #[arg(long, value_name = "N")]
+        budget_tokens: Option<usize>,
     },
     /// Copy the MCP servers of Claude Desktop (`claude_desktop_config.json`),
     /// Claude Code (`.mcp.json`) or VS Code (`.vscode/mcp.json`) into

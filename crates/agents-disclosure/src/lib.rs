@@ -13,8 +13,8 @@ pub mod tokenize;
 
 pub use budget::{BYTES_PER_TOKEN, Cost, estimate_tokens};
 pub use plan::{
-    BudgetReport, CALL, Catalog, CatalogTool, DEFAULT_BUDGET_TOKENS, Defer, Disclosure, LOADER,
-    Match, Mode, ModeCost, SEARCH, SkillCost, SkillGroup,
+    BudgetReport, CALL, Catalog, CatalogTool, Collision, DEFAULT_BUDGET_TOKENS, Defer, Disclosure,
+    LOADER, Match, Mode, ModeCost, SEARCH, SkillCost, SkillGroup,
 };
 pub use rank::{Hit, Ranker, ToolText};
 

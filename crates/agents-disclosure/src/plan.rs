@@ -161,6 +161,16 @@ impl Disclosure {
     }
 }
 
+/// A meta tool and the catalogue tool exported under the same name
+/// ([`Catalog::collisions`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Collision<'a> {
+    /// The meta tool's name.
+    pub meta: String,
+    /// The tool of the catalogue named alike.
+    pub tool: &'a CatalogTool,
+}
+
 /// One search match.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Match<'a> {
@@ -185,29 +195,70 @@ impl Catalog {
             .iter()
             .filter_map(|entry| Some((names.get(entry.name.as_str())?.as_str(), entry)))
             .collect();
-        let mut tools = Vec::with_capacity(exported.tools.len());
-        let mut texts = Vec::with_capacity(exported.tools.len());
-        let mut groups: Vec<SkillGroup> = vec![SkillGroup {
-            skill: root.to_owned(),
-            description: descriptions.get(root).cloned().unwrap_or_default(),
+        let tools = std::mem::take(&mut exported.tools)
+            .into_iter()
+            .filter_map(|value| {
+                let export_name = exported_name(&value, format)?;
+                let entry = by_export.get(export_name.as_str())?;
+                let tool = CatalogTool {
+                    registry_name: entry.name.clone(),
+                    export_name,
+                    skill: entry.source_skill.to_string(),
+                    value,
+                };
+                Some((tool, ToolText::of(entry)))
+            })
+            .collect();
+        Self::assemble(&[root], format, tools, descriptions, exported)
+    }
+
+    /// The catalogue of tools exported already (those a gateway serves),
+    /// each with the text the ranker reads. `roots` are the skills served:
+    /// their own tools are the root's (the first names the catalogue).
+    pub fn from_tools(
+        roots: &[&str],
+        format: ExportFormat,
+        tools: Vec<(CatalogTool, ToolText)>,
+        descriptions: &HashMap<String, String>,
+    ) -> Self {
+        let exported = ExportedTools {
             tools: Vec::new(),
-            root: true,
-        }];
-        let mut group_of: HashMap<String, usize> = HashMap::from([(root.to_owned(), 0)]);
-        for value in std::mem::take(&mut exported.tools) {
-            let Some(export_name) = exported_name(&value, format) else {
-                continue;
-            };
-            let Some(entry) = by_export.get(export_name.as_str()) else {
-                continue;
-            };
-            let skill = entry.source_skill.to_string();
+            left_out: Vec::new(),
+            notes: Vec::new(),
+            agent_skills: Vec::new(),
+        };
+        Self::assemble(roots, format, tools, descriptions, exported)
+    }
+
+    fn assemble(
+        roots: &[&str],
+        format: ExportFormat,
+        parts: Vec<(CatalogTool, ToolText)>,
+        descriptions: &HashMap<String, String>,
+        exported: ExportedTools,
+    ) -> Self {
+        let mut groups: Vec<SkillGroup> = Vec::new();
+        let mut group_of: HashMap<String, usize> = HashMap::new();
+        for root in roots {
+            if !group_of.contains_key(*root) {
+                group_of.insert((*root).to_owned(), groups.len());
+                groups.push(SkillGroup {
+                    skill: (*root).to_owned(),
+                    description: descriptions.get(*root).cloned().unwrap_or_default(),
+                    tools: Vec::new(),
+                    root: true,
+                });
+            }
+        }
+        let mut tools = Vec::with_capacity(parts.len());
+        let mut texts = Vec::with_capacity(parts.len());
+        for (tool, text) in parts {
             let next = groups.len();
-            let group = *group_of.entry(skill.clone()).or_insert(next);
+            let group = *group_of.entry(tool.skill.clone()).or_insert(next);
             if group == next {
                 groups.push(SkillGroup {
-                    description: descriptions.get(&skill).cloned().unwrap_or_default(),
-                    skill: skill.clone(),
+                    description: descriptions.get(&tool.skill).cloned().unwrap_or_default(),
+                    skill: tool.skill.clone(),
                     tools: Vec::new(),
                     root: false,
                 });
@@ -215,13 +266,8 @@ impl Catalog {
             if let Some(group) = groups.get_mut(group) {
                 group.tools.push(tools.len());
             }
-            texts.push(ToolText::of(entry));
-            tools.push(CatalogTool {
-                registry_name: entry.name.clone(),
-                export_name,
-                skill,
-                value,
-            });
+            texts.push(text);
+            tools.push(tool);
         }
         let by_name = tools
             .iter()
@@ -235,7 +281,10 @@ impl Catalog {
             .collect();
         Self {
             format,
-            root: root.to_owned(),
+            root: roots
+                .first()
+                .map(|root| (*root).to_owned())
+                .unwrap_or_default(),
             ranker: Ranker::new(&texts),
             tools,
             groups,
@@ -367,6 +416,20 @@ impl Catalog {
             .collect()
     }
 
+    /// The meta tools of `disclosure` whose name a tool of the catalogue
+    /// is exported under too: one list would name two tools alike.
+    pub fn collisions(&self, disclosure: &Disclosure) -> Vec<Collision<'_>> {
+        disclosure
+            .meta
+            .iter()
+            .filter_map(|meta| exported_name(meta, self.format))
+            .filter_map(|meta| {
+                let tool = self.tools.iter().find(|tool| tool.export_name == meta)?;
+                Some(Collision { meta, tool })
+            })
+            .collect()
+    }
+
     fn all(&self) -> Vec<usize> {
         (0..self.tools.len()).collect()
     }
@@ -398,12 +461,12 @@ impl Catalog {
     }
 
     fn skills(&self, requested: Mode, budget_tokens: usize) -> Disclosure {
-        let eager = self
+        let eager: Vec<usize> = self
             .groups
             .iter()
-            .find(|group| group.root)
-            .map(|group| group.tools.clone())
-            .unwrap_or_default();
+            .filter(|group| group.root)
+            .flat_map(|group| group.tools.iter().copied())
+            .collect();
         let offered: Vec<usize> = self
             .groups
             .iter()

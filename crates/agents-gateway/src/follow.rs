@@ -146,7 +146,18 @@ impl Gateway {
             }
             None => Serving::decide(&set, self.shared.options.timeout),
         };
+        let disclosed = match self.disclosure_for(follow, &serving).await {
+            Ok(disclosed) => disclosed,
+            Err(err) => {
+                tracing::warn!(
+                    "mcp serve: the registry changed but its tools cannot be disclosed ({err}); \
+                     still serving the last good tool list"
+                );
+                return;
+            }
+        };
         let (tools_changed, mut skills_changed) = self.replace_serving_changes(serving);
+        let tools_changed = self.install_disclosure(disclosed) | tools_changed;
         // An Agent Skill refused (or served again) leaves (or rejoins) the
         // resources listed.
         skills_changed |= self.withheld_changed().await;

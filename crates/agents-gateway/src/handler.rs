@@ -34,7 +34,7 @@ impl rmcp::ServerHandler for Gateway {
                 "agents-gateway",
                 env!("CARGO_PKG_VERSION"),
             ))
-            .with_instructions(instructions(&self.serving()))
+            .with_instructions(instructions(&self.serving()) + &self.disclosure_instructions())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -83,10 +83,10 @@ impl rmcp::ServerHandler for Gateway {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let tools: Vec<Tool> = self
-            .list()
+            .list_for(Some(&context.peer))
             .into_iter()
             .filter_map(|tool| serde_json::from_value(tool).ok())
             .collect();
@@ -178,7 +178,7 @@ impl rmcp::ServerHandler for Gateway {
         // A client's `notifications/cancelled` drops the call, which tells
         // the upstream server to cancel it too.
         let called = tokio::select! {
-            called = self.call_from(
+            called = self.dispatch(
                 &request.name,
                 arguments,
                 progress,

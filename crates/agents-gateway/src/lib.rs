@@ -45,6 +45,7 @@
 
 mod arguments;
 mod calls;
+pub mod disclose;
 mod error;
 mod follow;
 mod handler;
@@ -56,6 +57,7 @@ pub mod skills;
 mod stdio;
 
 pub use arguments::check_arguments;
+pub use disclose::{DiscloseError, DiscloseOptions, Disclosed};
 pub use error::GatewayError;
 pub use follow::{Follow, POLL_EVERY};
 pub use http::{BearerToken, ENDPOINT, HttpAccess, HttpServer, raise_open_files_limit};
@@ -96,6 +98,8 @@ struct Shared {
     local: std::sync::OnceLock<LocalTools>,
     /// The roots each client session gave.
     client_roots: local::ClientRoots,
+    /// `--disclose`: what is disclosed, and what each session loaded.
+    disclose: disclose::State,
 }
 
 /// The gateway: an rmcp [`rmcp::ServerHandler`]; clones share one state.
@@ -180,6 +184,7 @@ impl Gateway {
                 locked,
                 local: std::sync::OnceLock::new(),
                 client_roots: local::ClientRoots::default(),
+                disclose: disclose::State::default(),
             }),
         }
     }

@@ -22,7 +22,19 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
             audit_file,
             approve,
             approve_all,
+            disclose,
+            budget_tokens,
         } => {
+            let mode: agents_disclosure::Mode = disclose.into();
+            if budget_tokens.is_some() && mode == agents_disclosure::Mode::All {
+                return Err(Failure::usage(
+                    "`--budget-tokens` is the budget of `--disclose skills`, `search` or `auto`",
+                ));
+            }
+            let disclose = agents_gateway::DiscloseOptions {
+                mode,
+                budget_tokens: budget_tokens.unwrap_or(agents_disclosure::DEFAULT_BUDGET_TOKENS),
+            };
             let transport = match http {
                 Some(addr) => Transport::Http(addr, auth_token_env, no_auth),
                 None => Transport::Stdio,
@@ -35,6 +47,7 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
                     all: approve_all,
                     tools: approve,
                 },
+                disclose,
             };
             serve(ctx, &skills, dry_run, locked.as_deref(), transport, &local).await
         }
@@ -510,6 +523,49 @@ fn gateway_failure(err: &agents_gateway::GatewayError) -> Failure {
     Failure::new(err.kind(), err.to_string())
 }
 
+/// What `--disclose` puts in the first tool list, in a few lines: the
+/// first says what and what it costs, the others which skills are offered.
+fn disclosure_lines(summary: &agents_gateway::disclose::Summary) -> Vec<String> {
+    let mode = if summary.requested == summary.mode {
+        summary.mode.to_string()
+    } else {
+        format!("{} (chose {})", summary.requested, summary.mode)
+    };
+    let meta: Vec<String> = summary.meta.iter().map(|m| format!("`{m}`")).collect();
+    let percent = if summary.all_tokens == 0 {
+        0.0
+    } else {
+        summary.tokens as f64 * 100.0 / summary.all_tokens as f64
+    };
+    let mut lines = vec![format!(
+        "disclose {mode}: the first tool list holds {} served tool(s){}, {} bytes, about {} tokens \
+         ({percent:.1}% of every tool: {} bytes, about {} tokens); {} tool(s) deferred; budget {} \
+         tokens: {}",
+        summary.eager.len(),
+        if meta.is_empty() {
+            String::new()
+        } else {
+            format!(" and {}", meta.join(", "))
+        },
+        summary.bytes,
+        summary.tokens,
+        summary.all_bytes,
+        summary.all_tokens,
+        summary.deferred,
+        summary.budget_tokens,
+        if summary.fits { "fits" } else { "over" },
+    )];
+    lines.extend(summary.offered.iter().map(|offered| {
+        format!(
+            "offer skill {} ({} tool(s)) through `{}`",
+            offered.skill,
+            offered.tools,
+            agents_disclosure::LOADER
+        )
+    }));
+    lines
+}
+
 /// How `agents mcp serve` runs builtins: its flags.
 struct Local {
     /// `--root`: the roots of clients that offer none.
@@ -520,6 +576,8 @@ struct Local {
     audit_file: Option<std::path::PathBuf>,
     /// `--approve`, `--approve-all`.
     approve: agents_gateway::Approve,
+    /// `--disclose`, `--budget-tokens`.
+    disclose: agents_gateway::DiscloseOptions,
 }
 
 impl Local {
@@ -549,6 +607,7 @@ async fn serve(
     transport: Transport,
     local: &Local,
 ) -> Result<ExitCode, Failure> {
+    let disclose = local.disclose;
     let local = local.tools()?;
     let access = match &transport {
         Transport::Http(_, Some(var), _) => agents_gateway::HttpAccess::Token(
@@ -599,6 +658,16 @@ async fn serve(
     };
     let plan = agents_gateway::Serving::decide(&set, options.timeout);
     output::warn_all(ctx.format, plan.warnings.iter().map(String::as_str));
+    let (descriptions, disclosed) = if disclose.mode == agents_disclosure::Mode::All {
+        (std::collections::HashMap::new(), None)
+    } else {
+        let skills = agents_gateway::disclose::described_skills(&plan);
+        let descriptions = ctx.service.skill_descriptions(&skills).await?;
+        let roots: Vec<String> = names.iter().map(ToString::to_string).collect();
+        let disclosed = agents_gateway::Disclosed::of(&plan, &roots, &descriptions, disclose)
+            .map_err(|err| Failure::new(err.kind(), format!("mcp serve: {err}")))?;
+        (descriptions, Some(disclosed.summary()))
+    };
     let left_out: Vec<String> = plan
         .left_out
         .iter()
@@ -634,12 +703,16 @@ async fn serve(
                     })
                 })
                 .collect();
-            output::json(&json!({
+            let mut out = json!({
                 "tools": served,
                 "skills": skills,
                 "left_out": left,
                 "fetch_at_start": fetch_at_start,
-            }))?;
+            });
+            if let Some(summary) = &disclosed {
+                out["disclosure"] = json!(summary);
+            }
+            output::json(&out)?;
         } else {
             for tool in &plan.served {
                 output::line(match tool.definition() {
@@ -669,6 +742,11 @@ async fn serve(
                     "fetch at start the tool list of mcp server `{server}` (none is cached), then serve its tools"
                 ))?;
             }
+            if let Some(summary) = &disclosed {
+                for line in disclosure_lines(summary) {
+                    output::line(line)?;
+                }
+            }
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -695,13 +773,18 @@ async fn serve(
             ));
         }
     }
+    if let Some(summary) = &disclosed {
+        note.push_str(&format!("; {}", disclosure_lines(summary).join("; ")));
+    }
     output::note(&note);
     let gateway = match lock {
         // Every change the gateway sees is checked against the lock too.
         Some((lock, file)) => agents_gateway::Gateway::locked(plan, options, lock, file, &names),
         None => agents_gateway::Gateway::new(plan, options),
     }
-    .with_local(local);
+    .with_local(local)
+    .with_disclosure(disclose, &names, &descriptions)
+    .map_err(|err| Failure::new(err.kind(), format!("mcp serve: {err}")))?;
     let follow = Some(agents_gateway::Follow {
         service: &ctx.service,
         names: &names,

@@ -65,10 +65,18 @@ pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode,
             defer,
             budget_tokens,
         } => {
+            let defer: Defer = defer.into();
+            // Read by `--budget` and `--defer auto` only: anywhere else it
+            // would be ignored without a word.
+            if budget_tokens.is_some() && !budget && defer != Defer::Auto {
+                return Err(Failure::usage(
+                    "`--budget-tokens` is read only by `--budget` and `--defer auto`",
+                ));
+            }
             let disclosure = Disclosure {
                 budget,
-                defer: defer.into(),
-                budget_tokens,
+                defer,
+                budget_tokens: budget_tokens.unwrap_or(agents_disclosure::DEFAULT_BUDGET_TOKENS),
             };
             tools(&ctx, &name, refresh, explain, locked.as_deref(), disclosure).await
         }

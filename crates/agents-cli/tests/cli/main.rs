@@ -18,6 +18,7 @@ mod providers;
 mod schema;
 mod serve;
 mod serve_builtin;
+mod serve_disclose;
 mod skill;
 mod tool;
 mod tool_call;

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::serve::{agents_http, nix_kill, python_script, text_of};
 use crate::support::{Sandbox, python};
 
-const ALL: [&str; 11] = [
+pub(crate) const ALL: [&str; 11] = [
     "read_file",
     "write_file",
     "edit_file",
@@ -114,7 +114,7 @@ fn export_names(sb: &Sandbox, skill: &str) -> HashMap<String, String> {
 
 /// Runs `builtin_client.py` with `config`, then `args` (`-- agents mcp
 /// serve …` or `--url URL`).
-fn client(sb: &Sandbox, python: &str, config: &Value, args: &[String]) -> Value {
+pub(crate) fn client(sb: &Sandbox, python: &str, config: &Value, args: &[String]) -> Value {
     python_script(sb, python, "builtin_client.py", &config.to_string(), args)
 }
 

@@ -9,9 +9,12 @@ CONFIG_JSON: {"roots": [DIR, ...] or absent (the client then offers no roots cap
 again, bounded, until its result holds TEXT);
 {"together": [{"call": NAME, "arguments": {...}}, ...]} (calls at once);
 {"set_roots": [DIR, ...]} (changes the roots and sends notifications/roots/list_changed);
-{"count": MARKER, "after": SECONDS} (counts the processes whose command line holds MARKER).
-Prints {"instructions": ..., "elicited": [the messages of the elicitation requests],
-"roots_listed": <how many times roots/list was asked>, "steps": [...]}.
+{"count": MARKER, "after": SECONDS} (counts the processes whose command line holds MARKER);
+{"wait_list_changed": SECONDS} (waits, bounded, for notifications/tools/list_changed; records
+whether one arrived since the last such step).
+Prints {"instructions": ..., "capabilities": <the server's>, "elicited": [the messages of the
+elicitation requests], "roots_listed": <how many times roots/list was asked>,
+"list_changed": <how many notifications/tools/list_changed arrived>, "steps": [...]}.
 """
 
 import json
@@ -53,6 +56,13 @@ class Client:
         self.answer = config.get("elicitation")
         self.elicited = []
         self.roots_listed = 0
+        self.list_changed = 0
+        self.changed = anyio.Event()
+
+    async def on_message(self, message):
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
+            self.list_changed += 1
+            self.changed.set()
 
     async def list_roots(self, context):
         self.roots_listed += 1
@@ -66,7 +76,7 @@ class Client:
         return types.ElicitResult(action=self.answer)
 
     def callbacks(self):
-        callbacks = {}
+        callbacks = {"message_handler": self.on_message}
         if self.roots is not None:
             callbacks["list_roots_callback"] = self.list_roots
         if self.answer is not None:
@@ -105,6 +115,13 @@ async def run_steps(session, client, steps):
         elif "count" in step:
             await anyio.sleep(step.get("after", 0))
             out.append({"running": processes_with(step["count"])})
+        elif "wait_list_changed" in step:
+            arrived = False
+            with anyio.move_on_after(step["wait_list_changed"]):
+                await client.changed.wait()
+                arrived = True
+            client.changed = anyio.Event()
+            out.append({"list_changed": arrived})
     return out
 
 
@@ -124,8 +141,10 @@ async def main():
             async with ClientSession(read, write, **client.callbacks()) as session:
                 init = await session.initialize()
                 out = await run_steps(session, client, config["steps"])
-    print(json.dumps({"instructions": init.instructions, "elicited": client.elicited,
-                      "roots_listed": client.roots_listed, "steps": out}))
+    print(json.dumps({"instructions": init.instructions,
+                      "capabilities": dumped(init.capabilities),
+                      "elicited": client.elicited, "roots_listed": client.roots_listed,
+                      "list_changed": client.list_changed, "steps": out}))
 
 
 anyio.run(main)
