@@ -683,8 +683,13 @@ fn search_tools(
         })
         .collect();
     let mut result = json!({"tools": matches, "of": disclosed.catalog.tools().len()});
-    if matches.is_empty() {
-        result["note"] = json!("no tool matched those words; try other words for what it does");
+    if matches.is_empty()
+        && let Value::Object(fields) = &mut result
+    {
+        fields.insert(
+            "note".into(),
+            json!("no tool matched those words; try other words for what it does"),
+        );
     }
     json_result(&result)
 }
