@@ -372,3 +372,57 @@ fn an_unknown_name_gets_a_did_you_mean() {
     );
     assert!(catalog.suggest("kubernetes").is_empty());
 }
+
+/// A catalogue of tools exported already, as the gateway builds one from
+/// what it serves: every root's own tools come first in `skills`, and a
+/// meta tool named like a tool is a collision.
+#[test]
+fn a_catalogue_of_exported_tools_has_several_roots_and_finds_collisions() {
+    let (resolution, descriptions) = resolution();
+    let full = Catalog::new(ROOT, &resolution.entries, ExportFormat::Mcp, &descriptions);
+    let parts: Vec<(crate::CatalogTool, crate::ToolText)> = full
+        .tools()
+        .iter()
+        .map(|tool| {
+            let text = crate::ToolText {
+                name: tool.registry_name.clone(),
+                description: tool.value["description"].as_str().unwrap_or("").to_owned(),
+                skills: vec![tool.skill.clone()],
+                parameters: vec![],
+            };
+            (tool.clone(), text)
+        })
+        .collect();
+    let two = Catalog::from_tools(
+        &["team/clock", "team/files"],
+        ExportFormat::Mcp,
+        parts.clone(),
+        &descriptions,
+    );
+    assert_eq!(two.root(), "team/clock");
+    let plan = two.plan(Mode::Skills, 0);
+    assert_eq!(plan.eager.len(), 25);
+    let loader = catalog_meta(&two, &plan);
+    assert_eq!(
+        loader["inputSchema"]["properties"]["skills"]["items"]["enum"],
+        json!(["team/github"])
+    );
+    assert!(two.collisions(&plan).is_empty());
+    assert_eq!(two.search("timezone", 1)[0].tool.skill, "team/clock");
+    // A tool exported as `search_tools` collides with the search pair only.
+    let mut renamed = parts;
+    renamed[0].0.export_name = SEARCH.into();
+    renamed[0].0.value["name"] = json!(SEARCH);
+    let named = Catalog::from_tools(&[ROOT], ExportFormat::Mcp, renamed, &descriptions);
+    let search = named.plan(Mode::Search, 0);
+    let collisions = named.collisions(&search);
+    assert_eq!(collisions.len(), 1);
+    assert_eq!(collisions[0].meta, SEARCH);
+    assert_eq!(collisions[0].tool.registry_name, "mcp:github/github_op_0");
+    assert!(named.collisions(&named.plan(Mode::Skills, 0)).is_empty());
+    assert!(named.collisions(&named.plan(Mode::All, 0)).is_empty());
+}
+
+fn catalog_meta(catalog: &Catalog, plan: &crate::Disclosure) -> Value {
+    catalog.initial_tools(plan).pop().unwrap()
+}

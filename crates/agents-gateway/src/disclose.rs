@@ -257,8 +257,10 @@ impl Disclosed {
                 shown.extend(&group.tools);
             }
         }
-        shown.sort_unstable();
-        shown.dedup();
+        // The first list's tools first, then each loaded skill's in the
+        // loader's order: a list that only grows.
+        let mut seen = std::collections::HashSet::new();
+        shown.retain(|i| seen.insert(*i));
         shown
             .into_iter()
             .filter_map(|i| tools.get(i).map(|tool| tool.value.clone()))

@@ -58,11 +58,16 @@ fn setup(test: &str) -> Option<(String, Sandbox, PathBuf)> {
             listing.display(),
             file.display()
         ));
-        includes.push(format!("d/{server}"));
+        // Every GitHub tool needs approval (an include's overrides).
+        includes.push(if server == "github" {
+            format!("{{skill: d/{server}, overrides: {{approval: required}}}}")
+        } else {
+            format!("d/{server}")
+        });
     }
     let builtins = crate::serve_builtin::ALL.map(|b| format!("builtin/{b}"));
     documents.push(format!(
-        "name: {ROOT}\ndescription: Everything\ntools: [{}]\nincludes: [{}]\ninline_tools:\n  - description: Report disk usage of the build directory\n    read_only: true\noverrides:\n  builtin/shell: {{timeout_s: 1}}\n  builtin/write_file: {{read_only: true}}\n  builtin/list_dir: {{approval: required}}\n  mcp:github/create_issue: {{approval: required}}\n",
+        "name: {ROOT}\ndescription: Everything\ntools: [{}]\nincludes: [{}]\ninline_tools:\n  - description: Report disk usage of the build directory\n    read_only: true\noverrides:\n  builtin/shell: {{timeout_s: 1}}\n  builtin/write_file: {{read_only: true}}\n  builtin/list_dir: {{approval: required}}\n",
         builtins.join(", "),
         includes.join(", ")
     ));

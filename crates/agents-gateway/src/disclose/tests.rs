@@ -50,6 +50,14 @@ fn served_plan() -> Serving {
     Serving::decide(&set, Duration::from_secs(5))
 }
 
+fn shell(serving: &mut Serving) -> &mut crate::ServedTool {
+    serving
+        .served
+        .iter_mut()
+        .find(|t| t.export_name == "builtin__shell")
+        .unwrap()
+}
+
 fn descriptions() -> HashMap<String, String> {
     HashMap::from([
         ("t/git".to_owned(), "Git history and commits".to_owned()),
@@ -211,7 +219,7 @@ fn auto_is_all_within_the_budget_else_a_cheaper_mode() {
 #[test]
 fn a_served_tool_named_like_a_meta_tool_is_refused() {
     let mut plan = served_plan();
-    let renamed = plan.served.last_mut().unwrap();
+    let renamed = shell(&mut plan);
     renamed.export_name = SEARCH.into();
     renamed.tool["name"] = json!(SEARCH);
     let err = disclosed(&plan, Mode::Search, 8_000).unwrap_err();
@@ -230,7 +238,7 @@ fn a_served_tool_named_like_a_meta_tool_is_refused() {
     assert!(disclosed(&plan, Mode::All, 8_000).is_ok());
     // `auto` collides only when it applies the mode.
     assert!(disclosed(&plan, Mode::Auto, 1_000_000).is_ok());
-    let renamed = plan.served.last_mut().unwrap();
+    let renamed = shell(&mut plan);
     renamed.export_name = LOADER.into();
     renamed.tool["name"] = json!(LOADER);
     assert!(matches!(
