@@ -5,7 +5,7 @@ use agents_core::{
     EffectiveCapabilities, Explanation, ItemKind, Meta, Plan, PlanReport, ResolvedToolEntry, Skill,
     SkillCapabilitySummary, SkillItem, SkillMap, SkillName, SkillResolver, SkillSource, ToolLookup,
     ToolRegistry, ToolSource, ToolSpec, compute_capability_summary, compute_effective_capabilities,
-    validate_plan,
+    diagnose_plan,
 };
 use agents_store::{SkillSummary, Store, StoreError};
 use indexmap::IndexMap;
@@ -60,9 +60,10 @@ impl SkillSource for Overlay<'_> {
 /// drop every other discovered skill).
 pub fn not_discovered(folder: &Path) -> String {
     format!(
-        "its folder `{}` was not found by your discovery (a path in a skill is anyone's to write): add `{}` to the folders you scan (`[skills] agent_skills_paths` in `config.toml`, or every folder you scan given to `agents skill discover --paths`)",
+        "its folder `{}` was not found by your discovery (a path in a skill is anyone's to write): add `{}` to the folders you scan (`[skills] agent_skills_paths` in `config.toml`, or every folder you scan given to `{}`)",
         agents_core::text::shown_path(folder),
         agents_core::text::shown_path(folder.parent().unwrap_or(folder)),
+        agents_core::Hint::DiscoverPaths,
     )
 }
 
@@ -174,6 +175,8 @@ pub struct SkillRegistryService {
     trust: TrustStore,
     identity: Option<String>,
     scope: DiscoveryScope,
+    /// What first-use discovery scans.
+    discovery_folders: crate::discovery::DiscoveryFolders,
     /// The catalogue names "did you mean" hints are picked from, once read:
     /// a command writing many files read and decoded the whole catalogue
     /// once per file.
@@ -199,6 +202,7 @@ impl SkillRegistryService {
             trust: TrustStore::in_memory(),
             identity: None,
             scope: DiscoveryScope::default(),
+            discovery_folders: crate::discovery::DiscoveryFolders::default(),
             hint_names: std::sync::Mutex::new(None),
             hints_left: std::sync::atomic::AtomicUsize::new(MAX_HINTS),
         }
@@ -231,6 +235,18 @@ impl SkillRegistryService {
     pub fn with_scope(mut self, scope: DiscoveryScope) -> Self {
         self.scope = scope;
         self
+    }
+
+    /// The Agent Skills folders first-use discovery scans (default: none;
+    /// see [`Self::discover_configured`]).
+    pub fn with_discovery_folders(mut self, folders: crate::discovery::DiscoveryFolders) -> Self {
+        self.discovery_folders = folders;
+        self
+    }
+
+    /// The Agent Skills folders first-use discovery scans.
+    pub fn discovery_folders(&self) -> &crate::discovery::DiscoveryFolders {
+        &self.discovery_folders
     }
 
     /// This user's discovery scope.
@@ -834,7 +850,7 @@ impl SkillRegistryService {
                     tracing::warn!(
                         "mcp server `{server}`: its cached tool list was changed in the database since you fetched it (spec digest {}); it is not used until `{}`",
                         digest.get(..12).unwrap_or(digest),
-                        agents_core::mcp_refresh_command(&server)
+                        agents_core::Hint::refresh(&server)
                     );
                     (*digest).to_owned()
                 })
@@ -1061,51 +1077,26 @@ impl SkillRegistryService {
         )))
     }
 
-    /// The plain "no cached tool list" warnings of `report` about a server
-    /// whose definition is not trusted here, replaced as
-    /// [`Self::warning_lines`] replaces them.
-    async fn explain_untrusted(
+    /// The lines of a plan's typed `warnings`, each as it reads, except an
+    /// MCP server with no cached list whose inline definition is not trusted
+    /// here, which says so as [`Self::warning_lines`] does (by its kind,
+    /// [`agents_core::ResolveWarning::McpNotCached`], not its text).
+    async fn plan_warning_lines(
         &self,
         skills: &SkillMap,
-        report: &mut PlanReport,
-    ) -> Result<(), ServiceError> {
-        // Nothing to look for (the usual case): no digest computed.
-        if !report
-            .warnings
-            .iter()
-            .any(|warning| warning.contains("has no cached tool list"))
-        {
-            return Ok(());
-        }
-        // The plain line of each inline definition (usually none is
-        // untrusted, and a warning is looked up once, not per skill).
-        let mut plain: HashMap<String, (&SkillName, &str)> = HashMap::new();
-        for (name, skill) in skills {
-            for item in &skill.items {
-                if let SkillItem::McpSource(source) = item
-                    && !source.is_reference()
-                    && !self.trust().is_trusted(&agents_mcp::spec_digest(source))
-                {
-                    let line = agents_core::ResolveWarning::McpNotCached {
-                        skill: name.clone(),
-                        server: source.server.clone(),
-                    }
-                    .to_string();
-                    plain.insert(line, (name, source.server.as_str()));
+        warnings: &[agents_core::ResolveWarning],
+    ) -> Result<Vec<String>, ServiceError> {
+        let mut lines = Vec::with_capacity(warnings.len());
+        for warning in warnings {
+            let untrusted = match warning {
+                agents_core::ResolveWarning::McpNotCached { skill, server } => {
+                    self.untrusted_not_cached(skills, skill, server).await?
                 }
-            }
+                _ => None,
+            };
+            lines.push(untrusted.unwrap_or_else(|| warning.to_string()));
         }
-        if plain.is_empty() {
-            return Ok(());
-        }
-        for warning in &mut report.warnings {
-            if let Some((name, server)) = plain.get(warning.as_str())
-                && let Some(line) = self.untrusted_not_cached(skills, name, server).await?
-            {
-                *warning = line;
-            }
-        }
-        Ok(())
+        Ok(lines)
     }
 
     /// A cheap fingerprint of the whole registry (see
@@ -1198,12 +1189,17 @@ impl SkillRegistryService {
     /// problems.
     pub async fn validate_plan(&self, plan: &Plan) -> Result<PlanReport, ServiceError> {
         let (skills, catalog) = self.load(&plan_roots(plan)).await?;
-        let mut report = validate_plan(plan, &skills, Some(&catalog));
+        let diagnosis = diagnose_plan(plan, &skills, Some(&catalog));
+        let mut errors = diagnosis.errors;
         for err in self.check_mcp_references(skills.values()) {
-            report.errors.push(err.to_string());
+            errors.push(err.to_string());
         }
-        self.explain_untrusted(&skills, &mut report).await?;
-        Ok(report)
+        Ok(PlanReport {
+            errors,
+            warnings: self
+                .plan_warning_lines(&skills, &diagnosis.warnings)
+                .await?,
+        })
     }
 }
 
