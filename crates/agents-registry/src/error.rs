@@ -1,3 +1,6 @@
+//! Errors: why a registry operation failed ([`ServiceError`], with a stable
+//! kind for scripts), and the "did you mean" names a failure carries.
+
 use agents_core::{InvalidSkill, RegistryError, ResolveError};
 use agents_store::StoreError;
 

@@ -9,14 +9,17 @@
 #![deny(clippy::panic, clippy::indexing_slicing)]
 
 mod call;
+mod catalogue;
 mod discovery;
 mod error;
 mod identity;
 mod lock;
 mod mcp;
 mod notes;
+mod resolve;
 mod scope;
 mod service;
+mod skills;
 mod trust;
 mod write;
 
