@@ -321,18 +321,53 @@ fn open(
         Some(tools) => tools,
         None => cli_builtins()?,
     };
+    // First-use discovery scans the configured folders, as the CLI's reads
+    // do; a private in-memory registry scans none.
+    let folders = if memory {
+        agents_registry::DiscoveryFolders::default()
+    } else {
+        agents_registry::DiscoveryFolders {
+            folders: settings.agent_skills_paths.value.clone(),
+            defaulted: settings.agent_skills_paths.origin == agents_config::Origin::Default,
+        }
+    };
     let service = SkillRegistryService::new(store, home)
         .with_scope(scope)
         .with_builtins(builtins)
         .with_mcp_servers(settings.mcp_servers.clone())
         .with_trust(trust)
-        .with_identity(process_identity());
+        .with_identity(process_identity())
+        .with_discovery_folders(folders);
     Ok(Inner {
         service: Some(service),
         shown_url: url.to_string(),
         settings,
         runtime,
     })
+}
+
+/// The service's first-use discovery before a resolution, as the CLI's
+/// reads run it: what it found to warn of (a discovery that fails is one
+/// such warning, not an error).
+fn first_use(inner: &Inner, service: &Service) -> Outcome<Vec<String>> {
+    Ok(
+        match inner
+            .runtime
+            .block_on(service.discover_configured(false, None))?
+        {
+            agents_registry::FirstUse::AlreadyDiscovered => Vec::new(),
+            agents_registry::FirstUse::Discovered(refreshed) => {
+                let result = refreshed.result;
+                let mut lines = result.warnings;
+                lines.extend(result.conflicts.iter().map(ToString::to_string));
+                lines.extend(result.errors.iter().map(ToString::to_string));
+                lines
+            }
+            agents_registry::FirstUse::NotDiscovered(err) => {
+                vec![format!("Agent Skills were not discovered ({err})")]
+            }
+        },
+    )
 }
 
 /// A skill argument before it is parsed: a `Skill` is taken as it is, a
@@ -555,10 +590,12 @@ impl PyService {
         name: &Bound<'_, PyAny>,
     ) -> PyResult<agents_registry::ToolSet> {
         let name = raise(py, str_arg(name, "name"))?;
-        let set = self.run(py, |inner, service| {
+        let (first, set) = self.run(py, |inner, service| {
             let name = skill_name(&name)?;
-            Ok(inner.runtime.block_on(service.tools(&name))?)
+            let first = first_use(inner, service)?;
+            Ok((first, inner.runtime.block_on(service.tools(&name))?))
         })?;
+        warn_all(py, &first)?;
         warn_all(py, &set.warnings)?;
         Ok(set)
     }
@@ -845,10 +882,12 @@ impl PyService {
     /// Warnings are issued as `RegistryWarning`.
     fn validate_plan(&self, py: Python<'_>, plan: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
         let arg = raise(py, plan_arg(plan))?;
-        let report = self.run(py, |inner, service| {
+        let (first, report) = self.run(py, |inner, service| {
             let plan = arg.parse(inner.limits())?;
-            Ok(inner.runtime.block_on(service.validate_plan(&plan))?)
+            let first = first_use(inner, service)?;
+            Ok((first, inner.runtime.block_on(service.validate_plan(&plan))?))
         })?;
+        warn_all(py, &first)?;
         warn_all(py, &report.warnings)?;
         Ok(report.errors)
     }

@@ -116,7 +116,11 @@ impl Context {
             .with_mcp_servers(settings.mcp_servers.clone())
             .with_untrusted_config_servers(settings.untrusted_mcp_servers.clone())
             .with_trust(trust)
-            .with_identity(agents_registry::process_identity());
+            .with_identity(agents_registry::process_identity())
+            .with_discovery_folders(agents_registry::DiscoveryFolders {
+                folders: settings.agent_skills_paths.value.clone(),
+                defaulted: settings.agent_skills_paths.origin == agents_config::Origin::Default,
+            });
         Ok(Self {
             format,
             settings,

@@ -5,8 +5,10 @@
 
 mod commands;
 mod context;
+mod hints;
 mod logs;
 mod output;
+mod shared;
 
 use std::process::ExitCode;
 
@@ -29,6 +31,8 @@ pub(crate) const LAUNCH_ARG: &str = "__mcp-launch";
 const EXEC_ARG: &str = "__mcp-exec";
 
 fn main() -> ExitCode {
+    // Library messages' hints read as this program's commands.
+    hints::install();
     let first = std::env::args_os().nth(1);
     if first.as_deref() == Some(std::ffi::OsStr::new(LAUNCH_ARG)) {
         let rest: Vec<std::ffi::OsString> = std::env::args_os().skip(2).collect();

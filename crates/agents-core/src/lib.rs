@@ -11,6 +11,7 @@
 
 mod export;
 mod graph;
+pub mod hint;
 mod lock;
 mod name;
 mod plan;
@@ -34,6 +35,7 @@ pub use export::{
     is_valid_export_name, mcp_annotations,
 };
 pub use graph::{GraphEdge, GraphNode, IncludeGraph, NodeKind, include_graph};
+pub use hint::Hint;
 pub use lock::{
     AgentFiles, ChangedEntry, FieldChange, LOCK_FIELDS, LOCK_VERSION, ListingChange, LockDiff,
     LockError, LockedEntry, LockedSkill, Lockfile, ToolChange, agent_files_digest, canonical,
@@ -41,7 +43,7 @@ pub use lock::{
     lock_skill, sha256_digest,
 };
 pub use name::{InvalidSkillName, SKILL_NAME_PATTERN, SkillName};
-pub use plan::{MAX_SHOWN, Plan, PlanReport, validate_plan};
+pub use plan::{MAX_SHOWN, Plan, PlanDiagnosis, PlanReport, diagnose_plan, validate_plan};
 pub use prompt::{PromptSkill, available_skills_prompt, prompt_skills};
 pub use registry::{RegistryError, ToolRegistry};
 pub use resolve::{
@@ -55,8 +57,7 @@ pub use schema_size::{
 pub use site::{FieldPath, FieldStep, Site};
 pub use skill::{
     AgentSource, Include, IncludeOverrides, InlineTool, InvalidSkill, ItemKind, McpSource,
-    Overrides, Skill, SkillItem, ToolName, ValueMap, mcp_refresh_command, mcp_trust_command,
-    validate_server_name,
+    Overrides, Skill, SkillItem, ToolName, ValueMap, validate_server_name,
 };
 pub use summary::{
     EffectiveCapabilities, SkillCapabilitySummary, compute_capability_summary,

@@ -403,16 +403,17 @@ impl Lockfile {
                 .collect();
             if digest_of(&Value::Array(listed)) != skill.digest {
                 return Err(format!(
-                    "the digest of skill `{}` is not that of its entries (was the file edited by hand? run `agents skill lock` again)",
-                    shown(name)
+                    "the digest of skill `{}` is not that of its entries (was the file edited by hand? run `{}` again)",
+                    shown(name),
+                    crate::Hint::LockAgain
                 ));
             }
         }
         if top_digest(&self.skills) != self.digest {
-            return Err(
-                "the file's digest is not that of its skills (was it edited by hand? run `agents skill lock` again)"
-                    .into(),
-            );
+            return Err(format!(
+                "the file's digest is not that of its skills (was it edited by hand? run `{}` again)",
+                crate::Hint::LockAgain
+            ));
         }
         Ok(())
     }

@@ -57,10 +57,34 @@ pub fn validate_plan(
     skills: &dyn SkillSource,
     tools: Option<&dyn ToolLookup>,
 ) -> PlanReport {
+    let diagnosis = diagnose_plan(plan, skills, tools);
+    PlanReport {
+        errors: diagnosis.errors,
+        warnings: diagnosis.warnings.iter().map(ToString::to_string).collect(),
+    }
+}
+
+/// [`validate_plan`]'s findings with the warnings still typed, for a caller
+/// that says more of some kinds (each warning once by its message, in the
+/// order first met).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PlanDiagnosis {
+    /// Problems that make the plan unsatisfiable.
+    pub errors: Vec<String>,
+    /// Problems worth a look that do not block the plan.
+    pub warnings: Vec<ResolveWarning>,
+}
+
+/// [`validate_plan`], its warnings typed ([`PlanDiagnosis`]).
+pub fn diagnose_plan(
+    plan: &Plan,
+    skills: &dyn SkillSource,
+    tools: Option<&dyn ToolLookup>,
+) -> PlanDiagnosis {
     // Each message once, in the order first met (a set: a hostile graph can
     // have a problem per skill).
     let mut errors: IndexSet<String> = IndexSet::new();
-    let mut warnings: IndexSet<String> = IndexSet::new();
+    let mut warnings: indexmap::IndexMap<String, ResolveWarning> = indexmap::IndexMap::new();
     let empty = crate::registry::ToolRegistry::new();
     let lookup: &dyn ToolLookup = tools.unwrap_or(&empty);
     let resolver = SkillResolver::new(skills, lookup);
@@ -97,13 +121,13 @@ pub fn validate_plan(
                     errors.insert(warning.to_string());
                 }
                 other => {
-                    warnings.insert(other.to_string());
+                    warnings.entry(other.to_string()).or_insert(other);
                 }
             }
         }
     }
-    PlanReport {
+    PlanDiagnosis {
         errors: errors.into_iter().collect(),
-        warnings: warnings.into_iter().collect(),
+        warnings: warnings.into_values().collect(),
     }
 }

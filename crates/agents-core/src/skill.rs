@@ -454,8 +454,9 @@ impl Skill {
                         skill: self.name.to_string(),
                         field: format!("mcp_sources[{index}].{part}"),
                         message: format!(
-                            "holds `{}`, which `agents skill get` prints in place of a secret; write the secret, or a `${{VAR}}` reference to it",
-                            crate::redact::REDACTED
+                            "holds `{}`, which `{}` prints in place of a secret; write the secret, or a `${{VAR}}` reference to it",
+                            crate::redact::REDACTED,
+                            crate::Hint::GetSkill
                         ),
                     })
             })
@@ -648,28 +649,6 @@ fn locked_message(fields: &ValueMap) -> Option<String> {
             if locked.len() == 1 { "it" } else { "them" }
         )
     })
-}
-
-/// The command a message suggests to fetch `server`'s tool list. Server
-/// names need no quoting for a shell ([`validate_server_name`]), but one
-/// starting with `-` goes after `--`, so that it is not read as an option.
-pub fn mcp_refresh_command(server: &str) -> String {
-    if server.starts_with('-') {
-        format!("agents mcp refresh -- {server}")
-    } else {
-        format!("agents mcp refresh {server}")
-    }
-}
-
-/// The command a message suggests to trust the definition of `server` with
-/// `digest` (both as a shell reads them), a name starting with `-` after
-/// `--` (see [`mcp_refresh_command`]).
-pub fn mcp_trust_command(server: &str, digest: &str) -> String {
-    if server.starts_with('-') {
-        format!("agents mcp trust --digest {digest} -- {server}")
-    } else {
-        format!("agents mcp trust {server} --digest {digest}")
-    }
 }
 
 /// MCP server names become part of tool names (`mcp:{server}/{tool}`), so they

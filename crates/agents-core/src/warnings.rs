@@ -114,7 +114,7 @@ mod tests {
             [
                 "Tool 'custom/missing' is not registered (named by 5 skills: 'l/s0', 'l/s1', 'l/s2' and 2 more)",
                 "Skill 'l/only': Tool 'custom/other' is not registered",
-                "Skill 'l/m': MCP server 'gh' has no cached tool list (run `agents mcp refresh gh` or use `--refresh`)",
+                "Skill 'l/m': MCP server 'gh' has no cached tool list (run `refresh mcp server gh` or use `--refresh`)",
             ]
         );
     }

@@ -113,12 +113,11 @@ impl Gateway {
     /// logged once, and calls of the entries that differ are refused.
     pub async fn reload(&self, follow: &Follow<'_>) {
         let resolved = match &self.shared.locked {
-            Some(locked) => {
-                follow
-                    .service
-                    .locked_serve_set(follow.names, &locked.lock)
-                    .await
-            }
+            Some(locked) => follow
+                .service
+                .locked_serve_set(follow.names, &locked.lock)
+                .await
+                .map(|locked| (locked.value, locked.diffs)),
             None => follow
                 .service
                 .serve_set(follow.names)

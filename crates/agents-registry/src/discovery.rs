@@ -1,7 +1,10 @@
-//! Agent Skills discovery against the catalogue: conflicts are judged
-//! against what is stored, and both discovery and refresh replace this
-//! user's [discovery scope](crate::scope) (its rows and its
+//! Discovery: Agent Skills folders scanned into the catalogue. Conflicts
+//! are judged against what is stored, and both discovery and refresh
+//! replace this user's [discovery scope](crate::scope) (its rows and its
 //! `discovered_at`) in one transaction; other scopes are never touched.
+//! Owns the first-use rule ([`SkillRegistryService::discover_configured`]):
+//! what resolves skills discovers the configured folders once first, so on
+//! a fresh machine every caller sees the same `agent_skills/…` tools.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -87,7 +90,64 @@ impl ScopeChanges {
     }
 }
 
+/// The folders first-use discovery scans
+/// ([`SkillRegistryService::with_discovery_folders`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DiscoveryFolders {
+    /// The configured folders, in order.
+    pub folders: Vec<PathBuf>,
+    /// The folders are the default ones (nothing configured): one that does
+    /// not exist is skipped without a warning (a fresh machine has no
+    /// `~/.cleveragents/agent_skills`; `skill discover` still says so).
+    pub defaulted: bool,
+}
+
+/// What [`SkillRegistryService::discover_configured`] did.
+#[derive(Debug)]
+pub enum FirstUse {
+    /// This scope had discovered before: nothing was scanned.
+    AlreadyDiscovered,
+    /// The configured folders were scanned and registered.
+    Discovered(Refreshed),
+    /// The first discovery failed (a read-only role, a file this user
+    /// cannot write): the caller goes on without Agent Skills. Discovering
+    /// with write access to the registry adds them.
+    NotDiscovered(ServiceError),
+}
+
 impl SkillRegistryService {
+    /// The first-use rule: discovers the configured folders
+    /// ([`Self::with_discovery_folders`]) when this scope never discovered,
+    /// or always when `again` (a refresh asked for). Before anything
+    /// resolves skills (tool sets, validation, the check of a write, a
+    /// serve), so on a fresh machine each sees the same `agent_skills/…`
+    /// tools. A first discovery that fails is a convenience lost, not an
+    /// error ([`FirstUse::NotDiscovered`]); one asked for (`again`) fails.
+    pub async fn discover_configured(
+        &self,
+        again: bool,
+        progress: Option<Progress>,
+    ) -> Result<FirstUse, ServiceError> {
+        if !again && self.agent_skills_discovered().await? {
+            return Ok(FirstUse::AlreadyDiscovered);
+        }
+        let configured = self.discovery_folders();
+        let folders: Vec<PathBuf> = configured
+            .folders
+            .iter()
+            .filter(|folder| !configured.defaulted || folder.is_dir())
+            .cloned()
+            .collect();
+        match self
+            .refresh_agent_skills(&folders, false, ConflictStrategy::Skip, progress)
+            .await
+        {
+            Ok(refreshed) => Ok(FirstUse::Discovered(refreshed)),
+            Err(err) if !again => Ok(FirstUse::NotDiscovered(err)),
+            Err(err) => Err(err),
+        }
+    }
+
     /// Scans `paths` and registers what it finds next to what is there:
     /// previously discovered agent skills (of this scope) count as existing
     /// tools and are kept.

@@ -1,3 +1,6 @@
+//! Errors: why a registry operation failed ([`ServiceError`], with a stable
+//! kind for scripts), and the "did you mean" names a failure carries.
+
 use agents_core::{InvalidSkill, RegistryError, ResolveError};
 use agents_store::StoreError;
 
@@ -22,7 +25,8 @@ pub enum ServiceError {
     /// An export's `source: builtin` row names no builtin tool: builtins
     /// live in code, so the row would be dropped (it is not a custom tool).
     #[error(
-        "tool `{shown}` is not a builtin tool, but its row says `source: builtin` (builtins live in code: `agents tool list --source builtin`); give it `source: custom` to import it as a custom tool",
+        "tool `{shown}` is not a builtin tool, but its row says `source: builtin` (builtins live in code: `{}`); give it `source: custom` to import it as a custom tool",
+        agents_core::Hint::ListBuiltins,
         shown = agents_core::text::shorten(.0, agents_core::text::MAX_ECHO_BYTES)
     )]
     NotBuiltin(String),
@@ -117,7 +121,7 @@ pub enum ServiceError {
         .definitions.len() + .more,
         .definitions.join("; "),
         if *.more > 0 { format!(" and {} more", .more) } else { String::new() },
-        agents_core::mcp_trust_command(.server, "DIGEST")
+        agents_core::Hint::trust(.server, "DIGEST")
     )]
     McpAmbiguousTrust {
         /// The server name (shortened).
@@ -129,7 +133,8 @@ pub enum ServiceError {
     },
     /// What a definition would run is too long to be shown, so to be trusted.
     #[error(
-        "mcp server `{server}` (defined in {definer}): what it would run or reach is {bytes} bytes, more than `agents mcp trust` shows ({}), so it cannot be trusted; nothing was trusted (ask its writer for a shorter definition, or define the server in your config file)",
+        "mcp server `{server}` (defined in {definer}): what it would run or reach is {bytes} bytes, more than `{}` shows ({}), so it cannot be trusted; nothing was trusted (ask its writer for a shorter definition, or define the server in your config file)",
+        agents_core::Hint::ReviewTrust,
         crate::trust::MAX_LAUNCH_BYTES
     )]
     McpLaunchTooLong {
@@ -142,7 +147,8 @@ pub enum ServiceError {
     },
     /// `agents mcp trust NAME` outside a terminal, without `--digest`.
     #[error(
-        "nothing was trusted: without `--digest`, `agents mcp trust` trusts only after asking in a terminal; if you trust the definition shown above, run `{command}`"
+        "nothing was trusted: without `--digest`, `{}` trusts only after asking in a terminal; if you trust the definition shown above, run `{command}`",
+        agents_core::Hint::ReviewTrust
     )]
     McpTrustNeedsDigest {
         /// The command that trusts exactly the definition shown.
@@ -211,6 +217,15 @@ pub enum ServiceError {
     /// A skill name that does not match the name rule.
     #[error(transparent)]
     InvalidName(#[from] agents_core::InvalidSkillName),
+    /// A resolution differs from the lock it is checked against
+    /// ([`crate::Locked::mismatch`]).
+    #[error("the resolution differs from the lock `{lock}`: {differences}")]
+    LockMismatch {
+        /// The lock file, as the user named it.
+        lock: String,
+        /// Each differing skill and what differs, on one line.
+        differences: String,
+    },
     /// `error` names something that is not registered (or a bare short
     /// name), and these registered names are likely what was meant; the
     /// caller shows them ([`ServiceError::did_you_mean`]).
@@ -273,6 +288,7 @@ impl ServiceError {
             Self::Strict(_) => "strict",
             Self::NotAnAgentSkill(_) => "not_an_agent_skill",
             Self::SkillMd(_) => "invalid_skill_md",
+            Self::LockMismatch { .. } => "lock_mismatch",
         }
     }
 }

@@ -9,13 +9,17 @@
 #![deny(clippy::panic, clippy::indexing_slicing)]
 
 mod call;
+mod catalogue;
 mod discovery;
 mod error;
 mod identity;
 mod lock;
 mod mcp;
+mod notes;
+mod resolve;
 mod scope;
 mod service;
+mod skills;
 mod trust;
 mod write;
 
@@ -27,14 +31,15 @@ pub use agents_store::Store;
 // The builtin specs live beside their executors, in one place.
 pub use agents_tools::{builtin_registry, builtin_tools};
 pub use call::{PreparedCall, RunReview};
-pub use discovery::{Progress, Refreshed, RemovedSkill, ScopeChanges};
+pub use discovery::{DiscoveryFolders, FirstUse, Progress, Refreshed, RemovedSkill, ScopeChanges};
 pub use error::{Hint, MAX_SUGGESTIONS, STRICT_SHOWN, ServiceError, strict_message};
 pub use identity::process_identity;
-pub use lock::agent_folder_digests;
+pub use lock::{Locked, agent_folder_digests};
 pub use mcp::{
     DEFAULT_MCP_TIMEOUT, DriftWarning, McpDefinition, McpRefresh, McpServerState, McpToolDiff,
     McpToolGroup, REVIEWED_MAX, ReviewedDefinition, TRUST_DIGEST_MIN, TrustReview, TrustStep,
 };
+pub use notes::EntryNote;
 pub use scope::{DiscoveryScope, ScopeError};
 pub use service::{
     RESERVED_TOOL_PREFIXES, ServeSet, SkillRegistryService, ToolSet, not_discovered,
@@ -44,6 +49,6 @@ pub use trust::{
     TrustStore, describe_launch,
 };
 pub use write::{
-    Change, FileCheck, ImportOutcome, ToolChange, WriteFinding, WriteMode, WriteOutcome,
+    FileCheck, ImportOutcome, ToolChange, WriteEffect, WriteFinding, WriteMode, WriteOutcome,
     did_you_mean, shown_findings,
 };

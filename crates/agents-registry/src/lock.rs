@@ -1,6 +1,9 @@
-//! Lock files over the service: locking skills' resolutions (with the file
-//! digests of their Agent Skills folders) and diffing a resolution against a
-//! lock. The digests and the diff themselves are pure ([`agents_core::Lockfile`]).
+//! Locking: the lock gate. Locks skills' resolutions (with the file digests
+//! of their Agent Skills folders), diffs a resolution against a lock, and
+//! decides whether what would be used matches it ([`Locked`], one verdict
+//! for `skill tools --locked`, `mcp serve --locked` and the gateway's
+//! reloads). The digests and the diff themselves are pure
+//! ([`agents_core::Lockfile`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -43,6 +46,69 @@ pub fn agent_folder_digests(
 ) -> Result<(String, BTreeMap<String, String>), agents_discovery::FolderDigestError> {
     let files = agents_discovery::folder_digests_cached(folder, cache)?;
     Ok((agents_core::agent_files_digest(&files), files))
+}
+
+/// What the lock gate found: a value (a tool set, a serve set) and how the
+/// resolution it came from compares with the lock, skill by skill. The value
+/// is used only when [`Self::matches`]; otherwise [`Self::mismatch`] is the
+/// refusal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Locked<T> {
+    /// What was resolved.
+    pub value: T,
+    /// One diff per skill checked (clean ones too), in the order named.
+    pub diffs: Vec<LockDiff>,
+}
+
+impl<T> Locked<T> {
+    /// True when every skill's resolution matches the lock.
+    pub fn matches(&self) -> bool {
+        self.diffs.iter().all(LockDiff::is_clean)
+    }
+
+    /// The diffs of the skills whose resolution differs from the lock.
+    pub fn drifted(&self) -> impl Iterator<Item = &LockDiff> {
+        self.diffs.iter().filter(|diff| !diff.is_clean())
+    }
+
+    /// The refusal when a resolution differs from the lock `file` (as the
+    /// user named it), naming each difference; `None` when all match.
+    pub fn mismatch(&self, file: &str) -> Option<ServiceError> {
+        (!self.matches()).then(|| ServiceError::LockMismatch {
+            lock: file.to_owned(),
+            differences: mismatch_text(&self.diffs),
+        })
+    }
+}
+
+/// Each differing skill of `diffs` and what differs, on one line.
+fn mismatch_text(diffs: &[LockDiff]) -> String {
+    let mut parts = Vec::new();
+    for diff in diffs.iter().filter(|d| !d.is_clean()) {
+        let mut what = Vec::new();
+        if diff.not_locked {
+            what.push("not locked".to_owned());
+        }
+        for changed in &diff.changed {
+            what.push(format!(
+                "`{}` changed ({})",
+                changed.name,
+                changed.fields.join(", ")
+            ));
+        }
+        if !diff.added.is_empty() && !diff.not_locked {
+            what.push(format!("added {}", diff.added.join(", ")));
+        }
+        if !diff.removed.is_empty() {
+            what.push(format!("removed {}", diff.removed.join(", ")));
+        }
+        if diff.reordered {
+            what.push("order changed".to_owned());
+        }
+        parts.push(format!("skill `{}`: {}", diff.skill, what.join("; ")));
+    }
+    // One line, however many entries differ (a caller lists each).
+    agents_core::text::shorten(&parts.join("; "), agents_core::text::MAX_MESSAGE_BYTES).into_owned()
 }
 
 fn lock_entries(entries: &[ResolvedToolEntry]) -> Result<LockedSkill, ServiceError> {
@@ -112,14 +178,17 @@ impl SkillRegistryService {
         name: &SkillName,
         explain: bool,
         lock: &Lockfile,
-    ) -> Result<(ToolSet, LockDiff), ServiceError> {
+    ) -> Result<Locked<ToolSet>, ServiceError> {
         let set = if explain {
             self.explain_tools(name).await?
         } else {
             self.tools(name).await?
         };
         let diff = diff_lock(name.as_ref(), lock, &lock_entries(&set.entries)?);
-        Ok((set, diff))
+        Ok(Locked {
+            value: set,
+            diffs: vec![diff],
+        })
     }
 
     /// [`Self::serve_set`] and, per skill, how its resolution differs from
@@ -129,7 +198,7 @@ impl SkillRegistryService {
         &self,
         names: &[SkillName],
         lock: &Lockfile,
-    ) -> Result<(ServeSet, Vec<LockDiff>), ServiceError> {
+    ) -> Result<Locked<ServeSet>, ServiceError> {
         let mut diffs = Vec::with_capacity(names.len());
         let set = self
             .serve_set_with(names, |name, entries| {
@@ -137,6 +206,9 @@ impl SkillRegistryService {
                 Ok(())
             })
             .await;
-        Ok((self.suggesting(set).await?, diffs))
+        Ok(Locked {
+            value: self.suggesting(set).await?,
+            diffs,
+        })
     }
 }

@@ -226,11 +226,19 @@ impl McpDefinition {
         }
     }
 
-    /// The command that trusts exactly this definition, its words quoted
-    /// for a shell: `agents mcp trust NAME --digest DIGEST` (a name
-    /// starting with `-` after `--`, so that it is not read as an option).
+    /// [`Self::trust_hint`] as the front end words it (the CLI: `agents
+    /// mcp trust NAME --digest DIGEST`).
     pub fn trust_command(&self) -> String {
-        agents_core::mcp_trust_command(&quote(&self.server), &quote(&self.digest))
+        self.trust_hint().to_string()
+    }
+
+    /// The hint that trusts exactly this definition, its words quoted for
+    /// a shell.
+    pub fn trust_hint(&self) -> agents_core::Hint {
+        agents_core::Hint::Trust {
+            server: quote(&self.server),
+            digest: quote(&self.digest),
+        }
     }
 
     /// What a message says of what it would run, and how to trust it (see
@@ -310,8 +318,9 @@ impl ReviewedDefinition {
         match &self.launch {
             Some(launch) => lines.extend(launch.lines().into_iter().map(|line| format!("  {line}"))),
             None if self.launch_bytes > MAX_LAUNCH_BYTES => lines.push(format!(
-                "  what it would run or reach is {} bytes, more than `agents mcp trust` shows ({MAX_LAUNCH_BYTES}): it cannot be trusted",
-                self.launch_bytes
+                "  what it would run or reach is {} bytes, more than `{}` shows ({MAX_LAUNCH_BYTES}): it cannot be trusted",
+                self.launch_bytes,
+                agents_core::Hint::ReviewTrust
             )),
             None => lines.push(format!(
                 "  what it would run or reach ({} bytes) is not shown with the others: `{}` shows it",

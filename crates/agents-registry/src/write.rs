@@ -29,10 +29,11 @@ pub enum WriteMode {
     Apply,
 }
 
-/// What a write did to one skill.
+/// What a write did to one skill (not [`agents_core::ListingChange`], a change
+/// to a cached MCP tool).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Change {
+pub enum WriteEffect {
     /// The skill did not exist and was added.
     Created,
     /// The skill existed with another definition and was replaced.
@@ -41,7 +42,7 @@ pub enum Change {
     Unchanged,
 }
 
-impl Change {
+impl WriteEffect {
     /// The word shown to people.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -56,7 +57,7 @@ impl Change {
 #[derive(Debug, Clone, PartialEq)]
 pub struct WriteOutcome {
     /// Each input skill, in input order, with what happened to it.
-    pub changes: Vec<(SkillName, Change)>,
+    pub effects: Vec<(SkillName, WriteEffect)>,
     /// Problems found in the closure of the written skills (unknown tools,
     /// missing includes, cycles, ...), every one.
     pub warnings: Vec<WriteFinding>,
@@ -167,7 +168,7 @@ impl ToolChange {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImportOutcome {
     /// Each skill of the file, in file order, with what happened to it.
-    pub skills: Vec<(SkillName, Change)>,
+    pub skills: Vec<(SkillName, WriteEffect)>,
     /// Each tool row of the file but the builtins' (skipped: builtins live
     /// in code), in file order, with what happened to it.
     pub tools: Vec<(String, ToolChange)>,
@@ -290,7 +291,10 @@ impl SkillRegistryService {
             let changes = self
                 .add_as_given(&[], skills, crate::service::Written::Directly)
                 .await?;
-            return Ok(WriteOutcome { changes, warnings });
+            return Ok(WriteOutcome {
+                effects: changes,
+                warnings,
+            });
         }
         // `apply` says what the registry should hold: another writer that
         // created or changed one of these skills in between (two `skill
@@ -304,7 +308,10 @@ impl SkillRegistryService {
             self.write_against_stored(&[], skills, mode, crate::service::Written::Directly)
                 .await?
         };
-        Ok(WriteOutcome { changes, warnings })
+        Ok(WriteOutcome {
+            effects: changes,
+            warnings,
+        })
     }
 
     /// One read of the stored versions of `skills`, and the write of what
@@ -315,7 +322,7 @@ impl SkillRegistryService {
         skills: &[Skill],
         mode: WriteMode,
         how: crate::service::Written,
-    ) -> Result<Vec<(SkillName, Change)>, ServiceError> {
+    ) -> Result<Vec<(SkillName, WriteEffect)>, ServiceError> {
         let mut add = Vec::new();
         let mut update = Vec::new();
         let mut changes = Vec::with_capacity(skills.len());
@@ -337,10 +344,10 @@ impl SkillRegistryService {
                 }
                 None => {
                     add.push(skill.clone());
-                    Change::Created
+                    WriteEffect::Created
                 }
                 Some(stored) if mode == WriteMode::Apply && same_definition(&stored, skill) => {
-                    Change::Unchanged
+                    WriteEffect::Unchanged
                 }
                 Some(stored) => {
                     // The revision read here makes a concurrent writer's
@@ -349,7 +356,7 @@ impl SkillRegistryService {
                         updated_at: stored.updated_at,
                         ..skill.clone()
                     });
-                    Change::Updated
+                    WriteEffect::Updated
                 }
             };
             changes.push((skill.name.clone(), change));
@@ -366,11 +373,11 @@ impl SkillRegistryService {
         tools: &[agents_core::ToolSpec],
         skills: &[Skill],
         how: crate::service::Written,
-    ) -> Result<Vec<(SkillName, Change)>, ServiceError> {
+    ) -> Result<Vec<(SkillName, WriteEffect)>, ServiceError> {
         self.write_recorded_how(tools, skills, &[], how).await?;
         Ok(skills
             .iter()
-            .map(|skill| (skill.name.clone(), Change::Created))
+            .map(|skill| (skill.name.clone(), WriteEffect::Created))
             .collect())
     }
 
@@ -531,7 +538,7 @@ impl SkillRegistryService {
         tools: &[agents_core::ToolSpec],
         skills: &[Skill],
         how: crate::service::Written,
-    ) -> Result<Vec<(SkillName, Change)>, ServiceError> {
+    ) -> Result<Vec<(SkillName, WriteEffect)>, ServiceError> {
         let mut attempt = 1;
         loop {
             match self
@@ -745,9 +752,10 @@ fn literal_secret_warnings(skill: &Skill) -> impl Iterator<Item = WriteFinding> 
                     };
                     WriteFinding {
                         message: format!(
-                            "Skill '{}': MCP server '{}': `{field}` holds a secret written out, which everyone who reads the registry sees (`agents skill get --show-secrets` prints it); {instead}",
+                            "Skill '{}': MCP server '{}': `{field}` holds a secret written out, which everyone who reads the registry sees (`{}` prints it); {instead}",
                             skill.name,
                             agents_core::text::shorten(&source.server, agents_core::text::MAX_ECHO_BYTES),
+                            agents_core::Hint::ShowSecrets,
                         ),
                         skill: Some(skill.name.clone()),
                         site: Some(Site::McpSourceField {
@@ -1205,7 +1213,10 @@ pub fn shown_findings(findings: &[WriteFinding]) -> (&[WriteFinding], Option<Str
     let shown = findings.get(..MAX_WRITE_WARNINGS).unwrap_or(findings);
     let more = findings.len() - shown.len();
     let trailer = (more > 0).then(|| {
-        format!("… and {more} more problems (`agents skill validate` lists them per skill)")
+        format!(
+            "… and {more} more problems (`{}` lists them per skill)",
+            agents_core::Hint::ValidateSkills
+        )
     });
     (shown, trailer)
 }
@@ -1228,7 +1239,7 @@ mod tests {
         assert_eq!(shown.len(), 20);
         assert_eq!(
             more.as_deref(),
-            Some("… and 980 more problems (`agents skill validate` lists them per skill)")
+            Some("… and 980 more problems (`validate the skills` lists them per skill)")
         );
         let one = [finding("one".into())];
         assert_eq!(shown_findings(&one), (&one[..], None));

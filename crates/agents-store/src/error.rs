@@ -90,15 +90,18 @@ pub enum StoreError {
     /// The directory of a SQLite database that is not the default one does
     /// not exist: it is not created behind the user's back.
     #[error(
-        "the directory `{}` of the database does not exist; create it with `agents db init`",
-        .0.display()
+        "the directory `{}` of the database does not exist; create it with `{}`",
+        .0.display(),
+        agents_core::Hint::CreateRegistry
     )]
     MissingDirectory(std::path::PathBuf),
     /// A command that only reads found no SQLite file: it is not created
     /// (a mistyped path would become a new, empty registry).
     #[error(
-        "no registry exists at `{}`; `agents db init` creates it (so does any command that writes, such as `agents skill add`)",
-        agents_core::text::shown_path(.0)
+        "no registry exists at `{}`; `{}` creates it (so does any command that writes, such as `{}`)",
+        agents_core::text::shown_path(.0),
+        agents_core::Hint::CreateRegistry,
+        agents_core::Hint::AddSkill
     )]
     MissingDatabase(std::path::PathBuf),
     /// Filesystem trouble (creating the SQLite directory).

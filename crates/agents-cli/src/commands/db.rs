@@ -1,12 +1,13 @@
 use std::process::ExitCode;
 
 use agents_definition::{export_to_yaml, parse_export_with};
-use agents_registry::{Change, ToolChange};
+use agents_registry::{ToolChange, WriteEffect};
 use serde_json::json;
 
 use crate::cli::{DbCommand, GlobalArgs};
 use crate::context::{Access, Context};
 use crate::output::{self, Failure};
+use crate::shared::files;
 use agents_config::InputKind;
 
 pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Failure> {
@@ -110,13 +111,13 @@ pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Fa
         }
         DbCommand::Import { file, replace } => {
             let (skills, tools) =
-                super::parse_definition(&ctx, &file, InputKind::Export, parse_export_with)?;
+                files::parse_definition(&ctx, &file, InputKind::Export, parse_export_with)?;
             let outcome = ctx
                 .service
                 .import_with(&skills, &tools, replace)
                 .await
                 .map_err(|err| {
-                    let mut failure = super::in_file(&file, err.into());
+                    let mut failure = files::in_file(&file, err.into());
                     // Nothing was written; say how to take the file's version.
                     if failure.kind == "duplicate_skill" || failure.kind == "duplicate_tool" {
                         failure.message.push_str(
@@ -126,11 +127,11 @@ pub async fn run(global: &GlobalArgs, command: DbCommand) -> Result<ExitCode, Fa
                     failure
                 })?;
             let count =
-                |wanted: Change| outcome.skills.iter().filter(|(_, c)| *c == wanted).count();
+                |wanted: WriteEffect| outcome.skills.iter().filter(|(_, c)| *c == wanted).count();
             let (created, updated, unchanged) = (
-                count(Change::Created),
-                count(Change::Updated),
-                count(Change::Unchanged),
+                count(WriteEffect::Created),
+                count(WriteEffect::Updated),
+                count(WriteEffect::Unchanged),
             );
             // What was written: the builtins' rows are skipped (builtins
             // live in code), and rows stored already are left as they are.

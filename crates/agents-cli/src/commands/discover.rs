@@ -1,14 +1,14 @@
+//! `agents skill discover` and `agents skill lint`.
+
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use agents_core::SkillName;
-use agents_registry::{ConflictStrategy, Progress, Refreshed};
+use agents_registry::{ConflictStrategy, Refreshed};
 
 use crate::cli::{ConflictArg, Format};
-use crate::commands::mcp;
 use crate::context::Context;
 use crate::output::{self, Failure};
+use crate::shared::discovery::progress_bar;
 
 fn strategy(arg: ConflictArg) -> ConflictStrategy {
     match arg {
@@ -16,25 +16,6 @@ fn strategy(arg: ConflictArg) -> ConflictStrategy {
         ConflictArg::Error => ConflictStrategy::Error,
         ConflictArg::Replace => ConflictStrategy::Replace,
     }
-}
-
-/// A progress bar on stderr, only for people at a terminal.
-fn progress_bar(format: Format) -> (Option<Progress>, Option<indicatif::ProgressBar>) {
-    use std::io::IsTerminal;
-    if format == Format::Json || !std::io::stderr().is_terminal() {
-        return (None, None);
-    }
-    let bar = indicatif::ProgressBar::new(0);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("discovering {bar:30} {pos}/{len} folders")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    let handle = bar.clone();
-    let progress: Progress = Arc::new(move |done, total| {
-        handle.set_length(total as u64);
-        handle.set_position(done as u64);
-    });
-    (Some(progress), Some(bar))
 }
 
 /// `agents skill discover`: a full re-scan of the configured (or given)
@@ -157,76 +138,6 @@ fn print_changes(changes: &agents_registry::ScopeChanges, named: bool) -> Result
         )?;
     }
     Ok(())
-}
-
-/// Discovers the configured Agent Skills folders when `always`, or when
-/// nothing was ever discovered: before anything resolves skills (`skill
-/// tools`, `skill validate`, `plan validate`, the check of `skill add`), so
-/// on a fresh machine each of them sees the same `agent_skills/…` tools.
-pub async fn discover_unless_done(ctx: &Context, always: bool) -> Result<(), Failure> {
-    if !always && ctx.service.agent_skills_discovered().await? {
-        return Ok(());
-    }
-    let mut dirs = ctx.settings.agent_skills_paths.value.clone();
-    if ctx.settings.agent_skills_paths.origin == agents_config::Origin::Default {
-        // A fresh machine has no `~/.cleveragents/agent_skills`: not worth a warning
-        // on every `skill tools`; `skill discover` and `config show` still say so.
-        dirs.retain(|dir| dir.is_dir());
-    }
-    let result = match refresh(ctx, &dirs, false, ConflictStrategy::Skip).await {
-        Ok(refreshed) => refreshed.result,
-        // The automatic first discovery is a convenience: a user who may
-        // only read the registry (a read-only role, a file they cannot
-        // write) still gets what they asked for, without Agent Skills.
-        Err(failure) if !always => {
-            output::warn(
-                ctx.format,
-                &format!(
-                    "Agent Skills were not discovered ({}); `agents skill discover` with write access to the registry adds them",
-                    failure.message
-                ),
-            );
-            return Ok(());
-        }
-        Err(failure) => return Err(failure),
-    };
-    for conflict in &result.conflicts {
-        output::warn(ctx.format, &conflict.to_string());
-    }
-    for error in &result.errors {
-        output::warn(ctx.format, &error.to_string());
-    }
-    Ok(())
-}
-
-/// Before `agents skill tools`: refresh when asked, or discover once when
-/// nothing was ever discovered. Returns the drift warnings of the refresh
-/// (already printed), for a result that lists its warnings.
-pub async fn prepare_for_tools(
-    ctx: &Context,
-    name: &SkillName,
-    refresh_all: bool,
-) -> Result<Vec<String>, Failure> {
-    discover_unless_done(ctx, refresh_all).await?;
-    let mut drift = Vec::new();
-    if refresh_all {
-        let spinner = output::spinner(ctx.format, "querying MCP servers…");
-        let outcomes = ctx
-            .service
-            .refresh_mcp_for_skill(name, &mcp::fetch_options(ctx))
-            .await;
-        spinner.finish_and_clear();
-        let outcomes = outcomes?;
-        for outcome in &outcomes {
-            // The refresh replaced the caches: a changed tool is told here
-            // as `mcp refresh` tells it.
-            drift.extend(mcp::warn_drift(ctx, outcome));
-            if outcome.error.is_some() {
-                mcp::report_failure(ctx, outcome);
-            }
-        }
-    }
-    Ok(drift)
 }
 
 /// `agents skill lint`: validation only, no database.

@@ -7,6 +7,10 @@ use serde_json::json;
 use crate::cli::McpCommand;
 use crate::context::Context;
 use crate::output::{self, Failure};
+use crate::shared::discovery::discover_first_use;
+use crate::shared::files;
+use crate::shared::lock::{DiffTo, gate};
+use crate::shared::mcp::{fetch_options, report_failure, warn_drift};
 
 pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure> {
     match command {
@@ -96,7 +100,7 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
                         "{} of {} mcp server(s) could not be refreshed: {}",
                         names.len(),
                         outcomes.len(),
-                        super::preview(&names)
+                        files::preview(&names)
                     ),
                 ));
             }
@@ -150,29 +154,6 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<ExitCode, Failure
         } => trust(ctx, server, digest, list).await,
         McpCommand::Untrust { server, digest } => untrust(ctx, &server, digest.as_deref()),
     }
-}
-
-/// One warning per tool that changed since the cache this refresh replaced
-/// (`mcp:SERVER/TOOL: description changed since <time>`, with its parts
-/// under `--format json`): every command that refreshes prints them, from
-/// [`McpRefresh::drift_warnings`]. Returns the messages.
-pub fn warn_drift(ctx: &Context, outcome: &McpRefresh) -> Vec<String> {
-    let warnings = outcome.drift_warnings();
-    for warning in &warnings {
-        output::warn_detailed(
-            ctx.format,
-            &warning.message,
-            json!({
-                "kind": warning.kind,
-                "server": warning.server,
-                "tool": warning.tool,
-                "change": warning.change,
-                "fields": warning.fields,
-                "since": warning.since,
-            }),
-        );
-    }
-    warnings.into_iter().map(|w| w.message).collect()
 }
 
 /// `agents mcp tools SERVER --diff`: the last change of its cached tools.
@@ -238,7 +219,7 @@ async fn server_tools(ctx: &Context, server: &str) -> Result<ExitCode, Failure> 
     let empty = || {
         output::line(format!(
             "no cached tools for `{server}`: run `{}`",
-            agents_core::mcp_refresh_command(server)
+            crate::hints::refresh(server)
         ))
     };
     let table = |tools: &[agents_core::ToolSpec]| {
@@ -294,7 +275,7 @@ async fn server_tools(ctx: &Context, server: &str) -> Result<ExitCode, Failure> 
         match skills.as_slice() {
             [] => {}
             [one] => whose.push(format!("skill {one}")),
-            more => whose.push(format!("skills {}", super::preview(more))),
+            more => whose.push(format!("skills {}", files::preview(more))),
         }
         let heading = if whose.is_empty() {
             "no current definition (the cache of a definition since changed or removed)".to_owned()
@@ -306,10 +287,7 @@ async fn server_tools(ctx: &Context, server: &str) -> Result<ExitCode, Failure> 
             group.tools.len()
         ))?;
         if group.tools.is_empty() {
-            output::line(format!(
-                "  none: run `{}`",
-                agents_core::mcp_refresh_command(server)
-            ))?;
+            output::line(format!("  none: run `{}`", crate::hints::refresh(server)))?;
         } else {
             table(&group.tools)?;
         }
@@ -457,7 +435,7 @@ async fn offer_fetch(
     if !can_ask {
         output::line(format!(
             "its tool list was never fetched: `{}` fetches it now (`agents mcp serve` does at start)",
-            agents_core::mcp_refresh_command(&definition.server)
+            crate::hints::refresh(&definition.server)
         ))?;
         return Ok(());
     }
@@ -466,7 +444,7 @@ async fn offer_fetch(
     if !output::confirm(&question).map_err(Failure::io)? {
         output::line(format!(
             "not fetched: `{}` fetches it later (`agents mcp serve` does at start)",
-            agents_core::mcp_refresh_command(&definition.server)
+            crate::hints::refresh(&definition.server)
         ))?;
         return Ok(());
     }
@@ -623,6 +601,10 @@ async fn serve(
     for skill in skills {
         names.push(ctx.service.skill_name(skill).await?);
     }
+    // What is served resolves against the same `agent_skills/…` tools
+    // `skill tools` sees on a fresh machine (on stderr: stdout is the
+    // client's channel).
+    discover_first_use(ctx, false).await?;
     let options = fetch_options(ctx);
     // The set as it is, unless serving fetched a missing tool list first
     // (then resolved again, below).
@@ -635,20 +617,20 @@ async fn serve(
     }
     let (set, lock) = match locked {
         Some(file) => {
-            let lock = super::skill::read_lock(file)?;
-            let (set, diffs) = ctx.service.locked_serve_set(&names, &lock).await?;
-            if diffs.iter().any(|d| !d.is_clean()) {
-                for diff in diffs.iter().filter(|d| !d.is_clean()) {
-                    if dry_run {
-                        // Not serving: the diff is the result, on stdout.
-                        super::skill::print_diff(ctx.format, diff, file)?;
-                    } else {
-                        // With stdio, stdout is the client's JSON-RPC channel.
-                        super::skill::report_diff(ctx.format, diff, file);
-                    }
-                }
-                return Err(super::skill::lock_mismatch(&diffs, file));
-            }
+            let lock = files::read_lock(file)?;
+            let set = gate(
+                ctx.format,
+                ctx.service.locked_serve_set(&names, &lock).await?,
+                file,
+                |_| Vec::new(),
+                if dry_run {
+                    // Not serving: the diff is the result, on stdout.
+                    DiffTo::Stdout
+                } else {
+                    // With stdio, stdout is the client's JSON-RPC channel.
+                    DiffTo::Stderr
+                },
+            )?;
             (set, Some((lock, file.display().to_string())))
         }
         None => match ready {
@@ -837,55 +819,13 @@ async fn fetch_missing_lists(
     Ok(outcomes.iter().any(|outcome| outcome.error.is_none()))
 }
 
-/// Options for MCP fetches from the resolved settings.
-pub fn fetch_options(ctx: &Context) -> FetchOptions {
-    FetchOptions {
-        timeout: std::time::Duration::from_secs(ctx.settings.mcp_timeout_s.value),
-        // This program is its own launcher: see `crate::LAUNCH_ARG`.
-        launcher: std::env::current_exe()
-            .ok()
-            .map(|program| agents_mcp::Launcher {
-                program,
-                args: vec![crate::LAUNCH_ARG.into()],
-            }),
-        ..FetchOptions::default()
-    }
-}
-
-/// Prints why a server could not be refreshed and what cache is used instead.
-pub fn report_failure(ctx: &Context, outcome: &McpRefresh) {
-    let error = outcome.error.as_deref().unwrap_or("unknown error");
-    let fallback = match &outcome.cached_at {
-        Some(at) => format!("; using the tools cached at {at} ({})", age(at)),
-        None => "; no cached tools to fall back on".to_owned(),
-    };
-    output::warn(ctx.format, &format!("{error}{fallback}"));
-}
-
-fn age(stamp: &str) -> String {
-    let Ok(then) =
-        time::OffsetDateTime::parse(stamp, &time::format_description::well_known::Rfc3339)
-    else {
-        return "age unknown".into();
-    };
-    let seconds = (time::OffsetDateTime::now_utc() - then)
-        .whole_seconds()
-        .max(0);
-    match seconds {
-        s if s < 120 => format!("{s} s old"),
-        s if s < 7200 => format!("{} min old", s / 60),
-        s if s < 172_800 => format!("{} h old", s / 3600),
-        s => format!("{} days old", s / 86_400),
-    }
-}
-
 fn import(
     ctx: &Context,
     file: &std::path::Path,
     dry_run: bool,
     yes: bool,
 ) -> Result<ExitCode, Failure> {
-    let (text, metadata) = super::read_text_as_read(file)?;
+    let (text, metadata) = files::read_text_as_read(file)?;
     let config = &ctx.settings.config_file.value;
     let provenance = agents_config::Provenance::of(file, metadata.as_ref());
     let report = agents_config::prepare_import(config, file, &text, &provenance)?;
@@ -1109,7 +1049,7 @@ fn export(
                     &format!(
                         "{} value(s) that look secret are masked as `***` ({}): a client given this output would start those servers with `***`; `-o FILE` writes them whole (mode 0600)",
                         export.masked.len(),
-                        super::preview(&export.masked)
+                        files::preview(&export.masked)
                     ),
                 );
             }

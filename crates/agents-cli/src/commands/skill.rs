@@ -1,25 +1,30 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use agents_core::{Explanation, LockDiff, Lockfile, OverrideLayer, ResolvedToolEntry, SkillName};
+use agents_core::{Explanation, OverrideLayer, ResolvedToolEntry, SkillName};
 use agents_definition::{FieldPosition, parse_skill_documents_with, skill_to_json, skills_to_yaml};
 use agents_disclosure::{BudgetReport, Catalog, Defer};
-use agents_registry::{FileCheck, WriteFinding, WriteMode, WriteOutcome};
+use agents_registry::{EntryNote, FileCheck, WriteFinding, WriteMode, WriteOutcome};
 use serde_json::{Value, json};
 
 use crate::cli::{Format, GlobalArgs, SkillCommand};
-use crate::commands::{Written, parse_definition, read_text};
 use crate::context::Context;
 use crate::output::{self, Failure};
+use crate::shared::discovery::{discover_first_use, prepare_for_tools};
+use crate::shared::files::{self, Written, parse_definition, read_lock, read_text};
+use crate::shared::lock::{DiffTo, gate, print_diff};
+use crate::shared::mcp::fetch_options;
 use agents_config::InputKind;
 
 /// How many entries with unknown flags the summary line names first.
 const UNKNOWN_SHOWN: usize = 10;
 
 pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode, Failure> {
-    let format = global.format_or_table();
     let ctx = match command {
-        SkillCommand::Lint { paths } => return super::discover::lint(format, &paths),
+        // Routed by `commands::run`.
+        SkillCommand::Lint { .. } | SkillCommand::Discover { .. } => {
+            return Err(Failure::new("internal", "not a command of this module"));
+        }
         SkillCommand::Get { .. }
         | SkillCommand::Prompt { .. }
         | SkillCommand::List { .. }
@@ -31,8 +36,7 @@ pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode,
         SkillCommand::Add { .. }
         | SkillCommand::Update { .. }
         | SkillCommand::Apply { .. }
-        | SkillCommand::Remove { .. }
-        | SkillCommand::Discover { .. } => Context::write(global).await?,
+        | SkillCommand::Remove { .. } => Context::write(global).await?,
     };
     match command {
         SkillCommand::Add { files, strict } => {
@@ -46,7 +50,7 @@ pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode,
         SkillCommand::Prompt { name } => {
             let name = ctx.service.skill_name(&name).await?;
             // No refresh, so no drift to tell.
-            super::discover::prepare_for_tools(&ctx, &name, false).await?;
+            prepare_for_tools(&ctx, &name, false).await?;
             let (prompt, left_out) = ctx.service.skill_prompt(&name).await?;
             // As `mcp serve` says what it leaves out: an Agent Skill of the
             // set missing from the prompt is named, with what would add it.
@@ -85,12 +89,9 @@ pub async fn run(global: &GlobalArgs, command: SkillCommand) -> Result<ExitCode,
         SkillCommand::Graph { name } => graph(&ctx, &name).await,
         SkillCommand::Validate { names, strict } => {
             let plan = agents_core::Plan { skills: names };
-            super::plan::report(&ctx, &plan, strict).await
+            crate::shared::plan::report(&ctx, &plan, strict).await
         }
-        SkillCommand::Discover { paths, on_conflict } => {
-            super::discover::discover(&ctx, paths, on_conflict).await
-        }
-        SkillCommand::Lint { .. } => Ok(ExitCode::SUCCESS),
+        SkillCommand::Lint { .. } | SkillCommand::Discover { .. } => Ok(ExitCode::SUCCESS),
     }
 }
 
@@ -102,7 +103,7 @@ async fn write_files(
 ) -> Result<ExitCode, Failure> {
     // The check of what is written resolves it: against the same
     // `agent_skills/…` tools `skill tools` would see on a fresh machine.
-    super::discover::discover_unless_done(ctx, false).await?;
+    discover_first_use(ctx, false).await?;
     let verb = if mode == WriteMode::Add {
         "added"
     } else {
@@ -111,7 +112,7 @@ async fn write_files(
     let Batch { all, files: parsed } = Batch::read(ctx, files).await;
     let all = &all;
     let mut parsed = parsed.into_iter();
-    super::for_each_file(ctx.format, files, verb, "skill", |file| {
+    files::for_each_file(ctx.format, files, verb, "skill", |file| {
         let parsed = parsed
             .next()
             .unwrap_or_else(|| Ok((FileSkills::default(), FileCheck::default())));
@@ -338,7 +339,7 @@ impl Batch {
                 let check = checks
                     .next()
                     .unwrap_or_else(|| Ok(FileCheck::default()))
-                    .map_err(|err| super::in_file(path, err.into()))?;
+                    .map_err(|err| files::in_file(path, err.into()))?;
                 Ok((range, check))
             })
             .collect();
@@ -383,7 +384,7 @@ impl Parsed {
 /// `skill apply`: one line per skill (`created local/x`), warnings on
 /// stderr; exit 1 when any file failed.
 async fn apply(ctx: &Context, files: &[PathBuf], strict: bool) -> Result<ExitCode, Failure> {
-    super::discover::discover_unless_done(ctx, false).await?;
+    discover_first_use(ctx, false).await?;
     let mut results = Vec::new();
     let mut failed = false;
     let Batch { all, files: parsed } = Batch::read(ctx, files).await;
@@ -412,14 +413,14 @@ async fn apply(ctx: &Context, files: &[PathBuf], strict: bool) -> Result<ExitCod
                 };
                 output::warn_all_detailed(ctx.format, pointer.warnings(shown_findings, more));
                 if ctx.format == Format::Table {
-                    for (name, change) in &outcome.changes {
-                        output::line(format!("{} {name}", change.as_str()))?;
+                    for (name, effect) in &outcome.effects {
+                        output::line(format!("{} {name}", effect.as_str()))?;
                     }
                 }
                 let skills: Vec<Value> = outcome
-                    .changes
+                    .effects
                     .iter()
-                    .map(|(name, change)| json!({"name": name, "change": change}))
+                    .map(|(name, effect)| json!({"name": name, "change": effect}))
                     .collect();
                 results.push(json!({"file": shown, "ok": true, "skills": skills, "warnings": messages(&outcome.warnings)}));
             }
@@ -472,7 +473,7 @@ async fn write_one(
 ) -> Result<WriteOutcome, Failure> {
     let (file, skills) = (pointer.file, pointer.skills);
     let shown = file.display().to_string();
-    let in_file = |err: agents_registry::ServiceError| super::in_file(file, err.into());
+    let in_file = |err: agents_registry::ServiceError| files::in_file(file, err.into());
     // A file that fails still shows the problems of stored skills its
     // check found: each is listed for the first file that reaches it, and
     // the files after it do not list it again.
@@ -613,18 +614,16 @@ async fn served_tools(
 ) -> Result<ExitCode, Failure> {
     let names = [name.clone()];
     let set = match locked {
-        Some((lock, file)) => {
-            let (set, diffs) = ctx.service.locked_serve_set(&names, lock).await?;
-            if let Some(diff) = diffs.iter().find(|diff| !diff.is_clean()) {
-                output::warn_all(ctx.format, set.warnings.iter().map(String::as_str));
-                print_diff(ctx.format, diff, file)?;
-                return Err(lock_mismatch(&diffs, file));
-            }
-            set
-        }
+        Some((lock, file)) => gate(
+            ctx.format,
+            ctx.service.locked_serve_set(&names, lock).await?,
+            file,
+            |set| set.warnings.clone(),
+            DiffTo::Stdout,
+        )?,
         None => ctx.service.serve_set(&names).await?,
     };
-    let plan = agents_gateway::Serving::decide(&set, super::mcp::fetch_options(ctx).timeout);
+    let plan = agents_gateway::Serving::decide(&set, fetch_options(ctx).timeout);
     output::warn_all(ctx.format, plan.warnings.iter().map(String::as_str));
     output::warn_all(
         ctx.format,
@@ -663,22 +662,20 @@ async fn tools(
     }
     let name = ctx.service.skill_name(name).await?;
     let lock = locked.map(read_lock).transpose()?;
-    let drift = super::discover::prepare_for_tools(ctx, &name, refresh).await?;
+    let drift = prepare_for_tools(ctx, &name, refresh).await?;
     if export_format(ctx.format) == Some(agents_core::ExportFormat::Mcp)
         && disclosure.defer == Defer::None
     {
         return served_tools(ctx, &name, lock.as_ref().zip(locked)).await;
     }
     let set = match (&lock, locked) {
-        (Some(lock), Some(file)) => {
-            let (set, diff) = ctx.service.locked_tools(&name, explain, lock).await?;
-            if !diff.is_clean() {
-                output::warn_all(ctx.format, set.warnings.iter().map(String::as_str));
-                print_diff(ctx.format, &diff, file)?;
-                return Err(lock_mismatch(&[diff], file));
-            }
-            set
-        }
+        (Some(lock), Some(file)) => gate(
+            ctx.format,
+            ctx.service.locked_tools(&name, explain, lock).await?,
+            file,
+            |set| set.warnings.clone(),
+            DiffTo::Stdout,
+        )?,
         _ if explain => ctx.service.explain_tools(&name).await?,
         _ => ctx.service.tools(&name).await?,
     };
@@ -696,26 +693,8 @@ async fn tools(
     }
     // What `agents mcp serve` cannot call (`--format mcp`, the gateway's
     // plan, has returned above, leaving it out with the reason).
-    let uncallable: Vec<String> = set
-        .entries
-        .iter()
-        .filter_map(|entry| {
-            let tool = entry
-                .tool
-                .as_ref()
-                .filter(|tool| tool.source == agents_core::ToolSource::Mcp)?;
-            let reason = agents_core::gateway_cannot_call(tool)?;
-            Some(format!(
-                "`{}` is not served by `agents mcp serve`: {reason}",
-                agents_core::text::shorten(&entry.name, agents_core::text::MAX_ECHO_BYTES)
-            ))
-        })
-        .collect();
-    output::warn_all(ctx.format, uncallable.iter().map(String::as_str));
-    output::warn_all(
-        ctx.format,
-        policy_warnings(&set.entries).iter().map(String::as_str),
-    );
+    output::warn_all(ctx.format, set.not_served().iter().map(note_text));
+    output::warn_all(ctx.format, set.policy_notes().iter().map(note_text));
     if let Some(format) = export_format(ctx.format) {
         let (tools, exported) = if disclosure.defer == Defer::None {
             let mut exported = agents_core::export_tools(&set.entries, format);
@@ -941,12 +920,6 @@ fn print_budget(format: Format, report: &BudgetReport) -> Result<(), Failure> {
     ))
 }
 
-/// Reads and parses a lock file.
-pub fn read_lock(file: &Path) -> Result<Lockfile, Failure> {
-    let text = read_text(file)?;
-    Ok(Lockfile::parse(&text, &file.display().to_string())?)
-}
-
 async fn lock(ctx: &Context, names: &[String], file: &Path) -> Result<ExitCode, Failure> {
     let mut parsed = Vec::with_capacity(names.len());
     for name in names {
@@ -959,7 +932,7 @@ async fn lock(ctx: &Context, names: &[String], file: &Path) -> Result<ExitCode, 
     output::warn_all(ctx.format, &warnings);
     let shown = file.display().to_string();
     let text = lock.to_text();
-    readable_lock(text.len(), super::MAX_DEFINITION_BYTES)?;
+    readable_lock(text.len(), files::MAX_DEFINITION_BYTES)?;
     // A project file, meant to be committed: the usual mode, not the owner's only.
     agents_fs::write_atomically(file, text.as_bytes(), agents_fs::Access::Shared)
         .map_err(|err| Failure::new("io", format!("cannot write `{shown}`: {err}")))?;
@@ -997,72 +970,6 @@ async fn diff(ctx: &Context, name: &str, file: &Path) -> Result<ExitCode, Failur
     let diff = ctx.service.diff_lock(&name, &lock).await?;
     print_diff(ctx.format, &diff, file)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The diff as an object: the lock, whether it matches, and only what differs.
-pub fn diff_json(diff: &LockDiff, file: &Path) -> Value {
-    let mut value = serde_json::to_value(diff).unwrap_or(Value::Null);
-    if let Value::Object(fields) = &mut value {
-        fields.insert("lock".into(), Value::from(file.display().to_string()));
-        fields.insert("matches".into(), Value::Bool(diff.is_clean()));
-    }
-    value
-}
-
-/// The diff on stdout: a JSON object (in JSON and the export formats), or
-/// one line per differing entry.
-pub fn print_diff(format: Format, diff: &LockDiff, file: &Path) -> Result<(), Failure> {
-    if format.structured() || format.is_export() {
-        return output::json(&diff_json(diff, file));
-    }
-    output::raw(&diff.to_text(&file.display().to_string(), None))
-}
-
-/// The diff on stderr, where stdout is a protocol channel (`mcp serve`):
-/// one JSON line under `--format json`, else the lines of [`print_diff`].
-pub fn report_diff(format: Format, diff: &LockDiff, file: &Path) {
-    output::report(
-        format,
-        &diff.to_text(&file.display().to_string(), None),
-        &diff_json(diff, file),
-    );
-}
-
-/// The error for resolutions that differ from their lock, naming each difference.
-pub fn lock_mismatch(diffs: &[LockDiff], file: &Path) -> Failure {
-    let mut parts = Vec::new();
-    for diff in diffs.iter().filter(|d| !d.is_clean()) {
-        let mut what = Vec::new();
-        if diff.not_locked {
-            what.push("not locked".to_owned());
-        }
-        for changed in &diff.changed {
-            what.push(format!(
-                "`{}` changed ({})",
-                changed.name,
-                changed.fields.join(", ")
-            ));
-        }
-        if !diff.added.is_empty() && !diff.not_locked {
-            what.push(format!("added {}", diff.added.join(", ")));
-        }
-        if !diff.removed.is_empty() {
-            what.push(format!("removed {}", diff.removed.join(", ")));
-        }
-        if diff.reordered {
-            what.push("order changed".to_owned());
-        }
-        parts.push(format!("skill `{}`: {}", diff.skill, what.join("; ")));
-    }
-    Failure::new(
-        "lock_mismatch",
-        format!(
-            "the resolution differs from the lock `{}`: {}",
-            file.display(),
-            // One line, however many entries differ (each is listed above).
-            agents_core::text::shorten(&parts.join("; "), agents_core::text::MAX_MESSAGE_BYTES)
-        ),
-    )
 }
 
 fn export_format(format: Format) -> Option<agents_core::ExportFormat> {
@@ -1280,33 +1187,23 @@ pub fn entry_json(entry: &ResolvedToolEntry, export_name: String) -> EntryJson<'
     }
 }
 
-/// What the policy of each entry will not do as asked: override keys it
-/// does not enforce, and a `read_only: true` entry whose tool writes (every
-/// call refused).
-fn policy_warnings(entries: &[ResolvedToolEntry]) -> Vec<String> {
-    let mut out = Vec::new();
-    for entry in entries {
-        let name = agents_core::text::shorten(&entry.name, agents_core::text::MAX_ECHO_BYTES);
-        let policy = agents_tools::CallPolicy::from_overrides(&entry.overrides);
-        for key in &policy.not_enforced {
-            out.push(format!("`{name}`: {key}"));
-        }
-        let writes =
-            entry.tool.as_ref().is_some_and(|tool| {
-                match agents_tools::Builtin::from_name(&tool.name)
-                    .filter(|_| tool.source == agents_core::ToolSource::Builtin)
-                {
-                    Some(builtin) => builtin.writes(),
-                    None => tool.writes == Some(true),
-                }
-            });
-        if policy.read_only && writes {
-            out.push(format!(
-                "`{name}` is overridden `read_only: true` but writes: every call of it is refused"
-            ));
-        }
+/// A note on an entry of a tool set, as a warning line (names from
+/// anyone's rows: escaped and cut).
+fn note_text(note: &EntryNote) -> String {
+    let shown = |name: &str| {
+        agents_core::text::shorten(name, agents_core::text::MAX_ECHO_BYTES).into_owned()
+    };
+    match note {
+        EntryNote::NotServed { entry, reason } => format!(
+            "`{}` is not served by `agents mcp serve`: {reason}",
+            shown(entry)
+        ),
+        EntryNote::NotEnforced { entry, key } => format!("`{}`: {key}", shown(entry)),
+        EntryNote::ReadOnlyButWrites { entry } => format!(
+            "`{}` is overridden `read_only: true` but writes: every call of it is refused",
+            shown(entry)
+        ),
     }
-    out
 }
 
 /// Why `entry` cannot be given to a model as a function, if it cannot: its
@@ -1333,7 +1230,7 @@ fn not_callable(entry: &ResolvedToolEntry) -> Option<String> {
         Some(agents_core::ToolSource::Mcp) => match mcp_server_of(&entry.name) {
             Some(server) => format!(
                 "not fetched yet: mcp server `{server}` has no cached tool list listing it (`{}`)",
-                agents_core::mcp_refresh_command(&server)
+                crate::hints::refresh(&server)
             ),
             None => "not fetched yet: its mcp server has no cached tool list listing it".into(),
         },

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use crate::cli::{Format, SourceArg, ToolCommand};
 use crate::context::Context;
 use crate::output::{self, Failure};
+use crate::shared::files;
 use agents_config::InputKind;
 
 pub async fn run(ctx: &Context, command: ToolCommand) -> Result<ExitCode, Failure> {
@@ -81,7 +82,7 @@ async fn add(
     files: &[std::path::PathBuf],
     replace: bool,
 ) -> Result<ExitCode, Failure> {
-    super::for_each_file(ctx.format, files, "added", "tool", |file| {
+    files::for_each_file(ctx.format, files, "added", "tool", |file| {
         add_file(ctx, file, replace)
     })
     .await
@@ -91,9 +92,9 @@ async fn add_file(
     ctx: &Context,
     file: &std::path::Path,
     replace: bool,
-) -> Result<super::Written, Failure> {
+) -> Result<files::Written, Failure> {
     let shown = file.display().to_string();
-    let mut tools = super::parse_definition(ctx, file, InputKind::Tools, parse_tools_with)?;
+    let mut tools = files::parse_definition(ctx, file, InputKind::Tools, parse_tools_with)?;
     if tools.is_empty() {
         return Err(Failure::new(
             "invalid_definition",
@@ -108,7 +109,7 @@ async fn add_file(
         .add_tools(&tools, replace)
         .await
         .map_err(|err| {
-            let mut failure = super::in_file(file, err.into());
+            let mut failure = files::in_file(file, err.into());
             if failure.kind == "duplicate_tool" {
                 failure.message.push_str(" (`--replace` overwrites it)");
             }
@@ -124,8 +125,8 @@ async fn add_file(
             runs.iter().map(|(name, run)| (name.as_str(), run)),
             &format!("tool add {shown}"),
         )
-        .map_err(|err| super::in_file(file, err.into()))?;
-    Ok(super::Written {
+        .map_err(|err| files::in_file(file, err.into()))?;
+    Ok(files::Written {
         names: tools.into_iter().map(|t| t.name).collect(),
         warnings: Vec::new(),
         shown: Vec::new(),

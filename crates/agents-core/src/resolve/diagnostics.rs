@@ -50,7 +50,7 @@ pub enum ResolveWarning {
     /// An MCP server whose tools were never fetched.
     #[error(
         "Skill '{skill}': MCP server '{server}' has no cached tool list (run `{}` or use `--refresh`)",
-        crate::skill::mcp_refresh_command(.server)
+        crate::Hint::refresh(.server)
     )]
     McpNotCached {
         /// The skill holding the source.
@@ -60,8 +60,9 @@ pub enum ResolveWarning {
     },
     /// An `agent_sources` path that matches no discovered or readable folder.
     #[error(
-        "Skill '{skill}': agent source '{}' matches no Agent Skill folder (run `agents skill discover` or check the path)",
-        shown(.path)
+        "Skill '{skill}': agent source '{}' matches no Agent Skill folder (run `{}` or check the path)",
+        shown(.path),
+        crate::Hint::Discover
     )]
     UnknownAgentSkill {
         /// The skill holding the source.

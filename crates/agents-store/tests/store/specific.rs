@@ -36,8 +36,9 @@ async fn sqlite_creates_its_directory_only_when_asked_and_uses_wal() {
     assert_eq!(
         err.to_string(),
         format!(
-            "the directory `{}` of the database does not exist; create it with `agents db init`",
-            path.parent().unwrap().display()
+            "the directory `{}` of the database does not exist; create it with `{}`",
+            path.parent().unwrap().display(),
+            agents_core::Hint::CreateRegistry
         )
     );
     assert!(!dir.path().join("nested").exists());
@@ -76,9 +77,11 @@ async fn sqlite_open_existing_never_creates_and_migrates_an_older_schema() {
         assert_eq!(
             err.to_string(),
             format!(
-                "no registry exists at `{}`; `agents db init` creates it \
-                 (so does any command that writes, such as `agents skill add`)",
-                path.display()
+                "no registry exists at `{}`; `{}` creates it \
+                 (so does any command that writes, such as `{}`)",
+                path.display(),
+                agents_core::Hint::CreateRegistry,
+                agents_core::Hint::AddSkill
             )
         );
         let url = DatabaseUrl::Sqlite(path.clone());
