@@ -238,7 +238,11 @@ fn a_served_tool_named_like_a_meta_tool_is_refused() {
     assert!(disclosed(&plan, Mode::All, 8_000).is_ok());
     // `auto` collides only when it applies the mode.
     assert!(disclosed(&plan, Mode::Auto, 1_000_000).is_ok());
-    let renamed = shell(&mut plan);
+    let renamed = plan
+        .served
+        .iter_mut()
+        .find(|t| t.export_name == SEARCH)
+        .unwrap();
     renamed.export_name = LOADER.into();
     renamed.tool["name"] = json!(LOADER);
     assert!(matches!(
