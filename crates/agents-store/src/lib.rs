@@ -12,7 +12,8 @@
 //! `error`, `url`, `codec`, `dialect` (the SQL differences as data), `sql`
 //! (neutral arguments and cells), `sqlite` and `postgres` (the drivers),
 //! `conn` (a pool or connection of either backend), `migrate`, `records`
-//! (what the methods return), `store`.
+//! (what the methods return), `rows` (tables' columns to and from neutral
+//! values), `store`.
 //!
 //! [`Skill`]: agents_core::Skill
 //! [`ToolSpec`]: agents_core::ToolSpec
@@ -27,6 +28,7 @@ mod error;
 mod migrate;
 mod postgres;
 mod records;
+mod rows;
 mod sql;
 mod sqlite;
 mod store;

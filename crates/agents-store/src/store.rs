@@ -15,7 +15,12 @@ use crate::error::{DriverError, StoreError, db_error};
 use crate::migrate;
 use crate::postgres;
 use crate::records::{Readable, SkillSummary, StoreStatus, ToolGroup, WriteStamps};
-use crate::sql::{Arg, Cell, Cells, Insert, Kind};
+use crate::rows::{
+    ITEM_COLUMNS, ITEM_INSERT, META_INSERT, META_UPSERT, SKILL_COLUMNS, SKILL_INSERT, TOOL_INSERT,
+    TOOL_UPSERT, decode_rows, item_row, item_values, readable, readable_tools, skill_row,
+    skill_values, tool_row, tool_values,
+};
+use crate::sql::{Arg, Cell, Cells, Insert};
 use crate::sqlite::{self, SqlitePool};
 use crate::url::DatabaseUrl;
 
@@ -32,40 +37,6 @@ pub struct Store {
     /// Where the data lives, password removed.
     location: String,
 }
-
-const SKILL_COLUMNS: &str = "name, description, version, metadata_json, created_at, updated_at";
-const ITEM_COLUMNS: &str = "skill_name, item_type, item_name, item_config, item_order";
-
-static SKILL_INSERT: &[(&str, Kind)] = &[
-    ("name", Kind::Text),
-    ("namespace", Kind::Text),
-    ("short_name", Kind::Text),
-    ("description", Kind::Text),
-    ("version", Kind::Text),
-    ("metadata_json", Kind::Text),
-    ("created_at", Kind::Text),
-    ("updated_at", Kind::Text),
-];
-static ITEM_INSERT: &[(&str, Kind)] = &[
-    ("skill_name", Kind::Text),
-    ("item_type", Kind::Text),
-    ("item_name", Kind::Text),
-    ("item_config", Kind::Text),
-    ("item_order", Kind::Int),
-    ("created_at", Kind::Text),
-];
-static TOOL_INSERT: &[(&str, Kind)] = &[
-    ("name", Kind::Text),
-    ("source", Kind::Text),
-    ("origin", Kind::Text),
-    ("spec_json", Kind::Text),
-    ("created_at", Kind::Text),
-    ("updated_at", Kind::Text),
-];
-static META_INSERT: &[(&str, Kind)] = &[("key", Kind::Text), ("value", Kind::Text)];
-const META_UPSERT: &str = " ON CONFLICT (key) DO UPDATE SET value = excluded.value";
-const TOOL_UPSERT: &str = " ON CONFLICT (name) DO UPDATE SET source = excluded.source, \
-     origin = excluded.origin, spec_json = excluded.spec_json, updated_at = excluded.updated_at";
 
 /// The one statement [`Store::load_closure`] runs: the closure of the
 /// bound root names, then its skills' rows and its items' rows.
@@ -100,137 +71,6 @@ fn is_unique_violation(err: &StoreError) -> bool {
 
 fn count(value: i64) -> u64 {
     u64::try_from(value).unwrap_or(0)
-}
-
-fn skill_row(row: Vec<Cell>) -> Result<SkillRow, StoreError> {
-    let mut cells = Cells::new("skills", row);
-    Ok(SkillRow {
-        name: cells.text("name")?,
-        description: cells.opt_text("description")?,
-        version: cells.opt_text("version")?,
-        metadata_json: cells.text("metadata_json")?,
-        created_at: cells.text("created_at")?,
-        updated_at: cells.text("updated_at")?,
-    })
-}
-
-fn item_row(row: Vec<Cell>) -> Result<ItemRow, StoreError> {
-    let mut cells = Cells::new("skill_items", row);
-    Ok(ItemRow {
-        skill_name: cells.text("skill_name")?,
-        item_type: cells.text("item_type")?,
-        item_name: cells.text("item_name")?,
-        item_config: cells.opt_text("item_config")?,
-        item_order: cells.int("item_order")?,
-    })
-}
-
-fn tool_row(row: Vec<Cell>) -> Result<ToolSpec, StoreError> {
-    let mut cells = Cells::new("tools", row);
-    let name = cells.text("name")?;
-    let spec = cells.text("spec_json")?;
-    codec::decode_tool(&name, &spec)
-}
-
-fn rows<T>(
-    rows: Vec<Vec<Cell>>,
-    decode: fn(Vec<Cell>) -> Result<T, StoreError>,
-) -> Result<Vec<T>, StoreError> {
-    rows.into_iter().map(decode).collect()
-}
-
-/// The tool rows that decode; each other one is left out with a warning
-/// (at most [`CORRUPT_WARNED`] of them named): a listing or a resolution
-/// across the catalogue goes on for everyone over one row somebody wrote
-/// badly. The tool then reads as unknown. `db export` reads strictly
-/// ([`Store::all_tools`]).
-fn readable_tools(rows: Vec<Vec<Cell>>) -> Vec<ToolSpec> {
-    readable("tool", rows, tool_row)
-}
-
-/// The rows that `decode` reads, each other one left out with a warning (at
-/// most [`CORRUPT_WARNED`] of them named, then a count of `what` rows).
-fn readable<T>(
-    what: &str,
-    rows: Vec<Vec<Cell>>,
-    decode: impl Fn(Vec<Cell>) -> Result<T, StoreError>,
-) -> Vec<T> {
-    let mut corrupt = 0usize;
-    let kept = rows
-        .into_iter()
-        .filter_map(|row| match decode(row) {
-            Ok(value) => Some(value),
-            Err(err) => {
-                corrupt += 1;
-                if corrupt <= CORRUPT_WARNED {
-                    tracing::warn!("{err}; the row is left out");
-                }
-                None
-            }
-        })
-        .collect();
-    if corrupt > CORRUPT_WARNED {
-        tracing::warn!(
-            "{} more {what} rows do not decode and are left out",
-            corrupt - CORRUPT_WARNED
-        );
-    }
-    kept
-}
-
-/// Undecodable tool rows one read names in a warning before counting.
-const CORRUPT_WARNED: usize = 5;
-
-fn skill_values<'a>(skills: &'a [SkillColumns], at: &'a str) -> Vec<Arg<'a>> {
-    skills
-        .iter()
-        .flat_map(|skill| {
-            [
-                Arg::Text(&skill.name),
-                Arg::Text(&skill.namespace),
-                Arg::Text(&skill.short_name),
-                Arg::OptText(skill.description.as_deref()),
-                Arg::OptText(skill.version.as_deref()),
-                Arg::Text(&skill.metadata_json),
-                Arg::Text(at),
-                Arg::Text(at),
-            ]
-        })
-        .collect()
-}
-
-fn item_values<'a>(skills: &'a [SkillColumns], at: &'a str) -> Vec<Arg<'a>> {
-    skills
-        .iter()
-        .flat_map(|skill| {
-            skill.items.iter().flat_map(move |item| {
-                [
-                    Arg::Text(&skill.name),
-                    Arg::Text(item.item_type),
-                    Arg::Text(&item.item_name),
-                    Arg::OptText(item.item_config.as_deref()),
-                    Arg::Int(item.item_order.into()),
-                    Arg::Text(at),
-                ]
-            })
-        })
-        .collect()
-}
-
-fn tool_values<'a>(tools: &'a [ToolColumns], at: &'a str) -> Vec<Arg<'a>> {
-    tools
-        .iter()
-        .flat_map(|tool| {
-            [
-                Arg::Text(&tool.name),
-                Arg::Text(tool.source),
-                Arg::OptText(tool.origin.as_deref()),
-                Arg::Text(&tool.spec_json),
-                Arg::Text(at),
-                Arg::Text(at),
-            ]
-        })
-        .collect()
 }
 
 impl Store {
@@ -739,7 +579,7 @@ impl Store {
             .await
             .map_err(self.db(failed))?;
         self.commit(tx, failed).await?;
-        codec::decode_skill(skill_row(row)?, rows(items, item_row)?).map(Some)
+        codec::decode_skill(skill_row(row)?, decode_rows(items, item_row)?).map(Some)
     }
 
     /// Skills sorted by name, optionally only those in `namespace`.
@@ -943,7 +783,10 @@ impl Store {
             .await
             .map_err(self.db(failed))?;
         self.commit(tx, failed).await?;
-        Ok((rows(skills, skill_row)?, rows(items, item_row)?))
+        Ok((
+            decode_rows(skills, skill_row)?,
+            decode_rows(items, item_row)?,
+        ))
     }
 
     /// Adds tools in one transaction. With `replace` false a taken name fails
@@ -1057,7 +900,7 @@ impl Store {
             .fetch("SELECT name, spec_json FROM tools ORDER BY name", &[])
             .await
             .map_err(self.db(failed))?;
-        rows(found, tool_row)
+        decode_rows(found, tool_row)
     }
 
     /// The previous generation of `group` (sorted by name); empty when none was kept.
@@ -1081,7 +924,7 @@ impl Store {
             }
         }
         .map_err(self.db(failed))?;
-        rows(found, tool_row)
+        decode_rows(found, tool_row)
     }
 
     /// Deletes the tool stored as `name`; `None` when absent. `Some` holds
