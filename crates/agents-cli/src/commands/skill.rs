@@ -4,7 +4,7 @@ use std::process::ExitCode;
 use agents_core::{Explanation, OverrideLayer, ResolvedToolEntry, SkillName};
 use agents_definition::{FieldPosition, parse_skill_documents_with, skill_to_json, skills_to_yaml};
 use agents_disclosure::{BudgetReport, Catalog, Defer};
-use agents_registry::{EntryNote, FileCheck, WriteFinding, WriteMode, WriteOutcome};
+use agents_registry::{EntryNote, FileCheck, ToolSet, WriteFinding, WriteMode, WriteOutcome};
 use serde_json::{Value, json};
 
 use crate::cli::{Format, GlobalArgs, SkillCommand};
@@ -696,93 +696,116 @@ async fn tools(
     output::warn_all(ctx.format, set.not_served().iter().map(note_text));
     output::warn_all(ctx.format, set.policy_notes().iter().map(note_text));
     if let Some(format) = export_format(ctx.format) {
-        let (tools, exported) = if disclosure.defer == Defer::None {
-            let mut exported = agents_core::export_tools(&set.entries, format);
-            (std::mem::take(&mut exported.tools), exported)
-        } else {
-            let catalog = catalog(ctx, &name, &set.entries, format).await?;
-            let tools = catalog.export(disclosure.defer, disclosure.budget_tokens);
-            if tools.iter().any(|tool| tool.get("defer_loading").is_some()) {
-                output::note(&format!(
-                    "deferred tools and `{}` need Anthropic's `{ANTHROPIC_BETA}` beta header",
-                    agents_disclosure::plan::ANTHROPIC_TOOL_SEARCH_TYPE
-                ));
-            }
-            (tools, catalog.exported().clone())
-        };
-        // The notes first (more tools than OpenAI takes), so the cap on
-        // warnings never hides them behind a long list of left-out entries.
-        let left_out: Vec<String> = exported
-            .notes
-            .iter()
-            .cloned()
-            .chain(
-                exported
-                    .left_out
-                    .iter()
-                    .map(|l| format!("`{}` is not exported: {}", l.name, l.reason)),
-            )
-            .collect();
-        output::warn_all(ctx.format, left_out.iter().map(String::as_str));
-        if !exported.agent_skills.is_empty() {
-            // Not functions: the model reads them, from the system prompt.
-            output::warn_detailed(
-                ctx.format,
-                &format!(
-                    "{} Agent Skill(s) left out of the function array: an Agent Skill is instructions the model reads, not a function; `agents skill prompt {name}` prints their <available_skills> block for the system prompt",
-                    exported.agent_skills.len()
-                ),
-                json!({"kind": "agent_skills_left_out", "agent_skills": exported.agent_skills}),
-            );
-        }
-        output::json(&tools)?;
-        return Ok(ExitCode::SUCCESS);
+        print_export(ctx, &name, &set, format, disclosure).await?;
+    } else if ctx.format.structured() {
+        print_json(&name, &set, &drift)?;
+    } else {
+        print_table(&set)?;
     }
-    if ctx.format.structured() {
-        let explanations = set.explanations.as_deref().unwrap_or_default();
-        // The names `--format openai` and `anthropic` give the same set.
-        let mut export_names = agents_core::entry_export_names(&set.entries);
-        let tools: Vec<EntryJson<'_>> = set
-            .entries
-            .iter()
-            .enumerate()
-            .map(|(i, entry)| EntryJson {
-                explain: explanations.get(i).map(ExplainJson),
-                ..entry_json(
-                    entry,
-                    export_names.remove(entry.name.as_str()).unwrap_or_default(),
-                )
-            })
-            .collect();
-        let mut summary = serde_json::to_value(set.summary)
-            .map_err(|err| Failure::new("internal", err.to_string()))?;
-        if let Value::Object(fields) = &mut summary {
-            fields.insert(
-                "effective".into(),
-                serde_json::to_value(&set.effective)
-                    .map_err(|err| Failure::new("internal", err.to_string()))?,
-            );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `skill tools --format openai|anthropic|mcp` (deferred): the function
+/// array, and what it leaves out as warnings.
+async fn print_export(
+    ctx: &Context,
+    name: &SkillName,
+    set: &ToolSet,
+    format: agents_core::ExportFormat,
+    disclosure: Disclosure,
+) -> Result<(), Failure> {
+    let (tools, exported) = if disclosure.defer == Defer::None {
+        let mut exported = agents_core::export_tools(&set.entries, format);
+        (std::mem::take(&mut exported.tools), exported)
+    } else {
+        let catalog = catalog(ctx, name, &set.entries, format).await?;
+        let tools = catalog.export(disclosure.defer, disclosure.budget_tokens);
+        if tools.iter().any(|tool| tool.get("defer_loading").is_some()) {
+            output::note(&format!(
+                "deferred tools and `{}` need Anthropic's `{ANTHROPIC_BETA}` beta header",
+                agents_disclosure::plan::ANTHROPIC_TOOL_SEARCH_TYPE
+            ));
         }
-        #[derive(serde::Serialize)]
-        struct ToolsJson<'a> {
-            skill: &'a SkillName,
-            tools: Vec<EntryJson<'a>>,
-            summary: Value,
-            warnings: Vec<&'a str>,
-        }
-        output::json(&ToolsJson {
-            skill: &name,
-            tools,
-            summary,
-            // What `--refresh` found changed, then the resolution's own.
-            warnings: drift
+        (tools, catalog.exported().clone())
+    };
+    // The notes first (more tools than OpenAI takes), so the cap on
+    // warnings never hides them behind a long list of left-out entries.
+    let left_out: Vec<String> = exported
+        .notes
+        .iter()
+        .cloned()
+        .chain(
+            exported
+                .left_out
                 .iter()
-                .chain(&set.warnings)
-                .map(String::as_str)
-                .collect(),
-        })?;
-        return Ok(ExitCode::SUCCESS);
+                .map(|l| format!("`{}` is not exported: {}", l.name, l.reason)),
+        )
+        .collect();
+    output::warn_all(ctx.format, left_out.iter().map(String::as_str));
+    if !exported.agent_skills.is_empty() {
+        // Not functions: the model reads them, from the system prompt.
+        output::warn_detailed(
+            ctx.format,
+            &format!(
+                "{} Agent Skill(s) left out of the function array: an Agent Skill is instructions the model reads, not a function; `agents skill prompt {name}` prints their <available_skills> block for the system prompt",
+                exported.agent_skills.len()
+            ),
+            json!({"kind": "agent_skills_left_out", "agent_skills": exported.agent_skills}),
+        );
     }
+    output::json(&tools)
+}
+
+/// `skill tools --format json|yaml`: the entries, the summary and every
+/// warning (what `--refresh` found changed first).
+fn print_json(name: &SkillName, set: &ToolSet, drift: &[String]) -> Result<(), Failure> {
+    let explanations = set.explanations.as_deref().unwrap_or_default();
+    // The names `--format openai` and `anthropic` give the same set.
+    let mut export_names = agents_core::entry_export_names(&set.entries);
+    let tools: Vec<EntryJson<'_>> = set
+        .entries
+        .iter()
+        .enumerate()
+        .map(|(i, entry)| EntryJson {
+            explain: explanations.get(i).map(ExplainJson),
+            ..entry_json(
+                entry,
+                export_names.remove(entry.name.as_str()).unwrap_or_default(),
+            )
+        })
+        .collect();
+    let mut summary = serde_json::to_value(set.summary)
+        .map_err(|err| Failure::new("internal", err.to_string()))?;
+    if let Value::Object(fields) = &mut summary {
+        fields.insert(
+            "effective".into(),
+            serde_json::to_value(&set.effective)
+                .map_err(|err| Failure::new("internal", err.to_string()))?,
+        );
+    }
+    #[derive(serde::Serialize)]
+    struct ToolsJson<'a> {
+        skill: &'a SkillName,
+        tools: Vec<EntryJson<'a>>,
+        summary: Value,
+        warnings: Vec<&'a str>,
+    }
+    output::json(&ToolsJson {
+        skill: name,
+        tools,
+        summary,
+        // What `--refresh` found changed, then the resolution's own.
+        warnings: drift
+            .iter()
+            .chain(&set.warnings)
+            .map(String::as_str)
+            .collect(),
+    })
+}
+
+/// `skill tools` for people: a table of the entries, the summary lines and,
+/// with `--explain`, each entry's tree.
+fn print_table(set: &ToolSet) -> Result<(), Failure> {
     let rows = set
         .entries
         .iter()
@@ -844,7 +867,7 @@ async fn tools(
         }
         output::raw(&text)?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// The beta header Anthropic's tool search and `defer_loading` need.
