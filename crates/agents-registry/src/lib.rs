@@ -41,7 +41,7 @@ pub use service::{
 };
 pub use trust::{
     Destination, Launch, MAX_LAUNCH_BYTES, SHORT_LAUNCH_BYTES, Trust, TrustEntry, TrustError,
-    TrustStore, describe_launch,
+    TrustStore, TrustedLaunch, TrustedRun, describe_launch,
 };
 pub use write::{
     Change, FileCheck, ImportOutcome, ToolChange, WriteFinding, WriteMode, WriteOutcome,
