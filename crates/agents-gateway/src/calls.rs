@@ -137,11 +137,16 @@ impl Gateway {
                 ));
             }
         }
-        let (definition, server_tool) = match &served.backend {
+        let (definition, launch, server_tool) = match &served.backend {
             Backend::Mcp {
                 definition,
+                launch,
                 server_tool,
-            } => (McpDefinition::clone(definition), server_tool.clone()),
+            } => (
+                McpDefinition::clone(definition),
+                agents_trust::TrustedLaunch::clone(launch),
+                server_tool.clone(),
+            ),
             Backend::Builtin(builtin) => {
                 let builtin = *builtin;
                 return Some(
@@ -155,6 +160,7 @@ impl Gateway {
         let result = self
             .proxy(
                 definition,
+                &launch,
                 &server_tool,
                 served.timeout,
                 arguments,
@@ -174,6 +180,7 @@ impl Gateway {
     async fn proxy(
         &self,
         definition: McpDefinition,
+        launch: &agents_trust::TrustedLaunch,
         server_tool: &str,
         timeout: Duration,
         arguments: serde_json::Map<String, Value>,
@@ -205,9 +212,7 @@ impl Gateway {
                     shared.upstream_notify.notify_one();
                 }
             });
-            match agents_mcp::connect(&definition.source, &self.shared.options, Some(on_changed))
-                .await
-            {
+            match agents_mcp::connect(launch, &self.shared.options, Some(on_changed)).await {
                 Ok(started) => *upstream = Some(started),
                 Err(err) => {
                     // What the server printed is for this user's log only.

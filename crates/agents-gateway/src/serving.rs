@@ -25,6 +25,9 @@ pub enum Backend {
     Mcp {
         /// The server definition it comes from.
         definition: Box<McpDefinition>,
+        /// Its launch spec as this user consented to it: what the gateway
+        /// starts ([`agents_mcp::connect`] takes nothing else).
+        launch: Box<agents_trust::TrustedLaunch>,
         /// The tool's own name on its server.
         server_tool: String,
     },
@@ -237,19 +240,20 @@ impl Serving {
                 });
                 continue;
             };
-            if !definition.trusted() {
+            let Some(launch) = definition.trusted_launch() else {
                 left_out.push(LeftOut {
                     name: entry.name.clone(),
                     reason: definition.untrusted_hint(),
                 });
                 continue;
-            }
+            };
             let timeout = timeout_override
                 .or(definition.source.timeout_s)
                 .map_or(default_timeout, Duration::from_secs);
             served.push(served_tool(
                 Backend::Mcp {
                     definition: Box::new(definition.clone()),
+                    launch: Box::new(launch),
                     server_tool: server_tool.to_owned(),
                 },
                 timeout,
@@ -349,6 +353,7 @@ pub(crate) fn instructions(serving: &Serving) -> String {
     }
     text
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -356,19 +361,22 @@ mod tests {
     use serde_json::json;
 
     fn served_tool(schema: Value) -> ServedTool {
+        let source = agents_core::McpSource {
+            server: "up".into(),
+            ..agents_core::McpSource::default()
+        };
+        let store = agents_trust::TrustStore::in_memory();
+        let launch = agents_trust::Trust::of_config_server(&store, &source, false)
+            .launch(&source)
+            .unwrap();
         ServedTool {
             tool: json!({"name": "t", "inputSchema": schema}),
             export_name: "t".into(),
             registry_name: "mcp:up/t".into(),
             backend: Backend::Mcp {
                 server_tool: "t".into(),
-                definition: Box::new(McpDefinition::untrusted(
-                    agents_core::McpSource {
-                        server: "up".into(),
-                        ..agents_core::McpSource::default()
-                    },
-                    "config",
-                )),
+                definition: Box::new(McpDefinition::untrusted(source, "config")),
+                launch: Box::new(launch),
             },
             source_skill: "l/s".into(),
             include_path: "l/s".into(),

@@ -32,8 +32,9 @@
 //!   [`FetchOptions::env`] into a copy when the server is started; the
 //!   [`McpSource`] is never changed, and errors never contain expanded values.
 //!   The child gets only [`INHERITED_ENV`] from this process's environment, plus
-//!   the item's `env`. Which specs may start at all is the caller's policy (the
-//!   registry's trust store); [`spec_digest`] names a spec for it.
+//!   the item's `env`. Only a [`TrustedLaunch`] starts: a spec the local user
+//!   consented to, which only `agents-trust` decides ([`spec_digest`] names a
+//!   spec for it).
 //! - **Faults** are [`McpError`]s naming the server: a program that cannot start,
 //!   exits early (with its last stderr lines), writes non-JSON-RPC to stdout (a few
 //!   banner lines are tolerated, a flood is not), is too slow, lists too much, or an
@@ -45,7 +46,6 @@
 // Library code returns errors; it does not panic on what it is given.
 #![deny(clippy::panic, clippy::indexing_slicing)]
 
-mod digest;
 mod error;
 mod http;
 pub mod launch;
@@ -62,9 +62,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agents_core::{McpSource, Meta, ToolSpec};
+use agents_core::{Meta, ToolSpec};
 
-pub use digest::{short_digest, spec_digest};
+pub use agents_trust::{TrustedLaunch, short_digest, spec_digest};
 pub use error::McpError;
 pub use launch::{LaunchError, Launcher, exec_server};
 pub use orphans::{adopt_orphans, stop_adopted};
@@ -282,19 +282,20 @@ impl FetchedTools {
     }
 }
 
-/// Starts or reaches the server `source` describes and lists its tools.
+/// Starts or reaches the server `launch` describes and lists its tools.
 ///
 /// The item must be fully specified (`command` or `url`); resolving a reference
 /// to `[mcp.servers.NAME]` is the caller's job. See the crate documentation for
 /// the limits and the cleanup guarantees.
 pub async fn fetch_tools(
-    source: &McpSource,
+    launch: &TrustedLaunch,
     options: &FetchOptions,
 ) -> Result<FetchedTools, McpError> {
+    let source = launch.source();
     let server = source.server.as_str();
     let started = std::time::Instant::now();
     // One start-up path with the gateway: connect, keep the listing, close.
-    let result = match upstream::connect(source, options, None).await {
+    let result = match upstream::connect(launch, options, None).await {
         Ok(upstream) => Ok(upstream.finish().await),
         Err(err) => Err(err),
     };

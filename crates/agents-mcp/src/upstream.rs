@@ -6,7 +6,6 @@
 
 use std::time::Duration;
 
-use agents_core::McpSource;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
     ClientNotification, ClientRequest, JsonObject, ServerResult,
@@ -258,14 +257,16 @@ impl std::fmt::Debug for Upstream {
     }
 }
 
-/// Starts or reaches the server `source` describes, runs `initialize` and
+/// Starts or reaches the server `launch` (a spec the local user consented
+/// to) describes, runs `initialize` and
 /// `tools/list` within its timeout, and keeps the session open.
 /// `on_tools_changed` runs when it sends `notifications/tools/list_changed`.
 pub async fn connect(
-    source: &McpSource,
+    launch: &agents_trust::TrustedLaunch,
     options: &FetchOptions,
     on_tools_changed: Option<ToolsChanged>,
 ) -> Result<Upstream, McpError> {
+    let source = launch.source();
     let prepared = source::prepare(source, options)?;
     let server = source.server.as_str();
     let handler = Handler {

@@ -16,7 +16,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use agents_core::{McpSource, ToolSource};
-use agents_mcp::{FetchOptions, McpError, McpTransport, fetch_tools};
+use agents_mcp::{FetchOptions, McpError, McpTransport};
 use serde_json::json;
 use support::*;
 use time::format_description::well_known::Rfc3339;
@@ -910,7 +910,7 @@ async fn a_byte_that_is_not_utf8_loses_its_tool_or_fails_its_call_at_once() {
             rejected.reason
         );
 
-        let upstream = agents_mcp::connect(&source, &opts, None).await.unwrap();
+        let upstream = connect(&source, &opts, None).await.unwrap();
         let err = upstream
             .caller()
             .call_tool("ok", None, Duration::from_secs(60), None)
@@ -1020,9 +1020,7 @@ async fn a_server_that_dies_mid_call_ends_the_call_at_once() {
             ..McpSource::default()
         },
     ] {
-        let upstream = agents_mcp::connect(&source, &options(&[]), None)
-            .await
-            .unwrap();
+        let upstream = connect(&source, &options(&[]), None).await.unwrap();
         let err = upstream
             .caller()
             .call_tool("work", None, call_timeout, None)
@@ -1043,9 +1041,7 @@ async fn a_server_that_dies_mid_call_ends_the_call_at_once() {
 #[tokio::test]
 async fn a_call_answered_with_garbage_says_so() {
     let source = fixture_source("g", &["garbage-on-call"]);
-    let upstream = agents_mcp::connect(&source, &options(&[]), None)
-        .await
-        .unwrap();
+    let upstream = connect(&source, &options(&[]), None).await.unwrap();
     let err = upstream
         .caller()
         .call_tool("work", None, Duration::from_secs(60), None)

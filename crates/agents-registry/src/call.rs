@@ -3,11 +3,11 @@
 //! user trusts what it would start.
 
 use agents_core::{SkillName, ToolSource, ToolSpec};
-use agents_tools::{Builtin, CallContext, CallPolicy, Callable, RunTool};
+use agents_tools::{Builtin, CallContext, CallPolicy, Callable, RunTool, TrustedRunTool};
 
 use crate::SkillRegistryService;
 use crate::error::{Hint, ServiceError};
-use crate::trust::describe_run;
+use crate::trust::{TrustedRun, describe_run};
 
 /// A tool ready to call: what runs, under which policy, for whom.
 #[derive(Debug, Clone)]
@@ -119,15 +119,20 @@ impl SkillRegistryService {
                     Some(Err(err)) => return Err(refuse(&err)),
                     Some(Ok(tool)) => tool,
                 };
-                let digest = tool.digest();
-                if !self.trust().is_trusted(&digest) {
-                    return Err(ServiceError::UntrustedRun {
-                        name: spec.name.clone(),
-                        launch: describe_run(&tool.spec),
-                        digest,
-                    });
-                }
-                Ok(Callable::from(tool))
+                let untrusted = |tool: &RunTool| ServiceError::UntrustedRun {
+                    name: spec.name.clone(),
+                    launch: describe_run(&tool.spec),
+                    digest: tool.digest(),
+                };
+                // The one decision: a `run` starts only with this user's
+                // consent to that very `run` (`agents-trust`).
+                let Some(consent) = TrustedRun::consented(self.trust(), &tool.spec) else {
+                    return Err(untrusted(&tool));
+                };
+                let error = untrusted(&tool);
+                TrustedRunTool::new(tool, &consent)
+                    .map(Callable::from)
+                    .ok_or(error)
             }
         }
     }

@@ -46,7 +46,7 @@ pub use service::{
 };
 pub use trust::{
     Destination, Launch, MAX_LAUNCH_BYTES, SHORT_LAUNCH_BYTES, Trust, TrustEntry, TrustError,
-    TrustStore, describe_launch,
+    TrustStore, TrustedLaunch, TrustedRun, describe_launch,
 };
 pub use write::{
     FileCheck, ImportOutcome, ToolChange, WriteEffect, WriteFinding, WriteMode, WriteOutcome,

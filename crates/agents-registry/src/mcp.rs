@@ -193,6 +193,11 @@ impl McpDefinition {
         self.trusted.is_trusted()
     }
 
+    /// What a launcher takes, when it may start ([`Trust::launch`]).
+    pub fn trusted_launch(&self) -> Option<crate::trust::TrustedLaunch> {
+        self.trusted.launch(&self.source)
+    }
+
     /// What it would run or reach, every word in full: what trusting it
     /// consents to.
     pub fn launch(&self) -> Launch {
@@ -545,7 +550,7 @@ impl SkillRegistryService {
                 self.untrusted_config_servers().contains(&source.server),
             )
         } else {
-            Trust::of_spec(self.trust(), &digest)
+            Trust::of_spec(self.trust(), source)
         };
         McpDefinition {
             server: source.server.clone(),
@@ -857,12 +862,19 @@ impl SkillRegistryService {
         definitions: Vec<McpDefinition>,
         options: &FetchOptions,
     ) -> Result<Vec<McpRefresh>, ServiceError> {
-        let (trusted, untrusted): (Vec<_>, Vec<_>) =
-            definitions.into_iter().partition(|d| d.trusted());
+        let (trusted, untrusted): (Vec<_>, Vec<_>) = definitions
+            .into_iter()
+            .map(|d| (d.trusted_launch(), d))
+            .partition(|(launch, _)| launch.is_some());
+        let untrusted: Vec<McpDefinition> = untrusted.into_iter().map(|(_, d)| d).collect();
         // Servers are independent: query the trusted ones concurrently.
-        let fetches = trusted.iter().map(|definition| async move {
-            (definition, fetch_tools(&definition.source, options).await)
-        });
+        let fetches =
+            trusted
+                .iter()
+                .filter_map(|(launch, definition)| launch.as_ref().map(|l| (l, definition)))
+                .map(|(launch, definition)| async move {
+                    (definition, fetch_tools(launch, options).await)
+                });
         let results = futures::future::join_all(fetches).await;
         let mut outcomes = Vec::with_capacity(results.len() + untrusted.len());
         for (definition, result) in results {

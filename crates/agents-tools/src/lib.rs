@@ -52,7 +52,7 @@ use serde_json::Value;
 pub use error::{Rule, ToolError};
 pub use policy::{Audit, AuditLog, CallContext, CallPolicy, NotEnforced, call};
 pub use roots::{Roots, RootsError};
-pub use run::RunTool;
+pub use run::{RunTool, TrustedRunTool};
 pub use sandbox::Sandbox;
 pub use spec::{Builtin, builtin_registry, builtin_tools};
 pub use tokio_util::sync::CancellationToken;
@@ -144,7 +144,7 @@ impl ToolOutput {
 #[derive(Clone, Debug)]
 pub enum Callable {
     Builtin(Builtin),
-    Run(Arc<RunTool>),
+    Run(Arc<TrustedRunTool>),
 }
 
 impl Callable {
@@ -152,7 +152,7 @@ impl Callable {
     pub fn name(&self) -> &str {
         match self {
             Callable::Builtin(builtin) => builtin.name(),
-            Callable::Run(tool) => &tool.name,
+            Callable::Run(tool) => &tool.tool().name,
         }
     }
 
@@ -160,7 +160,7 @@ impl Callable {
     pub fn writes(&self) -> bool {
         match self {
             Callable::Builtin(builtin) => builtin.writes(),
-            Callable::Run(tool) => tool.writes,
+            Callable::Run(tool) => tool.tool().writes,
         }
     }
 }
@@ -171,8 +171,8 @@ impl From<Builtin> for Callable {
     }
 }
 
-impl From<RunTool> for Callable {
-    fn from(tool: RunTool) -> Self {
+impl From<TrustedRunTool> for Callable {
+    fn from(tool: TrustedRunTool) -> Self {
         Callable::Run(Arc::new(tool))
     }
 }
@@ -255,7 +255,9 @@ impl Executor {
         let work = async {
             match tool {
                 Callable::Builtin(builtin) => self.dispatch(*builtin, args, &token).await,
-                Callable::Run(run) => run::call(&self.roots, &self.limits, run, args, &token).await,
+                Callable::Run(run) => {
+                    run::call(&self.roots, &self.limits, run.tool(), args, &token).await
+                }
             }
         };
         let deadline = async {

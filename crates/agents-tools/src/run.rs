@@ -60,6 +60,34 @@ impl RunTool {
     }
 }
 
+/// A [`RunTool`] whose very `run` the local user consented to (an
+/// [`agents_trust::TrustedRun`], which only `agents-trust` makes): what
+/// [`crate::Callable::Run`] holds, so no `run` starts without consent.
+///
+/// ```compile_fail
+/// # fn forge(tool: agents_tools::RunTool) -> agents_tools::Callable {
+/// // Its fields are private: a `run` cannot be made callable without consent.
+/// agents_tools::Callable::Run(std::sync::Arc::new(agents_tools::TrustedRunTool { tool }))
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct TrustedRunTool {
+    tool: RunTool,
+}
+
+impl TrustedRunTool {
+    /// `tool` with `consent`, when the consent is for its `run` (the same
+    /// spec, so the same digest); `None` otherwise.
+    pub fn new(tool: RunTool, consent: &agents_trust::TrustedRun) -> Option<Self> {
+        (consent.spec() == &tool.spec).then_some(Self { tool })
+    }
+
+    /// The tool.
+    pub fn tool(&self) -> &RunTool {
+        &self.tool
+    }
+}
+
 fn invalid(tool: &RunTool, message: impl AsRef<str>) -> ToolError {
     ToolError::InvalidArguments {
         tool: shown(&tool.name),

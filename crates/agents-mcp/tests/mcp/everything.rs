@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use agents_core::{McpSource, ToolSource};
-use agents_mcp::{FetchedTools, McpTransport, fetch_tools};
+use agents_mcp::{FetchedTools, McpTransport};
 use serde_json::json;
 
 use crate::support::*;
@@ -197,9 +197,7 @@ async fn server_everything_killed_mid_call_over_http_ends_the_call_at_once() {
         url: Some(server.url.clone()),
         ..McpSource::default()
     };
-    let upstream = agents_mcp::connect(&source, &options(&[]), None)
-        .await
-        .unwrap();
+    let upstream = connect(&source, &options(&[]), None).await.unwrap();
     let (progressed, mut progress) = tokio::sync::mpsc::unbounded_channel();
     let sink: agents_mcp::ProgressSink = std::sync::Arc::new(move |note| {
         let _ = progressed.send(note);

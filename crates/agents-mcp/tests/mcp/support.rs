@@ -226,3 +226,29 @@ pub fn peak_memory() -> String {
         .map(|peak| format!("peak RSS of the test process {peak}"))
         .unwrap_or_default()
 }
+
+/// `source` as a launch the local user consented to: a server of their own
+/// config file, as `agents-trust` decides it.
+pub fn consented(source: &McpSource) -> agents_mcp::TrustedLaunch {
+    let store = agents_trust::TrustStore::in_memory();
+    agents_trust::Trust::of_config_server(&store, source, false)
+        .launch(source)
+        .expect("a config file's own server is trusted")
+}
+
+/// [`agents_mcp::fetch_tools`] of `source`, consented to.
+pub async fn fetch_tools(
+    source: &McpSource,
+    options: &FetchOptions,
+) -> Result<agents_mcp::FetchedTools, agents_mcp::McpError> {
+    agents_mcp::fetch_tools(&consented(source), options).await
+}
+
+/// [`agents_mcp::connect`] to `source`, consented to.
+pub async fn connect(
+    source: &McpSource,
+    options: &FetchOptions,
+    on_tools_changed: Option<agents_mcp::ToolsChanged>,
+) -> Result<agents_mcp::Upstream, agents_mcp::McpError> {
+    agents_mcp::connect(&consented(source), options, on_tools_changed).await
+}

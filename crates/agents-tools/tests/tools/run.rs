@@ -23,17 +23,38 @@ fn tool(run: Value, fields: Value) -> RunTool {
     RunTool::from_spec(&spec).unwrap().unwrap()
 }
 
+/// `tool` callable: its `run` trusted in a store of this test's own.
+fn trusted(tool: &RunTool) -> Callable {
+    let store = agents_trust::TrustStore::in_memory();
+    store
+        .trust_runs([(tool.name.as_str(), &tool.spec)], "test")
+        .unwrap();
+    let consent = agents_trust::TrustedRun::consented(&store, &tool.spec).unwrap();
+    Callable::from(agents_tools::TrustedRunTool::new(tool.clone(), &consent).unwrap())
+}
+
+#[test]
+fn a_run_is_callable_only_with_consent_to_that_very_run() {
+    let store = agents_trust::TrustStore::in_memory();
+    let t = tool(json!({"command": "true"}), json!({}));
+    assert!(agents_trust::TrustedRun::consented(&store, &t.spec).is_none());
+    store
+        .trust_runs([(t.name.as_str(), &t.spec)], "test")
+        .unwrap();
+    let consent = agents_trust::TrustedRun::consented(&store, &t.spec).unwrap();
+    // Consent to one `run` does not make another callable.
+    let other = tool(json!({"command": "false"}), json!({}));
+    assert!(agents_tools::TrustedRunTool::new(other, &consent).is_none());
+    assert!(agents_tools::TrustedRunTool::new(t, &consent).is_some());
+}
+
 async fn call(
     tree: &Tree,
     tool: &RunTool,
     args: Value,
 ) -> Result<agents_tools::ToolOutput, ToolError> {
     tree.executor()
-        .call_tool(
-            &Callable::from(tool.clone()),
-            args,
-            CancellationToken::new(),
-        )
+        .call_tool(&trusted(tool), args, CancellationToken::new())
         .await
 }
 
@@ -156,7 +177,7 @@ async fn policy_narrows_run_tools_read_only_timeout_and_sandbox() {
         async move {
             agents_tools::call(
                 &executor,
-                t,
+                trusted(&t),
                 json!({}),
                 &p,
                 &CallContext::default(),
