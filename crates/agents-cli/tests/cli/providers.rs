@@ -606,19 +606,13 @@ fn budget_prints_each_modes_first_tool_list_and_each_skill() {
 #[test]
 fn defer_marks_anthropic_tools_and_adds_its_tool_search_tool() {
     let sb = disclosure_sandbox();
+    // `--budget-tokens` only with `--defer auto`, the one mode that reads it.
     let run = |defer: &str, budget: &str| {
-        big(
-            &sb,
-            &[
-                "--format",
-                "anthropic",
-                "--defer",
-                defer,
-                "--budget-tokens",
-                budget,
-            ],
-        )
-        .ok()
+        let mut args = vec!["--format", "anthropic", "--defer", defer];
+        if defer == "auto" {
+            args.extend(["--budget-tokens", budget]);
+        }
+        big(&sb, &args).ok()
     };
     let search_tool =
         json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"});
