@@ -446,13 +446,20 @@ pub fn export_tools(entries: &[ResolvedToolEntry], format: ExportFormat) -> Expo
             leave("its source is unknown (not in the tool catalogue)".into());
             continue;
         };
-        // The gateway runs MCP tools (proxied) and builtins (in process).
+        // The gateway runs MCP tools (proxied), builtins and custom or
+        // inline tools with a `run` (in process, when this user trusts it).
         if format == ExportFormat::Mcp
             && !matches!(tool.tool.source, ToolSource::Mcp | ToolSource::Builtin)
+            && tool.tool.run().is_none()
         {
             leave(format!(
-                "`{}` tools have no executor in the gateway",
-                tool.tool.source
+                "`{}` tools have no executor in the gateway{}",
+                tool.tool.source,
+                if tool.tool.source == ToolSource::Custom {
+                    ": its definition has no `run`"
+                } else {
+                    ""
+                }
             ));
             continue;
         }

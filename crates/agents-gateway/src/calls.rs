@@ -148,9 +148,16 @@ impl Gateway {
                 server_tool.clone(),
             ),
             Backend::Builtin(builtin) => {
-                let builtin = *builtin;
+                let tool = agents_tools::Callable::Builtin(*builtin);
                 return Some(
-                    self.call_builtin(&served, builtin, Value::Object(arguments), peer, cancel)
+                    self.call_local(&served, tool, Value::Object(arguments), peer, cancel)
+                        .await,
+                );
+            }
+            Backend::Run(run) => {
+                let tool = agents_tools::Callable::from(agents_tools::TrustedRunTool::clone(run));
+                return Some(
+                    self.call_local(&served, tool, Value::Object(arguments), peer, cancel)
                         .await,
                 );
             }
@@ -244,13 +251,13 @@ impl Gateway {
         }
     }
 
-    /// Runs the builtin `builtin` (served as `served`) in the roots of the
-    /// client `peer`, under the entry's policy (`timeout_s`, `read_only`,
-    /// `audit`, `approval`, `sandbox`).
-    async fn call_builtin(
+    /// Runs the builtin or consented `run` `tool` (served as `served`) in
+    /// the roots of the client `peer`, under the entry's policy
+    /// (`timeout_s`, `read_only`, `audit`, `approval`, `sandbox`).
+    async fn call_local(
         &self,
         served: &ServedTool,
-        builtin: agents_tools::Builtin,
+        tool: agents_tools::Callable,
         arguments: Value,
         peer: Option<&Peer<RoleServer>>,
         cancel: CancellationToken,
@@ -275,7 +282,7 @@ impl Gateway {
         let executor = local.executor.with_roots(roots);
         local::run(
             &executor,
-            builtin,
+            tool,
             arguments,
             &policy,
             &context,

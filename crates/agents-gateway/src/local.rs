@@ -10,7 +10,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use agents_tools::{
-    Audit, AuditLog, Builtin, CallContext, CallPolicy, CancellationToken, Executor, Limits, Roots,
+    Audit, AuditLog, CallContext, CallPolicy, CancellationToken, Executor, Limits, Roots,
     ToolError, ToolOutput,
 };
 use rmcp::model::{CallToolResult, ClientConfig, ContentBlock};
@@ -190,14 +190,14 @@ pub(crate) fn policy_of(overrides: &agents_core::ValueMap, local: &LocalTools) -
 /// line); a refusal, failure or timeout is a tool error naming why.
 pub(crate) async fn run(
     executor: &Executor,
-    builtin: Builtin,
+    tool: agents_tools::Callable,
     arguments: Value,
     policy: &CallPolicy,
     context: &CallContext,
     audit: Option<&AuditLog>,
     cancel: CancellationToken,
 ) -> CallToolResult {
-    match agents_tools::call(executor, builtin, arguments, policy, context, audit, cancel).await {
+    match agents_tools::call(executor, tool, arguments, policy, context, audit, cancel).await {
         Ok(output) => result_of(&output),
         Err(err) => crate::tool_error(error_text(&err)),
     }
@@ -386,7 +386,10 @@ fn result_of(output: &ToolOutput) -> CallToolResult {
     if output.is_error {
         crate::tool_error(output.text.clone())
     } else {
-        CallToolResult::success(content)
+        let mut result = CallToolResult::success(content);
+        // A `run` tool's JSON stdout, checked against its output schema.
+        result.structured_content.clone_from(&output.structured);
+        result
     }
 }
 

@@ -31,8 +31,11 @@ pub enum Backend {
         /// The tool's own name on its server.
         server_tool: String,
     },
-    /// A builtin tool, run in process ([`local`]).
+    /// A builtin tool, run in process ([`crate::local`]).
     Builtin(agents_tools::Builtin),
+    /// A custom or inline tool's `run` this user consented to, run in
+    /// process under the same policy as builtins.
+    Run(Box<agents_tools::TrustedRunTool>),
 }
 
 /// One tool the gateway serves.
@@ -68,7 +71,7 @@ impl ServedTool {
     pub fn definition(&self) -> Option<&McpDefinition> {
         match &self.backend {
             Backend::Mcp { definition, .. } => Some(definition),
-            Backend::Builtin(_) => None,
+            Backend::Builtin(_) | Backend::Run(_) => None,
         }
     }
 
@@ -221,6 +224,24 @@ impl Serving {
                 }
                 continue;
             }
+            if let Some(spec) = entry
+                .tool
+                .as_ref()
+                .filter(|t| t.source == ToolSource::Custom)
+            {
+                match run_tool(set, &entry.name, spec) {
+                    Ok(run) => served.push(served_tool(
+                        Backend::Run(Box::new(run)),
+                        timeout_override.map_or(default_timeout, Duration::from_secs),
+                        tool,
+                    )),
+                    Err(reason) => left_out.push(LeftOut {
+                        name: entry.name.clone(),
+                        reason,
+                    }),
+                }
+                continue;
+            }
             let Some(spec) = entry.tool.as_ref().filter(|t| t.source == ToolSource::Mcp) else {
                 continue;
             };
@@ -267,6 +288,36 @@ impl Serving {
             warnings: set.warnings.clone(),
         }
     }
+}
+
+/// The `run` of the custom or inline tool `spec` (entry `name`) when this
+/// user consented to it ([`ServeSet::runs`]), else why it is not served.
+/// The reason never quotes what the `run` would start.
+fn run_tool(
+    set: &ServeSet,
+    name: &str,
+    spec: &agents_core::ToolSpec,
+) -> Result<agents_tools::TrustedRunTool, String> {
+    let tool = match agents_tools::RunTool::from_spec(spec) {
+        None => {
+            return Err(
+                "`custom` tools have no executor in the gateway: its definition has no `run`"
+                    .into(),
+            );
+        }
+        Some(Err(err)) => return Err(format!("its `run` cannot be read: {err}")),
+        Some(Ok(tool)) => tool,
+    };
+    let digest = tool.digest();
+    set.runs
+        .get(name)
+        .and_then(|consent| agents_tools::TrustedRunTool::new(tool, consent))
+        .ok_or_else(|| {
+            format!(
+                "its `run` (digest `{digest}`) is not trusted on this machine: it never starts \
+                 until you review what it runs and trust it"
+            )
+        })
 }
 
 /// The deadline an entry's `timeout_s` override sets.

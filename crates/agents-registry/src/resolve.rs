@@ -121,6 +121,10 @@ pub struct ServeSet {
     /// anyone who can write the database may have written, so the folder
     /// it names is read for its name and description but not served.
     pub own_folders: std::collections::BTreeSet<String>,
+    /// The `run`s of the set's custom and inline tools that this user
+    /// consented to, by entry name (`agents-trust`'s decision): a `run`
+    /// not here never starts.
+    pub runs: std::collections::BTreeMap<String, crate::trust::TrustedRun>,
 }
 
 impl ServeSet {
@@ -631,12 +635,21 @@ impl SkillRegistryService {
         let mut closure: Vec<Skill> = skills.into_values().collect();
         closure.sort_by(|a, b| a.name.cmp(&b.name));
         let servers = self.definitions_of(&closure).await?;
+        let runs = entries
+            .iter()
+            .filter_map(|entry| {
+                let run = entry.tool.as_ref()?.run()?.ok()?;
+                let consent = crate::trust::TrustedRun::consented(self.trust(), &run)?;
+                Some((entry.name.clone(), consent))
+            })
+            .collect();
         Ok(ServeSet {
             entries,
             servers,
             warnings,
             uncached,
             own_folders: catalog.agent_by_folder.into_keys().collect(),
+            runs,
         })
     }
 

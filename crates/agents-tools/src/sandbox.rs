@@ -148,8 +148,34 @@ fn confine_this_thread(roots: &Roots, read_only: bool) -> Result<(), ToolError> 
         }
     }
     let status = ruleset.restrict_self().map_err(failed)?;
-    match status.ruleset {
+    enforced(status.ruleset)
+}
+
+/// The decision on what the kernel said of the rules: enforced, wholly or
+/// as far as its ABI goes, the call runs; not enforced (no Landlock) it is
+/// refused, never run unconfined.
+fn enforced(status: RulesetStatus) -> Result<(), ToolError> {
+    match status {
         RulesetStatus::FullyEnforced | RulesetStatus::PartiallyEnforced => Ok(()),
         RulesetStatus::NotEnforced => Err(unavailable("the kernel offers no Landlock")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fed the status a kernel without Landlock gives (`restrict_self`
+    /// answers `NotEnforced` there), the call is refused: fail closed.
+    #[test]
+    fn a_kernel_without_landlock_refuses_the_call() {
+        let err = enforced(RulesetStatus::NotEnforced).unwrap_err();
+        assert_eq!(err.rule(), Some(Rule::SandboxUnavailable), "{err}");
+        assert!(
+            err.to_string().contains("rather than run unconfined"),
+            "{err}"
+        );
+        assert!(enforced(RulesetStatus::PartiallyEnforced).is_ok());
+        assert!(enforced(RulesetStatus::FullyEnforced).is_ok());
     }
 }

@@ -19,6 +19,7 @@ mod schema;
 mod serve;
 mod serve_builtin;
 mod serve_disclose;
+mod serve_run;
 mod skill;
 mod tool;
 mod tool_call;

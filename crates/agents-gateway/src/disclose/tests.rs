@@ -46,6 +46,7 @@ fn served_plan() -> Serving {
         warnings: Vec::new(),
         uncached: Vec::new(),
         own_folders: Default::default(),
+        runs: Default::default(),
     };
     Serving::decide(&set, Duration::from_secs(5))
 }

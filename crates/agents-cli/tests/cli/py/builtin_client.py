@@ -6,7 +6,7 @@ Usage: python builtin_client.py CONFIG_JSON -- COMMAND [ARGS...]   (stdio: start
 CONFIG_JSON: {"roots": [DIR, ...] or absent (the client then offers no roots capability),
 "elicitation": "accept" | "decline" | "cancel" or absent (no elicitation capability),
 "steps": [...]}. Steps: {"list": true}; {"call": NAME, "arguments": {...}} (with "until": TEXT, called
-again, bounded, until its result holds TEXT);
+again, bounded, until its result holds TEXT; a JSON-RPC error is the step's {"error": TEXT});
 {"together": [{"call": NAME, "arguments": {...}}, ...]} (calls at once);
 {"set_roots": [DIR, ...]} (changes the roots and sends notifications/roots/list_changed);
 {"count": MARKER, "after": SECONDS} (counts the processes whose command line holds MARKER);
@@ -27,6 +27,7 @@ import mcp.types as types
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 warnings.simplefilter("ignore")
 
@@ -93,7 +94,11 @@ async def run_steps(session, client, steps):
             # With "until": TEXT, called again (up to 100 times, 50 ms apart) until the
             # result holds TEXT: a notification sent before it may be handled after it.
             for _ in range(100 if "until" in step else 1):
-                result = dumped(await session.call_tool(step["call"], step.get("arguments")))
+                try:
+                    result = dumped(await session.call_tool(step["call"], step.get("arguments")))
+                except MCPError as err:
+                    # A JSON-RPC error (an unknown tool): recorded, not raised.
+                    result = {"error": str(err)}
                 if step.get("until", "") in json.dumps(result):
                     break
                 await anyio.sleep(0.05)
