@@ -612,3 +612,59 @@ fn budget_tokens_without_a_reader_is_a_usage_error() {
     ])
     .ok();
 }
+
+/// `search_tools` ranks what the gateway serves now: a tool a registry
+/// write adds while the gateway runs is found after the re-resolution
+/// (the one-second poll; the second session asks again, bounded, until the
+/// catalogue has it), and was not before it.
+#[test]
+fn search_follows_a_re_resolution_of_the_served_skill() {
+    let Some(python) = python("disclose_re_resolution") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let ws = sb.path("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let skill = |tools: &str| {
+        let file = sb.write(
+            "r.yaml",
+            &format!("name: r/s\ndescription: Grows\ntools: [{tools}]\n"),
+        );
+        sb.run(&["skill", "apply", file.to_str().unwrap()]).ok();
+    };
+    skill("builtin/read_file");
+    let args = [
+        "mcp",
+        "serve",
+        "r/s",
+        "--root",
+        ws.to_str().unwrap(),
+        "--disclose",
+        "search",
+        "--http",
+        "127.0.0.1:0",
+        "--no-auth",
+    ];
+    let (mut child, url) = crate::serve::agents_http(&sb, &args, &[]);
+    let query = json!({"query": "run a shell command", "limit": 5});
+    let before = client(
+        &sb,
+        &python,
+        &json!({"steps": [call("search_tools", query.clone())]}),
+        &["--url".into(), url.clone()],
+    );
+    skill("builtin/read_file, builtin/shell");
+    let mut again = call("search_tools", query);
+    again["until"] = json!("builtin__shell");
+    let after = client(
+        &sb,
+        &python,
+        &json!({"steps": [again]}),
+        &["--url".into(), url],
+    );
+    crate::serve::nix_kill(child.id());
+    assert!(child.wait().unwrap().success());
+    let found = |out: &Value| text_of(&out["steps"][0]).contains("builtin__shell");
+    assert!(!found(&before), "{before}");
+    assert!(found(&after), "{after}");
+}
