@@ -26,6 +26,7 @@ pub fn command_line(hint: &Hint) -> String {
         Hint::Discover => "agents skill discover".to_owned(),
         Hint::DiscoverPaths => "agents skill discover --paths".to_owned(),
         Hint::LockAgain => "agents skill lock".to_owned(),
+        Hint::DiffLock { lock } => format!("agents skill diff SKILL --lock {lock}"),
         Hint::CreateRegistry => "agents db init".to_owned(),
         Hint::AddSkill => "agents skill add".to_owned(),
         Hint::ListBuiltins => "agents tool list --source builtin".to_owned(),
@@ -60,5 +61,9 @@ mod tests {
         };
         assert_eq!(trust("gh"), "agents mcp trust gh --digest D");
         assert_eq!(trust("-x"), "agents mcp trust --digest D -- -x");
+        let diff = command_line(&Hint::DiffLock {
+            lock: "skills.lock".into(),
+        });
+        assert_eq!(diff, "agents skill diff SKILL --lock skills.lock");
     }
 }

@@ -34,6 +34,11 @@ pub enum Hint {
     DiscoverPaths,
     /// Write the lock file again.
     LockAgain,
+    /// Compare the skills with the lock file `lock`.
+    DiffLock {
+        /// The lock file, as given.
+        lock: String,
+    },
     /// Create the registry.
     CreateRegistry,
     /// Write a skill (which creates the registry too).
@@ -77,6 +82,7 @@ impl Hint {
             Self::Discover => "discover Agent Skills".to_owned(),
             Self::DiscoverPaths => "discover Agent Skills in folders".to_owned(),
             Self::LockAgain => "lock the skills".to_owned(),
+            Self::DiffLock { lock } => format!("compare the skill with the lock {lock}"),
             Self::CreateRegistry => "create the registry".to_owned(),
             Self::AddSkill => "add a skill".to_owned(),
             Self::ListBuiltins => "list the builtin tools".to_owned(),
@@ -124,6 +130,10 @@ mod tests {
             Hint::LockAgain,
             Hint::CreateRegistry,
             Hint::Discover,
+            Hint::ReviewTrust,
+            Hint::DiffLock {
+                lock: "skills.lock".into(),
+            },
         ] {
             assert!(!hint.to_string().contains("agents "), "{hint}");
         }

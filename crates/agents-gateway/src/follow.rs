@@ -234,13 +234,15 @@ impl Gateway {
         let what = drift.entries.get(&served.registry_name)?;
         Some(format!(
             "tool `{}` (`{}`) is refused: it no longer matches the lock `{}` ({}), so the server \
-             behind it is not what was reviewed; review the change (`agents skill diff SKILL --lock \
-             {}`), then lock again or undo it",
+             behind it is not what was reviewed; review the change (`{}`), then lock again or \
+             undo it",
             served.export_name,
             agents_core::text::escape_control(&served.registry_name),
             locked.file,
             agents_core::text::escape_control(what),
-            locked.file,
+            agents_core::Hint::DiffLock {
+                lock: locked.file.clone(),
+            },
         ))
     }
 

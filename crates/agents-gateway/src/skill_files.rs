@@ -146,11 +146,14 @@ impl Gateway {
             .map_or("", |locked| locked.file.as_str());
         SkillFileError::Refused(format!(
             "Agent Skill `{}` (`{}`) is refused: it no longer matches the lock `{file}` ({}), so \
-             its files are not what was reviewed; review the change (`agents skill diff SKILL \
-             --lock {file}`), then lock again or undo it",
+             its files are not what was reviewed; review the change (`{}`), then lock again or \
+             undo it",
             agents_core::text::escape_control(&skill.name),
             agents_core::text::escape_control(&skill.entry),
             agents_core::text::escape_control(what),
+            agents_core::Hint::DiffLock {
+                lock: file.to_owned()
+            },
         ))
     }
 

@@ -49,7 +49,8 @@ pub enum TrustError {
     },
     /// The file is not a trust store this version can read.
     #[error(
-        "trust store `{path}` is not valid: {message}; expected the JSON written by `agents mcp trust`"
+        "trust store `{path}` is not valid: {message}; expected the JSON written by `{}`",
+        agents_core::Hint::ReviewTrust
     )]
     Invalid {
         /// The file.
@@ -702,7 +703,8 @@ impl Launch {
         let bytes = self.bytes();
         if bytes > MAX_LAUNCH_BYTES {
             return format!(
-                "what it would run or reach is {bytes} bytes, more than `agents mcp trust` shows ({MAX_LAUNCH_BYTES}), so it cannot be trusted"
+                "what it would run or reach is {bytes} bytes, more than `{}` shows ({MAX_LAUNCH_BYTES}), so it cannot be trusted",
+                agents_core::Hint::ReviewTrust
             );
         }
         let inline = self.inline();
