@@ -350,7 +350,7 @@ fn a_shell_tree_dies_at_timeout_s_and_read_only_refuses_write_file() {
     let marker = "987651";
     let config = json!({"steps": [
         call(&names, "shell", json!({"command": format!("sleep {marker}1 & sleep {marker}2 & sleep {marker}3; wait")})),
-        {"count": marker, "after": 1},
+        {"count": marker, "after": 1, "within": 10},
         call(&names, "write_file", json!({"path": "ro.txt", "content": "no"})),
         {"list": true},
     ]});

@@ -175,7 +175,7 @@ fn a_run_tree_dies_at_timeout_s_and_sandbox_strict_keeps_it_in_its_root() {
     let (names, _) = served(&sb, "l/p");
     let config = json!({"steps": [
         {"call": names["custom/sleep"], "arguments": {}},
-        {"count": marker, "after": 1},
+        {"count": marker, "after": 1, "within": 10},
         {"call": names["custom/escape"], "arguments": {}},
     ]});
     let out = client(&sb, &python, &config, &stdio("l/p", ws.to_str().unwrap()));

@@ -9,7 +9,8 @@ CONFIG_JSON: {"roots": [DIR, ...] or absent (the client then offers no roots cap
 again, bounded, until its result holds TEXT; a JSON-RPC error is the step's {"error": TEXT});
 {"together": [{"call": NAME, "arguments": {...}}, ...]} (calls at once);
 {"set_roots": [DIR, ...]} (changes the roots and sends notifications/roots/list_changed);
-{"count": MARKER, "after": SECONDS} (counts the processes whose command line holds MARKER);
+{"count": MARKER, "after": SECONDS[, "within": SECONDS]} (counts the processes whose command line
+holds MARKER; with "within", again until none is left or that long has passed);
 {"wait_list_changed": SECONDS} (waits, bounded, for notifications/tools/list_changed; records
 whether one arrived since the last such step).
 Prints {"instructions": ..., "capabilities": <the server's>, "elicited": [the messages of the
@@ -118,8 +119,17 @@ async def run_steps(session, client, steps):
             await session.send_roots_list_changed()
             out.append({"roots": client.roots})
         elif "count" in step:
+            # With "within": SECONDS, counted again (every 50 ms, up to that long) until
+            # none is left: a process killed is gone once the kernel has run its exit,
+            # which on a loaded machine can come after "after".
             await anyio.sleep(step.get("after", 0))
-            out.append({"running": processes_with(step["count"])})
+            running = processes_with(step["count"])
+            for _ in range(int(step.get("within", 0) * 20)):
+                if running == 0:
+                    break
+                await anyio.sleep(0.05)
+                running = processes_with(step["count"])
+            out.append({"running": running})
         elif "wait_list_changed" in step:
             arrived = False
             with anyio.move_on_after(step["wait_list_changed"]):
