@@ -89,13 +89,24 @@ fn setup(
     Some((python, sb, ws, outside, names))
 }
 
-/// Export names by registry name, from `mcp serve --dry-run`.
+/// Export names by registry name (`builtin/` left off), from `mcp serve
+/// --dry-run`.
 fn export_names(sb: &Sandbox, skill: &str) -> HashMap<String, String> {
+    served(sb, skill)
+        .0
+        .into_iter()
+        .map(|(name, export)| (name.trim_start_matches("builtin/").to_owned(), export))
+        .collect()
+}
+
+/// Export names by registry name, and the whole `mcp serve --dry-run
+/// --format json`.
+pub(crate) fn served(sb: &Sandbox, skill: &str) -> (HashMap<String, String>, Value) {
     let out = sb
         .run(&["mcp", "serve", skill, "--dry-run", "--format", "json"])
         .ok()
         .json();
-    out["tools"]
+    let names = out["tools"]
         .as_array()
         .unwrap()
         .iter()
@@ -104,12 +115,12 @@ fn export_names(sb: &Sandbox, skill: &str) -> HashMap<String, String> {
                 t["_meta"]["io.cleveragents/name"]
                     .as_str()
                     .unwrap()
-                    .trim_start_matches("builtin/")
                     .to_owned(),
                 t["name"].as_str().unwrap().to_owned(),
             )
         })
-        .collect()
+        .collect();
+    (names, out)
 }
 
 /// Runs `builtin_client.py` with `config`, then `args` (`-- agents mcp

@@ -3,41 +3,16 @@
 //! builtins, driven by the official Python SDK client
 //! (`tests/cli/py/builtin_client.py`, the session setup of `serve_builtin`).
 
-use std::collections::HashMap;
-
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::serve::text_of;
-use crate::serve_builtin::client;
+use crate::serve_builtin::{client, served};
 use crate::support::{Sandbox, python};
 
 /// Adds the tools of `yaml` (one file, trusted as the user's own).
 fn add_tool(sb: &Sandbox, file: &str, yaml: &str) {
     let path = sb.write(file, yaml);
     sb.run(&["tool", "add", path.to_str().unwrap()]).ok();
-}
-
-/// Export names by registry name, and the whole `--dry-run --format json`.
-fn served(sb: &Sandbox, skill: &str) -> (HashMap<String, String>, Value) {
-    let out = sb
-        .run(&["mcp", "serve", skill, "--dry-run", "--format", "json"])
-        .ok()
-        .json();
-    let names = out["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| {
-            (
-                t["_meta"]["io.cleveragents/name"]
-                    .as_str()
-                    .unwrap()
-                    .to_owned(),
-                t["name"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
-    (names, out)
 }
 
 /// `-- agents mcp serve SKILL --root WS` (stdio).
