@@ -52,7 +52,7 @@ pub use resolve::{
     ResolvedToolEntry, SkillMap, SkillResolver, SkillSource, ToolLookup, entry_names,
 };
 pub use schema_size::{
-    MAX_ARGUMENT_CHECK_STEPS, MAX_FOLLOWED_SCHEMA_SIZE, argument_check_steps, followed_schema_size,
+    ArgumentSteps, MAX_ARGUMENT_CHECK_STEPS, MAX_FOLLOWED_SCHEMA_SIZE, followed_schema_size,
 };
 pub use site::{FieldPath, FieldStep, Site};
 pub use skill::{

@@ -10,6 +10,7 @@
 //! validation only goes as deep as the value checked against it.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use referencing::{Draft, Registry, Resolver, ResourceRef};
 use serde_json::Value;
@@ -25,7 +26,7 @@ const REFERENCES: [&str; 3] = ["$ref", "$dynamicRef", "$recursiveRef"];
 /// Base URI of a schema without `$id`, as jsonschema resolves it.
 const DEFAULT_BASE: &str = "json-schema:///";
 
-/// The most steps [`argument_check_steps`] allows: a validator takes well
+/// The most steps [`ArgumentSteps::count`] allows: a validator takes well
 /// under a second for them, and an argument of a real tool far fewer.
 pub const MAX_ARGUMENT_CHECK_STEPS: usize = 1_000_000;
 
@@ -105,15 +106,19 @@ fn unfolded_size<N: Clone>(
     }
 }
 
-/// A registry holding `schema` as jsonschema builds one, its draft, and
-/// its base URI.
-fn registry_of(schema: &Value) -> Result<(Registry<'_>, Draft, referencing::Uri<String>), String> {
+/// The draft of `schema` as jsonschema detects it, its base URI, and a
+/// registry holding `resource` (`schema` itself, borrowed or shared) under
+/// that URI.
+fn registry_of<'a>(
+    schema: &Value,
+    resource: impl referencing::IntoRegistryResource<'a>,
+) -> Result<(Registry<'a>, Draft, referencing::Uri<String>), String> {
     let draft = match Draft::default().detect(schema) {
         Draft::Unknown => Draft::default(),
         known => known,
     };
-    let resource = ResourceRef::new(schema, draft);
-    let base = resource.id().unwrap_or(DEFAULT_BASE);
+    let described = ResourceRef::new(schema, draft);
+    let base = described.id().unwrap_or(DEFAULT_BASE);
     let cannot = |err: referencing::Error| format!("cannot follow its `$ref`s: {err}");
     let base_uri = referencing::uri::from_str(base).map_err(cannot)?;
     let registry = Registry::new()
@@ -136,7 +141,7 @@ fn address(value: &Value) -> usize {
 /// other keyword counts as a schema. A reference that does not resolve counts
 /// as nothing (jsonschema refuses such a schema before this is asked).
 pub fn followed_schema_size(schema: &Value, limit: usize) -> Result<usize, String> {
-    let (registry, draft, base_uri) = registry_of(schema)?;
+    let (registry, draft, base_uri) = registry_of(schema, schema)?;
     let root = (schema, Kind::Schema, registry.resolver(base_uri));
     unfolded_size(
         root,
@@ -153,39 +158,68 @@ pub fn followed_schema_size(schema: &Value, limit: usize) -> Result<usize, Strin
     })
 }
 
-/// At most how many times a validator applies a subschema of `schema` to a
-/// part of `instance` when checking it (each reference replaced by its
-/// target), when that is at most `limit`; otherwise an error saying so.
-/// Counted with each pair of subschema and part counted once and reused,
-/// in time bounded by `limit`, where a validator checks every pair again
-/// each time it reaches it: a recursive schema that tries two branches at
-/// each level of the value (`{"anyOf": [{"properties": {"c": {"$ref":
-/// "#"}}}, …]}`) costs 2^depth steps for a value nested `depth` deep,
-/// although [`followed_schema_size`] counts its recursion once. An upper bound:
-/// every branch is counted, whether the value matches it or not, and a
-/// `patternProperties` or `additionalProperties` subschema for every member.
-pub fn argument_check_steps(
-    schema: &Value,
-    instance: &Value,
-    limit: usize,
-) -> Result<usize, String> {
-    let (registry, draft, base_uri) = registry_of(schema)?;
-    // What a `propertyNames` subschema is applied to: a member's name.
-    let name = Value::String(String::new());
-    let root = (schema, registry.resolver(base_uri), instance);
-    unfolded_size(
-        root,
-        |(schema, _, instance)| (address(schema), address(instance)),
-        |_| 1,
-        |(schema, resolver, instance)| applied(schema, resolver, instance, &name, draft),
-        limit,
-    )
-    .ok_or_else(|| {
-        format!(
-            "checking them against the input schema would take more than {limit} steps \
-             (the schema branches at each level of these arguments)"
+/// An input schema made ready to count, for any arguments, how many steps a
+/// validator takes to check them ([`ArgumentSteps::count`]): its `$ref`
+/// registry is built once (building it for every call was a tenth of the
+/// gateway's own work per proxied call).
+#[derive(Debug)]
+pub struct ArgumentSteps {
+    /// The schema, shared with the registry, which resolves references to
+    /// its parts: the counting memoizes by address, so the root and the
+    /// targets of references must be the same values.
+    schema: Arc<Value>,
+    registry: Registry<'static>,
+    draft: Draft,
+    base_uri: referencing::Uri<String>,
+}
+
+impl ArgumentSteps {
+    /// Prepares `schema`; an error when its references cannot be followed.
+    pub fn new(schema: &Value) -> Result<Self, String> {
+        let schema = Arc::new(schema.clone());
+        let (registry, draft, base_uri) = registry_of(&schema, Arc::clone(&schema))?;
+        Ok(Self {
+            schema,
+            registry,
+            draft,
+            base_uri,
+        })
+    }
+
+    /// At most how many times a validator applies a subschema of the
+    /// schema to a part of `instance` when checking it (each reference
+    /// replaced by its target), when that is at most `limit`; otherwise an
+    /// error saying so. Counted with each pair of subschema and part counted
+    /// once and reused, in time bounded by `limit`, where a validator checks
+    /// every pair again each time it reaches it: a recursive schema that
+    /// tries two branches at each level of the value (`{"anyOf":
+    /// [{"properties": {"c": {"$ref": "#"}}}, …]}`) costs 2^depth steps for
+    /// a value nested `depth` deep, although [`followed_schema_size`] counts
+    /// its recursion once. An upper bound: every branch is counted, whether
+    /// the value matches it or not, and a `patternProperties` or
+    /// `additionalProperties` subschema for every member.
+    pub fn count(&self, instance: &Value, limit: usize) -> Result<usize, String> {
+        // What a `propertyNames` subschema is applied to: a member's name.
+        let name = Value::String(String::new());
+        let root = (
+            &*self.schema,
+            self.registry.resolver(self.base_uri.clone()),
+            instance,
+        );
+        unfolded_size(
+            root,
+            |(schema, _, instance)| (address(schema), address(instance)),
+            |_| 1,
+            |(schema, resolver, instance)| applied(schema, resolver, instance, &name, self.draft),
+            limit,
         )
-    })
+        .ok_or_else(|| {
+            format!(
+                "checking them against the input schema would take more than {limit} steps \
+                 (the schema branches at each level of these arguments)"
+            )
+        })
+    }
 }
 
 /// The subschemas `schema` applies to `instance` or to its parts, each with
@@ -449,6 +483,10 @@ pub(crate) mod tests {
         assert!(err.starts_with("expands to more than"), "{err}");
     }
 
+    fn check_steps(schema: &Value, instance: &Value, limit: usize) -> Result<usize, String> {
+        ArgumentSteps::new(schema)?.count(instance, limit)
+    }
+
     /// `{"c": {"c": … 5 …}}`, `depth` deep.
     fn nested(depth: usize) -> Value {
         let mut value = json!(5);
@@ -468,9 +506,9 @@ pub(crate) mod tests {
         ]}}, "type": "object", "properties": {"p": {"$ref": "#/$defs/n"}}});
         assert!(followed_schema_size(&branching, 100).is_ok());
         let shallow = json!({ "p": nested(4) });
-        assert!(argument_check_steps(&branching, &shallow, MAX_ARGUMENT_CHECK_STEPS).is_ok());
+        assert!(check_steps(&branching, &shallow, MAX_ARGUMENT_CHECK_STEPS).is_ok());
         let deep = json!({ "p": nested(60) });
-        let err = argument_check_steps(&branching, &deep, MAX_ARGUMENT_CHECK_STEPS).unwrap_err();
+        let err = check_steps(&branching, &deep, MAX_ARGUMENT_CHECK_STEPS).unwrap_err();
         assert!(
             err.starts_with(
                 "checking them against the input schema would take more than 1000000 steps"
@@ -481,7 +519,7 @@ pub(crate) mod tests {
         let tree = json!({"$defs": {"node": {"type": "object", "properties": {
             "left": {"$ref": "#/$defs/node"}, "right": {"$ref": "#/$defs/node"},
             "c": {"$ref": "#/$defs/node"}}}}, "$ref": "#/$defs/node"});
-        let steps = argument_check_steps(&tree, &nested(100), MAX_ARGUMENT_CHECK_STEPS).unwrap();
+        let steps = check_steps(&tree, &nested(100), MAX_ARGUMENT_CHECK_STEPS).unwrap();
         assert!(steps < 300, "{steps}");
         // The JSON value schema: each member and item once.
         let json_value = json!({"$defs": {"v": {"anyOf": [
@@ -490,11 +528,11 @@ pub(crate) mod tests {
             {"type": "object", "additionalProperties": {"$ref": "#/$defs/v"}}
         ]}}, "$ref": "#/$defs/v"});
         let value = json!({"a": [1, 2, {"b": [3, {"c": nested(50)}]}], "d": "e"});
-        let steps = argument_check_steps(&json_value, &value, MAX_ARGUMENT_CHECK_STEPS).unwrap();
+        let steps = check_steps(&json_value, &value, MAX_ARGUMENT_CHECK_STEPS).unwrap();
         assert!(steps < 1000, "{steps}");
         // The chain that expands exponentially: bounded for any value.
         let chain = any_of_chain(60);
-        assert!(argument_check_steps(&chain, &json!({"p": 5}), MAX_ARGUMENT_CHECK_STEPS).is_err());
+        assert!(check_steps(&chain, &json!({"p": 5}), MAX_ARGUMENT_CHECK_STEPS).is_err());
     }
 
     #[test]

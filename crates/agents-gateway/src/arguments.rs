@@ -19,28 +19,46 @@ const MAX_PROBLEM_BYTES: usize = 400;
 /// than [`agents_core::MAX_ARGUMENT_CHECK_STEPS`] steps are refused
 /// unchecked.
 pub fn check_arguments(tool: &str, schema: &Value, arguments: &Value) -> Result<(), String> {
-    check_with(tool, schema, &compile(tool, schema)?, arguments)
+    compile(tool, schema)?.check(tool, arguments)
 }
 
-/// The validator of `schema`, the input schema of `tool`.
-pub(crate) fn compile(tool: &str, schema: &Value) -> Result<jsonschema::Validator, String> {
+/// A tool's input schema compiled for checking arguments: its validator,
+/// and what counts the validator's steps first.
+#[derive(Debug)]
+pub(crate) struct Checker {
+    validator: jsonschema::Validator,
+    steps: agents_core::ArgumentSteps,
+}
+
+/// The checker of `schema`, the input schema of `tool`.
+pub(crate) fn compile(tool: &str, schema: &Value) -> Result<Checker, String> {
     #[cfg(test)]
     COMPILED.with(|compiled| compiled.set(compiled.get() + 1));
-    jsonschema::validator_for(schema)
-        .map_err(|err| format!("tool `{tool}` has an invalid input schema: {err}"))
+    let invalid = |err: String| format!("tool `{tool}` has an invalid input schema: {err}");
+    Ok(Checker {
+        validator: jsonschema::validator_for(schema).map_err(|err| invalid(err.to_string()))?,
+        steps: agents_core::ArgumentSteps::new(schema).map_err(invalid)?,
+    })
 }
 
-/// [`check_arguments`] with `validator`, compiled from `schema`.
-pub(crate) fn check_with(
+impl Checker {
+    /// [`check_arguments`] with the compiled schema.
+    pub(crate) fn check(&self, tool: &str, arguments: &Value) -> Result<(), String> {
+        // A validator tries every branch again at each level of the value:
+        // a branching recursive schema costs 2^depth. Counted first, bounded.
+        self.steps
+            .count(arguments, agents_core::MAX_ARGUMENT_CHECK_STEPS)
+            .map_err(|message| format!("cannot check the arguments for `{tool}`: {message}"))?;
+        check_with(tool, &self.validator, arguments)
+    }
+}
+
+/// The validator's problems with `arguments`, at most five, each cut short.
+fn check_with(
     tool: &str,
-    schema: &Value,
     validator: &jsonschema::Validator,
     arguments: &Value,
 ) -> Result<(), String> {
-    // A validator tries every branch again at each level of the value: a
-    // branching recursive schema costs 2^depth. Counted first, bounded.
-    agents_core::argument_check_steps(schema, arguments, agents_core::MAX_ARGUMENT_CHECK_STEPS)
-        .map_err(|message| format!("cannot check the arguments for `{tool}`: {message}"))?;
     let problems: Vec<String> = validator
         .iter_errors(arguments)
         .take(5)

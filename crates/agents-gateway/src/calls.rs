@@ -35,26 +35,29 @@ pub(crate) fn tool_error(text: String) -> CallToolResult {
 /// out for older peers). The upstream session is an older protocol, whose
 /// results have no type; one that sends another type (`input_required`)
 /// cannot be passed on, and is a tool error.
-fn proxied_result(mut result: Value, server: &str) -> CallToolResult {
+fn proxied_result(mut result: CallToolResult, server: &str) -> CallToolResult {
     // An error result is a tool error too (a failed command echoing its
-    // environment): masked like the gateway's own. A successful result is
-    // the tool's output, passed on as it is.
-    if result.get("isError") == Some(&Value::Bool(true)) {
-        agents_core::redact::mask_strings(&mut result, &|text| {
-            match agents_core::redact::scrub_remembered(text) {
-                std::borrow::Cow::Owned(scrubbed) => Some(scrubbed),
-                std::borrow::Cow::Borrowed(_) => None,
-            }
+    // environment): masked like the gateway's own, every string of it. A
+    // successful result is the tool's output, passed on as it is.
+    if result.is_error == Some(true) {
+        let masked = serde_json::to_value(&result).and_then(|mut value| {
+            agents_core::redact::mask_strings(&mut value, &|text| {
+                match agents_core::redact::scrub_remembered(text) {
+                    std::borrow::Cow::Owned(scrubbed) => Some(scrubbed),
+                    std::borrow::Cow::Borrowed(_) => None,
+                }
+            });
+            serde_json::from_value::<CallToolResult>(value)
         });
+        result = match masked {
+            Ok(masked) => masked,
+            Err(err) => {
+                return tool_error(format!(
+                    "mcp server `{server}` returned an error result the gateway cannot pass on: {err}"
+                ));
+            }
+        };
     }
-    let mut result: CallToolResult = match serde_json::from_value(result) {
-        Ok(result) => result,
-        Err(err) => {
-            return tool_error(format!(
-                "mcp server `{server}` returned a result that is not a CallToolResult: {err}"
-            ));
-        }
-    };
     match &result.result_type {
         None => result.result_type = Some(rmcp::model::ResultType::COMPLETE),
         Some(kind) if *kind == rmcp::model::ResultType::COMPLETE => {}
@@ -102,14 +105,11 @@ impl Gateway {
         peer: Option<&Peer<RoleServer>>,
         cancel: CancellationToken,
     ) -> Option<CallToolResult> {
+        // The set as it was when the call came, held to the call's end:
+        // cheaper than copying the tool (its schemas) out of it.
         let serving = self.serving();
-        let served = serving
-            .served
-            .iter()
-            .find(|t| t.export_name == name)?
-            .clone();
-        drop(serving);
-        if let Some(refused) = self.refused(&served) {
+        let served = serving.served.iter().find(|t| t.export_name == name)?;
+        if let Some(refused) = self.refused(served) {
             return Some(tool_error(refused));
         }
         let arguments = arguments.unwrap_or_else(|| json!({}));
@@ -130,10 +130,10 @@ impl Gateway {
                 .approve
                 .covers(&served.export_name, &served.registry_name);
         if !approved {
-            let asked = local::ask_approval(&served, &Value::Object(arguments.clone()), peer).await;
+            let asked = local::ask_approval(served, &Value::Object(arguments.clone()), peer).await;
             if let Err(refused) = asked {
                 return Some(local::refused_unapproved(
-                    local, &served, &policy, &arguments, refused,
+                    local, served, &policy, &arguments, refused,
                 ));
             }
         }
@@ -150,14 +150,14 @@ impl Gateway {
             Backend::Builtin(builtin) => {
                 let tool = agents_tools::Callable::Builtin(*builtin);
                 return Some(
-                    self.call_local(&served, tool, Value::Object(arguments), peer, cancel)
+                    self.call_local(served, tool, Value::Object(arguments), peer, cancel)
                         .await,
                 );
             }
             Backend::Run(run) => {
                 let tool = agents_tools::Callable::from(agents_tools::TrustedRunTool::clone(run));
                 return Some(
-                    self.call_local(&served, tool, Value::Object(arguments), peer, cancel)
+                    self.call_local(served, tool, Value::Object(arguments), peer, cancel)
                         .await,
                 );
             }
@@ -176,7 +176,7 @@ impl Gateway {
             .await;
         match audited {
             Some(arguments) => Some(local::audited(
-                local, &served, &policy, &arguments, started, result, false,
+                local, served, &policy, &arguments, started, result, false,
             )),
             None => Some(result),
         }
@@ -387,21 +387,31 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn parsed(value: Value) -> CallToolResult {
+        serde_json::from_value(value).unwrap()
+    }
+
     #[test]
     fn a_proxied_result_is_complete_or_a_tool_error() {
-        let plain = proxied_result(json!({"content": [{"type": "text", "text": "hi"}]}), "up");
+        let plain = proxied_result(
+            parsed(json!({"content": [{"type": "text", "text": "hi"}]})),
+            "up",
+        );
         assert_eq!(plain.result_type, Some(rmcp::model::ResultType::COMPLETE));
         assert_eq!(plain.is_error, None);
         let typed = proxied_result(
-            json!({"resultType": "complete", "content": [], "isError": true}),
+            parsed(json!({"resultType": "complete", "content": [], "isError": true})),
             "up",
         );
         assert_eq!(typed.is_error, Some(true));
-        let other = proxied_result(json!({"resultType": "input_required", "content": []}), "up");
-        assert_eq!(other.is_error, Some(true));
-        assert_eq!(other.result_type, Some(rmcp::model::ResultType::COMPLETE));
-        let broken = proxied_result(json!({"content": 5}), "up");
-        assert_eq!(broken.is_error, Some(true));
+        // Another result type (`input_required`) never gets here: rmcp's
+        // parse of the answer refuses it.
+        assert!(
+            serde_json::from_value::<CallToolResult>(
+                json!({"resultType": "input_required", "content": []})
+            )
+            .is_err()
+        );
     }
 
     #[test]
@@ -411,11 +421,11 @@ mod tests {
             json!({"content": [{"type": "text", "text": "env: TOKEN=error-result-SECRET-41"}]});
         let mut failed = echoed.clone();
         failed["isError"] = json!(true);
-        let failed = serde_json::to_string(&proxied_result(failed, "up")).unwrap();
+        let failed = serde_json::to_string(&proxied_result(parsed(failed), "up")).unwrap();
         assert!(!failed.contains("error-result-SECRET-41"), "{failed}");
         assert!(failed.contains("env: TOKEN="), "{failed}");
         // A successful result is the tool's output, passed on as it is.
-        let passed = serde_json::to_string(&proxied_result(echoed, "up")).unwrap();
+        let passed = serde_json::to_string(&proxied_result(parsed(echoed), "up")).unwrap();
         assert!(passed.contains("error-result-SECRET-41"), "{passed}");
     }
 }

@@ -15,7 +15,7 @@ use agents_registry::{McpDefinition, ServeSet};
 use serde_json::Value;
 
 use crate::ServedSkill;
-use crate::arguments::{check_with, compile};
+use crate::arguments::compile;
 
 /// What runs a served tool.
 #[derive(Debug, Clone)]
@@ -59,11 +59,11 @@ pub struct ServedTool {
     /// server's, else the default); a builtin call has one only when the
     /// entry's `timeout_s` sets it.
     pub timeout: Duration,
-    /// The validator of its arguments, compiled at its first call and
-    /// reused by every call after it; each resolution makes new tools, so
-    /// a changed schema is compiled again (compiling it for every call was
-    /// most of the gateway's own work per call).
-    validator: Arc<std::sync::OnceLock<Result<jsonschema::Validator, String>>>,
+    /// The checker of its arguments (validator and step counter), compiled
+    /// at its first call and reused by every call after it; each resolution
+    /// makes new tools, so a changed schema is compiled again (compiling it
+    /// for every call was most of the gateway's own work per call).
+    checker: Arc<std::sync::OnceLock<Result<crate::arguments::Checker, String>>>,
 }
 
 impl ServedTool {
@@ -76,14 +76,13 @@ impl ServedTool {
     }
 
     /// Checks `arguments` against the tool's input schema, as
-    /// [`check_arguments`] does, with the validator compiled once.
+    /// [`check_arguments`] does, with the checker compiled once.
     pub fn check_arguments(&self, arguments: &Value) -> Result<(), String> {
         let schema = self.tool.get("inputSchema").unwrap_or(&Value::Null);
-        let validator = self
-            .validator
+        self.checker
             .get_or_init(|| compile(&self.export_name, schema))
-            .as_ref()?;
-        check_with(&self.export_name, schema, validator, arguments)
+            .as_ref()?
+            .check(&self.export_name, arguments)
     }
 }
 
@@ -204,7 +203,7 @@ impl Serving {
                 overrides: entry.overrides.clone(),
                 timeout,
                 tool,
-                validator: Arc::default(),
+                checker: Arc::default(),
             };
             if entry
                 .tool
@@ -433,7 +432,7 @@ mod tests {
             include_path: "l/s".into(),
             overrides: agents_core::ValueMap::default(),
             timeout: Duration::from_secs(1),
-            validator: Arc::default(),
+            checker: Arc::default(),
         }
     }
 

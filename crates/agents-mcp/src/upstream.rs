@@ -7,11 +7,10 @@
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
-    ClientNotification, ClientRequest, JsonObject, ServerResult,
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+    CancelledNotificationParam, ClientNotification, ClientRequest, JsonObject, ServerResult,
 };
 use rmcp::service::PeerRequestOptions;
-use serde_json::Value;
 
 use crate::error::McpError;
 use crate::list::Failure;
@@ -66,8 +65,9 @@ impl Caller {
         matches!(tokio::time::timeout(timeout, ping).await, Ok(Ok(_)))
     }
 
-    /// Calls `tool` (the server's own name) and returns the `CallToolResult`
-    /// as JSON. A result with `isError: true` is a result, not an error; an
+    /// Calls `tool` (the server's own name) and returns its result, as rmcp
+    /// parsed it (the gateway passes it on without another round through
+    /// JSON). A result with `isError: true` is a result, not an error; an
     /// error is a broken session, a JSON-RPC error or no answer in `timeout`.
     /// Each `notifications/progress` the server sends for the call goes to
     /// `progress`. Dropping the future (the client cancelled) or the timeout
@@ -78,7 +78,7 @@ impl Caller {
         arguments: Option<JsonObject>,
         timeout: Duration,
         progress: Option<ProgressSink>,
-    ) -> Result<Value, McpError> {
+    ) -> Result<CallToolResult, McpError> {
         let mut params = CallToolRequestParams::new(tool.to_owned());
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
@@ -124,9 +124,7 @@ impl Caller {
             message,
         };
         let result = match answer {
-            Ok(ServerResult::CallToolResult(result)) => {
-                serde_json::to_value(&result).map_err(|err| protocol(err.to_string()))
-            }
+            Ok(ServerResult::CallToolResult(result)) => Ok(result),
             Ok(_) => Err(protocol(
                 "the server answered `tools/call` with something other than a tool result".into(),
             )),
