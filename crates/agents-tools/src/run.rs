@@ -117,6 +117,63 @@ fn validate(schema: &Value, value: &Value) -> Result<(), String> {
     }
 }
 
+/// The most bytes Linux's `execve` takes in one argument or environment
+/// string, its NUL included (`MAX_ARG_STRLEN`, 32 pages of 4 KiB).
+const MAX_ARG_STRLEN: usize = 32 * 4096;
+
+/// A word of `argv` (or an `env` entry) too long for `execve`: refused
+/// before anything starts, naming the template word it was filled from, so
+/// the caller learns why rather than the program's `E2BIG`.
+fn check_word_lengths(
+    tool: &RunTool,
+    args: &ValueMap,
+    argv: &[String],
+    env: &[(String, String)],
+) -> Result<(), ToolError> {
+    let too_long = |word: &str| word.len() >= MAX_ARG_STRLEN;
+    let advice = format!(
+        "Linux takes at most {} bytes in one argument (`MAX_ARG_STRLEN`); a value this large \
+         goes on `run.stdin`",
+        MAX_ARG_STRLEN - 1
+    );
+    if argv.iter().any(|word| too_long(word)) {
+        for (index, template) in tool.spec.args.iter().enumerate() {
+            let one = RunSpec {
+                args: vec![template.clone()],
+                ..tool.spec.clone()
+            };
+            if let Some(word) = one
+                .argv(args)
+                .ok()
+                .and_then(|words| words.into_iter().find(|word| too_long(word)))
+            {
+                return Err(invalid(
+                    tool,
+                    format!(
+                        "`run.args[{index}]` (`{}`) fills to {} bytes: {advice}",
+                        shown(template),
+                        word.len()
+                    ),
+                ));
+            }
+        }
+    }
+    for (key, value) in env {
+        // `KEY=value` and its NUL.
+        if key.len() + value.len() + 1 >= MAX_ARG_STRLEN {
+            return Err(invalid(
+                tool,
+                format!(
+                    "`run.env.{}` fills to {} bytes: {advice}",
+                    shown(key),
+                    value.len()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn holds_nul(value: &Value) -> bool {
     match value {
         Value::String(text) => text.contains('\0'),
@@ -157,12 +214,15 @@ pub(crate) async fn call(
         .transpose()?
         .unwrap_or_default();
     let stdin = spec.stdin.as_deref().map(fill).transpose()?;
+    let env = spec
+        .env
+        .iter()
+        .map(|(key, value)| Ok((key.clone(), fill(value)?)))
+        .collect::<Result<Vec<_>, ToolError>>()?;
+    check_word_lengths(tool, &args, &argv, &env)?;
     let dir = WorkDir::open(roots, &cwd)?;
     let mut command = tokio::process::Command::new(&spec.command);
-    command.args(&argv).env_remove("PWD");
-    for (key, value) in &spec.env {
-        command.env(key, fill(value)?);
-    }
+    command.args(&argv).env_remove("PWD").envs(env);
     let timeout = spec
         .timeout_s
         .map_or(limits.shell_timeout, Duration::from_secs);

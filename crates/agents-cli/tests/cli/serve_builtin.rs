@@ -626,3 +626,159 @@ fn proxied_calls_are_audited_and_need_their_approval() {
     assert!(lines[1].get("args").is_none(), "{}", lines[1]);
     assert_eq!(crate::support::settle(&marker), 0);
 }
+
+/// `local/devops-toolkit` as the shipped files register it (with
+/// `custom/deploy` and the example Agent Skills) is served whole through
+/// the Python SDK client: every entry `skill tools` lists, nothing left
+/// out; its `run` tools run, and a `git-tools` entry (that include is
+/// overridden `approval: required, audit: true`) asks through elicitation
+/// and writes one audit line. `npx` is a stand-in on `PATH` that starts
+/// the locally installed server-everything the shipped launch line names.
+#[test]
+fn the_shipped_devops_toolkit_is_served_whole_with_its_policy() {
+    let (Some(entry), Some(python)) = (
+        crate::support::everything("serve_shipped_whole"),
+        python("serve_shipped_whole"),
+    ) else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let (ws, _) = workspace(&sb);
+    std::fs::write(ws.join("spaces.txt"), "one  \ntwo\t\nthree\n").unwrap();
+    let examples = crate::support::examples();
+    let skills = sb.home().join(".cleveragents/agent_skills");
+    for name in ["pdf-processing", "release-notes"] {
+        let from = examples.join("agent_skills").join(name);
+        for file in std::fs::read_dir(&from).unwrap() {
+            let file = file.unwrap();
+            std::fs::create_dir_all(skills.join(name)).unwrap();
+            std::fs::copy(file.path(), skills.join(name).join(file.file_name())).unwrap();
+        }
+    }
+    let npx = sb.write(
+        "bin/npx",
+        &format!("#!/bin/sh\nexec node '{entry}' stdio\n"),
+    );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&npx, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "PATH={}:{}",
+        sb.path("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let deploy = examples.join("tools/deploy.yaml");
+    sb.run(&["tool", "add", deploy.to_str().unwrap()]).ok();
+    crate::support::add_examples(&sb);
+    sb.run(&["skill", "discover"]).ok();
+    let listed = sb
+        .run_env(
+            &[
+                "skill",
+                "tools",
+                "local/devops-toolkit",
+                "--refresh",
+                "--format",
+                "json",
+            ],
+            &[("PATH", &path["PATH=".len()..])],
+        )
+        .ok()
+        .json();
+    let entries: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    let (names, dry) = served(&sb, "local/devops-toolkit");
+    assert_eq!(dry["left_out"], json!([]), "{dry}");
+    assert_eq!(dry["skills"][0]["name"], "pdf-processing", "{dry}");
+
+    let audit = sb.path("audit.jsonl");
+    let args: Vec<String> = [
+        "--",
+        "env",
+        &path,
+        env!("CARGO_BIN_EXE_agents"),
+        "mcp",
+        "serve",
+        "local/devops-toolkit",
+        "--root",
+        ws.to_str().unwrap(),
+        "--audit-file",
+        audit.to_str().unwrap(),
+    ]
+    .map(String::from)
+    .to_vec();
+    let config = json!({"elicitation": "accept", "steps": [
+        {"list": true},
+        call(&names, "custom/deploy", json!({"environment": "staging", "version": "1.4.2"})),
+        call(&names, "builtin/git_status", json!({})),
+        call(&names, "local/devops-toolkit/_anon_0", json!({"path": "spaces.txt"})),
+        call(&names, "local/devops-toolkit/_anon_1", json!({})),
+        call(&names, "mcp:everything/get-sum", json!({"a": 2, "b": 3})),
+    ]});
+    let out = client(&sb, &python, &config, &args);
+    let steps = out["steps"].as_array().unwrap();
+    // Served whole: every tool entry (an Agent Skill is served as a resource).
+    let mut served_names: Vec<&str> = steps[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["_meta"]["io.cleveragents/name"].as_str().unwrap())
+        .collect();
+    let mut tool_entries: Vec<&str> = entries
+        .iter()
+        .copied()
+        .filter(|name| !name.starts_with("agent_skill:"))
+        .collect();
+    served_names.sort_unstable();
+    tool_entries.sort_unstable();
+    assert_eq!(served_names, tool_entries);
+    assert_eq!(tool_entries.len(), 14, "{entries:?}");
+    assert!(
+        !out["instructions"]
+            .as_str()
+            .unwrap_or("")
+            .contains("left out"),
+        "{}",
+        out["instructions"]
+    );
+    assert_eq!(
+        text_of(&steps[1]),
+        "deploying 1.4.2 to staging\n",
+        "{}",
+        steps[1]
+    );
+    assert_ne!(steps[2]["isError"], true, "{}", steps[2]);
+    assert_eq!(
+        std::fs::read_to_string(ws.join("spaces.txt")).unwrap(),
+        "one\ntwo\nthree\n",
+        "{}",
+        steps[3]
+    );
+    assert!(
+        text_of(&steps[4]).trim_end().ends_with("\t."),
+        "{}",
+        steps[4]
+    );
+    assert!(text_of(&steps[5]).contains('5'), "{}", steps[5]);
+    // Only git_status came through `local/git-tools`: one question, one line.
+    let asked = out["elicited"].as_array().unwrap();
+    assert_eq!(asked.len(), 1, "{out}");
+    let asked = asked[0].as_str().unwrap();
+    assert!(
+        asked.contains("builtin/git_status") && asked.contains("local/git-tools"),
+        "{asked}"
+    );
+    let lines = std::fs::read_to_string(&audit).unwrap();
+    assert_eq!(lines.lines().count(), 1, "{lines}");
+    let line: Value = serde_json::from_str(lines.trim()).unwrap();
+    assert!(
+        line["tool"].as_str().unwrap().contains("git_status"),
+        "{line}"
+    );
+    assert_eq!(line["outcome"], "ok", "{line}");
+}

@@ -293,3 +293,104 @@ fn a_second_users_untrusted_run_on_a_shared_postgres_never_starts() {
     );
     assert!(marker.exists(), "{mine}");
 }
+
+/// `custom/NAME`: `/bin/sh -c SCRIPT` with `text` (a string, `extra`
+/// schema keywords) given as `stdin` or as `$1`.
+fn sh_tool(name: &str, script: &str, extra: &str, on_stdin: bool) -> String {
+    let (stdin, args) = if on_stdin {
+        ("\n  stdin: '{text}'", "")
+    } else {
+        ("", ", sh, '{text}'")
+    };
+    format!(
+        "name: custom/{name}\ndescription: {name}\ninput_schema: {{type: object, properties: {{text: {{type: string{extra}}}}}}}\nrun:\n  command: /bin/sh\n  args: [-c, '{script}'{args}]{stdin}\n"
+    )
+}
+
+/// Huge strings through the gateway, each file-fed to the Python client
+/// (1 MiB cannot be one word of its command line): 1 MiB on `stdin` is
+/// counted whole; over the schema's `maxLength`, or as an argv word over
+/// Linux's 128 KiB `MAX_ARG_STRLEN`, a bounded tool error naming the field
+/// and nothing starts; 1 MiB of stdout is cut to the 256 KiB default with
+/// a note. The session answers after each.
+#[test]
+fn huge_strings_reach_run_tools_whole_or_as_bounded_errors() {
+    let Some(python) = python("serve_run_huge") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let ws = sb.path("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let tools = [
+        (
+            "count",
+            sh_tool("count", "touch count-ran; wc -c", "", true),
+        ),
+        (
+            "short",
+            sh_tool("short", "touch short-ran; wc -c", ", maxLength: 1000", true),
+        ),
+        (
+            "word",
+            sh_tool(
+                "word",
+                "touch word-ran; printf %s \"$1\" | wc -c",
+                "",
+                false,
+            ),
+        ),
+        (
+            "flood",
+            sh_tool("flood", "yes abcdefg | head -c 1048576", "", true),
+        ),
+    ];
+    for (name, yaml) in &tools {
+        add_tool(&sb, &format!("{name}.yaml"), yaml);
+    }
+    let skill = sb.write(
+        "h.yaml",
+        "name: l/h\ndescription: huge\ntools: [custom/count, custom/short, custom/word, custom/flood]\n",
+    );
+    sb.run(&["skill", "add", skill.to_str().unwrap()]).ok();
+    let (names, _) = served(&sb, "l/h");
+    let mib = 1 << 20;
+    let huge = sb.write("huge.json", &json!({"text": "a".repeat(mib)}).to_string());
+    let from_file = |tool: &str| json!({"call": names[tool], "arguments_file": huge});
+    let config = json!({"steps": [
+        from_file("custom/count"),
+        from_file("custom/short"),
+        from_file("custom/word"),
+        {"call": names["custom/flood"], "arguments": {}},
+        {"call": names["custom/count"], "arguments": {"text": "still here"}},
+    ]});
+    let out = client(&sb, &python, &config, &stdio("l/h", ws.to_str().unwrap()));
+    let steps = out["steps"].as_array().unwrap();
+    // 1 MiB on stdin: every byte arrived.
+    assert_eq!(text_of(&steps[0]).trim(), mib.to_string(), "{}", steps[0]);
+    // Over `maxLength` and in an argv word: a tool error of a few KiB that
+    // names the field; the command never started.
+    for (step, field, marker) in [
+        (&steps[1], "/text", "short-ran"),
+        (&steps[2], "`run.args[3]` (`{text}`)", "word-ran"),
+    ] {
+        assert_eq!(step["isError"], true, "{step:.2000}");
+        let text = text_of(step);
+        assert!(text.contains(field), "{text:.2000}");
+        assert!(text.len() < 8 * 1024, "{}", text.len());
+        assert!(!ws.join(marker).exists(), "{marker}");
+    }
+    assert!(text_of(&steps[1]).contains("1000"));
+    assert!(text_of(&steps[2]).contains("MAX_ARG_STRLEN"));
+    // 1 MiB of stdout: cut to the 256 KiB default, saying what was cut.
+    let flood = text_of(&steps[3]);
+    assert_ne!(steps[3]["isError"], true);
+    assert!(flood.len() <= 256 * 1024, "{}", flood.len());
+    assert!(flood.starts_with("abcdefg\nabcdefg\n"));
+    assert!(
+        flood.ends_with(" more bytes of stdout not shown; 1048576 in all]\n"),
+        "{}",
+        &flood[flood.len() - 200..]
+    );
+    // The session goes on answering.
+    assert_eq!(text_of(&steps[4]).trim(), "10", "{}", steps[4]);
+}

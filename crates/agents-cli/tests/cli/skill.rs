@@ -504,15 +504,10 @@ fn tools_of_the_example_toolkit() {
     let inline = &out["tools"][10];
     assert_eq!(inline["is_inline"], true);
     assert_eq!(inline["source"], "custom");
-    // No `run`: a catalogue entry, and it says so.
-    assert_eq!(inline["callable"], false);
-    assert!(
-        inline["not_callable"]
-            .as_str()
-            .unwrap()
-            .contains("has no `run`"),
-        "{inline}"
-    );
+    // The shipped inline tools say how they run: callable (a tool without
+    // `run` is a catalogue entry: `tool_call`'s tests).
+    assert_eq!(inline["callable"], true, "{inline}");
+    assert!(inline.get("not_callable").is_none(), "{inline}");
     // The MCP entries before their server is queried: `mcp`, not callable yet.
     for unfetched in [&out["tools"][12], &out["tools"][13]] {
         assert_eq!(unfetched["source"], "mcp", "{unfetched}");

@@ -163,6 +163,55 @@ async fn stdin_env_and_cwd_are_filled() {
     );
 }
 
+/// An argv word or `env` entry over Linux's `MAX_ARG_STRLEN` (128 KiB) is
+/// refused before anything starts, naming the template it was filled
+/// from; one byte under it runs, and so does a megabyte on stdin.
+#[tokio::test]
+async fn a_word_too_long_for_execve_is_refused_before_it_starts() {
+    let tree = Tree::new();
+    let script = "touch started; printf %s \"$1$BIG\" | wc -c";
+    let t = tool(
+        json!({"command": "/bin/sh", "args": ["-c", script, "sh", "x{text}"], "env": {"BIG": "{big}"}, "stdin": "{big}"}),
+        json!({}),
+    );
+    let limit = 128 * 1024;
+    for (args, field) in [
+        (
+            json!({"text": "a".repeat(limit)}),
+            "`run.args[3]` (`x{text}`)",
+        ),
+        (
+            json!({"text": "", "big": "b".repeat(limit)}),
+            "`run.env.BIG`",
+        ),
+    ] {
+        let err = call(&tree, &t, args).await.unwrap_err();
+        assert!(matches!(err, ToolError::InvalidArguments { .. }), "{err}");
+        let message = err.to_string();
+        assert!(
+            message.contains(field) && message.contains("MAX_ARG_STRLEN"),
+            "{message}"
+        );
+        assert!(message.len() < 1024, "{}", message.len());
+        assert!(!tree.root.join("started").exists());
+    }
+    // "x" and 131,070 bytes: the longest word execve takes.
+    let longest = json!({"text": "a".repeat(limit - 2)});
+    assert_eq!(
+        call(&tree, &t, longest).await.unwrap().text.trim(),
+        "131071"
+    );
+    let on_stdin = tool(
+        json!({"command": "wc", "args": ["-c"], "stdin": "{big}"}),
+        json!({}),
+    );
+    let big = json!({"big": "c".repeat(1 << 20)});
+    assert_eq!(
+        call(&tree, &on_stdin, big).await.unwrap().text.trim(),
+        "1048576"
+    );
+}
+
 #[tokio::test]
 async fn policy_narrows_run_tools_read_only_timeout_and_sandbox() {
     let tree = Tree::new();

@@ -3,10 +3,12 @@
 Usage: python builtin_client.py CONFIG_JSON -- COMMAND [ARGS...]   (stdio: starts COMMAND)
        python builtin_client.py CONFIG_JSON --url URL              (streamable HTTP, no token)
 
-CONFIG_JSON: {"roots": [DIR, ...] or absent (the client then offers no roots capability),
+CONFIG_JSON (or @PATH, the file holding it): {"roots": [DIR, ...] or absent (the client then offers no roots capability),
 "elicitation": "accept" | "decline" | "cancel" or absent (no elicitation capability),
 "steps": [...]}. Steps: {"list": true}; {"call": NAME, "arguments": {...}} (with "until": TEXT, called
-again, bounded, until its result holds TEXT; a JSON-RPC error is the step's {"error": TEXT});
+again, bounded, until its result holds TEXT; a JSON-RPC error is the step's {"error": TEXT};
+"arguments_file": PATH instead of "arguments" reads them from that JSON file, for arguments too
+large for a command line: Linux takes at most 128 KiB in one argv word);
 {"together": [{"call": NAME, "arguments": {...}}, ...]} (calls at once);
 {"set_roots": [DIR, ...]} (changes the roots and sends notifications/roots/list_changed);
 {"count": MARKER, "after": SECONDS[, "within": SECONDS]} (counts the processes whose command line
@@ -46,6 +48,14 @@ def processes_with(marker):
         if marker.encode() in cmdline:
             found += 1
     return found
+
+
+def arguments(step):
+    """A call step's arguments: "arguments", or the JSON file "arguments_file" names."""
+    if "arguments_file" in step:
+        with open(step["arguments_file"], encoding="utf-8") as f:
+            return json.load(f)
+    return step.get("arguments")
 
 
 def dumped(result):
@@ -96,7 +106,7 @@ async def run_steps(session, client, steps):
             # result holds TEXT: a notification sent before it may be handled after it.
             for _ in range(100 if "until" in step else 1):
                 try:
-                    result = dumped(await session.call_tool(step["call"], step.get("arguments")))
+                    result = dumped(await session.call_tool(step["call"], arguments(step)))
                 except MCPError as err:
                     # A JSON-RPC error (an unknown tool): recorded, not raised.
                     result = {"error": str(err)}
@@ -108,7 +118,7 @@ async def run_steps(session, client, steps):
             results = [None] * len(step["together"])
 
             async def one(i, call):
-                results[i] = dumped(await session.call_tool(call["call"], call.get("arguments")))
+                results[i] = dumped(await session.call_tool(call["call"], arguments(call)))
 
             async with anyio.create_task_group() as group:
                 for i, call in enumerate(step["together"]):
@@ -141,7 +151,11 @@ async def run_steps(session, client, steps):
 
 
 async def main():
-    config = json.loads(sys.argv[1])
+    if sys.argv[1].startswith("@"):
+        with open(sys.argv[1][1:], encoding="utf-8") as f:
+            config = json.load(f)
+    else:
+        config = json.loads(sys.argv[1])
     client = Client(config)
     if sys.argv[2] == "--url":
         async with create_mcp_http_client() as http:
