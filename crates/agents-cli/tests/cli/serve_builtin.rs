@@ -782,3 +782,66 @@ fn the_shipped_devops_toolkit_is_served_whole_with_its_policy() {
     );
     assert_eq!(line["outcome"], "ok", "{line}");
 }
+
+#[test]
+fn hostile_arguments_through_the_gateway_get_bounded_tool_errors() {
+    let Some((python, sb, ws, outside, names)) = setup("serve_builtins_hostile", "") else {
+        return;
+    };
+    // Too large for a command line: the steps go in a file.
+    let huge = "a".repeat(1_000_000);
+    let hostile = [
+        call(&names, "read_file", json!({"path": huge})),
+        call(&names, "write_file", json!({"path": huge, "content": "x"})),
+        call(
+            &names,
+            "grep",
+            json!({"pattern": format!("({huge}){{1000}}")}),
+        ),
+        call(&names, "grep", json!({"pattern": "a\u{0}b"})),
+        call(&names, "read_file", json!({"path": "a.txt\u{0}../outside"})),
+        call(&names, "glob", json!({"pattern": "/**"})),
+        call(&names, "glob", json!({"pattern": "../**"})),
+        call(
+            &names,
+            "read_file",
+            json!({"path": "a.txt\n../../outside/secret.txt"}),
+        ),
+        call(
+            &names,
+            "write_file",
+            json!({"path": "../outside/new\nline.txt", "content": "no"}),
+        ),
+    ];
+    let mut steps: Vec<Value> = hostile.to_vec();
+    // The session goes on answering after them.
+    steps.push(call(&names, "read_file", json!({"path": "a.txt"})));
+    let config = sb.write("hostile.json", &json!({"steps": steps}).to_string());
+    let out = python_script(
+        &sb,
+        &python,
+        "builtin_client.py",
+        &format!("@{}", config.display()),
+        &stdio(&["--root", ws.to_str().unwrap()]),
+    );
+    let steps = out["steps"].as_array().unwrap();
+    for (i, step) in steps.iter().enumerate().take(hostile.len()) {
+        assert_eq!(step["isError"], true, "step {i}: {step}");
+        let text = text_of(step);
+        assert!(text.len() < 4096, "step {i}: {} bytes", text.len());
+        assert!(!text.contains("outside-secret"), "step {i}: {text}");
+    }
+    for (i, rule) in [
+        (3, "nul"),
+        (5, "outside-roots"),
+        (6, "parent-dir"),
+        (8, "parent-dir"),
+    ] {
+        let text = text_of(&steps[i]);
+        assert!(text.contains(rule), "step {i} should name {rule}: {text}");
+    }
+    assert!(text_of(&steps[hostile.len()]).contains("hello"));
+    // Nothing was written outside the roots.
+    let outside_files: Vec<_> = std::fs::read_dir(&outside).unwrap().collect();
+    assert_eq!(outside_files.len(), 1, "{outside_files:?}");
+}
