@@ -752,8 +752,12 @@ fn stdio_session(
 }
 
 /// Writes one JSON-RPC message to a gateway's stdin.
+/// Writes `message` and its newline in one write, as a client does: the
+/// pipe is unbuffered, and `writeln!` of a JSON value made a write per
+/// token, which a gateway on an idle core woke up for one by one (the
+/// context switches `a_stdio_call_stays_on_one_thread` counts).
 fn send(stdin: &mut std::process::ChildStdin, message: Value) {
-    writeln!(stdin, "{message}").unwrap();
+    stdin.write_all(format!("{message}\n").as_bytes()).unwrap();
     stdin.flush().unwrap();
 }
 
