@@ -33,8 +33,9 @@ pub(crate) fn tool_error(text: String) -> CallToolResult {
 /// An upstream's `tools/call` result as this gateway's own: a complete
 /// result (`resultType`, which a 2026-07-28 client requires; rmcp leaves it
 /// out for older peers). The upstream session is an older protocol, whose
-/// results have no type; one that sends another type (`input_required`)
-/// cannot be passed on, and is a tool error.
+/// results have no type; rmcp's parse of the answer refuses any type but
+/// `complete` (`input_required` cannot be passed on), so the call fails
+/// before it gets here.
 fn proxied_result(mut result: CallToolResult, server: &str) -> CallToolResult {
     // An error result is a tool error too (a failed command echoing its
     // environment): masked like the gateway's own, every string of it. A
@@ -58,16 +59,7 @@ fn proxied_result(mut result: CallToolResult, server: &str) -> CallToolResult {
             }
         };
     }
-    match &result.result_type {
-        None => result.result_type = Some(rmcp::model::ResultType::COMPLETE),
-        Some(kind) if *kind == rmcp::model::ResultType::COMPLETE => {}
-        Some(kind) => {
-            return tool_error(format!(
-                "mcp server `{server}` answered with a `{}` result, which the gateway cannot pass on",
-                agents_core::text::shorten(&kind.to_string(), 64)
-            ));
-        }
-    }
+    result.result_type = Some(rmcp::model::ResultType::COMPLETE);
     result
 }
 
