@@ -86,6 +86,30 @@ impl Gateway {
             .await
     }
 
+    /// Whether a call of `name` may take the stdio lane ([`crate::lane`]):
+    /// a tool of an upstream MCP server, with no skills disclosed one by
+    /// one, needing no approval it would have to ask the client for. The
+    /// call itself goes through [`call_from`](Self::call_from) all the
+    /// same; if the served set changes in between so that it needs
+    /// approval, it is refused as for a client that cannot be asked.
+    pub(crate) fn lane_admits(&self, name: &str) -> bool {
+        if self.disclosed().is_some() {
+            return false;
+        }
+        let serving = self.serving();
+        let Some(served) = serving.served.iter().find(|t| t.export_name == name) else {
+            return false;
+        };
+        if !matches!(served.backend, Backend::Mcp { .. }) {
+            return false;
+        }
+        let local = self.local();
+        !local::policy_of(&served.overrides, local).approval_required
+            || local
+                .approve
+                .covers(&served.export_name, &served.registry_name)
+    }
+
     /// [`call`](Self::call) from the client `peer`: builtins act in its
     /// roots when it offers them. Cancelling `cancel` (or dropping the
     /// future) stops a builtin call, killing its processes.
@@ -129,16 +153,13 @@ impl Gateway {
                 ));
             }
         }
+        // Borrowed from the served set held above: nothing is copied for a call.
         let (definition, launch, server_tool) = match &served.backend {
             Backend::Mcp {
                 definition,
                 launch,
                 server_tool,
-            } => (
-                McpDefinition::clone(definition),
-                agents_trust::TrustedLaunch::clone(launch),
-                server_tool.clone(),
-            ),
+            } => (&**definition, &**launch, server_tool.as_str()),
             Backend::Builtin(builtin) => {
                 let tool = agents_tools::Callable::Builtin(*builtin);
                 return Some(
@@ -159,8 +180,8 @@ impl Gateway {
         let result = self
             .proxy(
                 definition,
-                &launch,
-                &server_tool,
+                launch,
+                server_tool,
                 served.timeout,
                 arguments,
                 progress,
@@ -178,7 +199,7 @@ impl Gateway {
     /// starting it first if it is not running.
     async fn proxy(
         &self,
-        definition: McpDefinition,
+        definition: &McpDefinition,
         launch: &agents_trust::TrustedLaunch,
         server_tool: &str,
         timeout: Duration,
@@ -235,6 +256,7 @@ impl Gateway {
                 // that timed out answers late) is found out meanwhile.
                 let message = err.clone().without_server_output().to_string();
                 let gateway = self.clone();
+                let definition = definition.clone();
                 tokio::spawn(
                     async move { gateway.after_failed_call(&slot, &definition, &err).await },
                 );

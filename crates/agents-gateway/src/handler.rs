@@ -197,10 +197,7 @@ impl rmcp::ServerHandler for Gateway {
         };
         match called {
             Some(result) => Ok(CallToolResponse::Complete(result)),
-            None => Err(ErrorData::invalid_params(
-                format!("unknown tool `{}`", echoed(&request.name)),
-                None,
-            )),
+            None => Err(unknown_tool(&request.name)),
         }
     }
 
@@ -228,6 +225,11 @@ impl rmcp::ServerHandler for Gateway {
             ))
         }
     }
+}
+
+/// The error for a `tools/call` of a tool the gateway does not serve.
+pub(crate) fn unknown_tool(name: &str) -> ErrorData {
+    ErrorData::invalid_params(format!("unknown tool `{}`", echoed(name)), None)
 }
 
 /// The methods the gateway answers: a request for one of them that rmcp
@@ -290,11 +292,17 @@ impl Gateway {
     /// upstream.
     pub async fn serve_stdio(&self, follow: Option<Follow<'_>>) -> Result<(), GatewayError> {
         use rmcp::ServiceExt;
+        let (input, output) = stdio::stdio();
+        // The lane and rmcp share standard output, a message at a time.
+        let output = agents_mcp::LineWriter::new(output);
+        let lane = crate::lane::Lane::new(self.clone(), output.clone());
+        let input = crate::lane::Diverting::new(input, lane.clone());
         let running = self
             .clone()
-            .serve(stdio::stdio())
+            .serve((input, output.for_rmcp()))
             .await
             .map_err(|err| GatewayError::Session(Box::new(err)))?;
+        lane.open(running.peer().clone());
         tokio::select! {
             quit = running.waiting() => tracing::debug!(?quit, "mcp client disconnected"),
             () = self.follow_or_wait(follow.as_ref()) => {}

@@ -50,6 +50,7 @@ mod error;
 mod follow;
 mod handler;
 mod http;
+mod lane;
 pub mod local;
 mod serving;
 mod skill_files;

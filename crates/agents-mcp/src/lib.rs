@@ -48,6 +48,7 @@
 
 mod error;
 mod http;
+mod lane;
 pub mod launch;
 mod list;
 mod orphans;
@@ -66,6 +67,7 @@ use agents_core::{Meta, ToolSpec};
 
 pub use agents_trust::{TrustedLaunch, short_digest, spec_digest};
 pub use error::McpError;
+pub use lane::{LineWriter, MessageWrite};
 pub use launch::{LaunchError, Launcher, exec_server};
 pub use orphans::{adopt_orphans, stop_adopted};
 pub use session::{ProgressSink, ToolsChanged};

@@ -165,9 +165,27 @@ pub(crate) struct WatchedStdout<R> {
     max_tool_depth: usize,
     tools_seen: usize,
     report: Arc<Mutex<StdoutReport>>,
+    /// The lane calls waiting for an answer ([`crate::lane`]): a line
+    /// answering one goes to it, not to rmcp.
+    lane: Option<Arc<crate::lane::Waiting>>,
 }
 
 impl<R> WatchedStdout<R> {
+    /// Hands each answer to a lane call to `waiting`, and closes it when
+    /// the stream ends.
+    pub(crate) fn with_lane(mut self, waiting: Arc<crate::lane::Waiting>) -> Self {
+        self.lane = Some(waiting);
+        self
+    }
+
+    /// The stream has ended (or this watcher is gone): no lane call is
+    /// answered any more.
+    fn end_lane(&self) {
+        if let Some(waiting) = &self.lane {
+            waiting.close();
+        }
+    }
+
     pub(crate) fn new(
         inner: R,
         max_line: usize,
@@ -185,6 +203,7 @@ impl<R> WatchedStdout<R> {
             max_tool_depth,
             tools_seen: 0,
             report: report.clone(),
+            lane: None,
         };
         (watched, report)
     }
@@ -215,7 +234,6 @@ impl<R> WatchedStdout<R> {
             match rest {
                 Some(rest) => {
                     self.finish_line()?;
-                    self.ready.push(b'\n');
                     bytes = rest;
                 }
                 None => break,
@@ -224,15 +242,18 @@ impl<R> WatchedStdout<R> {
         Ok(())
     }
 
-    /// Checks the finished line and moves it (or its repaired form) to `ready`.
-    /// A line is handed on whole: a tools page may be rewritten first.
+    /// Checks the finished line and moves it (or its repaired form) to
+    /// `ready`, with its newline, or to the lane call it answers. A line is
+    /// handed on whole: a tools page may be rewritten first.
     fn finish_line(&mut self) -> io::Result<()> {
         let line = std::mem::take(&mut self.line);
         let result = self.check_line(&line);
         if result.is_ok() {
-            match self.repair_tools_page(&line) {
-                Some(repaired) => self.ready.extend_from_slice(&repaired),
-                None => self.ready.extend_from_slice(&line),
+            let repaired = self.repair_tools_page(&line);
+            let checked = repaired.as_deref().unwrap_or(&line);
+            if !self.lane.as_ref().is_some_and(|lane| lane.take(checked)) {
+                self.ready.extend_from_slice(checked);
+                self.ready.push(b'\n');
             }
         }
         // Keep the allocation for the next line unless it was a big one.
@@ -572,7 +593,7 @@ fn tool_name(tool: &str) -> String {
         .unwrap_or_else(|| "?".to_owned())
 }
 
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+pub(crate) fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack
         .windows(needle.len())
         .any(|window| window == needle)
@@ -613,23 +634,36 @@ impl<R: AsyncRead + Unpin> AsyncRead for WatchedStdout<R> {
                     let filled = chunk_buf.filled();
                     if filled.is_empty() {
                         if this.line.is_empty() {
+                            this.end_lane();
                             return Poll::Ready(Ok(())); // end of stream
                         }
                         // A last line without a newline is still handed on.
                         if let Err(err) = this.finish_line() {
                             this.ready.clear();
+                            this.end_lane();
                             return Poll::Ready(Err(err));
                         }
                         continue;
                     }
                     if let Err(err) = this.scan(filled) {
                         this.ready.clear();
+                        this.end_lane();
                         return Poll::Ready(Err(err));
                     }
                 }
-                other => return other,
+                Poll::Ready(Err(err)) => {
+                    this.end_lane();
+                    return Poll::Ready(Err(err));
+                }
+                Poll::Pending => return Poll::Pending,
             }
         }
+    }
+}
+
+impl<R> Drop for WatchedStdout<R> {
+    fn drop(&mut self) {
+        self.end_lane();
     }
 }
 

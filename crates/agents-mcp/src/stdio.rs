@@ -35,6 +35,7 @@ pub(crate) async fn open(
         ChildGuard,
         StderrTail,
         std::sync::Arc<Mutex<StdoutReport>>,
+        crate::lane::Lane,
     ),
     McpError,
 > {
@@ -132,6 +133,14 @@ pub(crate) async fn open(
         options.max_tools,
         options.max_tool_depth.min(crate::HARD_MAX_TOOL_DEPTH),
     );
+    // rmcp and the lane share the pipes: rmcp's writes go through the
+    // lane's writer, the lane's answers are taken out by the watcher.
+    let lane = crate::lane::Lane {
+        writer: crate::lane::LineWriter::new(stdin),
+        waiting: std::sync::Arc::default(),
+    };
+    let stdout = stdout.with_lane(lane.waiting.clone());
+    let stdin = lane.writer.for_rmcp();
 
     let stage = Mutex::new(STAGE_INITIALIZE);
     let work = async {
@@ -163,7 +172,7 @@ pub(crate) async fn open(
     match outcome {
         Ok(Ok((client, mut fetched))) => {
             fetched.rejected.extend(take_malformed(server, &report));
-            Ok((client, fetched, guard, stderr_tail, report))
+            Ok((client, fetched, guard, stderr_tail, report, lane))
         }
         Ok(Err(err)) => {
             guard.kill(options.shutdown_grace).await;

@@ -38,6 +38,8 @@ pub struct Caller {
     /// What its errors must not show (the session's `secrets`): a server's
     /// JSON-RPC error may quote a value it was given.
     secrets: std::sync::Arc<[String]>,
+    /// The short path for calls (a stdio session; see [`crate::lane`]).
+    lane: Option<crate::lane::Lane>,
 }
 
 impl std::fmt::Debug for Caller {
@@ -65,13 +67,15 @@ impl Caller {
         matches!(tokio::time::timeout(timeout, ping).await, Ok(Ok(_)))
     }
 
-    /// Calls `tool` (the server's own name) and returns its result, as rmcp
-    /// parsed it (the gateway passes it on without another round through
-    /// JSON). A result with `isError: true` is a result, not an error; an
-    /// error is a broken session, a JSON-RPC error or no answer in `timeout`.
-    /// Each `notifications/progress` the server sends for the call goes to
+    /// Calls `tool` (the server's own name) and returns its result. A
+    /// result with `isError: true` is a result, not an error; an error is a
+    /// broken session, a JSON-RPC error or no answer in `timeout`. Each
+    /// `notifications/progress` the server sends for the call goes to
     /// `progress`. Dropping the future (the client cancelled) or the timeout
     /// sends the server `notifications/cancelled` for the request.
+    ///
+    /// On a stdio session a call without `progress` takes the lane
+    /// ([`crate::lane`]); any other goes through rmcp.
     pub async fn call_tool(
         &self,
         tool: &str,
@@ -79,35 +83,21 @@ impl Caller {
         timeout: Duration,
         progress: Option<ProgressSink>,
     ) -> Result<CallToolResult, McpError> {
-        let mut params = CallToolRequestParams::new(tool.to_owned());
-        if let Some(arguments) = arguments {
-            params = params.with_arguments(arguments);
-        }
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let call = async {
-            let handle = self
-                .peer
-                .send_cancellable_request(request, PeerRequestOptions::no_options())
-                .await?;
-            // rmcp gives every request its own progress token: the server's
-            // progress for this call arrives under it.
-            let listening =
-                progress.map(|sink| Listening::new(&self.progress, &handle.progress_token, sink));
-            let mut unanswered = Unanswered {
-                peer: &self.peer,
-                id: Some(handle.id.clone()),
-            };
-            let answer = handle.await_response().await;
-            unanswered.id = None;
-            if listening.is_some() {
-                // rmcp hands each notification to a task of its own, and the
-                // answer straight to us: progress sent just before the answer
-                // may not have reached the sink yet. It gets a moment.
-                tokio::time::sleep(PROGRESS_GRACE).await;
+        let answer = match (&self.lane, progress) {
+            (Some(lane), None) => {
+                let call = lane.call(tool, arguments.as_ref());
+                tokio::time::timeout(timeout, call)
+                    .await
+                    .map(|answer| match answer {
+                        Ok(line) => lane_answer(&line),
+                        Err(crate::lane::Closed) => Err(rmcp::ServiceError::TransportClosed),
+                    })
             }
-            answer
+            (_, progress) => {
+                tokio::time::timeout(timeout, self.call_on_rmcp(tool, arguments, progress)).await
+            }
         };
-        let answer = match tokio::time::timeout(timeout, call).await {
+        let answer = match answer {
             Ok(answer) => answer,
             Err(_elapsed) => {
                 return Err(McpError::Timeout {
@@ -118,6 +108,50 @@ impl Caller {
                 });
             }
         };
+        self.outcome(answer)
+    }
+
+    /// [`call_tool`](Self::call_tool) through rmcp: the result as rmcp
+    /// parsed it.
+    async fn call_on_rmcp(
+        &self,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        progress: Option<ProgressSink>,
+    ) -> Result<ServerResult, rmcp::ServiceError> {
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        if let Some(arguments) = arguments {
+            params = params.with_arguments(arguments);
+        }
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = self
+            .peer
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await?;
+        // rmcp gives every request its own progress token: the server's
+        // progress for this call arrives under it.
+        let listening =
+            progress.map(|sink| Listening::new(&self.progress, &handle.progress_token, sink));
+        let mut unanswered = Unanswered {
+            peer: &self.peer,
+            id: Some(handle.id.clone()),
+        };
+        let answer = handle.await_response().await;
+        unanswered.id = None;
+        if listening.is_some() {
+            // rmcp hands each notification to a task of its own, and the
+            // answer straight to us: progress sent just before the answer
+            // may not have reached the sink yet. It gets a moment.
+            tokio::time::sleep(PROGRESS_GRACE).await;
+        }
+        answer
+    }
+
+    /// The answer to a `tools/call`, as the caller's result or error.
+    fn outcome(
+        &self,
+        answer: Result<ServerResult, rmcp::ServiceError>,
+    ) -> Result<CallToolResult, McpError> {
         let protocol = |message: String| McpError::Protocol {
             server: self.server.clone(),
             stage: STAGE_CALL,
@@ -169,6 +203,29 @@ impl Caller {
             Err(err) => Err(protocol(session::error_chain(&err))),
         };
         result.map_err(|err| err.scrubbed(&self.secrets))
+    }
+}
+
+/// A lane answer (one JSON-RPC line) as rmcp would have handed it over:
+/// a tool result, a JSON-RPC error, or, for anything else, a result that
+/// is not a tool result.
+fn lane_answer(line: &[u8]) -> Result<ServerResult, rmcp::ServiceError> {
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        result: Option<Box<serde_json::value::RawValue>>,
+        error: Option<rmcp::ErrorData>,
+    }
+    match serde_json::from_slice::<Answer>(line) {
+        Ok(Answer {
+            error: Some(error), ..
+        }) => Err(rmcp::ServiceError::McpError(error)),
+        Ok(Answer {
+            result: Some(result),
+            ..
+        }) => Ok(serde_json::from_str::<CallToolResult>(result.get())
+            .map(ServerResult::CallToolResult)
+            .unwrap_or_else(|_| ServerResult::empty(()))),
+        _ => Ok(ServerResult::empty(())),
     }
 }
 
@@ -241,6 +298,8 @@ pub struct Upstream {
     /// What its errors must not show (see `source::Prepared::secrets`),
     /// shared with every [`Caller`] taken from it.
     secrets: std::sync::Arc<[String]>,
+    /// The short path for calls (stdio only; see [`crate::lane`]).
+    lane: Option<crate::lane::Lane>,
 }
 
 /// Numbers sessions, so a [`Caller`] can tell whether an [`Upstream`] is
@@ -271,7 +330,7 @@ pub async fn connect(
         on_tools_changed,
         ..Handler::default()
     };
-    let (client, tools, guard, stderr, report) = match &prepared.launch {
+    let (client, tools, guard, stderr, report, lane) = match &prepared.launch {
         source::Launch::Stdio {
             command,
             args,
@@ -287,10 +346,18 @@ pub async fn connect(
                 timeout: prepared.timeout,
                 secrets: &prepared.secrets,
             };
-            let (client, tools, guard, stderr, report) = stdio::open(launch, options, handler)
-                .await
-                .map_err(|err| err.scrubbed(&prepared.secrets))?;
-            (client, tools, Some(guard), Some(stderr), Some(report))
+            let (client, tools, guard, stderr, report, lane) =
+                stdio::open(launch, options, handler)
+                    .await
+                    .map_err(|err| err.scrubbed(&prepared.secrets))?;
+            (
+                client,
+                tools,
+                Some(guard),
+                Some(stderr),
+                Some(report),
+                Some(lane),
+            )
         }
         source::Launch::Http { url, headers } => {
             let launch = http::HttpLaunch {
@@ -302,7 +369,7 @@ pub async fn connect(
             let (client, tools, report) = http::open(launch, options, handler)
                 .await
                 .map_err(|err| err.scrubbed(&prepared.secrets))?;
-            (client, tools, None, None, Some(report))
+            (client, tools, None, None, Some(report), None)
         }
     };
     let tools = tools.scrubbed(&prepared.secrets);
@@ -318,6 +385,7 @@ pub async fn connect(
         timeout: prepared.timeout,
         session: SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         secrets: prepared.secrets.into(),
+        lane,
     })
 }
 
@@ -381,6 +449,7 @@ impl Upstream {
             report: self.report.clone(),
             max_line: stdio::max_line(&self.options),
             secrets: self.secrets.clone(),
+            lane: self.lane.clone(),
         }
     }
 

@@ -894,6 +894,28 @@ fn subscriptions_listen_over_streamable_http() {
     assert_eq!(settle(&marker), 0, "an upstream outlived the gateway");
 }
 
+/// Adds `l/gw`, serving server-everything's `echo` and
+/// `trigger-long-running-operation` (its process marked with `marker`), and
+/// returns their export names in that order.
+fn echo_and_long_skill(sb: &Sandbox, entry: &str, marker: &str) -> (String, String) {
+    let file = sb.write(
+        "gw.yaml",
+        &format!(
+            "name: l/gw\nmcp_sources:\n  - server: everything\n    command: node\n    \
+             args: [\"{entry}\", stdio]\n    env: {{AGENTS_TEST_MARKER: {marker}}}\n    \
+             tools: [echo, trigger-long-running-operation]\n"
+        ),
+    );
+    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
+    sb.run(&["skill", "tools", "l/gw", "--refresh"]).ok();
+    let (first, second) = export_names(sb);
+    if first.starts_with("everything__echo") {
+        (first, second)
+    } else {
+        (second, first)
+    }
+}
+
 /// Calls from one client run at once: a long call holds up no other; a
 /// call's progress reaches the client. And `agents mcp untrust` reaches a
 /// running gateway: at its next poll the server's tools are gone from the
@@ -905,22 +927,7 @@ fn calls_run_at_once_with_progress_and_untrust_stops_a_running_server() {
     };
     let sb = Sandbox::new();
     let marker = format!("gw-untrust-{}", std::process::id());
-    let file = sb.write(
-        "gw.yaml",
-        &format!(
-            "name: l/gw\nmcp_sources:\n  - server: everything\n    command: node\n    \
-             args: [\"{entry}\", stdio]\n    env: {{AGENTS_TEST_MARKER: {marker}}}\n    \
-             tools: [echo, trigger-long-running-operation]\n"
-        ),
-    );
-    sb.run(&["skill", "add", file.to_str().unwrap()]).ok();
-    sb.run(&["skill", "tools", "l/gw", "--refresh"]).ok();
-    let (echo, long) = export_names(&sb);
-    let (echo, long) = if echo.starts_with("everything__echo") {
-        (echo, long)
-    } else {
-        (long, echo)
-    };
+    let (echo, long) = echo_and_long_skill(&sb, &entry, &marker);
     let untrust = vec![
         env!("CARGO_BIN_EXE_agents").to_owned(),
         "mcp".into(),
@@ -2070,6 +2077,83 @@ fn a_stdio_call_stays_on_one_thread() {
         switches < 300 * 6,
         "{switches} voluntary context switches in 300 calls"
     );
+    assert_eq!(settle(&marker), 0);
+}
+
+/// Plain proxied calls take the stdio lane (read off stdin before rmcp,
+/// answered beside it): sent in one write with requests rmcp answers, each
+/// gets its own answer, under its own id (a number or a string), shaped for
+/// the session's version like rmcp's (no `resultType` before 2026-07-28); a
+/// call that wants progress goes through rmcp; a cancelled call on the lane
+/// is not answered and holds up nothing. (A 2026-07-28 client opens its
+/// session with `server/discover`, which the lane leaves to rmcp:
+/// `a_2026_07_28_client_follows_changes_through_subscriptions_listen`.)
+#[test]
+fn lane_calls_and_rmcps_share_one_session() {
+    let Some((entry, _)) = requirements("lane") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let marker = format!("gw-lane-{}", std::process::id());
+    let (echo, long) = echo_and_long_skill(&sb, &entry, &marker);
+    let (mut child, mut stdin, stdout) = stdio_session(&sb, "l/gw");
+    let (lines, answers) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let call = |id: Value, name: &str, arguments: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": name, "arguments": arguments}})
+    };
+    let mut with_progress = call(json!(5), &echo, json!({"message": "five"}));
+    with_progress["params"]["_meta"] = json!({"progressToken": "p5"});
+    let batch = [
+        call(json!(6), &long, json!({"duration": 3, "steps": 3})),
+        call(json!(2), &echo, json!({"message": "two"})),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}),
+        call(json!("s4"), &echo, json!({"message": "four"})),
+        with_progress,
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+               "params": {"requestId": 6, "reason": "test"}}),
+        call(json!(7), &echo, json!({"message": "seven"})),
+    ];
+    let text: String = batch.iter().map(|m| format!("{m}\n")).collect();
+    stdin.write_all(text.as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    let mut seen = std::collections::BTreeMap::new();
+    while seen.len() < 5 {
+        let line = answers
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .unwrap();
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        if answer.get("id").is_some() {
+            seen.insert(answer["id"].to_string(), answer);
+        }
+    }
+    for (id, said) in [
+        ("2", "two"),
+        ("\"s4\"", "four"),
+        ("5", "five"),
+        ("7", "seven"),
+    ] {
+        let answer = &seen[id];
+        assert!(text_of(&answer["result"]).contains(said), "{answer}");
+        assert!(answer["result"].get("resultType").is_none(), "{answer}");
+    }
+    assert_eq!(seen["3"]["result"]["tools"].as_array().unwrap().len(), 2);
+    // The cancelled call would have answered after 3 s: it never does.
+    let late = answers.recv_timeout(std::time::Duration::from_secs(5));
+    assert!(
+        late.as_ref().is_err() || !late.as_ref().unwrap().contains("\"id\":6"),
+        "{late:?}"
+    );
+    drop(stdin);
+    let _ = child.wait();
+
     assert_eq!(settle(&marker), 0);
 }
 
