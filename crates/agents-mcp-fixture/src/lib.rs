@@ -40,7 +40,11 @@
 //!   start of an event stream, an event with an id, then the whole server exits, as
 //!   one killed mid-call would (over stdio it just exits);
 //! - `garbage-on-call`: lists `work`; a `tools/call` is answered (over stdio) with
-//!   twenty lines that are not JSON-RPC.
+//!   twenty lines that are not JSON-RPC;
+//! - `hang-on-call`: speaks MCP 2025-06-18 whatever the client offers; lists `work`
+//!   and `hang`; a call of `work` is answered, one of `hang` never is; every line
+//!   read is repeated on stderr (stdio only), so a test can see what the client
+//!   sent (a `notifications/cancelled`, the ids).
 //!
 //! Options:
 //! - `--http ADDR` serves streamable HTTP on a loopback address (port 0 picks a free
@@ -127,6 +131,8 @@ pub enum Raw {
     DieMidCall,
     /// Answers a call with lines that are not JSON-RPC.
     GarbageOnCall,
+    /// Never answers a call of `hang`; repeats what it reads on stderr.
+    HangOnCall,
 }
 
 /// Parsed command line.
@@ -153,7 +159,7 @@ pub struct Args {
 const USAGE: &str = "usage: agents-mcp-fixture [--http 127.0.0.1:PORT] [--pid-file PATH] [--grandchild] \
 [--setsid-grandchild] [--env-file PATH] [--echo-env VAR] [--echo-header NAME] \
 normal|paginated N PAGE_SIZE|slow SECONDS|crash|crash-after-init|garbage|huge N|loop-cursor|endless|bad-schema|\
-list-error [N]|no-tools|any-of-chain N|malformed-tools DEPTH [json]|bad-utf8 [json]|tasks [json]|die-mid-call|garbage-on-call";
+list-error [N]|no-tools|any-of-chain N|malformed-tools DEPTH [json]|bad-utf8 [json]|tasks [json]|die-mid-call|garbage-on-call|hang-on-call";
 
 /// Parses the arguments (without the program name).
 pub fn parse_args(args: &[String]) -> Result<Args, String> {
@@ -236,6 +242,7 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
         ["tasks", args @ ..] => Mode::Raw(Raw::Tasks, args.first() == Some(&"json")),
         ["die-mid-call"] => Mode::Raw(Raw::DieMidCall, false),
         ["garbage-on-call"] => Mode::Raw(Raw::GarbageOnCall, false),
+        ["hang-on-call"] => Mode::Raw(Raw::HangOnCall, false),
         ["any-of-chain", args @ ..] => Mode::AnyOfChain(
             usize::try_from(number(args.first(), "N")?).map_err(|e| e.to_string())?,
         ),
@@ -408,6 +415,14 @@ fn raw_answer(request: &serde_json::Value, raw: &Raw) -> RawAnswer {
     };
     let method = request.get("method").and_then(serde_json::Value::as_str);
     let result: Vec<u8> = match (method, raw) {
+        // A server of an older version, as most are.
+        (Some("initialize"), Raw::HangOnCall) => serde_json::json!({
+            "protocolVersion": "2025-06-18",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "raw", "version": "1"},
+        })
+        .to_string()
+        .into_bytes(),
         (Some("initialize"), _) => serde_json::json!({
             "protocolVersion": request.pointer("/params/protocolVersion"),
             "capabilities": {"tools": {}},
@@ -435,6 +450,17 @@ fn raw_answer(request: &serde_json::Value, raw: &Raw) -> RawAnswer {
         (Some("tools/call"), Raw::BadUtf8) => BAD_UTF8_RESULT.to_vec(),
         (Some("tools/call"), Raw::DieMidCall) => return RawAnswer::Die,
         (Some("tools/call"), Raw::GarbageOnCall) => return RawAnswer::Garbage,
+        (Some("tools/list"), Raw::HangOnCall) => serde_json::json!({"tools": [
+            {"name": "work", "inputSchema": {"type": "object"}},
+            {"name": "hang", "inputSchema": {"type": "object"}},
+        ]})
+        .to_string()
+        .into_bytes(),
+        (Some("tools/call"), Raw::HangOnCall)
+            if request.pointer("/params/name") == Some(&serde_json::json!("hang")) =>
+        {
+            return RawAnswer::None;
+        }
         (Some("tools/call"), Raw::Tasks)
             if request.pointer("/params/name") == Some(&serde_json::json!("research")) =>
         {
@@ -594,6 +620,9 @@ async fn answer_raw_stdio(raw: &Raw) -> Result<ExitCode, String> {
     let mut stdout = tokio::io::stdout();
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     while let Ok(Some(line)) = lines.next_line().await {
+        if *raw == Raw::HangOnCall {
+            say_err(&line);
+        }
         let Ok(request) = serde_json::from_str::<serde_json::Value>(&line) else {
             continue;
         };

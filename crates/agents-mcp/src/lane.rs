@@ -16,7 +16,9 @@
 //! - the answer is parsed once, straight into a tool result.
 //!
 //! rmcp keeps everything else: `initialize`, listings, notifications,
-//! requests from the server, and calls that listen for progress. Both write
+//! requests from the server, calls that listen for progress, and every call
+//! of a session on a version without `initialize` (2026-07-28 on), whose
+//! requests carry metadata rmcp adds. Both write
 //! to the server's stdin through one [`LineWriter`], a whole message at a
 //! time, so neither cuts into the other's.
 //!

@@ -373,6 +373,13 @@ pub async fn connect(
         }
     };
     let tools = tools.scrubbed(&prepared.secrets);
+    // A session on a version without `initialize` (2026-07-28 on) carries
+    // metadata on every request, which rmcp adds: its calls go through rmcp.
+    let lane = lane.filter(|_| {
+        client
+            .peer_info()
+            .is_some_and(|info| info.protocol_version.has_initialize())
+    });
     Ok(Upstream {
         server: server.to_owned(),
         client,

@@ -1054,3 +1054,80 @@ async fn a_call_answered_with_garbage_says_so() {
     );
     upstream.close().await;
 }
+
+/// The last lines a `hang-on-call` fixture read, as JSON, once one of them
+/// is a `notifications/cancelled` (bounded: the cancellation is sent from a
+/// task of its own).
+async fn read_until_cancelled(upstream: &mut agents_mcp::Upstream) -> Vec<serde_json::Value> {
+    for _ in 0..50 {
+        let seen: Vec<serde_json::Value> = upstream
+            .stderr_tail()
+            .await
+            .split(" | ")
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect();
+        if seen
+            .last()
+            .is_some_and(|last| last["method"] == "notifications/cancelled")
+        {
+            return seen;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!(
+        "the server was never told the call was cancelled: {}",
+        upstream.stderr_tail().await
+    );
+}
+
+/// A call that gets no answer in time is cancelled on the server, whichever
+/// way it went: on the lane (no progress wanted, under a string id of the
+/// lane's own) or through rmcp (a numeric id); the session goes on serving.
+#[tokio::test]
+async fn a_call_that_times_out_is_cancelled_on_the_server() {
+    let source = fixture_source("h", &["hang-on-call"]);
+    let mut upstream = connect(&source, &options(&[]), None).await.unwrap();
+    let caller = upstream.caller();
+    let short = Duration::from_millis(300);
+
+    let err = caller
+        .call_tool("hang", None, short, None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            McpError::Timeout {
+                stage: "tools/call",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let seen = read_until_cancelled(&mut upstream).await;
+    let call = seen.iter().find(|m| m["method"] == "tools/call").unwrap();
+    let id = call["id"].as_str().unwrap();
+    assert!(id.starts_with("agents-lane-"), "{call}");
+    assert_eq!(seen.last().unwrap()["params"]["requestId"], id);
+
+    let sink: agents_mcp::ProgressSink = std::sync::Arc::new(|_| {});
+    let err = caller
+        .call_tool("hang", None, short, Some(sink))
+        .await
+        .unwrap_err();
+    assert!(matches!(&err, McpError::Timeout { .. }), "{err:?}");
+    let seen = read_until_cancelled(&mut upstream).await;
+    let call = seen.iter().rfind(|m| m["method"] == "tools/call").unwrap();
+    assert!(call["id"].is_number(), "{call}");
+    assert_eq!(seen.last().unwrap()["params"]["requestId"], call["id"]);
+
+    let done = caller
+        .call_tool("work", None, Duration::from_secs(60), None)
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&done).unwrap()["content"][0]["text"],
+        "done"
+    );
+    upstream.close().await;
+}
