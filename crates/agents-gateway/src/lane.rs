@@ -28,22 +28,17 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::task::{Context, Poll};
 
 use crate::{CancellationToken, Gateway, lock};
 use agents_mcp::LineWriter;
 use rmcp::model::{CallToolResult, JsonObject, ProtocolVersion, RequestId, ServerResult};
 use rmcp::service::{Peer, RoleServer};
 use serde_json::Value;
-use tokio::io::{AsyncRead, ReadBuf};
 
 /// The longest line the lane looks at; a longer one goes to rmcp as it
 /// comes, without being held whole.
 pub(crate) const MAX_LANE_LINE: usize = 64 * 1024;
-
-const READ_CHUNK: usize = 8192;
 
 /// The lane of one stdio session.
 #[derive(Clone)]
@@ -227,103 +222,25 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 }
 
 /// Standard input as rmcp reads it, less the lines the lane takes.
-pub(crate) struct Diverting<R> {
-    inner: R,
-    lane: Lane,
-    /// The current line, while it may still be one for the lane.
-    line: Vec<u8>,
-    /// The current line is too long for the lane: it passes as it comes.
-    passing: bool,
-    /// Bytes for rmcp.
-    ready: Vec<u8>,
-    ready_from: usize,
-    ended: bool,
-}
+pub(crate) type Diverting<R> = agents_mcp::sift::Sifted<R, Lane>;
 
-impl<R> Diverting<R> {
-    pub(crate) fn new(inner: R, lane: Lane) -> Self {
-        Self {
-            inner,
-            lane,
-            line: Vec::new(),
-            passing: false,
-            ready: Vec::with_capacity(READ_CHUNK),
-            ready_from: 0,
-            ended: false,
-        }
+/// The lane as the sieve of standard input: it looks at lines up to
+/// [`MAX_LANE_LINE`]; a longer one passes to rmcp as it comes.
+impl agents_mcp::sift::Sieve for Lane {
+    fn max_line(&self) -> usize {
+        MAX_LANE_LINE
     }
 
-    fn scan(&mut self, mut bytes: &[u8]) {
-        while !bytes.is_empty() {
-            let (part, newline, rest) = match bytes.iter().position(|&b| b == b'\n') {
-                Some(at) => {
-                    let (part, rest) = bytes.split_at(at);
-                    (part, true, rest.get(1..).unwrap_or_default())
-                }
-                None => (bytes, false, &[][..]),
-            };
-            bytes = rest;
-            if self.passing {
-                self.ready.extend_from_slice(part);
-                if newline {
-                    self.ready.push(b'\n');
-                    self.passing = false;
-                }
-                continue;
-            }
-            self.line.extend_from_slice(part);
-            if newline {
-                self.finish_line();
-            } else if self.line.len() > MAX_LANE_LINE {
-                self.ready.append(&mut self.line);
-                self.passing = true;
-            }
-        }
+    fn long_line(&mut self) -> io::Result<()> {
+        Ok(())
     }
 
-    fn finish_line(&mut self) {
-        if !self.lane.take(&self.line) {
-            self.ready.extend_from_slice(&self.line);
-            self.ready.push(b'\n');
+    fn line(&mut self, line: &[u8], ready: &mut Vec<u8>) -> io::Result<()> {
+        if !self.take(line) {
+            ready.extend_from_slice(line);
+            ready.push(b'\n');
         }
-        self.line.clear();
-    }
-}
-
-impl<R: AsyncRead + Unpin> AsyncRead for Diverting<R> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let this = &mut *self;
-        loop {
-            if let Some(pending) = this.ready.get(this.ready_from..)
-                && !pending.is_empty()
-            {
-                let n = pending.len().min(buf.remaining());
-                buf.put_slice(pending.get(..n).unwrap_or_default());
-                this.ready_from += n;
-                return Poll::Ready(Ok(()));
-            }
-            this.ready.clear();
-            this.ready_from = 0;
-            if this.ended {
-                return Poll::Ready(Ok(()));
-            }
-            let mut chunk = [0u8; READ_CHUNK];
-            let mut chunk_buf = ReadBuf::new(&mut chunk);
-            std::task::ready!(Pin::new(&mut this.inner).poll_read(cx, &mut chunk_buf))?;
-            let filled = chunk_buf.filled();
-            if filled.is_empty() {
-                // The end: a last line without its newline goes to rmcp as
-                // it is.
-                this.ended = true;
-                this.ready.append(&mut this.line);
-                continue;
-            }
-            this.scan(filled);
-        }
+        Ok(())
     }
 }
 

@@ -54,6 +54,7 @@ mod list;
 mod orphans;
 mod process;
 mod session;
+pub mod sift;
 mod source;
 mod stdio;
 mod substitute;

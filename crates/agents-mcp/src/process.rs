@@ -2,13 +2,11 @@
 //! always killed — group and all — whichever way the fetch ends.
 
 use std::io;
-use std::pin::Pin;
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
+use tokio::io::AsyncReadExt;
 use tokio::process::{Child, ChildStderr};
 use tokio::task::JoinHandle;
 
@@ -140,7 +138,6 @@ const GARBAGE_LINES_TOLERATED: usize = 8;
 const SAMPLE_SHOWN: usize = 80;
 /// How much of a non-JSON line is looked at.
 const SAMPLE_BYTES: usize = 256;
-const READ_CHUNK: usize = 8192;
 
 /// Sits between the server's stdout and rmcp, checking each line before rmcp
 /// may see its end (and so before rmcp parses it):
@@ -151,15 +148,13 @@ const READ_CHUNK: usize = 8192;
 ///   them) and a page that goes over `max_tools` never reaches it.
 ///
 /// In each case the stream is ended with an error and the reason is recorded.
-/// Memory: one line (at most `max_line` bytes) and one read chunk.
+/// Memory: one line (at most `max_line` bytes) and one read chunk. A line
+/// answering a lane call goes to it instead ([`crate::lane`]).
+pub(crate) type WatchedStdout<R> = crate::sift::Sifted<R, StdoutWatch>;
+
+/// The sieve of [`WatchedStdout`].
 #[derive(Debug)]
-pub(crate) struct WatchedStdout<R> {
-    inner: R,
-    /// The current, unfinished line.
-    line: Vec<u8>,
-    /// Checked bytes not yet handed to rmcp.
-    ready: Vec<u8>,
-    ready_from: usize,
+pub(crate) struct StdoutWatch {
     max_line: usize,
     max_tools: usize,
     max_tool_depth: usize,
@@ -171,33 +166,14 @@ pub(crate) struct WatchedStdout<R> {
 }
 
 impl<R> WatchedStdout<R> {
-    /// Hands each answer to a lane call to `waiting`, and closes it when
-    /// the stream ends.
-    pub(crate) fn with_lane(mut self, waiting: Arc<crate::lane::Waiting>) -> Self {
-        self.lane = Some(waiting);
-        self
-    }
-
-    /// The stream has ended (or this watcher is gone): no lane call is
-    /// answered any more.
-    fn end_lane(&self) {
-        if let Some(waiting) = &self.lane {
-            waiting.close();
-        }
-    }
-
-    pub(crate) fn new(
+    pub(crate) fn watch(
         inner: R,
         max_line: usize,
         max_tools: usize,
         max_tool_depth: usize,
     ) -> (Self, Arc<Mutex<StdoutReport>>) {
         let report = Arc::new(Mutex::new(StdoutReport::default()));
-        let watched = Self {
-            inner,
-            line: Vec::new(),
-            ready: Vec::with_capacity(READ_CHUNK),
-            ready_from: 0,
+        let watch = StdoutWatch {
             max_line,
             max_tools,
             max_tool_depth,
@@ -205,65 +181,57 @@ impl<R> WatchedStdout<R> {
             report: report.clone(),
             lane: None,
         };
-        (watched, report)
+        (Self::new(inner, watch), report)
     }
 
-    /// Checks `bytes` and appends what may pass to `ready`.
-    fn scan(&mut self, mut bytes: &[u8]) -> io::Result<()> {
-        while !bytes.is_empty() {
-            // `part` is up to the newline, `rest` what follows it.
-            let (part, rest) = match bytes.iter().position(|&b| b == b'\n') {
-                Some(at) => match bytes.split_at_checked(at) {
-                    Some((part, [_newline, rest @ ..])) => (part, Some(rest)),
-                    _ => (bytes, None),
-                },
-                None => (bytes, None),
-            };
-            // rmcp counts the newline too; stop before it would discard the line.
-            if self.line.len().saturating_add(part.len()) >= self.max_line {
-                self.line = Vec::new();
-                let mut report = lock(&self.report);
-                report.oversized = true;
-                report.aborted = true;
-                return Err(invalid_data(format!(
-                    "message larger than {} bytes",
-                    self.max_line
-                )));
-            }
-            self.line.extend_from_slice(part);
-            match rest {
-                Some(rest) => {
-                    self.finish_line()?;
-                    bytes = rest;
-                }
-                None => break,
-            }
+    /// Hands each answer to a lane call to `waiting`, and closes it when
+    /// the stream ends.
+    pub(crate) fn with_lane(mut self, waiting: Arc<crate::lane::Waiting>) -> Self {
+        self.sieve_mut().lane = Some(waiting);
+        self
+    }
+}
+
+impl crate::sift::Sieve for StdoutWatch {
+    /// rmcp counts the newline too: a line must end before it would
+    /// discard it.
+    fn max_line(&self) -> usize {
+        self.max_line
+    }
+
+    fn long_line(&mut self) -> io::Result<()> {
+        let mut report = lock(&self.report);
+        report.oversized = true;
+        report.aborted = true;
+        Err(invalid_data(format!(
+            "message larger than {} bytes",
+            self.max_line
+        )))
+    }
+
+    /// Checks the line and moves it (or its repaired form) to `ready`, with
+    /// its newline, or to the lane call it answers. A line is handed on
+    /// whole: a tools page may be rewritten first.
+    fn line(&mut self, line: &[u8], ready: &mut Vec<u8>) -> io::Result<()> {
+        self.check_line(line)?;
+        let repaired = self.repair_tools_page(line);
+        let checked = repaired.as_deref().unwrap_or(line);
+        if !self.lane.as_ref().is_some_and(|lane| lane.take(checked)) {
+            ready.extend_from_slice(checked);
+            ready.push(b'\n');
         }
         Ok(())
     }
 
-    /// Checks the finished line and moves it (or its repaired form) to
-    /// `ready`, with its newline, or to the lane call it answers. A line is
-    /// handed on whole: a tools page may be rewritten first.
-    fn finish_line(&mut self) -> io::Result<()> {
-        let line = std::mem::take(&mut self.line);
-        let result = self.check_line(&line);
-        if result.is_ok() {
-            let repaired = self.repair_tools_page(&line);
-            let checked = repaired.as_deref().unwrap_or(&line);
-            if !self.lane.as_ref().is_some_and(|lane| lane.take(checked)) {
-                self.ready.extend_from_slice(checked);
-                self.ready.push(b'\n');
-            }
+    /// No lane call is answered any more.
+    fn ended(&mut self) {
+        if let Some(waiting) = &self.lane {
+            waiting.close();
         }
-        // Keep the allocation for the next line unless it was a big one.
-        if line.capacity() <= 1 << 20 {
-            self.line = line;
-            self.line.clear();
-        }
-        result
     }
+}
 
+impl StdoutWatch {
     /// A `tools/list` page with tools that are too deep or not valid MCP
     /// tools, without them (each recorded in the report); `None` when the
     /// line is not such a page or every tool is fine.
@@ -609,64 +577,6 @@ pub(crate) fn read_report(report: &Mutex<StdoutReport>) -> StdoutReport {
     lock(report).clone()
 }
 
-impl<R: AsyncRead + Unpin> AsyncRead for WatchedStdout<R> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let this = &mut *self;
-        loop {
-            if let Some(pending) = this.ready.get(this.ready_from..)
-                && !pending.is_empty()
-            {
-                let n = pending.len().min(buf.remaining());
-                buf.put_slice(pending.get(..n).unwrap_or_default());
-                this.ready_from += n;
-                return Poll::Ready(Ok(()));
-            }
-            this.ready.clear();
-            this.ready_from = 0;
-            let mut chunk = [0u8; READ_CHUNK];
-            let mut chunk_buf = ReadBuf::new(&mut chunk);
-            match Pin::new(&mut this.inner).poll_read(cx, &mut chunk_buf) {
-                Poll::Ready(Ok(())) => {
-                    let filled = chunk_buf.filled();
-                    if filled.is_empty() {
-                        if this.line.is_empty() {
-                            this.end_lane();
-                            return Poll::Ready(Ok(())); // end of stream
-                        }
-                        // A last line without a newline is still handed on.
-                        if let Err(err) = this.finish_line() {
-                            this.ready.clear();
-                            this.end_lane();
-                            return Poll::Ready(Err(err));
-                        }
-                        continue;
-                    }
-                    if let Err(err) = this.scan(filled) {
-                        this.ready.clear();
-                        this.end_lane();
-                        return Poll::Ready(Err(err));
-                    }
-                }
-                Poll::Ready(Err(err)) => {
-                    this.end_lane();
-                    return Poll::Ready(Err(err));
-                }
-                Poll::Pending => return Poll::Pending,
-            }
-        }
-    }
-}
-
-impl<R> Drop for WatchedStdout<R> {
-    fn drop(&mut self) {
-        self.end_lane();
-    }
-}
-
 /// The last bytes the server wrote to stderr, for error messages.
 #[derive(Debug)]
 pub(crate) struct StderrTail {
@@ -760,14 +670,14 @@ mod tests {
         max_line: usize,
         max_tools: usize,
     ) -> (io::Result<Vec<u8>>, StdoutReport) {
-        let (mut watched, report) = WatchedStdout::new(tokio::io::empty(), max_line, max_tools, 64);
+        let (mut watched, report) =
+            WatchedStdout::watch(tokio::io::empty(), max_line, max_tools, 64);
         let mut passed = Vec::new();
         for chunk in chunks {
-            if let Err(err) = watched.scan(chunk) {
-                return (Err(err), read_report(&report));
+            match watched.scan_taking(chunk) {
+                Ok(ready) => passed.extend_from_slice(&ready),
+                Err(err) => return (Err(err), read_report(&report)),
             }
-            passed.extend_from_slice(&watched.ready);
-            watched.ready.clear();
         }
         (Ok(passed), read_report(&report))
     }
@@ -904,12 +814,12 @@ mod tests {
     #[tokio::test]
     async fn reads_pass_through_and_errors_end_the_stream() {
         let input = b"{\"a\":1}\n{\"b\":2}\n".repeat(2000);
-        let (mut watched, _) = WatchedStdout::new(&input[..], 1 << 20, 10, 64);
+        let (mut watched, _) = WatchedStdout::watch(&input[..], 1 << 20, 10, 64);
         let mut out = Vec::new();
         watched.read_to_end(&mut out).await.unwrap();
         assert_eq!(out, input);
         let garbage = b"garbage\n".repeat(20);
-        let (mut watched, report) = WatchedStdout::new(&garbage[..], 1 << 20, 10, 64);
+        let (mut watched, report) = WatchedStdout::watch(&garbage[..], 1 << 20, 10, 64);
         assert!(watched.read_to_end(&mut Vec::new()).await.is_err());
         assert!(read_report(&report).aborted);
     }

@@ -127,7 +127,7 @@ pub(crate) async fn open(
         ));
     };
     let mut stderr_tail = StderrTail::spawn(stderr, server.to_owned(), launch.secrets.to_vec());
-    let (stdout, report) = WatchedStdout::new(
+    let (stdout, report) = WatchedStdout::watch(
         stdout,
         max_line(options),
         options.max_tools,
