@@ -30,11 +30,12 @@ use std::collections::HashMap;
 use std::io;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::{CancellationToken, Gateway, lock};
 use agents_mcp::LineWriter;
 use rmcp::model::{CallToolResult, JsonObject, ProtocolVersion, RequestId, ServerResult};
 use rmcp::service::{Peer, RoleServer};
 use serde_json::Value;
+
+use crate::{CancellationToken, Gateway, lock};
 
 /// The longest line the lane looks at; a longer one goes to rmcp as it
 /// comes, without being held whole.
