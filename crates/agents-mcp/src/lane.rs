@@ -16,10 +16,10 @@
 //! - the answer is parsed once, straight into a tool result.
 //!
 //! rmcp keeps everything else: `initialize`, listings, notifications,
-//! requests from the server, calls that listen for progress, and every call
-//! of a session on a version without `initialize` (2026-07-28 on), whose
-//! requests carry metadata rmcp adds. Both write
-//! to the server's stdin through one [`LineWriter`], a whole message at a
+//! requests from the server (whatever their id), calls that listen for
+//! progress, and every call of a session on a version without `initialize`
+//! (2026-07-28 on), whose requests carry metadata rmcp adds. Both write to
+//! the server's stdin through one [`LineWriter`], a whole message at a
 //! time, so neither cuts into the other's.
 //!
 //! When the stream ends (the server exited, or the watcher ended it) every
@@ -264,12 +264,17 @@ fn answered_call(line: &[u8]) -> Option<u64> {
     struct Head<'a> {
         #[serde(borrow)]
         id: Option<std::borrow::Cow<'a, str>>,
+        /// A request of the server's (whatever its id) is not an answer.
+        method: Option<serde::de::IgnoredAny>,
     }
     // Cheap pre-filter: almost every other line has no such string.
     if !crate::process::contains(line, ID_PREFIX.as_bytes()) {
         return None;
     }
     let head: Head<'_> = serde_json::from_slice(line).ok()?;
+    if head.method.is_some() {
+        return None;
+    }
     head.id?.strip_prefix(ID_PREFIX)?.parse().ok()
 }
 
@@ -381,6 +386,10 @@ mod tests {
         assert!(!waiting.take(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#));
         assert!(!waiting.take(
             br#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"agents-lane-7"}]}}"#
+        ));
+        // A request of the server's under such an id is not an answer.
+        assert!(!waiting.take(
+            br#"{"jsonrpc":"2.0","id":"agents-lane-7","method":"sampling/createMessage","params":{}}"#
         ));
         assert!(answer.try_recv().is_err());
         let line = br#"{"result":{"content":[]},"id":"agents-lane-7","jsonrpc":"2.0"}"#;
