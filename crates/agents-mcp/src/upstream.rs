@@ -208,24 +208,32 @@ impl Caller {
 
 /// A lane answer (one JSON-RPC line) as rmcp would have handed it over:
 /// a tool result, a JSON-RPC error, or, for anything else, a result that
-/// is not a tool result.
+/// is not a tool result. A tool result is parsed once, straight into its
+/// type; only a line that does not parse so is read again, for its error.
 fn lane_answer(line: &[u8]) -> Result<ServerResult, rmcp::ServiceError> {
     #[derive(serde::Deserialize)]
     struct Answer {
-        result: Option<Box<serde_json::value::RawValue>>,
+        result: Option<CallToolResult>,
         error: Option<rmcp::ErrorData>,
     }
-    match serde_json::from_slice::<Answer>(line) {
-        Ok(Answer {
-            error: Some(error), ..
-        }) => Err(rmcp::ServiceError::McpError(error)),
-        Ok(Answer {
-            result: Some(result),
-            ..
-        }) => Ok(serde_json::from_str::<CallToolResult>(result.get())
-            .map(ServerResult::CallToolResult)
-            .unwrap_or_else(|_| ServerResult::empty(()))),
-        _ => Ok(ServerResult::empty(())),
+    #[derive(serde::Deserialize)]
+    struct Failed {
+        error: Option<rmcp::ErrorData>,
+    }
+    let (result, error) = match serde_json::from_slice::<Answer>(line) {
+        Ok(Answer { result, error }) => (result, error),
+        // A result that is not a tool result, or an error that is not one.
+        Err(_) => (
+            None,
+            serde_json::from_slice::<Failed>(line)
+                .ok()
+                .and_then(|failed| failed.error),
+        ),
+    };
+    match (result, error) {
+        (_, Some(error)) => Err(rmcp::ServiceError::McpError(error)),
+        (Some(result), None) => Ok(ServerResult::CallToolResult(result)),
+        (None, None) => Ok(ServerResult::empty(())),
     }
 }
 
@@ -490,5 +498,48 @@ impl Upstream {
     /// then SIGKILL, each after the shutdown grace (a hung server is killed).
     pub async fn close(self) {
         self.finish().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lane_answer_is_a_tool_result_an_error_or_neither() {
+        let result = lane_answer(
+            br#"{"jsonrpc":"2.0","id":"agents-lane-1","result":{"content":[{"type":"text","text":"hi"}]}}"#,
+        );
+        assert!(
+            matches!(&result, Ok(ServerResult::CallToolResult(r)) if r.content.len() == 1),
+            "{result:?}"
+        );
+        // An error, beside a result that is not a tool result or not.
+        for line in [
+            &br#"{"jsonrpc":"2.0","id":"agents-lane-1","error":{"code":-32602,"message":"no"}}"#[..],
+            br#"{"jsonrpc":"2.0","id":"agents-lane-1","result":7,"error":{"code":-32602,"message":"no"}}"#,
+        ] {
+            let answer = lane_answer(line);
+            assert!(
+                matches!(&answer, Err(rmcp::ServiceError::McpError(e)) if e.message == "no"),
+                "{answer:?}"
+            );
+        }
+        // Anything else is a result that is not a tool result.
+        for line in [
+            &br#"{"jsonrpc":"2.0","id":"agents-lane-1","result":{"resultType":"input_required"}}"#
+                [..],
+            br#"{"jsonrpc":"2.0","id":"agents-lane-1","result":7}"#,
+            br#"{"jsonrpc":"2.0","id":"agents-lane-1","error":"no"}"#,
+            br#"{"jsonrpc":"2.0","id":"agents-lane-1"}"#,
+            b"not json",
+        ] {
+            let answer = lane_answer(line);
+            assert!(
+                matches!(&answer, Ok(ServerResult::EmptyResult(_))),
+                "{}: {answer:?}",
+                String::from_utf8_lossy(line)
+            );
+        }
     }
 }
