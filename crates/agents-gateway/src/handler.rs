@@ -302,7 +302,7 @@ impl Gateway {
             .serve((input, output.for_rmcp()))
             .await
             .map_err(|err| GatewayError::Session(Box::new(err)))?;
-        lane.open(running.peer().clone());
+        lane.open(running.peer());
         tokio::select! {
             quit = running.waiting() => tracing::debug!(?quit, "mcp client disconnected"),
             () = self.follow_or_wait(follow.as_ref()) => {}

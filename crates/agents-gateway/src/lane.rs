@@ -46,8 +46,10 @@ pub(crate) const MAX_LANE_LINE: usize = 64 * 1024;
 pub(crate) struct Lane {
     gateway: Gateway,
     writer: LineWriter,
-    /// The session's peer, once rmcp has opened it: nothing is taken before.
-    peer: Arc<OnceLock<Peer<RoleServer>>>,
+    /// Whether the session is older than 2026-07-28, once rmcp has opened
+    /// it with `initialize`: nothing is taken before, nor ever on a session
+    /// opened otherwise.
+    legacy: Arc<OnceLock<bool>>,
     /// The calls on the lane, by the client's id (as JSON), to cancel.
     running: Arc<Mutex<HashMap<String, CancellationToken>>>,
 }
@@ -57,21 +59,24 @@ impl Lane {
         Self {
             gateway,
             writer,
-            peer: Arc::default(),
+            legacy: Arc::default(),
             running: Arc::default(),
         }
     }
 
-    /// Opens the lane: the session is initialized.
-    pub(crate) fn open(&self, peer: Peer<RoleServer>) {
-        let _ = self.peer.set(peer);
+    /// Opens the lane: the session with `peer` is initialized. Its version
+    /// is read once here; it does not change.
+    pub(crate) fn open(&self, peer: &Peer<RoleServer>) {
+        if let Some(legacy) = session_version(peer) {
+            let _ = self.legacy.set(legacy);
+        }
     }
 
     /// Takes `line` when it is a call the lane serves (and starts it), or
     /// stops the lane call a `notifications/cancelled` names. `false`
     /// leaves the line to rmcp.
     fn take(&self, line: &[u8]) -> bool {
-        let Some(peer) = self.peer.get() else {
+        let Some(&legacy) = self.legacy.get() else {
             return false;
         };
         if contains(line, b"notifications/cancelled") {
@@ -82,9 +87,6 @@ impl Lane {
             return false;
         }
         let Some(call) = lane_call(line) else {
-            return false;
-        };
-        let Some(legacy) = session_version(peer) else {
             return false;
         };
         if !self.gateway.lane_admits(&call.params.name) {
