@@ -79,11 +79,11 @@ impl Lane {
         let Some(&legacy) = self.legacy.get() else {
             return false;
         };
-        if contains(line, b"notifications/cancelled") {
+        if memchr::memmem::find(line, b"notifications/cancelled").is_some() {
             self.cancel(line);
             return false;
         }
-        if !contains(line, b"tools/call") {
+        if memchr::memmem::find(line, b"tools/call").is_none() {
             return false;
         }
         let Some(call) = lane_call(line) else {
@@ -216,12 +216,6 @@ fn answer(id: &RequestId, result: CallToolResult, legacy: bool) -> serde_json::R
         id,
         result: &result,
     })
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack
-        .windows(needle.len())
-        .any(|window| window == needle)
 }
 
 /// Standard input as rmcp reads it, less the lines the lane takes.

@@ -268,9 +268,7 @@ fn answered_call(line: &[u8]) -> Option<u64> {
         method: Option<serde::de::IgnoredAny>,
     }
     // Cheap pre-filter: almost every other line has no such string.
-    if !crate::process::contains(line, ID_PREFIX.as_bytes()) {
-        return None;
-    }
+    memchr::memmem::find(line, ID_PREFIX.as_bytes())?;
     let head: Head<'_> = serde_json::from_slice(line).ok()?;
     if head.method.is_some() {
         return None;

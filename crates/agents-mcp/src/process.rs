@@ -406,9 +406,7 @@ fn count_listed_tools(line: &[u8]) -> Option<usize> {
         }
     }
     // Cheap pre-filter: most messages are not tool pages.
-    if !contains(line, b"\"tools\"") {
-        return None;
-    }
+    memchr::memmem::find(line, b"\"tools\"")?;
     let response: Response = match serde_json::from_slice(line) {
         Ok(response) => response,
         // Counted all the same: its tools are left out one by one.
@@ -559,12 +557,6 @@ fn tool_name(tool: &str) -> String {
         .and_then(|named| named.name)
         .map(|name| shorten(&name, SAMPLE_SHOWN).into_owned())
         .unwrap_or_else(|| "?".to_owned())
-}
-
-pub(crate) fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack
-        .windows(needle.len())
-        .any(|window| window == needle)
 }
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
