@@ -95,6 +95,10 @@ impl Lane {
         let Ok(key) = serde_json::to_string(&call.id) else {
             return false;
         };
+        tracing::trace!(
+            id = %agents_core::text::shorten(&key, agents_core::text::MAX_ECHO_BYTES),
+            "tools/call on the lane"
+        );
         let cancel = CancellationToken::new();
         lock(&self.running).insert(key.clone(), cancel.clone());
         let lane = self.clone();

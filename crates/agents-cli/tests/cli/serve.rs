@@ -716,7 +716,6 @@ fn exchange(
 
 /// `agents mcp serve SKILL` over stdio, driven by hand: the child, its stdin
 /// and its stdout, after the `initialize` handshake.
-#[allow(clippy::zombie_processes)]
 fn stdio_session(
     sb: &Sandbox,
     skill: &str,
@@ -725,14 +724,29 @@ fn stdio_session(
     std::process::ChildStdin,
     BufReader<std::process::ChildStdout>,
 ) {
-    let mut child = sb
-        .cmd()
+    stdio_session_with(sb, skill, |_| {})
+}
+
+/// [`stdio_session`] with `configure` applied to the command first (its
+/// stderr is dropped unless `configure` says otherwise).
+#[allow(clippy::zombie_processes)]
+fn stdio_session_with(
+    sb: &Sandbox,
+    skill: &str,
+    configure: impl FnOnce(&mut Command),
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    BufReader<std::process::ChildStdout>,
+) {
+    let mut command = sb.cmd();
+    command
         .args(["mcp", "serve", skill])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::null());
+    configure(&mut command);
+    let mut child = command.spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     send(
@@ -2081,7 +2095,8 @@ fn a_stdio_call_stays_on_one_thread() {
 }
 
 /// Plain proxied calls take the stdio lane (read off stdin before rmcp,
-/// answered beside it): sent in one write with requests rmcp answers, each
+/// answered beside it; its trace log names each): sent in one write with
+/// requests rmcp answers, each
 /// gets its own answer, under its own id (a number or a string), shaped for
 /// the session's version like rmcp's (no `resultType` before 2026-07-28); a
 /// call that wants progress goes through rmcp; a cancelled call on the lane
@@ -2096,7 +2111,13 @@ fn lane_calls_and_rmcps_share_one_session() {
     let sb = Sandbox::new();
     let marker = format!("gw-lane-{}", std::process::id());
     let (echo, long) = echo_and_long_skill(&sb, &entry, &marker);
-    let (mut child, mut stdin, stdout) = stdio_session(&sb, "l/gw");
+    let log = sb.path("gateway.log");
+    let log_file = std::fs::File::create(&log).unwrap();
+    let (mut child, mut stdin, stdout) = stdio_session_with(&sb, "l/gw", |command| {
+        command
+            .env("CLEVERAGENTS_LOG", "agents_gateway::lane=trace")
+            .stderr(log_file);
+    });
     let (lines, answers) = std::sync::mpsc::channel::<String>();
     std::thread::spawn(move || {
         for line in stdout.lines().map_while(Result::ok) {
@@ -2153,7 +2174,20 @@ fn lane_calls_and_rmcps_share_one_session() {
     );
     drop(stdin);
     let _ = child.wait();
-
+    // The plain calls took the lane, the long one too (then cancelled);
+    // the one wanting progress, and `tools/list`, went to rmcp.
+    let log = std::fs::read_to_string(&log).unwrap();
+    let on_lane: Vec<&str> = log
+        .lines()
+        .filter(|line| line.contains("tools/call on the lane"))
+        .collect();
+    for id in ["id=6", "id=2", "id=\"s4\"", "id=7"] {
+        assert!(
+            on_lane.iter().any(|line| line.contains(id)),
+            "{id} did not take the lane: {log}"
+        );
+    }
+    assert_eq!(on_lane.len(), 4, "{log}");
     assert_eq!(settle(&marker), 0);
 }
 
